@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One-step set-up on a fresh Debian 12 machine: installs the Debian packages Inferscope needs,
+# configures and builds it (Release, Ninja, -j2), then either runs the main job or the tests.
+#   bash installer/bootstrap.sh run   # build, then generate from the bundled model
+#   bash installer/bootstrap.sh test  # build, then run the whole test suite (ctest)
+set -euo pipefail
+
+mode=${1:-run}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${INFERSCOPE_BUILD_DIR:-$root/build}
+jobs=${INFERSCOPE_JOBS:-2}
+
+packages=(build-essential cmake ninja-build pkg-config git
+          libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
+          clang libclang-rt-14-dev)
+
+install_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "Installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  cmake --build "$build" -j "$jobs"
+}
+
+install_packages
+configure_and_build
+
+case "$mode" in
+  run)
+    shift || true
+    exec "$build/app/inferscope-cli" generate --prompt "Once upon a time" --max-tokens 128 "$@"
+    ;;
+  test)
+    cd "$build"
+    exec ctest --output-on-failure -j "$jobs" --timeout 900
+    ;;
+  *)
+    echo "usage: $0 run|test" >&2
+    exit 2
+    ;;
+esac
