@@ -224,7 +224,13 @@ class Parser {
       return fail(field, "row length " + std::to_string(t->ne[0]) + " is not a multiple of the " + info->name +
                              " block size " + std::to_string(info->block_size));
     }
-    t->row_bytes = t->ne[0] / info->block_size * info->type_size;
+    uint64_t row_bytes = 0;
+    if (mul_overflows(static_cast<uint64_t>(t->ne[0] / info->block_size), static_cast<uint64_t>(info->type_size),
+                      &row_bytes) ||
+        row_bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return fail(field, "row byte size overflows 64 bits");
+    }
+    t->row_bytes = static_cast<int64_t>(row_bytes);
     uint64_t n_rows = n_elements / static_cast<uint64_t>(t->ne[0]);
     if (mul_overflows(n_rows, static_cast<uint64_t>(t->row_bytes), &t->n_bytes)) {
       return fail(field, "byte size overflows 64 bits");

@@ -100,6 +100,9 @@ class Writer {
                        std::string new_name = "");
   size_t tensor_count() const { return tensors_.size(); }
 
+  // Layout: header, KV records, tensor infos, zero padding to the alignment, then each tensor's
+  // bytes followed by zero padding to the alignment (the last one too, as gguf.cpp and gguf-py
+  // do). A file without tensors ends right after its KV records, like llama.cpp's vocab files.
   // Writes the whole file to `path` (via a temporary file in the same folder, renamed into place
   // on success, so a failed write never leaves a half file under the final name).
   Status write(const std::string& path) const;

@@ -1,0 +1,28 @@
+// Helpers shared by the subcommands: loading a model with a readable error, formatting.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "app/cli/args.h"
+#include "engine/model/model.h"
+#include "engine/runtime/generate_request.h"
+
+namespace inferscope::cli {
+
+// Options every model-running command accepts.
+inline const OptionSpec kModelOption{"model", "FILE", "GGUF model (default: the bundled stories260K)"};
+inline const OptionSpec kThreadsOption{"threads", "N", "CPU threads (default: all cores)"};
+inline const OptionSpec kBackendOption{"backend", "NAME", "compute backend: cpu (default)"};
+inline const OptionSpec kContextOption{"context", "N", "context length in tokens (default: min(model's, 4096))"};
+
+// Loads --model (or the bundled model); prints the error and returns nullptr on failure.
+std::shared_ptr<const Model> load_model_from_args(Args& args);
+// Checks --backend; prints an error and returns false for an unknown or unavailable backend.
+bool check_backend(Args& args);
+
+std::string format_bytes(uint64_t bytes);  // "12.3 MiB"
+void print_memory(const MemoryUsage& m);   // to stderr
+
+}  // namespace inferscope::cli

@@ -1,0 +1,153 @@
+// bench: prefill (pp) and decode (tg) tokens/s like llama-bench, next to the decode bound
+// that the memory bandwidth measured in the same run allows.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/cli_common.h"
+#include "app/cli/commands.h"
+#include "engine/metrics/memory_bandwidth.h"
+#include "engine/runtime/session.h"
+
+namespace inferscope::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Summary {
+  double median = 0, min = 0, max = 0;
+};
+
+Summary summarize(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  Summary s;
+  s.min = v.front();
+  s.max = v.back();
+  s.median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  return s;
+}
+
+// Weight bytes one decode step reads: every matrix once (only the routed share of the
+// experts), the output projection, one embedding row.
+double weight_bytes_per_token(const Model& m) {
+  const ModelConfig& c = m.config();
+  const ModelWeights& w = m.weights();
+  double bytes = static_cast<double>(w.output.bytes()) + static_cast<double>(w.token_embd.row_bytes);
+  const double expert_share = c.is_moe() ? static_cast<double>(c.n_expert_used) / c.n_expert : 1.0;
+  for (const LayerWeights& l : w.layers) {
+    for (const WeightMatrix* x : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_gate_inp,
+                                  &l.ffn_gate_shexp, &l.ffn_up_shexp, &l.ffn_down_shexp}) {
+      bytes += static_cast<double>(x->bytes());
+    }
+    for (const WeightMatrix* x : {&l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps}) {
+      bytes += expert_share * static_cast<double>(x->bytes());
+    }
+  }
+  return bytes;
+}
+
+std::vector<int32_t> bench_tokens(int64_t n, int64_t n_vocab) {
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) t[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7919 + 13) % n_vocab);
+  return t;
+}
+
+}  // namespace
+
+int run_bench(int argc, char** argv) {
+  Args args(argc, argv, "bench", "Measures prefill and decode tokens/s and the memory-bandwidth bound.",
+            {kModelOption,
+             {"prompt-tokens", "N", "prefill length (default 128)"},
+             {"gen-tokens", "N", "decode steps (default 64)"},
+             {"reps", "N", "repetitions; the median is reported (default 5)"},
+             kThreadsOption,
+             kBackendOption,
+             {"json", nullptr, "print one JSON object"}});
+  if (!args.ok()) return args.exit_code();
+  const int64_t n_prompt = args.integer("prompt-tokens", 128, 1, 1 << 16);
+  const int64_t n_gen = args.integer("gen-tokens", 64, 1, 1 << 16);
+  const int reps = static_cast<int>(args.integer("reps", 5, 1, 1000));
+  SessionOptions so;
+  so.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
+  if (!args.ok() || !check_backend(args)) return args.exit_code();
+  auto model = load_model_from_args(args);
+  if (!model) return 1;
+  so.n_ctx = std::max<int64_t>(n_prompt, n_gen + 1);
+  so.max_batch = std::max<int64_t>(n_prompt, 1);
+  auto session = Session::create(model, so);
+  if (!session) {
+    std::fprintf(stderr, "error: %s\n", session.message().c_str());
+    return 1;
+  }
+  ForwardPass& fp = (*session)->forward_pass();
+  const int64_t n_vocab = model->config().n_vocab;
+  const std::vector<int32_t> prompt = bench_tokens(n_prompt, n_vocab);
+  const std::vector<int32_t> gen = bench_tokens(n_gen, n_vocab);
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+
+  auto run_prefill = [&]() -> double {
+    fp.kv().clear();
+    const auto t0 = Clock::now();
+    Status st = fp.forward(0, prompt, false, logits.data());
+    if (!st) return -1;
+    return n_prompt / std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  auto run_decode = [&]() -> double {
+    fp.kv().clear();
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < n_gen; ++i) {
+      if (!fp.forward(0, std::span<const int32_t>(&gen[static_cast<size_t>(i)], 1), false, logits.data())) return -1;
+    }
+    return n_gen / std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  run_prefill();  // warm-up: page in the weights, settle the threads
+  run_decode();
+  std::vector<double> pp, tg;
+  for (int r = 0; r < reps; ++r) {
+    pp.push_back(run_prefill());
+    tg.push_back(run_decode());
+  }
+  if (*std::min_element(pp.begin(), pp.end()) < 0 || *std::min_element(tg.begin(), tg.end()) < 0) {
+    std::fprintf(stderr, "error: forward pass failed\n");
+    return 1;
+  }
+  const double bandwidth = measure_read_bandwidth((*session)->pool());
+  const double bytes_per_token = weight_bytes_per_token(*model);
+  const double bound = bandwidth / bytes_per_token;
+  const Summary spp = summarize(pp), stg = summarize(tg);
+  const MemoryUsage mem = (*session)->memory();
+  if (args.flag("json")) {
+    nlohmann::json j = {
+        {"model", args.string("model", default_model_path())},
+        {"threads", (*session)->pool().size()},
+        {"prompt_tokens", n_prompt},
+        {"gen_tokens", n_gen},
+        {"reps", reps},
+        {"prefill_tokens_per_s", {{"median", spp.median}, {"min", spp.min}, {"max", spp.max}}},
+        {"decode_tokens_per_s", {{"median", stg.median}, {"min", stg.min}, {"max", stg.max}}},
+        {"bandwidth_gb_per_s", bandwidth / 1e9},
+        {"weight_bytes_per_token", bytes_per_token},
+        {"decode_bound_tokens_per_s", bound},
+        {"decode_percent_of_bound", 100.0 * stg.median / bound},
+        {"memory", {{"weights_bytes", mem.weights_bytes}, {"kv_cache_bytes", mem.kv_cache_bytes},
+                    {"scratch_bytes", mem.scratch_bytes}, {"peak_rss_bytes", mem.peak_rss_bytes}}}};
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("model: %s (%s of weights read per decoded token), %d threads\n",
+              args.string("model", default_model_path()).c_str(), format_bytes(uint64_t(bytes_per_token)).c_str(),
+              (*session)->pool().size());
+  std::printf("pp%-5lld %9.1f tokens/s  (min %.1f, max %.1f over %d reps)\n", (long long)n_prompt, spp.median, spp.min,
+              spp.max, reps);
+  std::printf("tg%-5lld %9.1f tokens/s  (min %.1f, max %.1f over %d reps)\n", (long long)n_gen, stg.median, stg.min,
+              stg.max, reps);
+  std::printf("memory bandwidth %.1f GB/s -> decode bound %.1f tokens/s; decode reaches %.1f%% of it\n",
+              bandwidth / 1e9, bound, 100.0 * stg.median / bound);
+  return 0;
+}
+
+}  // namespace inferscope::cli

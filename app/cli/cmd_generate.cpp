@@ -1,0 +1,118 @@
+// generate: stream a completion to stdout; a summary (or one JSON object) at the end.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/cli_common.h"
+#include "app/cli/commands.h"
+#include "engine/runtime/session.h"
+
+namespace inferscope::cli {
+
+namespace {
+
+nlohmann::json to_json(const GenerateResult& r, bool with_steps) {
+  nlohmann::json j;
+  j["prompt_token_ids"] = r.prompt_token_ids;
+  j["token_ids"] = r.token_ids;
+  j["text"] = r.text;
+  j["stop_reason"] = r.stop_reason;
+  j["timings"] = {{"ttft_ms", r.timings.ttft_ms},
+                  {"prefill_ms", r.timings.prefill_ms},
+                  {"decode_ms", r.timings.decode_ms},
+                  {"prefill_tokens_per_s", r.timings.prefill_tokens_per_s},
+                  {"decode_tokens_per_s", r.timings.decode_tokens_per_s}};
+  j["memory"] = {{"weights_bytes", r.memory.weights_bytes},
+                 {"kv_cache_bytes", r.memory.kv_cache_bytes},
+                 {"scratch_bytes", r.memory.scratch_bytes},
+                 {"peak_rss_bytes", r.memory.peak_rss_bytes}};
+  if (with_steps) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      nlohmann::json top = nlohmann::json::array();
+      for (const TokenLogprob& t : r.steps[i]) top.push_back({{"id", t.id}, {"logprob", t.logprob}});
+      steps.push_back({{"id", r.token_ids[i]}, {"top_logprobs", top}});
+    }
+    j["steps"] = steps;
+  }
+  return j;
+}
+
+}  // namespace
+
+int run_generate(int argc, char** argv) {
+  Args args(argc, argv, "generate", "Generates text from a prompt, streaming it to stdout.",
+            {kModelOption,
+             {"prompt", "TEXT", "the prompt (default: \"Once upon a time\")"},
+             {"max-tokens", "N", "tokens to generate at most (default 128)"},
+             {"temperature", "T", "sampling temperature; 0 = greedy (default 0.8)"},
+             {"top-k", "K", "keep the K most likely tokens; 0 = off (default 40)"},
+             {"top-p", "P", "nucleus sampling threshold; 1 = off (default 0.95)"},
+             {"min-p", "M", "drop tokens below M x the top probability; 0 = off (default 0.05)"},
+             {"repeat-penalty", "R", "repetition penalty; 1 = off (default 1.0)"},
+             {"repeat-last-n", "N", "tokens the penalties look back over (default 64)"},
+             {"frequency-penalty", "F", "frequency penalty (default 0)"},
+             {"presence-penalty", "P", "presence penalty (default 0)"},
+             {"seed", "S", "random seed (default: random)"},
+             {"beam-width", "W", "beam search with W beams (deterministic; default 1 = off)"},
+             {"top-logprobs", "K", "with --json: the K most likely tokens per step with log-probabilities"},
+             kThreadsOption,
+             kContextOption,
+             kBackendOption,
+             {"json", nullptr, "print one JSON object instead of streaming text"}});
+  if (!args.ok()) return args.exit_code();
+  GenerateRequest req;
+  req.prompt = args.string("prompt", "Once upon a time");
+  req.max_tokens = static_cast<int32_t>(args.integer("max-tokens", 128, 0, 1 << 20));
+  SamplingParams& sp = req.sampling;
+  sp.temperature = static_cast<float>(args.number("temperature", sp.temperature, 0.0, 100.0));
+  sp.top_k = static_cast<int32_t>(args.integer("top-k", sp.top_k, 0, 1 << 24));
+  sp.top_p = static_cast<float>(args.number("top-p", sp.top_p, 0.0, 1.0));
+  sp.min_p = static_cast<float>(args.number("min-p", sp.min_p, 0.0, 1.0));
+  sp.repeat_penalty = static_cast<float>(args.number("repeat-penalty", sp.repeat_penalty, 0.0, 100.0));
+  sp.repeat_last_n = static_cast<int32_t>(args.integer("repeat-last-n", sp.repeat_last_n, -1, 1 << 20));
+  sp.frequency_penalty = static_cast<float>(args.number("frequency-penalty", 0.0, -100.0, 100.0));
+  sp.presence_penalty = static_cast<float>(args.number("presence-penalty", 0.0, -100.0, 100.0));
+  if (args.has("seed")) sp.seed = static_cast<uint64_t>(args.integer("seed", 0, 0, INT64_MAX));
+  req.beam_width = static_cast<int32_t>(args.integer("beam-width", 1, 1, 64));
+  req.top_logprobs = static_cast<int32_t>(args.integer("top-logprobs", 0, 0, 1000));
+  SessionOptions so;
+  so.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
+  so.n_ctx = args.integer("context", 0, 0, int64_t(1) << 24);
+  const bool json = args.flag("json");
+  if (!args.ok() || !check_backend(args)) return args.exit_code();
+
+  auto model = load_model_from_args(args);
+  if (!model) return 1;
+  auto session = Session::create(model, so);
+  if (!session) {
+    std::fprintf(stderr, "error: %s\n", session.message().c_str());
+    return 1;
+  }
+  auto result = (*session)->generate(req, [&](const TokenEvent& e) {
+    if (!json) {
+      std::fwrite(e.text.data(), 1, e.text.size(), stdout);
+      std::fflush(stdout);
+    }
+    return true;
+  });
+  if (!result) {
+    std::fprintf(stderr, "\nerror: %s\n", result.message().c_str());
+    return 1;
+  }
+  if (json) {
+    std::printf("%s\n", to_json(*result, req.top_logprobs > 0).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::printf("\n");
+  }
+  const GenerateTimings& t = result->timings;
+  std::fprintf(stderr,
+               "\nprompt tokens: %zu, generated: %zu (%s)\n"
+               "time to first token: %.1f ms, prefill: %.1f tokens/s, decode: %.1f tokens/s\n",
+               result->prompt_token_ids.size(), result->token_ids.size(), result->stop_reason.c_str(), t.ttft_ms,
+               t.prefill_tokens_per_s, t.decode_tokens_per_s);
+  print_memory(result->memory);
+  return 0;
+}
+
+}  // namespace inferscope::cli

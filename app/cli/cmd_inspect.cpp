@@ -1,0 +1,136 @@
+// inspect: what a GGUF file holds and what loading it would cost, without loading it.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "app/cli/cli_common.h"
+#include "app/cli/commands.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/kv/kv_cache.h"
+#include "engine/model/forward_pass.h"
+#include "engine/model/model_config.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace inferscope::cli {
+
+namespace {
+
+constexpr int64_t kEstimateBatch = 256;
+
+struct Estimate {
+  uint64_t weights = 0, kv = 0, scratch = 0;
+  int64_t n_ctx = 0;
+  uint64_t total() const { return weights + kv + scratch; }
+};
+
+Estimate estimate_memory(const gguf::File& f, const ModelConfig& c, int threads) {
+  Estimate e;
+  for (const gguf::TensorInfo& t : f.tensors()) e.weights += t.n_bytes;
+  e.n_ctx = c.n_ctx_train;
+  e.kv = KvCache::bytes_for(c.n_layer, c.n_embd_kv(), e.n_ctx, 1);
+  e.scratch = ScratchPlan::for_model(c, e.n_ctx, kEstimateBatch, threads).total_bytes();
+  return e;
+}
+
+nlohmann::json config_json(const ModelConfig& c) {
+  return {{"architecture", c.arch_name}, {"name", c.name},         {"n_vocab", c.n_vocab},
+          {"n_ctx_train", c.n_ctx_train}, {"n_embd", c.n_embd},    {"n_layer", c.n_layer},
+          {"n_head", c.n_head},           {"n_head_kv", c.n_head_kv}, {"head_dim", c.head_dim},
+          {"n_ff", c.n_ff},               {"n_expert", c.n_expert}, {"n_expert_used", c.n_expert_used},
+          {"rms_eps", c.rms_eps},         {"rope_freq_base", c.rope_freq_base},
+          {"rope_freq_scale", c.rope_freq_scale}, {"n_rot", c.n_rot},
+          {"rope_layout", c.rope_layout == RopeLayout::Neox ? "neox" : "normal"}};
+}
+
+void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const Estimate& e) {
+  std::printf("file: %s (GGUF v%u, %s, %zu metadata keys, %zu tensors, alignment %u)\n", f.path().c_str(),
+              f.version(), format_bytes(f.file_size()).c_str(), f.metadata().size(), f.tensors().size(),
+              f.alignment());
+  std::printf("\narchitecture: %s%s\n", c.arch_name.c_str(), c.name.empty() ? "" : (" (" + c.name + ")").c_str());
+  std::printf("  layers %lld, embedding %lld, heads %lld (KV %lld, head size %lld), feed-forward %lld\n",
+              (long long)c.n_layer, (long long)c.n_embd, (long long)c.n_head, (long long)c.n_head_kv,
+              (long long)c.head_dim, (long long)c.n_ff);
+  if (c.is_moe()) {
+    std::printf("  experts %lld (used %lld, width %lld%s)\n", (long long)c.n_expert, (long long)c.n_expert_used,
+                (long long)c.n_ff_expert,
+                c.n_ff_shared ? (", shared width " + std::to_string(c.n_ff_shared)).c_str() : "");
+  }
+  std::printf("  context %lld, RMS eps %g, RoPE %s base %g scale %g dims %lld\n", (long long)c.n_ctx_train,
+              c.rms_eps, c.rope_layout == RopeLayout::Neox ? "neox" : "normal", c.rope_freq_base, c.rope_freq_scale,
+              (long long)c.n_rot);
+  if (tok) {
+    std::printf("\ntokenizer: %s (pre: %s), %d tokens, BOS %d%s, EOS %d%s\n", tok->model_name().c_str(),
+                tok->pre_name().c_str(), tok->n_vocab(), tok->bos_id(), tok->add_bos() ? " (added)" : "",
+                tok->eos_id(), tok->add_eos() ? " (added)" : "");
+  }
+  std::printf("\nmetadata:\n");
+  for (const gguf::KeyValue& kv : f.metadata()) {
+    std::printf("  %-48s %s\n", kv.key.c_str(), kv.value.to_display_string().c_str());
+  }
+  std::printf("\ntensors:\n  %-40s %-22s %-8s %12s\n", "name", "shape", "type", "bytes");
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    std::printf("  %-40s %-22s %-8s %12llu\n", t.name.c_str(), t.shape_string().c_str(), kernels::type_name(t.type),
+                (unsigned long long)t.n_bytes);
+  }
+  std::printf("\nmemory estimate at the model's context of %lld tokens: weights %s + KV cache %s (F16) + scratch %s = %s\n",
+              (long long)e.n_ctx, format_bytes(e.weights).c_str(), format_bytes(e.kv).c_str(),
+              format_bytes(e.scratch).c_str(), format_bytes(e.total()).c_str());
+}
+
+nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const Estimate& e) {
+  nlohmann::json j;
+  j["file"] = f.path();
+  j["gguf_version"] = f.version();
+  j["file_bytes"] = f.file_size();
+  j["config"] = config_json(c);
+  if (tok) {
+    j["tokenizer"] = {{"model", tok->model_name()}, {"pre", tok->pre_name()}, {"n_vocab", tok->n_vocab()},
+                      {"bos_id", tok->bos_id()},    {"eos_id", tok->eos_id()}, {"add_bos", tok->add_bos()}};
+  }
+  nlohmann::json meta = nlohmann::json::object();
+  for (const gguf::KeyValue& kv : f.metadata()) meta[kv.key] = kv.value.to_display_string(16);
+  j["metadata"] = meta;
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    std::vector<int64_t> shape(t.ne.begin(), t.ne.begin() + std::max(1, t.n_dims));
+    tensors.push_back({{"name", t.name}, {"shape", shape}, {"type", kernels::type_name(t.type)}, {"bytes", t.n_bytes}});
+  }
+  j["tensors"] = tensors;
+  j["memory_estimate"] = {{"n_ctx", e.n_ctx},     {"weights_bytes", e.weights}, {"kv_cache_bytes", e.kv},
+                          {"scratch_bytes", e.scratch}, {"total_bytes", e.total()}};
+  return j;
+}
+
+}  // namespace
+
+int run_inspect(int argc, char** argv) {
+  Args args(argc, argv, "inspect", "Shows a GGUF file's architecture, tokenizer, tensors and memory estimate.",
+            {kModelOption, kThreadsOption, {"json", nullptr, "print one JSON object"}});
+  if (!args.ok()) return args.exit_code();
+  const int threads = static_cast<int>(args.integer("threads", 1, 1, 1024));
+  if (!args.ok()) return args.exit_code();
+  const std::string path = args.string("model", default_model_path());
+  auto file = gguf::File::open(path);
+  if (!file) {
+    std::fprintf(stderr, "error: %s\n", file.message().c_str());
+    return 1;
+  }
+  auto config = ModelConfig::from_gguf(**file);
+  if (!config) {
+    std::fprintf(stderr, "error: %s\n", config.message().c_str());
+    return 1;
+  }
+  auto tok = Tokenizer::from_gguf(**file);
+  if (!tok) std::fprintf(stderr, "warning: %s\n", tok.message().c_str());
+  const Tokenizer* tokenizer = tok ? tok->get() : nullptr;
+  Estimate e = estimate_memory(**file, *config, threads);
+  if (args.flag("json")) {
+    std::printf("%s\n",
+                to_json(**file, *config, tokenizer, e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    print_text(**file, *config, tokenizer, e);
+  }
+  return 0;
+}
+
+}  // namespace inferscope::cli

@@ -1,0 +1,20 @@
+#include "app/cli/commands.h"
+
+#include <array>
+
+namespace inferscope::cli {
+
+std::span<const Command> commands() {
+  static const std::array<Command, 7> kCommands = {{
+      {"generate", run_generate},
+      {"inspect", run_inspect},
+      {"bench", run_bench},
+      {"perplexity", run_perplexity},
+      {"tokenize", run_tokenize},
+      {"detokenize", run_detokenize},
+      {"make-model", run_make_model},
+  }};
+  return kCommands;
+}
+
+}  // namespace inferscope::cli

@@ -1,0 +1,38 @@
+// inferscope-cli: one binary, one subcommand per job (generate, inspect, bench, ...).
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "app/cli/commands.h"
+
+namespace {
+
+void print_usage() {
+  std::fprintf(stderr,
+               "usage: inferscope-cli <command> [options]\n\n"
+               "commands:\n"
+               "  generate    generate text from a prompt (streams to stdout)\n"
+               "  inspect     show a GGUF file's architecture, tokenizer, tensors and memory estimate\n"
+               "  bench       measure prefill and decode tokens/s against the memory-bandwidth bound\n"
+               "  perplexity  perplexity of a model over a text file\n"
+               "  tokenize    print the token ids of a text\n"
+               "  detokenize  print the text of token ids\n"
+               "  make-model  write a random-weight GGUF of a chosen Llama shape\n\n"
+               "Run 'inferscope-cli <command> --help' for the options of a command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    print_usage();
+    return argc < 2 ? 2 : 0;
+  }
+  std::string command = argv[1];
+  for (const inferscope::cli::Command& c : inferscope::cli::commands()) {
+    if (command == c.name) return c.run(argc - 1, argv + 1);
+  }
+  std::fprintf(stderr, "inferscope-cli: unknown command '%s'\n\n", command.c_str());
+  print_usage();
+  return 2;
+}

@@ -1,0 +1,33 @@
+// A loaded model: the mapped GGUF file, its hyperparameters, bound weights and tokenizer.
+// Immutable after load, so several sessions may share it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/core/status.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_config.h"
+#include "engine/model/model_weights.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace inferscope {
+
+class Model {
+ public:
+  static Result<std::shared_ptr<const Model>> load(const std::string& path);
+
+  const gguf::File& file() const { return *file_; }
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return *weights_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+
+ private:
+  Model() = default;
+  std::shared_ptr<const gguf::File> file_;
+  ModelConfig config_;
+  std::unique_ptr<ModelWeights> weights_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
+};
+
+}  // namespace inferscope

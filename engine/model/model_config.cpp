@@ -1,0 +1,145 @@
+#include "engine/model/model_config.h"
+
+namespace inferscope {
+
+namespace {
+
+struct ArchEntry {
+  const char* name;
+  Architecture arch;
+  RopeLayout rope;
+};
+
+constexpr ArchEntry kArchitectures[] = {
+    {"llama", Architecture::Llama, RopeLayout::Normal},
+    {"qwen2", Architecture::Qwen2, RopeLayout::Neox},
+    {"qwen2moe", Architecture::Qwen2Moe, RopeLayout::Neox},
+};
+
+#define TRY_ASSIGN(lhs, expr)              \
+  do {                                     \
+    auto _r = (expr);                      \
+    if (!_r) return _r.status();           \
+    lhs = *_r;                             \
+  } while (0)
+
+Status check_range(const gguf::File& f, const std::string& key, int64_t value, int64_t lo, int64_t hi) {
+  if (value < lo || value > hi) {
+    return Status::error(f.error_prefix() + "metadata key '" + key + "' is " + std::to_string(value) +
+                         ", expected a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return Status::ok();
+}
+
+// A per-layer array (INT32 array of length n_layer) is accepted when all entries are equal.
+Result<int64_t> get_uniform_int(const gguf::File& f, const std::string& key, int64_t fallback, bool required) {
+  const gguf::Value* v = f.find(key);
+  if (v == nullptr) {
+    if (required) return f.get_int(key);
+    return fallback;
+  }
+  if (v->type != gguf::ValueType::ARRAY) return f.get_int(key);
+  auto values = f.get_int_array(key);
+  if (!values) return values.status();
+  if (values->empty()) return Result<int64_t>::error(f.error_prefix() + "metadata key '" + key + "' is an empty array");
+  for (int64_t x : *values) {
+    if (x != values->front()) {
+      return Result<int64_t>::error(f.error_prefix() + "metadata key '" + key +
+                                    "' varies per layer, which is not supported");
+    }
+  }
+  return values->front();
+}
+
+}  // namespace
+
+const char* supported_architectures() { return "llama, qwen2, qwen2moe"; }
+
+Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
+  ModelConfig c;
+  TRY_ASSIGN(c.arch_name, f.get_string("general.architecture"));
+  TRY_ASSIGN(c.name, f.get_string_or("general.name", ""));
+  const ArchEntry* entry = nullptr;
+  for (const ArchEntry& e : kArchitectures) {
+    if (c.arch_name == e.name) entry = &e;
+  }
+  if (entry == nullptr) {
+    return Result<ModelConfig>::error(f.error_prefix() + "unsupported architecture '" + c.arch_name +
+                                      "' (supported: " + supported_architectures() + ")");
+  }
+  c.arch = entry->arch;
+  c.rope_layout = entry->rope;
+  const std::string a = c.arch_name + ".";
+
+  TRY_ASSIGN(c.n_ctx_train, f.get_int(a + "context_length"));
+  TRY_ASSIGN(c.n_embd, f.get_int(a + "embedding_length"));
+  TRY_ASSIGN(c.n_layer, f.get_int(a + "block_count"));
+  TRY_ASSIGN(c.n_ff, get_uniform_int(f, a + "feed_forward_length", 0, true));
+  TRY_ASSIGN(c.n_head, get_uniform_int(f, a + "attention.head_count", 0, true));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "embedding_length", c.n_embd, 1, 1 << 16));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "block_count", c.n_layer, 1, 512));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.head_count", c.n_head, 1, 1024));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "context_length", c.n_ctx_train, 1, int64_t(1) << 24));
+  TRY_ASSIGN(c.n_head_kv, get_uniform_int(f, a + "attention.head_count_kv", c.n_head, false));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.head_count_kv", c.n_head_kv, 1, c.n_head));
+  if (c.n_head % c.n_head_kv != 0) {
+    return Result<ModelConfig>::error(f.error_prefix() + "head_count " + std::to_string(c.n_head) +
+                                      " is not a multiple of head_count_kv " + std::to_string(c.n_head_kv));
+  }
+  TRY_ASSIGN(c.head_dim, f.get_int_or(a + "attention.key_length", c.n_embd / c.n_head));
+  int64_t value_length = 0;
+  TRY_ASSIGN(value_length, f.get_int_or(a + "attention.value_length", c.head_dim));
+  if (value_length != c.head_dim) {
+    return Result<ModelConfig>::error(f.error_prefix() + "attention.value_length " + std::to_string(value_length) +
+                                      " differs from key_length " + std::to_string(c.head_dim) + " (not supported)");
+  }
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.key_length", c.head_dim, 2, 1024));
+  if (c.head_dim % 2 != 0) return Result<ModelConfig>::error(f.error_prefix() + "head size must be even");
+
+  double eps = 0;
+  TRY_ASSIGN(eps, f.get_float(a + "attention.layer_norm_rms_epsilon"));
+  c.rms_eps = static_cast<float>(eps);
+  double base = 0;
+  TRY_ASSIGN(base, f.get_float_or(a + "rope.freq_base", 10000.0));
+  c.rope_freq_base = static_cast<float>(base);
+  double factor = 0;
+  TRY_ASSIGN(factor, f.get_float_or(a + "rope.scaling.factor", 0.0));
+  if (factor == 0.0) TRY_ASSIGN(factor, f.get_float_or(a + "rope.scale_linear", 0.0));
+  c.rope_freq_scale = factor == 0.0 ? 1.0f : static_cast<float>(1.0 / factor);
+  std::string scaling;
+  TRY_ASSIGN(scaling, f.get_string_or(a + "rope.scaling.type", "linear"));
+  if (scaling != "none" && scaling != "linear") {
+    return Result<ModelConfig>::error(f.error_prefix() + "rope.scaling.type '" + scaling +
+                                      "' is not supported (supported: none, linear)");
+  }
+  TRY_ASSIGN(c.n_rot, f.get_int_or(a + "rope.dimension_count", c.head_dim));
+  if (c.n_rot <= 0 || c.n_rot > c.head_dim || c.n_rot % 2 != 0) {
+    return Result<ModelConfig>::error(f.error_prefix() + "rope.dimension_count " + std::to_string(c.n_rot) +
+                                      " must be even and at most the head size " + std::to_string(c.head_dim));
+  }
+
+  TRY_ASSIGN(c.n_expert, f.get_int_or(a + "expert_count", 0));
+  TRY_ASSIGN(c.n_expert_used, f.get_int_or(a + "expert_used_count", 0));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "expert_count", c.n_expert, 0, 256));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "expert_used_count", c.n_expert_used, c.n_expert > 0 ? 1 : 0,
+                                         c.n_expert));
+  if (c.arch == Architecture::Qwen2Moe && c.n_expert == 0) {
+    return Result<ModelConfig>::error(f.error_prefix() + "qwen2moe requires expert_count > 0");
+  }
+  c.has_qkv_bias = c.arch != Architecture::Llama;
+  if (c.arch == Architecture::Qwen2Moe) {
+    c.gating = ExpertGating::SoftmaxTopK;
+    TRY_ASSIGN(c.n_ff_expert, f.get_int_or(a + "expert_feed_forward_length", c.n_ff / c.n_expert_used));
+    TRY_ASSIGN(c.n_ff_shared, f.get_int_or(a + "expert_shared_feed_forward_length", c.n_ff));
+  } else if (c.n_expert > 0) {
+    c.gating = ExpertGating::SoftmaxTopKRenormalized;
+    c.n_ff_expert = c.n_ff;
+  }
+
+  const gguf::Value* tokens = f.find("tokenizer.ggml.tokens");
+  int64_t vocab_from_tokens = tokens ? static_cast<int64_t>(tokens->array_size()) : 0;
+  TRY_ASSIGN(c.n_vocab, f.get_int_or(a + "vocab_size", vocab_from_tokens));
+  return c;
+}
+
+}  // namespace inferscope

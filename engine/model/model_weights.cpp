@@ -1,0 +1,136 @@
+// One binding table per tensor role; shapes checked against the config before any use.
+#include "engine/model/model_weights.h"
+
+#include <string>
+
+#include "kernels/cpu/dequantize.h"
+#include "kernels/cpu/matmul.h"
+
+namespace inferscope {
+
+namespace {
+
+enum class Need { Required, Optional };
+
+class Binder {
+ public:
+  Binder(const gguf::File& file, ModelWeights& weights) : file_(file), weights_(weights) {}
+
+  Status matrix(const std::string& name, int64_t cols, int64_t rows, int64_t n_mats, Need need, WeightMatrix* out) {
+    const gguf::TensorInfo* t = file_.find_tensor(name);
+    if (t == nullptr) {
+      if (need == Need::Optional) return Status::ok();
+      return missing(name, shape_text(cols, rows, n_mats));
+    }
+    if (t->ne[0] != cols || t->ne[1] != rows || t->ne[2] != n_mats || t->ne[3] != 1) {
+      return wrong_shape(*t, shape_text(cols, rows, n_mats));
+    }
+    if (!kernels::matmul_supported(t->type)) {
+      return Status::error(file_.error_prefix() + "tensor '" + name + "' has weight type " +
+                           kernels::type_name(t->type) + ", which this engine cannot multiply yet");
+    }
+    *out = WeightMatrix{t, t->type, t->data, cols, rows, n_mats, t->row_bytes};
+    weights_.total_bytes += t->n_bytes;
+    return Status::ok();
+  }
+
+  Status vector(const std::string& name, int64_t size, Need need, WeightVector* out) {
+    const gguf::TensorInfo* t = file_.find_tensor(name);
+    if (t == nullptr) {
+      if (need == Need::Optional) return Status::ok();
+      return missing(name, "[" + std::to_string(size) + "]");
+    }
+    if (static_cast<int64_t>(t->n_elements) != size || t->ne[0] != size) {
+      return wrong_shape(*t, "[" + std::to_string(size) + "]");
+    }
+    weights_.total_bytes += t->n_bytes;
+    if (t->type == kernels::GgmlType::F32) {
+      *out = WeightVector{reinterpret_cast<const float*>(t->data), size};
+      return Status::ok();
+    }
+    auto copy = std::make_unique<float[]>(static_cast<size_t>(size));
+    if (!kernels::dequantize_row(t->type, t->data, copy.get(), size)) {
+      return Status::error(file_.error_prefix() + "tensor '" + name + "' has type " + kernels::type_name(t->type) +
+                           ", which cannot be decoded");
+    }
+    *out = WeightVector{copy.get(), size};
+    weights_.converted.push_back(std::move(copy));
+    return Status::ok();
+  }
+
+ private:
+  static std::string shape_text(int64_t cols, int64_t rows, int64_t n_mats) {
+    std::string s = "[" + std::to_string(cols) + ", " + std::to_string(rows);
+    if (n_mats != 1) s += ", " + std::to_string(n_mats);
+    return s + "]";
+  }
+  Status missing(const std::string& name, const std::string& shape) const {
+    return Status::error(file_.error_prefix() + "required tensor '" + name + "' " + shape + " is missing");
+  }
+  Status wrong_shape(const gguf::TensorInfo& t, const std::string& expected) const {
+    return Status::error(file_.error_prefix() + "tensor '" + t.name + "' has shape " + t.shape_string() +
+                         ", expected " + expected);
+  }
+
+  const gguf::File& file_;
+  ModelWeights& weights_;
+};
+
+Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
+  const std::string p = "blk." + std::to_string(i) + ".";
+  const int64_t E = c.n_embd, Q = c.n_embd_q(), KV = c.n_embd_kv();
+  const Need bias = c.has_qkv_bias ? Need::Required : Need::Optional;
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_norm.weight", E, Need::Required, &l.attn_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_q.weight", E, Q, 1, Need::Required, &l.wq));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_k.weight", E, KV, 1, Need::Required, &l.wk));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_v.weight", E, KV, 1, Need::Required, &l.wv));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_output.weight", Q, E, 1, Need::Required, &l.wo));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_q.bias", Q, bias, &l.bq));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_k.bias", KV, bias, &l.bk));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_v.bias", KV, bias, &l.bv));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_norm.weight", E, Need::Required, &l.ffn_norm));
+  if (!c.is_moe()) {
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate.weight", E, c.n_ff, 1, Need::Required, &l.ffn_gate));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up.weight", E, c.n_ff, 1, Need::Required, &l.ffn_up));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_down.weight", c.n_ff, E, 1, Need::Required, &l.ffn_down));
+    return Status::ok();
+  }
+  const int64_t X = c.n_expert, F = c.n_ff_expert;
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate_inp.weight", E, X, 1, Need::Required, &l.ffn_gate_inp));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate_exps.weight", E, F, X, Need::Required, &l.ffn_gate_exps));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up_exps.weight", E, F, X, Need::Required, &l.ffn_up_exps));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_down_exps.weight", F, E, X, Need::Required, &l.ffn_down_exps));
+  if (c.arch == Architecture::Qwen2Moe) {
+    const int64_t S = c.n_ff_shared;
+    INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_gate_inp_shexp.weight", E, Need::Required, &l.ffn_gate_inp_shexp));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate_shexp.weight", E, S, 1, Need::Required, &l.ffn_gate_shexp));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up_shexp.weight", E, S, 1, Need::Required, &l.ffn_up_shexp));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_down_shexp.weight", S, E, 1, Need::Required, &l.ffn_down_shexp));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file, const ModelConfig& c) {
+  auto w = std::make_unique<ModelWeights>();
+  Binder b(file, *w);
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix("token_embd.weight", c.n_embd, c.n_vocab, 1, Need::Required, &w->token_embd));
+  if (!kernels::type_info(w->token_embd.type).decodable) {
+    return Status::error(file.error_prefix() + "token_embd.weight type cannot be decoded");
+  }
+  INFERSCOPE_RETURN_IF_ERROR(b.vector("output_norm.weight", c.n_embd, Need::Required, &w->output_norm));
+  Need output_need = c.arch == Architecture::Qwen2Moe ? Need::Required : Need::Optional;
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix("output.weight", c.n_embd, c.n_vocab, 1, output_need, &w->output));
+  if (!w->output.present()) {
+    w->output = w->token_embd;
+    w->tied_output = true;
+  }
+  w->layers.resize(static_cast<size_t>(c.n_layer));
+  for (int64_t i = 0; i < c.n_layer; ++i) {
+    INFERSCOPE_RETURN_IF_ERROR(bind_layer(b, c, i, w->layers[static_cast<size_t>(i)]));
+  }
+  return w;
+}
+
+}  // namespace inferscope

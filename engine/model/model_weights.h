@@ -1,0 +1,81 @@
+// The weights of a llama-family model, bound by name from a GGUF file and shape-checked
+// against the config (GGUF-FORMATS.md section 6). Matrices are used in place from the mmap.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/core/status.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_config.h"
+#include "kernels/cpu/ggml_type.h"
+
+namespace inferscope {
+
+// A stack of `n_mats` matrices of `rows` rows x `cols` elements (GGUF ne = {cols, rows, n_mats}).
+// Multiplying by an activation vector x[cols] gives y[rows].
+struct WeightMatrix {
+  const gguf::TensorInfo* tensor = nullptr;  // nullptr when an optional tensor is absent
+  kernels::GgmlType type = kernels::GgmlType::F32;
+  const uint8_t* data = nullptr;
+  int64_t cols = 0;
+  int64_t rows = 0;
+  int64_t n_mats = 1;
+  int64_t row_bytes = 0;
+
+  bool present() const { return data != nullptr; }
+  const uint8_t* matrix(int64_t index) const { return data + index * rows * row_bytes; }
+  const uint8_t* row(int64_t r) const { return data + r * row_bytes; }
+  uint64_t bytes() const { return tensor ? tensor->n_bytes : 0; }
+};
+
+// A 1-D float vector (norm weights, biases), converted to F32 at load when stored otherwise.
+struct WeightVector {
+  const float* data = nullptr;
+  int64_t size = 0;
+  bool present() const { return data != nullptr; }
+};
+
+struct LayerWeights {
+  WeightVector attn_norm;   // [n_embd]
+  WeightMatrix wq;          // [n_embd] -> [head_dim * n_head]
+  WeightMatrix wk;          // [n_embd] -> [head_dim * n_head_kv]
+  WeightMatrix wv;          // [n_embd] -> [head_dim * n_head_kv]
+  WeightMatrix wo;          // [head_dim * n_head] -> [n_embd]
+  WeightVector bq, bk, bv;  // qwen2 / qwen2moe attention biases
+  WeightVector ffn_norm;    // [n_embd]
+
+  // Dense SwiGLU FFN: down(silu(gate x) * up x).
+  WeightMatrix ffn_gate;  // [n_embd] -> [n_ff]
+  WeightMatrix ffn_up;    // [n_embd] -> [n_ff]
+  WeightMatrix ffn_down;  // [n_ff] -> [n_embd]
+
+  // Mixture of experts: router and stacked experts (n_mats = n_expert).
+  WeightMatrix ffn_gate_inp;   // [n_embd] -> [n_expert]
+  WeightMatrix ffn_gate_exps;  // n_expert x ([n_embd] -> [n_ff_expert])
+  WeightMatrix ffn_up_exps;    // n_expert x ([n_embd] -> [n_ff_expert])
+  WeightMatrix ffn_down_exps;  // n_expert x ([n_ff_expert] -> [n_embd])
+
+  // qwen2moe shared expert, gated per token by sigmoid(ffn_gate_inp_shexp . x).
+  WeightVector ffn_gate_inp_shexp;  // [n_embd]
+  WeightMatrix ffn_gate_shexp;      // [n_embd] -> [n_ff_shared]
+  WeightMatrix ffn_up_shexp;        // [n_embd] -> [n_ff_shared]
+  WeightMatrix ffn_down_shexp;      // [n_ff_shared] -> [n_embd]
+};
+
+struct ModelWeights {
+  WeightMatrix token_embd;  // n_vocab rows of [n_embd]
+  WeightVector output_norm;  // [n_embd]
+  WeightMatrix output;       // [n_embd] -> [n_vocab]; token_embd when tied
+  bool tied_output = false;
+  std::vector<LayerWeights> layers;
+
+  uint64_t total_bytes = 0;  // bytes of all bound tensors in the file
+  std::vector<std::unique_ptr<float[]>> converted;  // owned F32 copies of non-F32 vectors
+
+  // Binds every tensor the architecture needs; errors name the tensor and the expected shape.
+  static Result<std::unique_ptr<ModelWeights>> bind(const gguf::File& file, const ModelConfig& config);
+};
+
+}  // namespace inferscope

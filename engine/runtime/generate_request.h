@@ -1,0 +1,60 @@
+// What one generation asks for, and what it reports back (events and the final result).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/sampling/sampling_params.h"
+
+namespace inferscope {
+
+struct GenerateRequest {
+  std::string prompt;
+  bool add_special = true;     // BOS (etc.) as the model asks, like llama.cpp's default
+  bool parse_special = false;  // special-token texts in the prompt stay plain text
+  int32_t max_tokens = 128;
+  SamplingParams sampling;
+  int32_t beam_width = 1;    // > 1 selects beam search (deterministic)
+  int32_t top_logprobs = 0;  // K most likely tokens per step under the raw distribution
+};
+
+struct TokenLogprob {
+  int32_t id;
+  float logprob;  // natural log
+};
+
+// One generated token as it is produced.
+struct TokenEvent {
+  int32_t id = 0;
+  std::string text;  // newly completed UTF-8 text (may be empty mid-character)
+  std::vector<TokenLogprob> top_logprobs;
+};
+
+struct GenerateTimings {
+  double ttft_ms = 0;           // request start to first generated token
+  double prefill_ms = 0;
+  double decode_ms = 0;         // after the first token
+  double prefill_tokens_per_s = 0;
+  double decode_tokens_per_s = 0;
+};
+
+struct MemoryUsage {
+  uint64_t weights_bytes = 0;
+  uint64_t kv_cache_bytes = 0;
+  uint64_t scratch_bytes = 0;
+  uint64_t peak_rss_bytes = 0;  // whole process, as the OS counts it
+};
+
+struct GenerateResult {
+  std::vector<int32_t> prompt_token_ids;
+  std::vector<int32_t> token_ids;
+  std::string text;
+  std::string stop_reason;  // "eos", "max_tokens", "context_full", "cancelled"
+  std::vector<std::vector<TokenLogprob>> steps;  // when top_logprobs > 0
+  GenerateTimings timings;
+  MemoryUsage memory;
+};
+
+}  // namespace inferscope

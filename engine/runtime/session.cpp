@@ -1,0 +1,237 @@
+#include "engine/runtime/session.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <thread>
+
+#include "engine/sampling/beam_search.h"
+#include "engine/sampling/sampler.h"
+
+namespace inferscope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0, Clock::time_point t1 = Clock::now()) {
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+std::vector<TokenLogprob> raw_top_logprobs(std::span<const float> logits, int32_t k) {
+  std::vector<TokenLogprob> out;
+  for (auto [id, lp] : top_logprobs(logits, k)) out.push_back({id, lp});
+  return out;
+}
+
+// Beam search drives the forward pass through this adapter: one KV slot per beam.
+class ForwardBeamModel : public BeamSearchModel {
+ public:
+  explicit ForwardBeamModel(ForwardPass& fp) : fp_(fp) {}
+  int32_t n_vocab() const override { return static_cast<int32_t>(fp_.model().config().n_vocab); }
+  Status reorder_slots(std::span<const int32_t> parents) override {
+    std::vector<int32_t> all(static_cast<size_t>(fp_.kv().n_slots()));
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i < parents.size() ? parents[i] : static_cast<int32_t>(i);
+    return fp_.kv().reorder(all);
+  }
+  Status decode(std::span<const int32_t> slots, std::span<const int32_t> tokens,
+                std::vector<std::vector<float>>& logits) override {
+    logits.resize(slots.size());
+    for (size_t i = 0; i < slots.size(); ++i) {
+      logits[i].resize(static_cast<size_t>(n_vocab()));
+      INFERSCOPE_RETURN_IF_ERROR(fp_.forward(slots[i], tokens.subspan(i, 1), false, logits[i].data()));
+    }
+    return Status::ok();
+  }
+  bool is_end_of_generation(int32_t token) const override {
+    return fp_.model().tokenizer().is_end_of_generation(token);
+  }
+
+ private:
+  ForwardPass& fp_;
+};
+
+}  // namespace
+
+uint64_t peak_rss_bytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model, const SessionOptions& options) {
+  auto s = std::unique_ptr<Session>(new Session());
+  s->options_ = options;
+  if (s->options_.n_ctx <= 0) s->options_.n_ctx = std::min<int64_t>(model->config().n_ctx_train, 4096);
+  if (s->options_.n_threads <= 0) s->options_.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  s->model_ = std::move(model);
+  s->pool_ = std::make_unique<ThreadPool>(s->options_.n_threads);
+  INFERSCOPE_RETURN_IF_ERROR(s->ensure_slots(1));
+  return s;
+}
+
+Status Session::ensure_slots(int n_slots) {
+  if (forward_ && forward_->kv().n_slots() == n_slots) return Status::ok();
+  forward_.reset();
+  ForwardOptions fo;
+  fo.n_ctx = options_.n_ctx;
+  fo.n_slots = n_slots;
+  fo.max_batch = options_.max_batch;
+  auto fp = ForwardPass::create(model_, *pool_, fo);
+  if (!fp) return fp.status();
+  forward_ = std::move(*fp);
+  return Status::ok();
+}
+
+MemoryUsage Session::memory() const {
+  MemoryUsage m;
+  m.weights_bytes = model_->weights().total_bytes;
+  m.kv_cache_bytes = forward_->kv().bytes();
+  m.scratch_bytes = forward_->scratch_bytes();
+  m.peak_rss_bytes = peak_rss_bytes();
+  return m;
+}
+
+Status Session::evaluate(std::span<const int32_t> tokens, std::vector<float>& logits) {
+  INFERSCOPE_RETURN_IF_ERROR(ensure_slots(1));
+  forward_->kv().clear();
+  logits.resize(tokens.size() * static_cast<size_t>(model_->config().n_vocab));
+  return forward_->forward(0, tokens, true, logits.data());
+}
+
+Result<GenerateResult> Session::generate(const GenerateRequest& request,
+                                         const std::function<bool(const TokenEvent&)>& on_token) {
+  cancelled_.store(false);
+  if (request.max_tokens < 0) return Status::error("max tokens must be >= 0");
+  if (request.beam_width < 1) return Status::error("beam width must be >= 1");
+  if (request.top_logprobs < 0) return Status::error("top logprobs must be >= 0");
+  INFERSCOPE_RETURN_IF_ERROR(request.sampling.validate());
+  if (request.beam_width > 1) return generate_beam(request, on_token);
+  return generate_sampled(request, on_token);
+}
+
+Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
+                                                 const std::function<bool(const TokenEvent&)>& on_token) {
+  const auto start = Clock::now();
+  const Tokenizer& tok = model_->tokenizer();
+  const int32_t n_vocab = static_cast<int32_t>(model_->config().n_vocab);
+  INFERSCOPE_RETURN_IF_ERROR(ensure_slots(1));
+  GenerateResult result;
+  result.prompt_token_ids = tok.encode(request.prompt, request.add_special, request.parse_special);
+  if (result.prompt_token_ids.empty()) return Status::error("the prompt is empty");
+  auto sampler = Sampler::create(request.sampling, n_vocab);
+  if (!sampler) return sampler.status();
+  for (int32_t id : result.prompt_token_ids) sampler->accept(id);
+
+  forward_->kv().clear();
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, result.prompt_token_ids, false, logits.data()));
+  result.timings.prefill_ms = ms_since(start);
+
+  StreamingDetokenizer detok(tok);
+  double decode_ms = 0;
+  int64_t decode_calls = 0;
+  result.stop_reason = "max_tokens";
+  for (int32_t i = 0; i < request.max_tokens; ++i) {
+    TokenEvent event;
+    if (request.top_logprobs > 0) event.top_logprobs = raw_top_logprobs(logits, request.top_logprobs);
+    event.id = sampler->sample(logits);
+    if (i == 0) result.timings.ttft_ms = ms_since(start);
+    if (tok.is_end_of_generation(event.id)) {
+      result.stop_reason = "eos";
+      break;
+    }
+    sampler->accept(event.id);
+    result.token_ids.push_back(event.id);
+    event.text = detok.push(event.id);
+    result.text += event.text;
+    if (request.top_logprobs > 0) result.steps.push_back(event.top_logprobs);
+    if (on_token && !on_token(event)) cancel();
+    if (cancelled_.load()) {
+      result.stop_reason = "cancelled";
+      break;
+    }
+    if (i + 1 == request.max_tokens) break;
+    if (forward_->kv().length(0) >= forward_->n_ctx()) {
+      result.stop_reason = "context_full";
+      break;
+    }
+    const auto t0 = Clock::now();
+    const int32_t next[] = {event.id};
+    INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, next, false, logits.data()));
+    decode_ms += ms_since(t0);
+    ++decode_calls;
+  }
+  std::string tail = detok.flush();
+  if (!tail.empty() && on_token) {
+    TokenEvent event;
+    event.id = -1;
+    event.text = tail;
+    on_token(event);
+  }
+  result.text += tail;
+  result.timings.decode_ms = decode_ms;
+  result.timings.prefill_tokens_per_s =
+      result.timings.prefill_ms > 0 ? 1000.0 * result.prompt_token_ids.size() / result.timings.prefill_ms : 0;
+  result.timings.decode_tokens_per_s = decode_ms > 0 ? 1000.0 * decode_calls / decode_ms : 0;
+  result.memory = memory();
+  return result;
+}
+
+Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
+                                              const std::function<bool(const TokenEvent&)>& on_token) {
+  const auto start = Clock::now();
+  const Tokenizer& tok = model_->tokenizer();
+  INFERSCOPE_RETURN_IF_ERROR(ensure_slots(request.beam_width));
+  GenerateResult result;
+  result.prompt_token_ids = tok.encode(request.prompt, request.add_special, request.parse_special);
+  if (result.prompt_token_ids.empty()) return Status::error("the prompt is empty");
+  if (static_cast<int64_t>(result.prompt_token_ids.size()) + request.max_tokens > forward_->n_ctx()) {
+    return Status::error("prompt plus max tokens exceed the context length of " + std::to_string(forward_->n_ctx()));
+  }
+  forward_->kv().clear();
+  std::vector<float> logits(static_cast<size_t>(model_->config().n_vocab));
+  INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, result.prompt_token_ids, false, logits.data()));
+  result.timings.prefill_ms = ms_since(start);
+
+  ForwardBeamModel beam_model(*forward_);
+  BeamSearchParams params;
+  params.beam_width = request.beam_width;
+  params.max_tokens = request.max_tokens;
+  StreamingDetokenizer detok(tok);
+  bool first = true;
+  const auto decode_start = Clock::now();
+  auto ids = beam_search(beam_model, logits, params, [&](int32_t id) {
+    if (tok.is_end_of_generation(id)) return;
+    if (first) result.timings.ttft_ms = ms_since(start);
+    first = false;
+    TokenEvent event;
+    event.id = id;
+    event.text = detok.push(id);
+    if (on_token) on_token(event);
+  });
+  if (!ids) return ids.status();
+  result.timings.decode_ms = ms_since(decode_start);
+  result.token_ids = *ids;
+  result.stop_reason = "max_tokens";
+  if (!result.token_ids.empty() && tok.is_end_of_generation(result.token_ids.back())) {
+    result.token_ids.pop_back();  // the end-of-generation token ends the text, it is not part of it
+    result.stop_reason = "eos";
+  }
+  result.text = tok.decode(result.token_ids);
+  std::string tail = detok.flush();
+  if (!tail.empty() && on_token) {
+    TokenEvent event;
+    event.id = -1;
+    event.text = tail;
+    on_token(event);
+  }
+  result.timings.prefill_tokens_per_s =
+      result.timings.prefill_ms > 0 ? 1000.0 * result.prompt_token_ids.size() / result.timings.prefill_ms : 0;
+  result.timings.decode_tokens_per_s =
+      result.timings.decode_ms > 0 ? 1000.0 * result.token_ids.size() / result.timings.decode_ms : 0;
+  result.memory = memory();
+  return result;
+}
+
+}  // namespace inferscope

@@ -1,0 +1,63 @@
+// A Session generates from one loaded model: tokenize, prefill, then a decode loop with a
+// sampler or beam search, reporting each token as it is produced. Owns its KV cache and
+// activation buffers; one generation at a time.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "engine/core/status.h"
+#include "engine/core/thread_pool.h"
+#include "engine/model/forward_pass.h"
+#include "engine/model/model.h"
+#include "engine/runtime/generate_request.h"
+
+namespace inferscope {
+
+struct SessionOptions {
+  int64_t n_ctx = 0;     // 0 = min(model's training context, 4096)
+  int n_threads = 0;     // 0 = all cores
+  int64_t max_batch = 256;
+};
+
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Model> model, const SessionOptions& options);
+
+  // Runs one generation from an empty context. on_token returning false stops early.
+  Result<GenerateResult> generate(const GenerateRequest& request,
+                                  const std::function<bool(const TokenEvent&)>& on_token = {});
+
+  // Evaluates tokens from an empty context and returns every position's logits
+  // ([tokens.size()][n_vocab]); used by perplexity and quality comparisons.
+  Status evaluate(std::span<const int32_t> tokens, std::vector<float>& logits);
+
+  // Asks a running generate() to stop after the current token (any thread).
+  void cancel() { cancelled_.store(true); }
+
+  const Model& model() const { return *model_; }
+  ThreadPool& pool() { return *pool_; }
+  ForwardPass& forward_pass() { return *forward_; }
+  int64_t n_ctx() const { return forward_->n_ctx(); }
+  MemoryUsage memory() const;
+
+ private:
+  Session() = default;
+  Status ensure_slots(int n_slots);
+  Result<GenerateResult> generate_sampled(const GenerateRequest& request,
+                                          const std::function<bool(const TokenEvent&)>& on_token);
+  Result<GenerateResult> generate_beam(const GenerateRequest& request,
+                                       const std::function<bool(const TokenEvent&)>& on_token);
+
+  std::shared_ptr<const Model> model_;
+  SessionOptions options_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<ForwardPass> forward_;
+  std::atomic<bool> cancelled_{false};
+};
+
+// Peak resident set size of this process (bytes).
+uint64_t peak_rss_bytes();
+
+}  // namespace inferscope

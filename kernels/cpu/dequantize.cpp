@@ -1,0 +1,65 @@
+// Reference decoders. Evaluated in binary32 with one rounding per operation; the library is
+// built with -ffp-contract=off so no multiply-add is fused (GGUF-FORMATS.md 3.0).
+#include "kernels/cpu/dequantize.h"
+
+#include <cstring>
+
+#include "kernels/cpu/fp16.h"
+
+namespace inferscope::kernels {
+namespace {
+
+constexpr int64_t kBlock = 32;
+
+void dequantize_q8_0(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    const uint8_t* block = src + b * 34;
+    const float d = fp16_to_fp32(load_u16(block));
+    const int8_t* qs = reinterpret_cast<const int8_t*>(block + 2);
+    for (int64_t j = 0; j < kBlock; ++j) dst[b * kBlock + j] = static_cast<float>(qs[j]) * d;
+  }
+}
+
+void dequantize_q4_0(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    const uint8_t* block = src + b * 18;
+    const float d = fp16_to_fp32(load_u16(block));
+    const uint8_t* qs = block + 2;
+    for (int64_t j = 0; j < kBlock / 2; ++j) {
+      const int lo = (qs[j] & 0x0F) - 8;
+      const int hi = (qs[j] >> 4) - 8;
+      dst[b * kBlock + j] = static_cast<float>(lo) * d;
+      dst[b * kBlock + j + kBlock / 2] = static_cast<float>(hi) * d;
+    }
+  }
+}
+
+}  // namespace
+
+bool dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
+  if (n < 0) return false;
+  const auto* bytes = static_cast<const uint8_t*>(src);
+  switch (type) {
+    case GgmlType::F32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+      return true;
+    case GgmlType::F16:
+      for (int64_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(load_u16(bytes + 2 * i));
+      return true;
+    case GgmlType::BF16:
+      for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_fp32(load_u16(bytes + 2 * i));
+      return true;
+    case GgmlType::Q8_0:
+      if (n % kBlock != 0) return false;
+      dequantize_q8_0(bytes, dst, n);
+      return true;
+    case GgmlType::Q4_0:
+      if (n % kBlock != 0) return false;
+      dequantize_q4_0(bytes, dst, n);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace inferscope::kernels

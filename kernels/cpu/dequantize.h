@@ -1,0 +1,16 @@
+// Scalar reference decoding of weight rows to float32, bit-exact with llama.cpp's reference
+// dequantizers (GGUF-FORMATS.md 3.0-3.6).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/ggml_type.h"
+
+namespace inferscope::kernels {
+
+// Decodes n elements starting at a block boundary of `src` into dst.
+// Supported: F32, F16, BF16, Q8_0, Q4_0. Returns false (and writes nothing) for any other
+// type or when n is not a multiple of the type's block size.
+bool dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
+
+}  // namespace inferscope::kernels

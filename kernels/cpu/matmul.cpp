@@ -1,0 +1,197 @@
+// Matmul entry points: activation packing, the scalar reference, run-time dispatch to the SIMD
+// variants (matmul_avx2.cpp, matmul_avx512.cpp, matmul_amx_avx512.cpp) and their scratch memory.
+#include "kernels/cpu/matmul.h"
+
+#include <cassert>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "kernels/cpu/fp16.h"
+#include "kernels/cpu/matmul_internal.h"
+#include "kernels/cpu/quantize.h"
+
+namespace inferscope::kernels {
+
+namespace detail {
+
+namespace {
+
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+
+struct ScratchSlot {
+  std::unique_ptr<void, AlignedFree> data;
+  size_t bytes = 0;
+};
+
+}  // namespace
+
+void* thread_scratch(int slot, size_t bytes) {
+  thread_local ScratchSlot slots[4];
+  assert(slot >= 0 && slot < 4);
+  ScratchSlot& s = slots[slot];
+  if (s.bytes < bytes) {
+    const size_t rounded = (bytes + 4095) / 4096 * 4096;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) std::abort();  // scratch is small (panels of a few hundred KiB)
+    s.data.reset(p);
+    s.bytes = rounded;
+  }
+  return s.data.get();
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::MatmulArgs;
+
+void pack_q8_scalar(GgmlType w, const float* x, int64_t k, uint8_t* packed, int64_t t_begin, int64_t t_end) {
+  const detail::Q8Layout l = detail::q8_layout(k);
+  const int32_t offset = detail::q8_corr_offset(w);
+  for (int64_t t = t_begin; t < t_end; ++t) {
+    uint8_t* row = packed + t * l.row_stride;
+    auto* qs = reinterpret_cast<int8_t*>(row);
+    auto* d = reinterpret_cast<float*>(row + l.d_offset);
+    auto* corr = reinterpret_cast<int32_t*>(row + l.corr_offset);
+    for (int64_t b = 0; b < l.n_blocks; ++b) {
+      d[b] = quantize_block_q8(x + t * k + b * detail::kQBlock, qs + b * detail::kQBlock);
+      int32_t sum = 0;
+      for (int64_t j = 0; j < detail::kQBlock; ++j) sum += qs[b * detail::kQBlock + j];
+      corr[b] = -offset * sum;
+    }
+    std::memset(qs + k, 0, static_cast<size_t>(l.d_offset - k));
+  }
+}
+
+// Reference dot products of one weight row with one packed token.
+double dot_reference_float(GgmlType w, const uint8_t* row, const float* x, int64_t k) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < k; ++i) {
+    float wi = 0.0f;
+    switch (w) {
+      case GgmlType::F32: std::memcpy(&wi, row + 4 * i, 4); break;
+      case GgmlType::F16: wi = fp16_to_fp32(load_u16(row + 2 * i)); break;
+      case GgmlType::BF16: wi = bf16_to_fp32(load_u16(row + 2 * i)); break;
+      default: break;
+    }
+    sum += static_cast<double>(wi) * static_cast<double>(x[i]);
+  }
+  return sum;
+}
+
+double dot_reference_q8(GgmlType w, const uint8_t* row, const uint8_t* act, const detail::Q8Layout& l) {
+  const auto* qa = reinterpret_cast<const int8_t*>(act);
+  const auto* da = reinterpret_cast<const float*>(act + l.d_offset);
+  double sum = 0.0;
+  for (int64_t b = 0; b < l.n_blocks; ++b) {
+    int32_t dot = 0;
+    float dw = 0.0f;
+    const int8_t* a = qa + b * detail::kQBlock;
+    if (w == GgmlType::Q8_0) {
+      const uint8_t* block = row + b * 34;
+      dw = fp16_to_fp32(load_u16(block));
+      const auto* q = reinterpret_cast<const int8_t*>(block + 2);
+      for (int64_t j = 0; j < detail::kQBlock; ++j) dot += static_cast<int32_t>(q[j]) * a[j];
+    } else {
+      const uint8_t* block = row + b * 18;
+      dw = fp16_to_fp32(load_u16(block));
+      for (int64_t j = 0; j < 16; ++j) {
+        dot += ((block[2 + j] & 0x0F) - 8) * static_cast<int32_t>(a[j]);
+        dot += ((block[2 + j] >> 4) - 8) * static_cast<int32_t>(a[j + 16]);
+      }
+    }
+    sum += static_cast<double>(dw) * static_cast<double>(da[b]) * static_cast<double>(dot);
+  }
+  return sum;
+}
+
+}  // namespace
+
+bool matmul_supported(GgmlType w) {
+  switch (w) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0: return true;
+    default: return false;
+  }
+}
+
+size_t packed_activation_bytes(GgmlType w, int64_t k, int64_t n_tokens) {
+  assert(matmul_supported(w));
+  if (detail::is_quantized(w)) return static_cast<size_t>(detail::q8_layout(k).row_stride * n_tokens);
+  return static_cast<size_t>(detail::f32_row_stride(k) * 4 * n_tokens);
+}
+
+void pack_activations(GgmlType w, const float* x, int64_t k, int64_t n_tokens, void* packed, int64_t t_begin,
+                      int64_t t_end) {
+  assert(matmul_supported(w));
+  assert(k % type_info(w).block_size == 0);
+  assert(0 <= t_begin && t_begin <= t_end && t_end <= n_tokens);
+  (void)n_tokens;
+  auto* out = static_cast<uint8_t*>(packed);
+  if (detail::is_quantized(w)) {
+    if (active_simd_level() >= SimdLevel::Avx512) {
+      detail::pack_q8_avx512(w, x, k, out, t_begin, t_end);
+    } else {
+      pack_q8_scalar(w, x, k, out, t_begin, t_end);
+    }
+    return;
+  }
+  const int64_t stride = detail::f32_row_stride(k);
+  for (int64_t t = t_begin; t < t_end; ++t) {
+    float* row = reinterpret_cast<float*>(out) + t * stride;
+    std::memcpy(row, x + t * k, static_cast<size_t>(k) * sizeof(float));
+    std::memset(row + k, 0, static_cast<size_t>(stride - k) * sizeof(float));
+  }
+}
+
+void matmul_rows_reference(GgmlType w, const void* weights, int64_t k, const void* packed, int64_t n_tokens, float* y,
+                           int64_t y_stride, int64_t row_begin, int64_t row_end) {
+  assert(matmul_supported(w));
+  const int64_t rb = row_bytes(w, k);
+  const auto* wbytes = static_cast<const uint8_t*>(weights);
+  const auto* act = static_cast<const uint8_t*>(packed);
+  if (detail::is_quantized(w)) {
+    const detail::Q8Layout l = detail::q8_layout(k);
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        y[t * y_stride + r] = static_cast<float>(dot_reference_q8(w, wbytes + r * rb, act + t * l.row_stride, l));
+      }
+    }
+    return;
+  }
+  const int64_t stride = detail::f32_row_stride(k);
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const float* x = reinterpret_cast<const float*>(act) + t * stride;
+      y[t * y_stride + r] = static_cast<float>(dot_reference_float(w, wbytes + r * rb, x, k));
+    }
+  }
+}
+
+void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed, int64_t n_tokens, float* y,
+                 int64_t y_stride, int64_t row_begin, int64_t row_end) {
+  assert(matmul_supported(w));
+  assert(k > 0 && k % type_info(w).block_size == 0);
+  if (row_begin >= row_end || n_tokens <= 0) return;
+  const SimdLevel level = active_simd_level();
+  if (level == SimdLevel::Scalar) {
+    matmul_rows_reference(w, weights, k, packed, n_tokens, y, y_stride, row_begin, row_end);
+    return;
+  }
+  const MatmulArgs args{w,        static_cast<const uint8_t*>(weights), k, row_bytes(w, k),
+                        static_cast<const uint8_t*>(packed), n_tokens, y, y_stride, row_begin, row_end};
+  switch (level) {
+    case SimdLevel::Avx2: detail::matmul_avx2(args); break;
+    case SimdLevel::Avx512: detail::matmul_avx512(args); break;
+    default: detail::matmul_amx(args); break;
+  }
+}
+
+}  // namespace inferscope::kernels

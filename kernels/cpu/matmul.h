@@ -1,0 +1,48 @@
+// Matrix products of GGUF weight matrices with float activations: y = W . x for a range of
+// weight rows and a batch of tokens, on the CPU. One entry point serves decode (n_tokens = 1,
+// memory-bound) and prefill (n_tokens > 1, compute-bound); the SIMD variant is chosen at run
+// time (cpu_features.h).
+//
+// Usage: pack the activations once per product (threads may split the tokens), then let
+// threads split the weight rows:
+//   std::vector<std::byte> packed(packed_activation_bytes(type, k, n));
+//   pack_activations(type, x, k, n, packed.data(), 0, n);
+//   matmul_rows(type, w, k, packed.data(), n, y, n_rows, 0, n_rows);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/ggml_type.h"
+
+namespace inferscope::kernels {
+
+// F32, F16, BF16, Q8_0, Q4_0.
+bool matmul_supported(GgmlType w);
+
+// Bytes of the packed activations of n_tokens rows of k values for weights of type `w`:
+//   F32 / F16 / BF16: float32 rows (exact copies of x).
+//   Q8_0 / Q4_0: per row, int8 values quantized per 32-block with the Q8_0 rule of
+//     GGUF-FORMATS.md 4.1 but with the scale kept in float32, plus per-block sums.
+// k % block_size(w) == 0. The layout depends only on (w, k, n_tokens).
+size_t packed_activation_bytes(GgmlType w, int64_t k, int64_t n_tokens);
+
+// x: [n_tokens][k] floats (row stride k). Packs rows [t_begin, t_end) into `packed` (buffer of
+// packed_activation_bytes; 64-byte alignment is best). Threads may pack disjoint ranges.
+void pack_activations(GgmlType w, const float* x, int64_t k, int64_t n_tokens, void* packed, int64_t t_begin,
+                      int64_t t_end);
+
+// y[t * y_stride + r] = sum_i W[r][i] * x[t][i] for r in [row_begin, row_end), t in [0, n_tokens).
+// weights: rows of row_bytes(w, k) bytes; k % block_size(w) == 0; packed from pack_activations
+// with the same (w, k, n_tokens). Uses the active SIMD level. Threads may run disjoint row
+// ranges concurrently (each uses its own scratch).
+void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed, int64_t n_tokens, float* y,
+                 int64_t y_stride, int64_t row_begin, int64_t row_end);
+
+// Scalar reference of the same product on the same packed activations (integer block dots for
+// the quantized types, double accumulation), for tests.
+void matmul_rows_reference(GgmlType w, const void* weights, int64_t k, const void* packed, int64_t n_tokens, float* y,
+                           int64_t y_stride, int64_t row_begin, int64_t row_end);
+
+}  // namespace inferscope::kernels

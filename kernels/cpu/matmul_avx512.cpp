@@ -1,0 +1,516 @@
+// AVX-512 (F/BW/VL/DQ/VNNI) matmul kernels.
+//
+// Few tokens (decode): each weight row is streamed once and dotted with every token ("dot
+// form", memory-bound): F16/BF16 widened with vcvtph2ps / shifts, quantized blocks multiplied
+// as unsigned weights x signed int8 activations with vpdpbusd (the activation-side correction
+// -offset*sum(a) of the packed layout starts each block's accumulator).
+//
+// Many tokens (prefill): 32 weight rows are repacked into a "panel" where one zmm holds the same
+// k positions of 16 rows (4 int8 values per lane for the quantized types, one float per lane
+// for the float types); activations are broadcast from their natural rows, so each loaded
+// weight vector serves 6-12 tokens from registers and y is written 16 rows at a time.
+// GCC 12 reports its own _mm512_undefined_* idiom (`__Y = __Y`) as uninitialized once inlined.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/matmul_internal.h"
+
+namespace inferscope::kernels::detail {
+namespace {
+
+static inline float f16_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// ---------------------------------------------------------------------------------------------
+// Float weights, dot form.
+
+template <GgmlType T>
+static inline __m512 load_w16(const uint8_t* row, int64_t i) {
+  if constexpr (T == GgmlType::F32) {
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
+  } else if constexpr (T == GgmlType::F16) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
+  } else {
+    const __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  }
+}
+
+template <GgmlType T>
+static inline __m512 load_w16_masked(const uint8_t* row, int64_t i, __mmask16 m) {
+  if constexpr (T == GgmlType::F32) {
+    return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + i);
+  } else if constexpr (T == GgmlType::F16) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * i));
+  } else {
+    const __m512i v = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, row + 2 * i));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+  }
+}
+
+// R rows x NT tokens over the full k. Activation rows are zero-padded to 16 floats, weights
+// are not, hence the masked tail.
+template <GgmlType T, int R, int NT>
+void float_dot_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
+  const int64_t k = a.k;
+  const int64_t xs = f32_row_stride(k);
+  const uint8_t* w[R];
+  for (int r = 0; r < R; ++r) w[r] = a.w + (r0 + r) * a.row_bytes;
+  const float* x[NT];
+  for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(a.packed) + (t0 + t) * xs;
+  __m512 acc[R][NT];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    __m512 xv[NT];
+    for (int t = 0; t < NT; ++t) xv[t] = _mm512_loadu_ps(x[t] + i);
+    for (int r = 0; r < R; ++r) {
+      const __m512 wv = load_w16<T>(w[r], i);
+      for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
+    }
+  }
+  if (i < k) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (k - i)) - 1u);
+    __m512 xv[NT];
+    for (int t = 0; t < NT; ++t) xv[t] = _mm512_loadu_ps(x[t] + i);
+    for (int r = 0; r < R; ++r) {
+      const __m512 wv = load_w16_masked<T>(w[r], i, m);
+      for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NT; ++t) a.y[(t0 + t) * a.y_stride + r0 + r] = _mm512_reduce_add_ps(acc[r][t]);
+}
+
+template <GgmlType T, int NT>
+void float_dot_rows(const MatmulArgs& a, int64_t t0) {
+  constexpr int R = NT == 1 ? 8 : 4;
+  int64_t r = a.row_begin;
+  for (; r + R <= a.row_end; r += R) float_dot_tile<T, R, NT>(a, r, t0);
+  for (; r < a.row_end; ++r) float_dot_tile<T, 1, NT>(a, r, t0);
+}
+
+template <GgmlType T>
+void float_dot(const MatmulArgs& a) {
+  int64_t t = 0;
+  for (; t + 4 <= a.n_tokens; t += 4) float_dot_rows<T, 4>(a, t);
+  switch (a.n_tokens - t) {
+    case 3: float_dot_rows<T, 3>(a, t); break;
+    case 2: float_dot_rows<T, 2>(a, t); break;
+    case 1: float_dot_rows<T, 1>(a, t); break;
+    default: break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantized weights, dot form: one 32-block per ymm, vpdpbusd (u8 weights x s8 activations).
+
+template <GgmlType T>
+static inline __m256i load_block_u8(const uint8_t* block) {
+  if constexpr (T == GgmlType::Q8_0) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+    return _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));
+  } else {
+    const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2)));
+    // Low nibbles (elements 0-15) in the low half, high nibbles (16-31) in the high half.
+    const __m256i shifted = _mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4));
+    return _mm256_and_si256(shifted, _mm256_set1_epi8(0x0F));
+  }
+}
+
+template <GgmlType T, int R, int NT>
+void quant_dot_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
+  constexpr int64_t bsz = T == GgmlType::Q8_0 ? 34 : 18;
+  const Q8Layout l = q8_layout(a.k);
+  const uint8_t* w[R];
+  for (int r = 0; r < R; ++r) w[r] = a.w + (r0 + r) * a.row_bytes;
+  const int8_t* xq[NT];
+  const float* xd[NT];
+  const int32_t* xc[NT];
+  for (int t = 0; t < NT; ++t) {
+    const uint8_t* row = a.packed + (t0 + t) * l.row_stride;
+    xq[t] = reinterpret_cast<const int8_t*>(row);
+    xd[t] = reinterpret_cast<const float*>(row + l.d_offset);
+    xc[t] = reinterpret_cast<const int32_t*>(row + l.corr_offset);
+  }
+  __m256 acc[R][NT];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < l.n_blocks; ++b) {
+    __m256i wu[R];
+    float dw[R];
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* block = w[r] + b * bsz;
+      _mm_prefetch(reinterpret_cast<const char*>(block + 16 * bsz), _MM_HINT_T0);
+      wu[r] = load_block_u8<T>(block);
+      dw[r] = f16_at(block);
+    }
+    for (int t = 0; t < NT; ++t) {
+      const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kQBlock));
+      const __m256i init = _mm256_zextsi128_si256(_mm_cvtsi32_si128(xc[t][b]));
+      const float da = xd[t][b];
+      for (int r = 0; r < R; ++r) {
+        const __m256i dot = _mm256_dpbusd_epi32(init, wu[r], av);
+        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw[r] * da), acc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int t = 0; t < NT; ++t) {
+      const __m256 v = acc[r][t];
+      __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+      s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+      s = _mm_add_ss(s, _mm_movehdup_ps(s));
+      a.y[(t0 + t) * a.y_stride + r0 + r] = _mm_cvtss_f32(s);
+    }
+  }
+}
+
+template <GgmlType T, int NT>
+void quant_dot_rows(const MatmulArgs& a, int64_t t0) {
+  constexpr int R = NT == 1 ? 4 : 2;
+  int64_t r = a.row_begin;
+  for (; r + R <= a.row_end; r += R) quant_dot_tile<T, R, NT>(a, r, t0);
+  for (; r < a.row_end; ++r) quant_dot_tile<T, 1, NT>(a, r, t0);
+}
+
+template <GgmlType T>
+void quant_dot(const MatmulArgs& a) {
+  int64_t t = 0;
+  for (; t + 4 <= a.n_tokens; t += 4) quant_dot_rows<T, 4>(a, t);
+  switch (a.n_tokens - t) {
+    case 3: quant_dot_rows<T, 3>(a, t); break;
+    case 2: quant_dot_rows<T, 2>(a, t); break;
+    case 1: quant_dot_rows<T, 1>(a, t); break;
+    default: break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantized weights, panel form (prefill).
+//
+// Panel of 32 rows (two groups of 16), per 32-block b (1152 bytes):
+//   uint8 u[8][2][16][4]: u[j][g][lane] = unsigned values k = 4j..4j+3 of row 16g+lane
+//   float dw[2][16]
+// Rows past the range get zero scales (their products vanish).
+
+constexpr int kPanelRows = 32;
+constexpr int64_t kQPanelBlockBytes = 8 * 2 * 64 + 2 * 64;
+
+template <GgmlType T>
+void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
+  constexpr int64_t bsz = T == GgmlType::Q8_0 ? 34 : 18;
+  const int64_t nb = a.k / kQBlock;
+  const int64_t n_valid = min64(kPanelRows, a.row_end - r0);
+  for (int g = 0; g < 2; ++g) {
+    const int64_t valid = n_valid - 16 * g;
+    const __mmask16 m = valid >= 16 ? static_cast<__mmask16>(0xFFFF)
+                                    : (valid <= 0 ? static_cast<__mmask16>(0)
+                                                  : static_cast<__mmask16>((1u << valid) - 1u));
+    const __m512i row_off = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                               _mm512_set1_epi32(static_cast<int32_t>(a.row_bytes)));
+    const uint8_t* base = a.w + (r0 + 16 * g) * a.row_bytes;
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* blk = base + b * bsz;
+      uint8_t* out = panel + b * kQPanelBlockBytes;
+      // Scale: gather the 32-bit word starting at each row's d, keep the low 16 bits.
+      const __m512i dword = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk, 1);
+      const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dword));
+      _mm512_storeu_ps(reinterpret_cast<float*>(out + 8 * 128 + 64 * g), dw);
+      if constexpr (T == GgmlType::Q8_0) {
+        const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+        for (int j = 0; j < 8; ++j) {
+          const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk + 2 + 4 * j, 1);
+          _mm512_storeu_si512(out + j * 128 + 64 * g, _mm512_xor_si512(v, flip));
+        }
+      } else {
+        const __m512i lo4 = _mm512_set1_epi8(0x0F);
+        for (int j = 0; j < 4; ++j) {
+          const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk + 2 + 4 * j, 1);
+          _mm512_storeu_si512(out + j * 128 + 64 * g, _mm512_and_si512(v, lo4));
+          _mm512_storeu_si512(out + (j + 4) * 128 + 64 * g, _mm512_and_si512(_mm512_srli_epi16(v, 4), lo4));
+        }
+      }
+    }
+  }
+}
+
+// Panel rows x NT tokens. G = number of 16-row groups (1 or 2) that are needed.
+template <int G, int NT>
+void quant_panel_tile(const MatmulArgs& a, const uint8_t* panel, int64_t r0, int64_t t0, __mmask16 store_mask[2]) {
+  const Q8Layout l = q8_layout(a.k);
+  const uint8_t* xrow[NT];
+  for (int t = 0; t < NT; ++t) xrow[t] = a.packed + (t0 + t) * l.row_stride;
+  __m512 acc[G][NT];
+  for (int g = 0; g < G; ++g)
+    for (int t = 0; t < NT; ++t) acc[g][t] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < l.n_blocks; ++b) {
+    const uint8_t* pb = panel + b * kQPanelBlockBytes;
+    __m512i dot[G][NT];
+    for (int t = 0; t < NT; ++t) {
+      const __m512i init = _mm512_set1_epi32(reinterpret_cast<const int32_t*>(xrow[t] + l.corr_offset)[b]);
+      for (int g = 0; g < G; ++g) dot[g][t] = init;
+    }
+    for (int j = 0; j < 8; ++j) {
+      __m512i wv[G];
+      for (int g = 0; g < G; ++g) wv[g] = _mm512_load_si512(pb + j * 128 + 64 * g);
+      for (int t = 0; t < NT; ++t) {
+        int32_t a4;
+        std::memcpy(&a4, xrow[t] + b * kQBlock + 4 * j, 4);
+        const __m512i av = _mm512_set1_epi32(a4);
+        for (int g = 0; g < G; ++g) dot[g][t] = _mm512_dpbusd_epi32(dot[g][t], wv[g], av);
+      }
+    }
+    __m512 dw[G];
+    for (int g = 0; g < G; ++g) dw[g] = _mm512_load_ps(reinterpret_cast<const float*>(pb + 8 * 128 + 64 * g));
+    for (int t = 0; t < NT; ++t) {
+      const __m512 da = _mm512_set1_ps(reinterpret_cast<const float*>(xrow[t] + l.d_offset)[b]);
+      for (int g = 0; g < G; ++g) {
+        acc[g][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[g][t]), _mm512_mul_ps(dw[g], da), acc[g][t]);
+      }
+    }
+  }
+  for (int t = 0; t < NT; ++t)
+    for (int g = 0; g < G; ++g)
+      _mm512_mask_storeu_ps(a.y + (t0 + t) * a.y_stride + r0 + 16 * g, store_mask[g], acc[g][t]);
+}
+
+template <int G>
+void quant_panel_tokens(const MatmulArgs& a, const uint8_t* panel, int64_t r0, __mmask16 store_mask[2]) {
+  constexpr int NT = G == 2 ? 6 : 8;
+  int64_t t = 0;
+  for (; t + NT <= a.n_tokens; t += NT) quant_panel_tile<G, NT>(a, panel, r0, t, store_mask);
+  switch (a.n_tokens - t) {
+    case 7: quant_panel_tile<G, 7>(a, panel, r0, t, store_mask); break;
+    case 6: quant_panel_tile<G, 6>(a, panel, r0, t, store_mask); break;
+    case 5: quant_panel_tile<G, 5>(a, panel, r0, t, store_mask); break;
+    case 4: quant_panel_tile<G, 4>(a, panel, r0, t, store_mask); break;
+    case 3: quant_panel_tile<G, 3>(a, panel, r0, t, store_mask); break;
+    case 2: quant_panel_tile<G, 2>(a, panel, r0, t, store_mask); break;
+    case 1: quant_panel_tile<G, 1>(a, panel, r0, t, store_mask); break;
+    default: break;
+  }
+}
+
+static inline void panel_store_masks(int64_t n_valid, __mmask16 masks[2]) {
+  for (int g = 0; g < 2; ++g) {
+    const int64_t v = n_valid - 16 * g;
+    masks[g] = v >= 16 ? static_cast<__mmask16>(0xFFFF)
+                       : (v <= 0 ? static_cast<__mmask16>(0) : static_cast<__mmask16>((1u << v) - 1u));
+  }
+}
+
+template <GgmlType T>
+void quant_panels(const MatmulArgs& a) {
+  const int64_t nb = a.k / kQBlock;
+  auto* panel = static_cast<uint8_t*>(thread_scratch(0, static_cast<size_t>(nb * kQPanelBlockBytes)));
+  for (int64_t r0 = a.row_begin; r0 < a.row_end; r0 += kPanelRows) {
+    const int64_t n_valid = min64(kPanelRows, a.row_end - r0);
+    repack_quant_panel<T>(a, r0, panel);
+    __mmask16 masks[2];
+    panel_store_masks(n_valid, masks);
+    if (n_valid > 16) {
+      quant_panel_tokens<2>(a, panel, r0, masks);
+    } else {
+      quant_panel_tokens<1>(a, panel, r0, masks);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float weights, panel form (prefill): panel[k][32] float32 (row 16g+lane at [kk][16g+lane]).
+
+template <GgmlType T>
+void repack_float_panel(const MatmulArgs& a, int64_t r0, float* panel) {
+  const int64_t k = a.k;
+  const int64_t n_valid = min64(kPanelRows, a.row_end - r0);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int g = 0; g < 2; ++g) {
+    const int64_t valid = n_valid - 16 * g;
+    const __mmask16 m = valid >= 16 ? static_cast<__mmask16>(0xFFFF)
+                                    : (valid <= 0 ? static_cast<__mmask16>(0)
+                                                  : static_cast<__mmask16>((1u << valid) - 1u));
+    const __m512i row_off = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(a.row_bytes)));
+    const uint8_t* base = a.w + (r0 + 16 * g) * a.row_bytes;
+    float* out = panel + 16 * g;
+    if constexpr (T == GgmlType::F32) {
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, row_off, base + 4 * kk, 1);
+        _mm512_store_ps(out + kk * kPanelRows, v);
+      }
+    } else {
+      int64_t kk = 0;
+      for (; kk + 2 <= k; kk += 2) {
+        // One 32-bit gather fetches positions kk and kk+1 of 16 rows.
+        const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, base + 2 * kk, 1);
+        __m512 lo, hi;
+        if constexpr (T == GgmlType::F16) {
+          lo = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
+          hi = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
+        } else {
+          lo = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+          hi = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u))));
+        }
+        _mm512_store_ps(out + kk * kPanelRows, lo);
+        _mm512_store_ps(out + (kk + 1) * kPanelRows, hi);
+      }
+      for (; kk < k; ++kk) {  // odd k: last position, one row at a time
+        float* dst = out + kk * kPanelRows;
+        for (int lane = 0; lane < 16; ++lane) {
+          float f = 0.0f;
+          if (lane < valid) {
+            uint16_t h;
+            std::memcpy(&h, base + lane * a.row_bytes + 2 * kk, 2);
+            f = T == GgmlType::F16 ? _cvtsh_ss(h) : _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(h << 16)));
+          }
+          dst[lane] = f;
+        }
+      }
+    }
+  }
+}
+
+template <int G, int NT>
+void float_panel_tile(const MatmulArgs& a, const float* panel, int64_t r0, int64_t t0, __mmask16 store_mask[2]) {
+  const int64_t k = a.k;
+  const int64_t xs = f32_row_stride(k);
+  const float* x[NT];
+  for (int t = 0; t < NT; ++t) x[t] = reinterpret_cast<const float*>(a.packed) + (t0 + t) * xs;
+  __m512 acc[G][NT];
+  for (int g = 0; g < G; ++g)
+    for (int t = 0; t < NT; ++t) acc[g][t] = _mm512_setzero_ps();
+  for (int64_t kk = 0; kk < k; ++kk) {
+    __m512 wv[G];
+    for (int g = 0; g < G; ++g) wv[g] = _mm512_load_ps(panel + kk * kPanelRows + 16 * g);
+    for (int t = 0; t < NT; ++t) {
+      const __m512 xv = _mm512_set1_ps(x[t][kk]);
+      for (int g = 0; g < G; ++g) acc[g][t] = _mm512_fmadd_ps(wv[g], xv, acc[g][t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t)
+    for (int g = 0; g < G; ++g)
+      _mm512_mask_storeu_ps(a.y + (t0 + t) * a.y_stride + r0 + 16 * g, store_mask[g], acc[g][t]);
+}
+
+template <int G>
+void float_panel_tokens(const MatmulArgs& a, const float* panel, int64_t r0, __mmask16 store_mask[2]) {
+  constexpr int NT = G == 2 ? 12 : 12;
+  int64_t t = 0;
+  for (; t + NT <= a.n_tokens; t += NT) float_panel_tile<G, NT>(a, panel, r0, t, store_mask);
+  switch (a.n_tokens - t) {
+    case 11: float_panel_tile<G, 11>(a, panel, r0, t, store_mask); break;
+    case 10: float_panel_tile<G, 10>(a, panel, r0, t, store_mask); break;
+    case 9: float_panel_tile<G, 9>(a, panel, r0, t, store_mask); break;
+    case 8: float_panel_tile<G, 8>(a, panel, r0, t, store_mask); break;
+    case 7: float_panel_tile<G, 7>(a, panel, r0, t, store_mask); break;
+    case 6: float_panel_tile<G, 6>(a, panel, r0, t, store_mask); break;
+    case 5: float_panel_tile<G, 5>(a, panel, r0, t, store_mask); break;
+    case 4: float_panel_tile<G, 4>(a, panel, r0, t, store_mask); break;
+    case 3: float_panel_tile<G, 3>(a, panel, r0, t, store_mask); break;
+    case 2: float_panel_tile<G, 2>(a, panel, r0, t, store_mask); break;
+    case 1: float_panel_tile<G, 1>(a, panel, r0, t, store_mask); break;
+    default: break;
+  }
+}
+
+template <GgmlType T>
+void float_panels(const MatmulArgs& a) {
+  auto* panel = static_cast<float*>(thread_scratch(0, static_cast<size_t>(a.k * kPanelRows * 4)));
+  for (int64_t r0 = a.row_begin; r0 < a.row_end; r0 += kPanelRows) {
+    const int64_t n_valid = min64(kPanelRows, a.row_end - r0);
+    repack_float_panel<T>(a, r0, panel);
+    __mmask16 masks[2];
+    panel_store_masks(n_valid, masks);
+    if (n_valid > 16) {
+      float_panel_tokens<2>(a, panel, r0, masks);
+    } else {
+      float_panel_tokens<1>(a, panel, r0, masks);
+    }
+  }
+}
+
+// Below these token counts the panel repack costs more than it saves.
+constexpr int64_t kQuantPanelMinTokens = 6;
+constexpr int64_t kFloatPanelMinTokens = 6;
+
+template <GgmlType T>
+void dispatch_float(const MatmulArgs& a) {
+  if (a.n_tokens >= kFloatPanelMinTokens) {
+    float_panels<T>(a);
+  } else {
+    float_dot<T>(a);
+  }
+}
+
+template <GgmlType T>
+void dispatch_quant(const MatmulArgs& a) {
+  if (a.n_tokens >= kQuantPanelMinTokens) {
+    quant_panels<T>(a);
+  } else {
+    quant_dot<T>(a);
+  }
+}
+
+}  // namespace
+
+void matmul_avx512(const MatmulArgs& a) {
+  switch (a.type) {
+    case GgmlType::F32: dispatch_float<GgmlType::F32>(a); break;
+    case GgmlType::F16: dispatch_float<GgmlType::F16>(a); break;
+    case GgmlType::BF16: dispatch_float<GgmlType::BF16>(a); break;
+    case GgmlType::Q8_0: dispatch_quant<GgmlType::Q8_0>(a); break;
+    case GgmlType::Q4_0: dispatch_quant<GgmlType::Q4_0>(a); break;
+    default: break;
+  }
+}
+
+// Bit-identical to the scalar packer: amax, d = amax / 127, id = 1 / d, round half away from
+// zero of x * id (each a single IEEE operation, so SIMD and scalar agree exactly).
+void pack_q8_avx512(GgmlType w, const float* x, int64_t k, uint8_t* packed, int64_t t_begin, int64_t t_end) {
+  const Q8Layout l = q8_layout(k);
+  const int32_t offset = q8_corr_offset(w);
+  const __m512 sign_mask = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(0x80000000u)));
+  const __m512 half = _mm512_set1_ps(0.5f);
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (int64_t t = t_begin; t < t_end; ++t) {
+    uint8_t* row = packed + t * l.row_stride;
+    auto* d = reinterpret_cast<float*>(row + l.d_offset);
+    auto* corr = reinterpret_cast<int32_t*>(row + l.corr_offset);
+    const float* xr = x + t * k;
+    for (int64_t b = 0; b < l.n_blocks; ++b) {
+      const __m512 v0 = _mm512_loadu_ps(xr + b * kQBlock);
+      const __m512 v1 = _mm512_loadu_ps(xr + b * kQBlock + 16);
+      const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
+      const float db = amax / 127.0f;
+      const float id = db != 0.0f ? 1.0f / db : 0.0f;
+      const __m512 idv = _mm512_set1_ps(id);
+      __m512i q[2];
+      const __m512 vs[2] = {v0, v1};
+      for (int h = 0; h < 2; ++h) {
+        const __m512 s = _mm512_mul_ps(vs[h], idv);
+        const __m512 tr = _mm512_roundscale_ps(s, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+        const __m512 frac = _mm512_abs_ps(_mm512_sub_ps(s, tr));
+        const __mmask16 up = _mm512_cmp_ps_mask(frac, half, _CMP_GE_OQ);
+        const __m512 step = _mm512_or_ps(one, _mm512_and_ps(s, sign_mask));  // +-1 with the sign of s
+        q[h] = _mm512_cvttps_epi32(_mm512_mask_add_ps(tr, up, tr, step));
+      }
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(row + b * kQBlock), _mm512_cvtepi32_epi8(q[0]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(row + b * kQBlock + 16), _mm512_cvtepi32_epi8(q[1]));
+      d[b] = db;
+      corr[b] = -offset * _mm512_reduce_add_epi32(_mm512_add_epi32(q[0], q[1]));
+    }
+    std::memset(row + k, 0, static_cast<size_t>(l.d_offset - k));
+  }
+}
+
+}  // namespace inferscope::kernels::detail

@@ -1,0 +1,74 @@
+// Plain loops the compiler vectorizes; none of these is on the bandwidth-critical path.
+#include "kernels/cpu/ops.h"
+
+#include <cmath>
+
+#include "kernels/cpu/fp16.h"
+
+namespace inferscope::kernels {
+
+void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  const float scale = 1.0f / std::sqrt(static_cast<float>(sum / static_cast<double>(n)) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+void rope_angles(int64_t pos, int64_t n_rot, float freq_base, float freq_scale, float* cos_out, float* sin_out) {
+  const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
+  float theta = static_cast<float>(pos);
+  for (int64_t i = 0; i < n_rot / 2; ++i) {
+    const float angle = freq_scale * theta;
+    cos_out[i] = std::cos(angle);
+    sin_out[i] = std::sin(angle);
+    theta *= theta_scale;
+  }
+}
+
+void rope_apply(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos_v, const float* sin_v,
+                bool neox) {
+  const int64_t half = n_rot / 2;
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int64_t i = 0; i < half; ++i) {
+      const int64_t ia = neox ? i : 2 * i;
+      const int64_t ib = neox ? i + half : 2 * i + 1;
+      const float a = v[ia], b = v[ib];
+      v[ia] = a * cos_v[i] - b * sin_v[i];
+      v[ib] = a * sin_v[i] + b * cos_v[i];
+    }
+  }
+}
+
+void swiglu(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+void add_scaled(float* y, const float* x, int64_t n, float scale) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i] * scale;
+}
+
+void add(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void softmax(float* x, int64_t n) {
+  float max = x[0];
+  for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void to_fp16(const float* x, uint16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = fp32_to_fp16(x[i]);
+}
+
+}  // namespace inferscope::kernels

@@ -1,0 +1,36 @@
+// Element-wise and per-row operations of the transformer forward pass (CPU).
+// All buffers are F32 unless stated; n is a length in elements.
+#pragma once
+
+#include <cstdint>
+
+namespace inferscope::kernels {
+
+// y[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]. x and y may alias.
+void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
+
+// Cosines and sines of one position for n_rot/2 pairs (GGUF-FORMATS.md 7.3: theta starts at
+// pos, multiplied by freq_base^(-2/n_rot) per pair, then scaled by freq_scale).
+void rope_angles(int64_t pos, int64_t n_rot, float freq_base, float freq_scale, float* cos_out, float* sin_out);
+
+// Rotates the first n_rot components of each of n_heads head vectors (head_dim apart) in place.
+// neox: pairs (i, i + n_rot/2); otherwise adjacent pairs (2i, 2i+1).
+void rope_apply(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos_v, const float* sin_v,
+                bool neox);
+
+// gate[i] = silu(gate[i]) * up[i]  (SwiGLU).
+void swiglu(float* gate, const float* up, int64_t n);
+
+// y[i] += x[i] * scale.
+void add_scaled(float* y, const float* x, int64_t n, float scale);
+
+// y[i] += x[i].
+void add(float* y, const float* x, int64_t n);
+
+// In-place softmax of n values; returns nothing, x sums to 1 afterwards.
+void softmax(float* x, int64_t n);
+
+// F32 -> F16 for n values (KV cache writes).
+void to_fp16(const float* x, uint16_t* y, int64_t n);
+
+}  // namespace inferscope::kernels

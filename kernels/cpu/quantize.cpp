@@ -1,0 +1,97 @@
+// Reference quantizers (quantize_row_q8_0_ref / quantize_row_q4_0_ref semantics).
+#include "kernels/cpu/quantize.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/fp16.h"
+
+namespace inferscope::kernels {
+namespace {
+
+constexpr int64_t kBlock = 32;
+
+void quantize_q4_0(const float* x, uint8_t* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    const float* xb = x + b * kBlock;
+    uint8_t* block = dst + b * 18;
+    // The signed value of the first element of largest magnitude (strictly greater replaces).
+    float amax = 0.0f, max = 0.0f;
+    for (int64_t j = 0; j < kBlock; ++j) {
+      const float v = xb[j];
+      if (amax < std::fabs(v)) {
+        amax = std::fabs(v);
+        max = v;
+      }
+    }
+    const float d = max / -8.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const uint16_t dh = fp32_to_fp16(d);
+    std::memcpy(block, &dh, 2);
+    for (int64_t j = 0; j < kBlock / 2; ++j) {
+      const float a = xb[j] * id + 8.5f;
+      const float c = xb[j + kBlock / 2] * id + 8.5f;
+      // Truncation toward zero, then clamp to 15; the operands are >= 0.5 for finite input
+      // (the lower bound only guards against NaN).
+      const int qa = a >= 15.0f ? 15 : (a > 0.0f ? static_cast<int>(a) : 0);
+      const int qc = c >= 15.0f ? 15 : (c > 0.0f ? static_cast<int>(c) : 0);
+      block[2 + j] = static_cast<uint8_t>(qa | (qc << 4));
+    }
+  }
+}
+
+void quantize_q8_0(const float* x, uint8_t* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kBlock; ++b) {
+    int8_t q[kBlock];
+    const float d = quantize_block_q8(x + b * kBlock, q);
+    uint8_t* block = dst + b * 34;
+    const uint16_t dh = fp32_to_fp16(d);
+    std::memcpy(block, &dh, 2);
+    std::memcpy(block + 2, q, kBlock);
+  }
+}
+
+}  // namespace
+
+float quantize_block_q8(const float* x, int8_t* q) {
+  float amax = 0.0f;
+  for (int64_t j = 0; j < kBlock; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+  const float d = amax / 127.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  for (int64_t j = 0; j < kBlock; ++j) q[j] = static_cast<int8_t>(std::roundf(x[j] * id));
+  return d;
+}
+
+bool quantize_row(GgmlType type, const float* src, void* dst, int64_t n) {
+  if (n < 0) return false;
+  auto* bytes = static_cast<uint8_t*>(dst);
+  switch (type) {
+    case GgmlType::F32:
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+      return true;
+    case GgmlType::F16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = fp32_to_fp16(src[i]);
+        std::memcpy(bytes + 2 * i, &h, 2);
+      }
+      return true;
+    case GgmlType::BF16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = fp32_to_bf16(src[i]);
+        std::memcpy(bytes + 2 * i, &h, 2);
+      }
+      return true;
+    case GgmlType::Q8_0:
+      if (n % kBlock != 0) return false;
+      quantize_q8_0(src, bytes, n);
+      return true;
+    case GgmlType::Q4_0:
+      if (n % kBlock != 0) return false;
+      quantize_q4_0(src, bytes, n);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace inferscope::kernels

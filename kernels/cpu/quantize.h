@@ -1,0 +1,20 @@
+// Reference encoders from float32 (GGUF-FORMATS.md 3.1, 4.1, 4.2): the rules llama.cpp uses to
+// write model files and quantized caches, so that our output is byte-identical to theirs.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/ggml_type.h"
+
+namespace inferscope::kernels {
+
+// Encodes n floats into row_bytes(type, n) bytes at dst.
+// Supported: F32, F16, BF16 (round to nearest even, ggml NaN rules), Q8_0 (4.1), Q4_0 (4.2).
+// Returns false (and writes nothing) for other types or when n % block_size != 0.
+bool quantize_row(GgmlType type, const float* src, void* dst, int64_t n);
+
+// Q8_0 rule for one block of 32 values with the scale kept in float32 (the activation format
+// of the matmul kernels). Returns d; q receives round-half-away(x / d).
+float quantize_block_q8(const float* x, int8_t* q);
+
+}  // namespace inferscope::kernels

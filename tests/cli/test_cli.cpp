@@ -1,0 +1,178 @@
+// inferscope-cli end to end: the real binary, real files, output parsed back.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/testdata.h"
+
+namespace inferscope {
+namespace {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+CliRun run_cli(const std::string& args) {
+  const auto dir = testing::scratch_dir("cli-run");
+  const std::string err_path = (dir / "stderr.txt").string();
+  const std::string cmd = std::string(INFERSCOPE_CLI_PATH) + " " + args + " 2>" + err_path;
+  CliRun r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  return r;
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+nlohmann::json load_reference(const std::string& name) {
+  std::ifstream in(testing::testdata("reference/" + name));
+  return nlohmann::json::parse(in);
+}
+
+TEST(Cli, GenerateJsonMatchesLlamaCppGreedy) {
+  const auto ref = load_reference("stories260K.llama.cpp-b4747.json");
+  CliRun r = run_cli("generate --prompt 'Once upon a time' --temperature 0 --max-tokens 32 --json --top-logprobs 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["prompt_token_ids"], ref["prompt_ids"]);
+  std::vector<int32_t> expected;
+  for (const auto& s : ref["steps"]) expected.push_back(s["id"].get<int32_t>());
+  EXPECT_EQ(j["token_ids"].get<std::vector<int32_t>>(), expected);
+  EXPECT_EQ(j["text"].get<std::string>().rfind(", there was a little girl named Lily", 0), 0u) << j["text"];
+  EXPECT_GT(j["timings"]["decode_tokens_per_s"].get<double>(), 0.0);
+  EXPECT_GE(j["timings"]["ttft_ms"].get<double>(), 0.0);
+  ASSERT_EQ(j["steps"].size(), expected.size());
+  // The chosen greedy token is the most likely one, with a log-probability <= 0.
+  const auto& first = j["steps"][0]["top_logprobs"];
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first[0]["id"].get<int32_t>(), expected[0]);
+  EXPECT_LE(first[0]["logprob"].get<double>(), 0.0);
+  EXPECT_GE(first[0]["logprob"].get<double>(), first[1]["logprob"].get<double>());
+}
+
+TEST(Cli, GenerateStreamsTextAndPrintsSummary) {
+  CliRun r = run_cli("generate --prompt 'Once upon a time' --max-tokens 16 --seed 42 --temperature 0.8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+  EXPECT_NE(r.err.find("time to first token"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("decode"), std::string::npos);
+  EXPECT_NE(r.err.find("KV cache"), std::string::npos);
+  CliRun again = run_cli("generate --prompt 'Once upon a time' --max-tokens 16 --seed 42 --temperature 0.8");
+  EXPECT_EQ(r.out, again.out) << "same seed, same text";
+}
+
+TEST(Cli, BeamSearchRuns) {
+  CliRun r = run_cli("generate --prompt 'Once upon a time' --max-tokens 12 --beam-width 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["token_ids"].empty());
+  EXPECT_LE(j["token_ids"].size(), 12u);
+}
+
+TEST(Cli, InspectListsTensorsAndMemory) {
+  CliRun r = run_cli("inspect --json --model " + quoted(testing::testdata("stories260K.gguf")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["architecture"], "llama");
+  EXPECT_EQ(j["config"]["n_layer"], 5);
+  EXPECT_EQ(j["tensors"].size(), 48u);
+  EXPECT_EQ(j["tensors"][0]["name"], "token_embd.weight");
+  EXPECT_EQ(j["tokenizer"]["n_vocab"], 512);
+  // 5 layers x 2048 positions x 32 KV values x 2 (K, V) x 2 bytes.
+  EXPECT_EQ(j["memory_estimate"]["kv_cache_bytes"], 5 * 2048 * 32 * 2 * 2);
+  EXPECT_EQ(j["memory_estimate"]["weights_bytes"].get<uint64_t>(), 1185376u - 14176u);
+}
+
+TEST(Cli, BadModelFileGivesClearErrorNotCrash) {
+  const auto dir = testing::scratch_dir("cli-bad");
+  const std::string path = (dir / "truncated.gguf").string();
+  {
+    std::ifstream in(testing::testdata("stories260K.gguf"), std::ios::binary);
+    std::vector<char> bytes(5000);
+    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  CliRun r = run_cli("generate --model " + quoted(path) + " --max-tokens 4");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("truncated.gguf"), std::string::npos) << r.err;
+  CliRun missing = run_cli("inspect --model /nonexistent/model.gguf");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
+  CliRun bert = run_cli("generate --model " + quoted(testing::testdata("derived/tiny-random-bert-bge.gguf")));
+  EXPECT_EQ(bert.exit_code, 1);
+  EXPECT_NE(bert.err.find("unsupported architecture 'bert'"), std::string::npos) << bert.err;
+}
+
+TEST(Cli, TokenizeAndDetokenizeRoundTrip) {
+  CliRun t = run_cli("tokenize --text 'Once upon a time'");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.out, "1 403 407 261 378\n");
+  CliRun d = run_cli("detokenize --ids '403 407 261 378'");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_EQ(d.out, " Once upon a time\n");
+}
+
+TEST(Cli, MakeModelWritesALoadableModel) {
+  const auto dir = testing::scratch_dir("cli-make-model");
+  const std::string path = (dir / "tiny.gguf").string();
+  CliRun m = run_cli("make-model --output " + quoted(path) +
+                  " --embd 64 --layers 2 --heads 4 --kv-heads 2 --ff 128 --type q8_0 --context 128");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  CliRun i = run_cli("inspect --json --model " + quoted(path));
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  const auto j = nlohmann::json::parse(i.out);
+  EXPECT_EQ(j["config"]["n_embd"], 64);
+  EXPECT_EQ(j["config"]["n_head_kv"], 2);
+  EXPECT_EQ(j["tensors"][0]["type"], "q8_0");
+  CliRun g = run_cli("generate --json --max-tokens 8 --temperature 0 --model " + quoted(path));
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_EQ(nlohmann::json::parse(g.out)["token_ids"].size(), 8u);
+}
+
+TEST(Cli, PerplexityOfTheModelsOwnStyleIsLow) {
+  const auto dir = testing::scratch_dir("cli-ppl");
+  const std::string path = (dir / "story.txt").string();
+  std::ofstream(path) << "Once upon a time, there was a little girl named Lily. She loved to play outside in the "
+                         "park. One day, she saw a big, red ball. She wanted to play with it, but it was too high. "
+                         "Lily asked her mom to help her. Her mom said, \"Let's try to get it together.\"";
+  CliRun r = run_cli("perplexity --context 32 --text " + quoted(path));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto pos = r.out.find("perplexity: ");
+  ASSERT_NE(pos, std::string::npos) << r.out;
+  const double ppl = std::stod(r.out.substr(pos + 12));
+  EXPECT_GT(ppl, 1.0);
+  EXPECT_LT(ppl, 20.0) << "stories260K should find TinyStories text likely";
+}
+
+TEST(Cli, BenchReportsThroughputAndBound) {
+  CliRun r = run_cli("bench --prompt-tokens 16 --gen-tokens 8 --reps 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["prefill_tokens_per_s"]["median"].get<double>(), 0.0);
+  EXPECT_GT(j["decode_tokens_per_s"]["median"].get<double>(), 0.0);
+  EXPECT_GT(j["bandwidth_gb_per_s"].get<double>(), 0.1);
+  EXPECT_GT(j["decode_bound_tokens_per_s"].get<double>(), 0.0);
+}
+
+TEST(Cli, UnknownOptionsAndBackendsAreRejected) {
+  EXPECT_EQ(run_cli("generate --no-such-option 1").exit_code, 2);
+  CliRun r = run_cli("generate --backend vulkan");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not available"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace inferscope
