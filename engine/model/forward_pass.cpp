@@ -124,7 +124,6 @@ Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_
     kv_->set_length(slot, pos0 + n);
     const bool last_chunk = done + static_cast<size_t>(n) == tokens.size();
     if (all_logits || last_chunk) {
-      ScopedOpTimer timer(profile_, OpKind::Output);
       const int64_t first = all_logits ? 0 : n - 1;
       const int64_t n_out = n - first;
       {
@@ -132,7 +131,7 @@ Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_
         rms_norm_rows(x_.data() + first * c.n_embd, w.output_norm.data, h_.data(), n_out);
       }
       float* dst = all_logits ? logits + static_cast<int64_t>(done) * c.n_vocab : logits;
-      matmul(w.output, 0, h_.data(), n_out, dst);
+      matmul(w.output, 0, h_.data(), n_out, dst, OpKind::Output);
     }
     done += static_cast<size_t>(n);
   }
@@ -292,16 +291,16 @@ void ForwardPass::moe_ffn(const LayerWeights& l, int64_t n) {
   }
 }
 
-void ForwardPass::matmul(const WeightMatrix& w, int64_t index, const float* x, int64_t n, float* y) {
+void ForwardPass::matmul(const WeightMatrix& w, int64_t index, const float* x, int64_t n, float* y, OpKind kind) {
   const WeightMatrix view{w.tensor, w.type, w.matrix(index), w.cols, w.rows, 1, w.row_bytes};
   const WeightMatrix* ws[] = {&view};
   float* ys[] = {y};
-  matmul_shared_input(ws, x, n, ys);
+  matmul_shared_input(ws, x, n, ys, kind);
 }
 
 void ForwardPass::matmul_shared_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n,
-                                      std::span<float* const> ys) {
-  ScopedOpTimer timer(profile_, OpKind::Matmul);
+                                      std::span<float* const> ys, OpKind kind) {
+  ScopedOpTimer timer(profile_, kind);
   const int64_t k = ws[0]->cols;
   // Pack the input once per weight type (most often all share one).
   void* packed[3] = {};

@@ -64,9 +64,10 @@ class ForwardPass {
   void expert_swiglu(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t expert,
                      const float* in, int64_t n, float* out);
   // y[n][w.rows] = x[n][w.cols] . W(matrix `index`)^T, rows split across the pool.
-  void matmul(const WeightMatrix& w, int64_t index, const float* x, int64_t n, float* y);
+  void matmul(const WeightMatrix& w, int64_t index, const float* x, int64_t n, float* y,
+              OpKind kind = OpKind::Matmul);
   void matmul_shared_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n,
-                           std::span<float* const> ys);
+                           std::span<float* const> ys, OpKind kind = OpKind::Matmul);
   void rms_norm_rows(const float* x, const float* w, float* y, int64_t n);
 
   std::shared_ptr<const Model> model_;

@@ -70,8 +70,11 @@ void float_dot_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
   __m512 acc[R][NT];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
+  constexpr int64_t es = T == GgmlType::F32 ? 4 : 2;
+  const char* next_tile = reinterpret_cast<const char*>(a.w + (r0 + R) * a.row_bytes);
   int64_t i = 0;
   for (; i + 16 <= k; i += 16) {
+    for (int64_t off = 0; off < R * 16 * es; off += 64) _mm_prefetch(next_tile + i * R * es + off, _MM_HINT_T0);
     __m512 xv[NT];
     for (int t = 0; t < NT; ++t) xv[t] = _mm512_loadu_ps(x[t] + i);
     for (int r = 0; r < R; ++r) {
@@ -113,85 +116,163 @@ void float_dot(const MatmulArgs& a) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Quantized weights, dot form: one 32-block per ymm, vpdpbusd (u8 weights x s8 activations).
+// Quantized weights, dot form (decode). Blocks are taken in groups that fill a zmm:
+//   Q4_0: 4 blocks. The 16 qs bytes of block i go to 128-bit lane i; the low nibbles (elements
+//         0-15) form one vector, the high nibbles (16-31) another. The activations are regrouped
+//         the same way once per call ("prep").
+//   Q8_0: 2 blocks, 64 bytes in natural order (w + 128 as the unsigned operand).
+// Every vpdpbusd lane then belongs to one block; its scale dw * da is replicated to the block's
+// lanes with one vpermps from a vector of 16 block scales, converted 16 blocks at a time. A
+// group's accumulator starts from the activation-side correction (-offset * sum(a)) in the
+// first lane of each block.
 
 template <GgmlType T>
-static inline __m256i load_block_u8(const uint8_t* block) {
-  if constexpr (T == GgmlType::Q8_0) {
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
-    return _mm256_xor_si256(q, _mm256_set1_epi8(static_cast<char>(0x80)));
+struct QGroup {
+  static constexpr int kBlocks = T == GgmlType::Q4_0 ? 4 : 2;  // blocks per group
+  static constexpr int kLanes = 16 / kBlocks;                   // int32 lanes per block
+  static constexpr int64_t kBlockBytes = T == GgmlType::Q4_0 ? 18 : 34;
+  static constexpr int64_t kActBytes = kBlocks * kQBlock;       // activation bytes per group
+};
+
+// Per-token activations regrouped for the decode kernel.
+struct DecodeToken {
+  const int8_t* act;    // [n_groups][kActBytes]
+  const int32_t* init;  // [n_groups][16]
+  const float* da;      // [n_blocks] (points into the packed row)
+};
+
+template <GgmlType T>
+void prepare_decode(const MatmulArgs& a, DecodeToken* tokens) {
+  using G = QGroup<T>;
+  const Q8Layout l = q8_layout(a.k);
+  const int64_t n_groups = (l.n_blocks + G::kBlocks - 1) / G::kBlocks;
+  const int64_t per_token = n_groups * (G::kActBytes + 64);
+  auto* buf = static_cast<uint8_t*>(thread_scratch(1, static_cast<size_t>(per_token * a.n_tokens)));
+  for (int64_t t = 0; t < a.n_tokens; ++t) {
+    const uint8_t* row = a.packed + t * l.row_stride;
+    const auto* qs = reinterpret_cast<const int8_t*>(row);
+    const auto* corr = reinterpret_cast<const int32_t*>(row + l.corr_offset);
+    auto* act = reinterpret_cast<int8_t*>(buf + t * per_token);
+    auto* init = reinterpret_cast<int32_t*>(buf + t * per_token + n_groups * G::kActBytes);
+    std::memset(act, 0, static_cast<size_t>(n_groups * G::kActBytes));
+    std::memset(init, 0, static_cast<size_t>(n_groups * 64));
+    for (int64_t b = 0; b < l.n_blocks; ++b) {
+      const int64_t g = b / G::kBlocks, i = b % G::kBlocks;
+      if constexpr (T == GgmlType::Q4_0) {
+        std::memcpy(act + g * 128 + 16 * i, qs + b * kQBlock, 16);
+        std::memcpy(act + g * 128 + 64 + 16 * i, qs + b * kQBlock + 16, 16);
+      } else {
+        std::memcpy(act + g * 64 + 32 * i, qs + b * kQBlock, 32);
+      }
+      init[g * 16 + i * G::kLanes] = corr[b];
+    }
+    tokens[t] = {act, init, reinterpret_cast<const float*>(row + l.d_offset)};
+  }
+}
+
+// Unsigned weight values of `n` (1..kBlocks) blocks starting at `blk`; lanes of missing blocks
+// hold copies of block 0 (their activations and scales are zero). Q4_0 returns low and high
+// nibbles, Q8_0 only `lo`.
+template <GgmlType T>
+static inline void load_group(const uint8_t* blk, int n, __m512i& lo, __m512i& hi) {
+  if constexpr (T == GgmlType::Q4_0) {
+    const uint8_t* q = blk + 2;
+    __m512i v = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+    if (n > 1) v = _mm512_mask_broadcast_i32x4(v, 0x00F0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 18)));
+    if (n > 2) v = _mm512_mask_broadcast_i32x4(v, 0x0F00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 36)));
+    if (n > 3) v = _mm512_mask_broadcast_i32x4(v, 0xF000, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 54)));
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    lo = _mm512_and_si512(v, m4);
+    hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
   } else {
-    const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2)));
-    // Low nibbles (elements 0-15) in the low half, high nibbles (16-31) in the high half.
-    const __m256i shifted = _mm256_srlv_epi64(q, _mm256_setr_epi64x(0, 0, 4, 4));
-    return _mm256_and_si256(shifted, _mm256_set1_epi8(0x0F));
+    __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2)));
+    if (n > 1) v = _mm512_mask_broadcast_i64x4(v, 0xF0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)));
+    lo = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+    hi = lo;
   }
 }
 
 template <GgmlType T, int R, int NT>
-void quant_dot_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
-  constexpr int64_t bsz = T == GgmlType::Q8_0 ? 34 : 18;
-  const Q8Layout l = q8_layout(a.k);
+void quant_dot_tile(const MatmulArgs& a, const DecodeToken* tok, int64_t r0) {
+  using G = QGroup<T>;
+  constexpr int64_t bsz = G::kBlockBytes;
+  const int64_t nb = a.k / kQBlock;
   const uint8_t* w[R];
   for (int r = 0; r < R; ++r) w[r] = a.w + (r0 + r) * a.row_bytes;
-  const int8_t* xq[NT];
-  const float* xd[NT];
-  const int32_t* xc[NT];
-  for (int t = 0; t < NT; ++t) {
-    const uint8_t* row = a.packed + (t0 + t) * l.row_stride;
-    xq[t] = reinterpret_cast<const int8_t*>(row);
-    xd[t] = reinterpret_cast<const float*>(row + l.d_offset);
-    xc[t] = reinterpret_cast<const int32_t*>(row + l.corr_offset);
-  }
-  __m256 acc[R][NT];
+  __m512 acc[R][NT];
   for (int r = 0; r < R; ++r)
-    for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < l.n_blocks; ++b) {
-    __m256i wu[R];
-    float dw[R];
-    for (int r = 0; r < R; ++r) {
-      const uint8_t* block = w[r] + b * bsz;
-      _mm_prefetch(reinterpret_cast<const char*>(block + 16 * bsz), _MM_HINT_T0);
-      wu[r] = load_block_u8<T>(block);
-      dw[r] = f16_at(block);
-    }
-    for (int t = 0; t < NT; ++t) {
-      const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t] + b * kQBlock));
-      const __m256i init = _mm256_zextsi128_si256(_mm_cvtsi32_si128(xc[t][b]));
-      const float da = xd[t][b];
+    for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i gather_idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(bsz)));
+  const __m512i lane_block = _mm512_srli_epi32(lane, G::kBlocks == 4 ? 2 : 3);  // block of each lane
+  // The rows of a thread's range are contiguous: stream the next tile's bytes into the cache at
+  // the rate this tile consumes its own.
+  const char* next_tile = reinterpret_cast<const char*>(a.w + (r0 + R) * a.row_bytes);
+  for (int64_t b16 = 0; b16 < nb; b16 += 16) {
+    const int64_t n16 = min64(16, nb - b16);
+    const __mmask16 m16 = n16 == 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n16) - 1u);
+    __m512 scale[R][NT];
+    {
+      __m512 da[NT];
+      for (int t = 0; t < NT; ++t) da[t] = _mm512_maskz_loadu_ps(m16, tok[t].da + b16);
       for (int r = 0; r < R; ++r) {
-        const __m256i dot = _mm256_dpbusd_epi32(init, wu[r], av);
-        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw[r] * da), acc[r][t]);
+        // The 32-bit word at each block start holds d in its low half.
+        const __m512i d32 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m16, gather_idx, w[r] + b16 * bsz, 1);
+        const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d32));
+        for (int t = 0; t < NT; ++t) scale[r][t] = _mm512_mul_ps(dw, da[t]);
+      }
+    }
+    for (int64_t gi = 0; gi * G::kBlocks < n16; ++gi) {
+      const int64_t b = b16 + gi * G::kBlocks;
+      const int n = static_cast<int>(min64(G::kBlocks, nb - b));
+      for (int64_t off = 0; off < R * G::kBlocks * bsz; off += 64) {
+        _mm_prefetch(next_tile + b * R * bsz + off, _MM_HINT_T0);
+      }
+      __m512i lo[R], hi[R];
+      for (int r = 0; r < R; ++r) load_group<T>(w[r] + b * bsz, n, lo[r], hi[r]);
+      const __m512i sidx = _mm512_add_epi32(lane_block, _mm512_set1_epi32(static_cast<int32_t>(gi * G::kBlocks)));
+      const int64_t g = b / G::kBlocks;
+      for (int t = 0; t < NT; ++t) {
+        const __m512i init = _mm512_loadu_si512(tok[t].init + g * 16);
+        const int8_t* act = tok[t].act + g * G::kActBytes;
+        const __m512i a0 = _mm512_loadu_si512(act);
+        for (int r = 0; r < R; ++r) {
+          __m512i dot = _mm512_dpbusd_epi32(init, lo[r], a0);
+          if constexpr (T == GgmlType::Q4_0) dot = _mm512_dpbusd_epi32(dot, hi[r], _mm512_loadu_si512(act + 64));
+          acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(sidx, scale[r][t]), acc[r][t]);
+        }
       }
     }
   }
-  for (int r = 0; r < R; ++r) {
-    for (int t = 0; t < NT; ++t) {
-      const __m256 v = acc[r][t];
-      __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-      s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-      s = _mm_add_ss(s, _mm_movehdup_ps(s));
-      a.y[(t0 + t) * a.y_stride + r0 + r] = _mm_cvtss_f32(s);
-    }
-  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NT; ++t) a.y[t * a.y_stride + r0 + r] = _mm512_reduce_add_ps(acc[r][t]);
 }
 
 template <GgmlType T, int NT>
-void quant_dot_rows(const MatmulArgs& a, int64_t t0) {
+void quant_dot_rows(const MatmulArgs& a, const DecodeToken* tok) {
   constexpr int R = NT == 1 ? 4 : 2;
   int64_t r = a.row_begin;
-  for (; r + R <= a.row_end; r += R) quant_dot_tile<T, R, NT>(a, r, t0);
-  for (; r < a.row_end; ++r) quant_dot_tile<T, 1, NT>(a, r, t0);
+  for (; r + R <= a.row_end; r += R) quant_dot_tile<T, R, NT>(a, tok, r);
+  for (; r < a.row_end; ++r) quant_dot_tile<T, 1, NT>(a, tok, r);
 }
 
 template <GgmlType T>
 void quant_dot(const MatmulArgs& a) {
+  DecodeToken tokens[16];
+  if (a.n_tokens > 16) return;  // callers use the panel path from 6 tokens on
+  prepare_decode<T>(a, tokens);
   int64_t t = 0;
-  for (; t + 4 <= a.n_tokens; t += 4) quant_dot_rows<T, 4>(a, t);
+  for (; t + 4 <= a.n_tokens; t += 4) {
+    MatmulArgs sub = a;
+    sub.y = a.y + t * a.y_stride;
+    quant_dot_rows<T, 4>(sub, tokens + t);
+  }
+  MatmulArgs sub = a;
+  sub.y = a.y + t * a.y_stride;
   switch (a.n_tokens - t) {
-    case 3: quant_dot_rows<T, 3>(a, t); break;
-    case 2: quant_dot_rows<T, 2>(a, t); break;
-    case 1: quant_dot_rows<T, 1>(a, t); break;
+    case 3: quant_dot_rows<T, 3>(sub, tokens + t); break;
+    case 2: quant_dot_rows<T, 2>(sub, tokens + t); break;
+    case 1: quant_dot_rows<T, 1>(sub, tokens + t); break;
     default: break;
   }
 }

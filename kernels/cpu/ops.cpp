@@ -40,7 +40,16 @@ void rope_apply(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, cons
   }
 }
 
+namespace detail {
+void swiglu_avx2(float* gate, const float* up, int64_t n);
+}  // namespace detail
+
 void swiglu(float* gate, const float* up, int64_t n) {
+  static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (has_avx2) {
+    detail::swiglu_avx2(gate, up, n);
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const float g = gate[i];
     gate[i] = g / (1.0f + std::exp(-g)) * up[i];
