@@ -245,7 +245,7 @@ void ForwardPass::moe_ffn(const LayerWeights& l, int64_t n) {
     std::vector<int32_t> order(static_cast<size_t>(X));
     for (int64_t t = 0; t < n; ++t) {
       float* p = router_.data() + t * X;
-      kernels::softmax(p, X);
+      kernels::softmax_exact(p, X);
       std::iota(order.begin(), order.end(), 0);
       std::partial_sort(order.begin(), order.begin() + K, order.end(),
                         [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });

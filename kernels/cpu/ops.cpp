@@ -42,11 +42,15 @@ void rope_apply(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, cons
 
 namespace detail {
 void swiglu_avx2(float* gate, const float* up, int64_t n);
+void softmax_avx2(float* x, int64_t n);
 }  // namespace detail
 
+namespace {
+const bool kHasAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}  // namespace
+
 void swiglu(float* gate, const float* up, int64_t n) {
-  static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (has_avx2) {
+  if (kHasAvx2) {
     detail::swiglu_avx2(gate, up, n);
     return;
   }
@@ -65,6 +69,14 @@ void add(float* y, const float* x, int64_t n) {
 }
 
 void softmax(float* x, int64_t n) {
+  if (kHasAvx2) {
+    detail::softmax_avx2(x, n);
+    return;
+  }
+  softmax_exact(x, n);
+}
+
+void softmax_exact(float* x, int64_t n) {
   float max = x[0];
   for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
   double sum = 0.0;

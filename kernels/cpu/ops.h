@@ -27,8 +27,11 @@ void add_scaled(float* y, const float* x, int64_t n, float scale);
 // y[i] += x[i].
 void add(float* y, const float* x, int64_t n);
 
-// In-place softmax of n values; returns nothing, x sums to 1 afterwards.
+// In-place softmax of n values; x sums to 1 afterwards. Uses a polynomial exp (relative error
+// ~2e-7) where SIMD is available.
 void softmax(float* x, int64_t n);
+// The same with the C library's exp, for decisions that must not move: expert routing.
+void softmax_exact(float* x, int64_t n);
 
 // F32 -> F16 for n values (KV cache writes).
 void to_fp16(const float* x, uint16_t* y, int64_t n);

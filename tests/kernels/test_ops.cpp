@@ -13,6 +13,7 @@
 namespace inferscope::kernels {
 namespace detail {
 void swiglu_avx2(float* gate, const float* up, int64_t n);
+void softmax_avx2(float* x, int64_t n);
 }
 namespace {
 
@@ -65,6 +66,22 @@ TEST(Ops, SoftmaxSumsToOneAndIsShiftInvariant) {
     EXPECT_NEAR(x[i], shifted[i], 1e-6);
   }
   EXPECT_NEAR(sum, 1.0, 1e-5);
+}
+
+TEST(Ops, SoftmaxSimdMatchesFormula) {
+  if (!has_avx2()) GTEST_SKIP() << "no AVX2";
+  for (int64_t n : {1, 5, 8, 13, 300}) {
+    auto x = random_vector(n, 11, 6.0f);
+    auto simd = x;
+    detail::softmax_avx2(simd.data(), n);
+    double max = -1e300, sum = 0;
+    for (float v : x) max = std::max<double>(max, v);
+    for (float v : x) sum += std::exp(v - max);
+    for (int64_t i = 0; i < n; ++i) {
+      const double expected = std::exp(x[static_cast<size_t>(i)] - max) / sum;
+      EXPECT_NEAR(simd[static_cast<size_t>(i)], expected, 1e-6 * std::max(1.0, expected * 10)) << i;
+    }
+  }
 }
 
 TEST(Ops, RopeRotatesPairsByPositionAngle) {
