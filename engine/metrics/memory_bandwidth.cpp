@@ -10,15 +10,26 @@
 
 #include "kernels/cpu/stream_read.h"
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace inferscope {
 
-double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes) {
-  bytes = std::max<size_t>(bytes / 4096 * 4096, size_t{1} << 20);
+double measure_read_bandwidth(ThreadPool& pool, size_t bytes, int passes, bool huge_pages) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  bytes = std::max<size_t>((bytes + kHuge - 1) / kHuge * kHuge, kHuge);
   struct Free {
     void operator()(void* p) const { std::free(p); }
   };
-  std::unique_ptr<float, Free> buffer(static_cast<float*>(std::aligned_alloc(4096, bytes)));
+  std::unique_ptr<float, Free> buffer(static_cast<float*>(std::aligned_alloc(kHuge, bytes)));
   if (!buffer) return 0.0;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  // Before the first touch, so the pages are faulted in as huge pages where the kernel allows.
+  if (huge_pages) ::madvise(buffer.get(), bytes, MADV_HUGEPAGE);
+#else
+  (void)huge_pages;
+#endif
   const size_t n = bytes / sizeof(float);
   const int nth = pool.size();
   // Each thread touches its own part first so the pages are really backed (and, on NUMA, local).

@@ -36,7 +36,11 @@ void pack_activations(GgmlType w, const float* x, int64_t k, int64_t n_tokens, v
 // y[t * y_stride + r] = sum_i W[r][i] * x[t][i] for r in [row_begin, row_end), t in [0, n_tokens).
 // weights: rows of row_bytes(w, k) bytes; k % block_size(w) == 0; packed from pack_activations
 // with the same (w, k, n_tokens). Uses the active SIMD level. Threads may run disjoint row
-// ranges concurrently (each uses its own scratch).
+// ranges concurrently (each uses its own scratch, kept per thread and reused).
+// Any row range works; for prefill (n_tokens >= 6) ranges that start at multiples of 32 rows
+// avoid partial 32-row panels at the boundaries between threads. From 8 tokens on, float
+// weights use AMX where available (bf16 hi/lo split, relative error ~1e-5); quantized weights
+// use int8 dot products on the packed activations in every variant.
 void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed, int64_t n_tokens, float* y,
                  int64_t y_stride, int64_t row_begin, int64_t row_end);
 

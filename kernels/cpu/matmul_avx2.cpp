@@ -12,6 +12,10 @@
 namespace inferscope::kernels::detail {
 namespace {
 
+// Decode prefetch and tile height: see matmul_avx512.cpp (same measurements apply).
+constexpr int kPrefetchTiles = 4;
+constexpr int kDecodeRows = 2;
+
 static inline float f16_at(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);
@@ -66,8 +70,13 @@ void float_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
   __m256 acc[R][NT];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
+  constexpr int64_t es = T == GgmlType::F32 ? 4 : 2;
+  const char* ahead = reinterpret_cast<const char*>(a.w + (r0 + R * kPrefetchTiles) * a.row_bytes);
   int64_t i = 0;
   for (; i + 8 <= k; i += 8) {
+    if ((i & 15) == 0) {
+      for (int64_t off = 0; off < R * 16 * es; off += 64) _mm_prefetch(ahead + i * R * es + off, _MM_HINT_T2);
+    }
     __m256 xv[NT];
     for (int t = 0; t < NT; ++t) xv[t] = _mm256_loadu_ps(x[t] + i);
     for (int r = 0; r < R; ++r) {
@@ -86,7 +95,7 @@ void float_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
 
 template <GgmlType T, int NT>
 void float_rows(const MatmulArgs& a, int64_t t0) {
-  constexpr int R = NT == 1 ? 4 : 2;
+  constexpr int R = NT == 1 ? kDecodeRows : 2;
   int64_t r = a.row_begin;
   for (; r + R <= a.row_end; r += R) float_tile<T, R, NT>(a, r, t0);
   for (; r < a.row_end; ++r) float_tile<T, 1, NT>(a, r, t0);
@@ -115,12 +124,15 @@ void quant_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
   __m256 acc[R][NT];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
+  const char* ahead = reinterpret_cast<const char*>(a.w + (r0 + R * kPrefetchTiles) * a.row_bytes);
   for (int64_t b = 0; b < l.n_blocks; ++b) {
+    if ((b & 1) == 0) {
+      for (int64_t off = 0; off < 2 * R * bsz; off += 64) _mm_prefetch(ahead + b * R * bsz + off, _MM_HINT_T2);
+    }
     __m256i wv[R];
     float dw[R];
     for (int r = 0; r < R; ++r) {
       const uint8_t* block = w[r] + b * bsz;
-      _mm_prefetch(reinterpret_cast<const char*>(block + 16 * bsz), _MM_HINT_T0);
       dw[r] = f16_at(block);
       if constexpr (T == GgmlType::Q8_0) {
         wv[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
@@ -153,7 +165,7 @@ void quant_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
 
 template <GgmlType T, int NT>
 void quant_rows(const MatmulArgs& a, int64_t t0) {
-  constexpr int R = NT == 1 ? 4 : 2;
+  constexpr int R = NT == 1 ? kDecodeRows : 2;
   int64_t r = a.row_begin;
   for (; r + R <= a.row_end; r += R) quant_tile<T, R, NT>(a, r, t0);
   for (; r < a.row_end; ++r) quant_tile<T, 1, NT>(a, r, t0);

@@ -163,7 +163,10 @@ TEST(Matmul, SimdVariantsMatchReferenceOnPrefillShapes) {
   LevelGuard guard;
   uint32_t seed = 1000;
   for (GgmlType type : kTypes) {
-    for (auto [k, rows, n] : {std::tuple<int64_t, int64_t, int64_t>{512, 96, 128}, {1024, 53, 37}, {2048, 40, 71}}) {
+    // The last three have more k steps than one AMX K chunk (64 x 32), with few and many tokens,
+    // and more rows than one AMX row group (512).
+    for (auto [k, rows, n] : {std::tuple<int64_t, int64_t, int64_t>{512, 96, 128}, {1024, 53, 37}, {2048, 40, 71},
+                              {4160, 35, 20}, {2304, 33, 150}, {2112, 600, 17}}) {
       const Problem p = make_problem(type, k, rows, n, seed++);
       for (SimdLevel level : simd_levels()) {
         check_against_reference(p, level, 0, rows, describe(type, level, k, rows, n, 0, rows));
