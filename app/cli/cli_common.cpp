@@ -6,7 +6,9 @@ namespace inferscope::cli {
 
 std::shared_ptr<const Model> load_model_from_args(Args& args) {
   const std::string path = args.string("model", default_model_path());
-  auto model = Model::load(path);
+  ModelLoadOptions options;
+  options.resident_weights = !args.flag("mmap");
+  auto model = Model::load(path, options);
   if (!model) {
     std::fprintf(stderr, "error: %s\n", model.message().c_str());
     return nullptr;

@@ -15,6 +15,7 @@ namespace inferscope::cli {
 inline const OptionSpec kModelOption{"model", "FILE", "GGUF model (default: the bundled stories260K)"};
 inline const OptionSpec kThreadsOption{"threads", "N", "CPU threads (default: all cores)"};
 inline const OptionSpec kBackendOption{"backend", "NAME", "compute backend: cpu (default)"};
+inline const OptionSpec kMmapOption{"mmap", nullptr, "read weights from the file mapping instead of copying them to huge pages"};
 inline const OptionSpec kContextOption{"context", "N", "context length in tokens (default: min(model's, 4096))"};
 
 // Loads --model (or the bundled model); prints the error and returns nullptr on failure.

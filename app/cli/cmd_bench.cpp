@@ -84,6 +84,7 @@ int run_bench(int argc, char** argv) {
              {"gen-tokens", "N", "decode steps (default 64)"},
              {"reps", "N", "repetitions; the median is reported (default 5)"},
              kThreadsOption,
+             kMmapOption,
              kBackendOption,
              {"json", nullptr, "print one JSON object"}});
   if (!args.ok()) return args.exit_code();

@@ -57,6 +57,7 @@ int run_generate(int argc, char** argv) {
              {"beam-width", "W", "beam search with W beams (deterministic; default 1 = off)"},
              {"top-logprobs", "K", "with --json: the K most likely tokens per step with log-probabilities"},
              kThreadsOption,
+             kMmapOption,
              kContextOption,
              kBackendOption,
              {"json", nullptr, "print one JSON object instead of streaming text"}});

@@ -38,6 +38,7 @@ int run_perplexity(int argc, char** argv) {
              {"text", "FILE", "text file to score"},
              {"context", "N", "tokens per chunk (default 512, at most the model's context)"},
              kThreadsOption,
+             kMmapOption,
              kBackendOption});
   if (!args.ok()) return args.exit_code();
   const int threads = static_cast<int>(args.integer("threads", 0, 0, 1024));

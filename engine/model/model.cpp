@@ -1,8 +1,26 @@
 #include "engine/model/model.h"
 
+#include <cstring>
+
 namespace inferscope {
 
-Result<std::shared_ptr<const Model>> Model::load(const std::string& path) {
+namespace {
+
+// Copies the tensor data section into huge-page memory; nullptr when it does not fit.
+std::unique_ptr<ResidentBuffer> copy_tensor_data(const gguf::File& file) {
+  if (file.tensors().empty()) return nullptr;
+  const gguf::TensorInfo& first = file.tensors().front();
+  const uint8_t* section = first.data - first.offset;
+  const size_t bytes = file.file_size() - file.data_offset();
+  auto buffer = ResidentBuffer::allocate(bytes);
+  if (!buffer) return nullptr;
+  std::memcpy((*buffer)->data(), section, bytes);
+  return std::move(*buffer);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const ModelLoadOptions& options) {
   auto model = std::shared_ptr<Model>(new Model());
   auto file = gguf::File::open(path);
   if (!file) return file.status();
@@ -17,7 +35,13 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path) {
     return Status::error(path + ": vocab size " + std::to_string(model->config_.n_vocab) +
                          " differs from the tokenizer's " + std::to_string(model->tokenizer_->n_vocab()) + " tokens");
   }
-  auto weights = ModelWeights::bind(*model->file_, model->config_);
+  // Bind against the mapping first, so a file that cannot be used is refused before the copy.
+  auto weights = ModelWeights::bind(*model->file_, model->config_, nullptr);
+  if (!weights) return weights.status();
+  if (options.resident_weights) {
+    model->resident_ = copy_tensor_data(*model->file_);
+    if (model->resident_) weights = ModelWeights::bind(*model->file_, model->config_, model->resident_->data());
+  }
   if (!weights) return weights.status();
   model->weights_ = std::move(*weights);
   return std::shared_ptr<const Model>(model);

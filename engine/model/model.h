@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/core/resident_buffer.h"
 #include "engine/core/status.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/model/model_config.h"
@@ -13,18 +14,26 @@
 
 namespace inferscope {
 
+struct ModelLoadOptions {
+  // Copy the weights into huge-page memory (faster decode) instead of reading them from the
+  // file mapping. Falls back to the mapping when the memory is not available.
+  bool resident_weights = true;
+};
+
 class Model {
  public:
-  static Result<std::shared_ptr<const Model>> load(const std::string& path);
+  static Result<std::shared_ptr<const Model>> load(const std::string& path, const ModelLoadOptions& options = {});
 
   const gguf::File& file() const { return *file_; }
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return *weights_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
+  bool weights_resident() const { return resident_ != nullptr; }
 
  private:
   Model() = default;
   std::shared_ptr<const gguf::File> file_;
+  std::unique_ptr<ResidentBuffer> resident_;  // copy of the tensor data section, when resident
   ModelConfig config_;
   std::unique_ptr<ModelWeights> weights_;
   std::shared_ptr<const Tokenizer> tokenizer_;

@@ -14,7 +14,8 @@ enum class Need { Required, Optional };
 
 class Binder {
  public:
-  Binder(const gguf::File& file, ModelWeights& weights) : file_(file), weights_(weights) {}
+  Binder(const gguf::File& file, ModelWeights& weights, const uint8_t* tensor_data)
+      : file_(file), weights_(weights), tensor_data_(tensor_data) {}
 
   Status matrix(const std::string& name, int64_t cols, int64_t rows, int64_t n_mats, Need need, WeightMatrix* out) {
     const gguf::TensorInfo* t = file_.find_tensor(name);
@@ -29,7 +30,7 @@ class Binder {
       return Status::error(file_.error_prefix() + "tensor '" + name + "' has weight type " +
                            kernels::type_name(t->type) + ", which this engine cannot multiply yet");
     }
-    *out = WeightMatrix{t, t->type, t->data, cols, rows, n_mats, t->row_bytes};
+    *out = WeightMatrix{t, t->type, bytes_of(*t), cols, rows, n_mats, t->row_bytes};
     weights_.total_bytes += t->n_bytes;
     return Status::ok();
   }
@@ -45,11 +46,11 @@ class Binder {
     }
     weights_.total_bytes += t->n_bytes;
     if (t->type == kernels::GgmlType::F32) {
-      *out = WeightVector{reinterpret_cast<const float*>(t->data), size};
+      *out = WeightVector{reinterpret_cast<const float*>(bytes_of(*t)), size};
       return Status::ok();
     }
     auto copy = std::make_unique<float[]>(static_cast<size_t>(size));
-    if (!kernels::dequantize_row(t->type, t->data, copy.get(), size)) {
+    if (!kernels::dequantize_row(t->type, bytes_of(*t), copy.get(), size)) {
       return Status::error(file_.error_prefix() + "tensor '" + name + "' has type " + kernels::type_name(t->type) +
                            ", which cannot be decoded");
     }
@@ -59,6 +60,7 @@ class Binder {
   }
 
  private:
+  const uint8_t* bytes_of(const gguf::TensorInfo& t) const { return tensor_data_ ? tensor_data_ + t.offset : t.data; }
   static std::string shape_text(int64_t cols, int64_t rows, int64_t n_mats) {
     std::string s = "[" + std::to_string(cols) + ", " + std::to_string(rows);
     if (n_mats != 1) s += ", " + std::to_string(n_mats);
@@ -74,6 +76,7 @@ class Binder {
 
   const gguf::File& file_;
   ModelWeights& weights_;
+  const uint8_t* tensor_data_;
 };
 
 Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
@@ -112,9 +115,10 @@ Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
 
 }  // namespace
 
-Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file, const ModelConfig& c) {
+Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file, const ModelConfig& c,
+                                                         const uint8_t* tensor_data) {
   auto w = std::make_unique<ModelWeights>();
-  Binder b(file, *w);
+  Binder b(file, *w, tensor_data);
   INFERSCOPE_RETURN_IF_ERROR(b.matrix("token_embd.weight", c.n_embd, c.n_vocab, 1, Need::Required, &w->token_embd));
   if (!kernels::type_info(w->token_embd.type).decodable) {
     return Status::error(file.error_prefix() + "token_embd.weight type cannot be decoded");

@@ -75,7 +75,10 @@ struct ModelWeights {
   std::vector<std::unique_ptr<float[]>> converted;  // owned F32 copies of non-F32 vectors
 
   // Binds every tensor the architecture needs; errors name the tensor and the expected shape.
-  static Result<std::unique_ptr<ModelWeights>> bind(const gguf::File& file, const ModelConfig& config);
+  // `tensor_data`: a copy of the file's tensor data section to point into, or nullptr for the
+  // file mapping itself.
+  static Result<std::unique_ptr<ModelWeights>> bind(const gguf::File& file, const ModelConfig& config,
+                                                    const uint8_t* tensor_data);
 };
 
 }  // namespace inferscope

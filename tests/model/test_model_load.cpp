@@ -1,0 +1,75 @@
+// Loading: resident (huge-page copy) and mapped weights give identical results; bad models
+// are refused with messages that name the problem.
+#include <gtest/gtest.h>
+
+#include "engine/runtime/session.h"
+#include "tests/support/testdata.h"
+
+namespace inferscope {
+namespace {
+
+std::vector<float> logits_of(const std::string& path, bool resident) {
+  ModelLoadOptions options;
+  options.resident_weights = resident;
+  auto model = Model::load(path, options);
+  EXPECT_TRUE(model) << model.message();
+  EXPECT_EQ((*model)->weights_resident(), resident);
+  SessionOptions so;
+  so.n_ctx = 64;
+  so.n_threads = 2;
+  auto session = Session::create(*model, so);
+  EXPECT_TRUE(session) << session.message();
+  std::vector<int32_t> tokens = {1, 403, 407, 261, 378};
+  std::vector<float> logits;
+  EXPECT_TRUE((*session)->evaluate(tokens, logits));
+  return logits;
+}
+
+TEST(ModelLoad, ResidentAndMappedWeightsGiveIdenticalLogits) {
+  for (const char* file : {"stories260K.gguf", "quant/q4_0.gguf", "quant/f16.gguf"}) {
+    EXPECT_EQ(logits_of(testing::testdata(file), true), logits_of(testing::testdata(file), false)) << file;
+  }
+}
+
+TEST(ModelLoad, UnsupportedArchitectureIsRefusedWithTheSupportedList) {
+  auto model = Model::load(testing::testdata("derived/tiny-random-bert-bge.gguf"));
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.message().find("unsupported architecture 'bert'"), std::string::npos) << model.message();
+  EXPECT_NE(model.message().find("llama, qwen2, qwen2moe"), std::string::npos) << model.message();
+}
+
+TEST(ModelLoad, UnsupportedWeightTypeIsRefusedByName) {
+  auto model = Model::load(testing::testdata("quant/q4_k.gguf"));
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.message().find("q4_K"), std::string::npos) << model.message();
+}
+
+TEST(ModelLoad, VocabOnlyFileHasNoWeights) {
+  auto model = Model::load(testing::testdata("llama.cpp-vocab/ggml-vocab-llama-spm.gguf"));
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.message().find("token_embd.weight"), std::string::npos) << model.message();
+}
+
+TEST(ModelLoad, FullContextIsAClearError) {
+  auto model = Model::load(testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(model);
+  SessionOptions so;
+  so.n_ctx = 8;
+  auto session = Session::create(*model, so);
+  ASSERT_TRUE(session);
+  GenerateRequest req;
+  req.prompt = "Once upon a time there was a little girl named Lily who loved to play";
+  auto result = (*session)->generate(req);
+  ASSERT_FALSE(result);
+  EXPECT_NE(result.message().find("context is full"), std::string::npos) << result.message();
+  req.prompt = "Once upon a time";
+  req.max_tokens = 100;
+  req.sampling.temperature = 0;
+  result = (*session)->generate(req);
+  ASSERT_TRUE(result) << result.message();
+  EXPECT_EQ(result->stop_reason, "context_full");
+  EXPECT_EQ(result->prompt_token_ids.size() + result->token_ids.size(), 9u);
+}
+
+}  // namespace
+}  // namespace inferscope
