@@ -37,4 +37,11 @@ void print_memory(const MemoryUsage& m) {
                format_bytes(m.scratch_bytes).c_str(), format_bytes(m.peak_rss_bytes).c_str());
 }
 
+nlohmann::json memory_json(const MemoryUsage& m) {
+  return {{"weights_bytes", m.weights_bytes},
+          {"kv_cache_bytes", m.kv_cache_bytes},
+          {"scratch_bytes", m.scratch_bytes},
+          {"peak_rss_bytes", m.peak_rss_bytes}};
+}
+
 }  // namespace inferscope::cli

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "app/cli/args.h"
 #include "engine/model/model.h"
 #include "engine/runtime/generate_request.h"
@@ -25,5 +27,6 @@ bool check_backend(Args& args);
 
 std::string format_bytes(uint64_t bytes);  // "12.3 MiB"
 void print_memory(const MemoryUsage& m);   // to stderr
+nlohmann::json memory_json(const MemoryUsage& m);
 
 }  // namespace inferscope::cli

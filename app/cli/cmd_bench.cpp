@@ -158,8 +158,7 @@ int run_bench(int argc, char** argv) {
         {"weight_bytes_per_token", bytes_per_token},
         {"decode_bound_tokens_per_s", bound},
         {"decode_percent_of_bound", 100.0 * stg.median / bound},
-        {"memory", {{"weights_bytes", mem.weights_bytes}, {"kv_cache_bytes", mem.kv_cache_bytes},
-                    {"scratch_bytes", mem.scratch_bytes}, {"peak_rss_bytes", mem.peak_rss_bytes}}}};
+        {"memory", memory_json(mem)}};
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }

@@ -22,10 +22,7 @@ nlohmann::json to_json(const GenerateResult& r, bool with_steps) {
                   {"decode_ms", r.timings.decode_ms},
                   {"prefill_tokens_per_s", r.timings.prefill_tokens_per_s},
                   {"decode_tokens_per_s", r.timings.decode_tokens_per_s}};
-  j["memory"] = {{"weights_bytes", r.memory.weights_bytes},
-                 {"kv_cache_bytes", r.memory.kv_cache_bytes},
-                 {"scratch_bytes", r.memory.scratch_bytes},
-                 {"peak_rss_bytes", r.memory.peak_rss_bytes}};
+  j["memory"] = memory_json(r.memory);
   if (with_steps) {
     nlohmann::json steps = nlohmann::json::array();
     for (size_t i = 0; i < r.steps.size(); ++i) {

@@ -24,6 +24,20 @@ std::vector<TokenLogprob> raw_top_logprobs(std::span<const float> logits, int32_
   return out;
 }
 
+// Emits what the detokenizer still holds (an incomplete UTF-8 tail) as a last event.
+std::string flush_detokenizer(StreamingDetokenizer& detok, const std::function<bool(const TokenEvent&)>& on_token) {
+  TokenEvent event;
+  event.id = -1;
+  event.text = detok.flush();
+  if (!event.text.empty() && on_token) on_token(event);
+  return event.text;
+}
+
+void finish_timings(GenerateTimings& t, size_t prompt_tokens, size_t decoded_tokens) {
+  t.prefill_tokens_per_s = t.prefill_ms > 0 ? 1000.0 * static_cast<double>(prompt_tokens) / t.prefill_ms : 0;
+  t.decode_tokens_per_s = t.decode_ms > 0 ? 1000.0 * static_cast<double>(decoded_tokens) / t.decode_ms : 0;
+}
+
 // Beam search drives the forward pass through this adapter: one KV slot per beam.
 class ForwardBeamModel : public BeamSearchModel {
  public:
@@ -130,7 +144,7 @@ Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
 
   StreamingDetokenizer detok(tok);
   double decode_ms = 0;
-  int64_t decode_calls = 0;
+  size_t decode_calls = 0;
   result.stop_reason = "max_tokens";
   for (int32_t i = 0; i < request.max_tokens; ++i) {
     TokenEvent event;
@@ -162,18 +176,9 @@ Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
     decode_ms += ms_since(t0);
     ++decode_calls;
   }
-  std::string tail = detok.flush();
-  if (!tail.empty() && on_token) {
-    TokenEvent event;
-    event.id = -1;
-    event.text = tail;
-    on_token(event);
-  }
-  result.text += tail;
+  result.text += flush_detokenizer(detok, on_token);
   result.timings.decode_ms = decode_ms;
-  result.timings.prefill_tokens_per_s =
-      result.timings.prefill_ms > 0 ? 1000.0 * result.prompt_token_ids.size() / result.timings.prefill_ms : 0;
-  result.timings.decode_tokens_per_s = decode_ms > 0 ? 1000.0 * decode_calls / decode_ms : 0;
+  finish_timings(result.timings, result.prompt_token_ids.size(), decode_calls);
   result.memory = memory();
   return result;
 }
@@ -219,17 +224,8 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
     result.stop_reason = "eos";
   }
   result.text = tok.decode(result.token_ids);
-  std::string tail = detok.flush();
-  if (!tail.empty() && on_token) {
-    TokenEvent event;
-    event.id = -1;
-    event.text = tail;
-    on_token(event);
-  }
-  result.timings.prefill_tokens_per_s =
-      result.timings.prefill_ms > 0 ? 1000.0 * result.prompt_token_ids.size() / result.timings.prefill_ms : 0;
-  result.timings.decode_tokens_per_s =
-      result.timings.decode_ms > 0 ? 1000.0 * result.token_ids.size() / result.timings.decode_ms : 0;
+  flush_detokenizer(detok, on_token);
+  finish_timings(result.timings, result.prompt_token_ids.size(), result.token_ids.size());
   result.memory = memory();
   return result;
 }
