@@ -1,9 +1,9 @@
-// AMX matmul kernels for prefill with float weights (F32, F16, BF16).
+// AMX matmul kernels for prefill with F16 and BF16 weights (F32 weights use the exact AVX-512 path).
 //
 // TDPBF16PS multiplies bf16 tiles with float32 accumulation. bf16 keeps 8 significant bits, so
 // values are split into two bf16 terms, v = hi + lo (hi = bf16(v), lo = bf16(v - hi)), which
 // together keep about 16 bits (F16 and BF16 weights are split exactly). Products:
-//   F16 / F32 weights: W.x ~ Wh.xh + Wh.xl + Wl.xh   (the dropped Wl.xl is ~2^-16 relative)
+//   F16 weights: W.x ~ Wh.xh + Wh.xl + Wl.xh   (the dropped Wl.xl is ~2^-16 relative)
 //   BF16 weights:      W.x ~ W.xh + W.xl
 // Tiles: A = 16 weight rows x 32 k (row-major bf16; BF16 weights are read in place), B = the
 // activations of 16 tokens in the pair-interleaved layout TDPBF16PS wants (prepared once per
@@ -130,10 +130,11 @@ uint8_t* prepare_activation_tiles(const MatmulArgs& a, int64_t n_ks, int64_t n_t
 }
 
 // Weights of 16 rows, k steps [ks0, ks1), converted to row-major bf16 tiles: [k step][hi, lo] x
-// 1 KiB (lo only for F16 / F32). Rows past row_end and k past k are zero.
+// 1 KiB (lo only for F16). Rows past row_end and k past k are zero.
 template <GgmlType T>
 void prepare_weight_tiles(const MatmulArgs& a, int64_t r0, int64_t ks0, int64_t ks1, uint8_t* out) {
-  constexpr int64_t es = T == GgmlType::F32 ? 4 : 2;
+  static_assert(T == GgmlType::F16 || T == GgmlType::BF16);
+  constexpr int64_t es = 2;
   for (int r = 0; r < 16; ++r) {
     const int64_t row = r0 + r;
     const uint8_t* src = a.w + row * a.row_bytes;
@@ -159,14 +160,8 @@ void prepare_weight_tiles(const MatmulArgs& a, int64_t r0, int64_t ks0, int64_t 
         _mm512_store_si512(hi_dst, _mm512_maskz_loadu_epi16(m, src + k0 * es));
         _mm512_store_si512(lo_dst, _mm512_setzero_si512());
       } else {
-        __m512 f0, f1;
-        if constexpr (T == GgmlType::F16) {
-          f0 = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m0, src + k0 * es));
-          f1 = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m1, src + (k0 + 16) * es));
-        } else {
-          f0 = _mm512_maskz_loadu_ps(m0, src + k0 * es);
-          f1 = _mm512_maskz_loadu_ps(m1, src + (k0 + 16) * es);
-        }
+        const __m512 f0 = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m0, src + k0 * es));
+        const __m512 f1 = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m1, src + (k0 + 16) * es));
         __m512i hi, lo;
         split_bf16(f0, f1, hi, lo);
         _mm512_store_si512(hi_dst, hi);
