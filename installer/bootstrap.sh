@@ -11,8 +11,7 @@ build=${INFERSCOPE_BUILD_DIR:-$root/build}
 jobs=${INFERSCOPE_JOBS:-2}
 
 packages=(build-essential cmake ninja-build pkg-config git
-          libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
-          clang libclang-rt-14-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev)
 
 install_packages() {
   local missing=()
