@@ -142,6 +142,23 @@ TEST(Cli, MakeModelWritesALoadableModel) {
   EXPECT_EQ(nlohmann::json::parse(g.out)["token_ids"].size(), 8u);
 }
 
+TEST(Cli, MakeModelTiedOutputAndExpertsRun) {
+  const auto dir = testing::scratch_dir("cli-make-model-moe");
+  const std::string path = (dir / "moe.gguf").string();
+  CliRun m = run_cli("make-model --output " + quoted(path) +
+                     " --embd 64 --layers 2 --heads 4 --kv-heads 1 --ff 96 --experts 4 --experts-used 2 --tied"
+                     " --type q4_0 --context 64");
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  CliRun i = run_cli("inspect --json --model " + quoted(path));
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  const auto j = nlohmann::json::parse(i.out);
+  EXPECT_EQ(j["config"]["n_expert"], 4);
+  for (const auto& t : j["tensors"]) EXPECT_NE(t["name"], "output.weight") << "tied models have no output matrix";
+  CliRun g = run_cli("generate --json --max-tokens 6 --temperature 0 --model " + quoted(path));
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_EQ(nlohmann::json::parse(g.out)["token_ids"].size(), 6u);
+}
+
 TEST(Cli, PerplexityOfTheModelsOwnStyleIsLow) {
   const auto dir = testing::scratch_dir("cli-ppl");
   const std::string path = (dir / "story.txt").string();
