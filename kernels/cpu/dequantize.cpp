@@ -4,12 +4,14 @@
 
 #include <cstring>
 
+#include "kernels/cpu/dequantize_blocks.h"
 #include "kernels/cpu/fp16.h"
 
 namespace inferscope::kernels {
 namespace {
 
 constexpr int64_t kBlock = 32;
+constexpr int64_t kSuperBlock = 256;
 
 void dequantize_q8_0(const uint8_t* src, float* dst, int64_t n) {
   for (int64_t b = 0; b < n / kBlock; ++b) {
@@ -56,6 +58,50 @@ bool dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
     case GgmlType::Q4_0:
       if (n % kBlock != 0) return false;
       dequantize_q4_0(bytes, dst, n);
+      return true;
+    case GgmlType::Q4_1:
+      if (n % kBlock != 0) return false;
+      detail::dequantize_q4_1(bytes, dst, n);
+      return true;
+    case GgmlType::Q5_0:
+      if (n % kBlock != 0) return false;
+      detail::dequantize_q5_0(bytes, dst, n);
+      return true;
+    case GgmlType::Q5_1:
+      if (n % kBlock != 0) return false;
+      detail::dequantize_q5_1(bytes, dst, n);
+      return true;
+    case GgmlType::Q6_K:
+      if (n % kSuperBlock != 0) return false;
+      detail::dequantize_q6_k(bytes, dst, n);
+      return true;
+    case GgmlType::Q4_K:
+      if (n % kSuperBlock != 0) return false;
+      detail::dequantize_q4_k(bytes, dst, n);
+      return true;
+    case GgmlType::Q5_K:
+      if (n % kSuperBlock != 0) return false;
+      detail::dequantize_q5_k(bytes, dst, n);
+      return true;
+    case GgmlType::Q2_K:
+      if (n % kSuperBlock != 0) return false;
+      detail::dequantize_q2_k(bytes, dst, n);
+      return true;
+    case GgmlType::Q3_K:
+      if (n % kSuperBlock != 0) return false;
+      detail::dequantize_q3_k(bytes, dst, n);
+      return true;
+    case GgmlType::IQ4_NL:
+      if (n % kBlock != 0) return false;
+      detail::dequantize_iq4_nl(bytes, dst, n);
+      return true;
+    case GgmlType::TQ2_0:
+      if (n % kSuperBlock != 0) return false;
+      detail::dequantize_tq2_0(bytes, dst, n);
+      return true;
+    case GgmlType::TQ1_0:
+      if (n % kSuperBlock != 0) return false;
+      detail::dequantize_tq1_0(bytes, dst, n);
       return true;
     default:
       return false;

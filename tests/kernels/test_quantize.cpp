@@ -128,7 +128,7 @@ TEST(Quantize, FloatTypesAndErrors) {
   EXPECT_FALSE(quantize_row(GgmlType::Q8_0, x, buf, 3));   // not a multiple of 32
   EXPECT_FALSE(quantize_row(GgmlType::Q4_K, x, buf, 256));  // unsupported
   EXPECT_FALSE(dequantize_row(GgmlType::Q4_0, buf, f, 3));
-  EXPECT_FALSE(dequantize_row(GgmlType::Q5_0, buf, f, 32));
+  EXPECT_FALSE(dequantize_row(GgmlType::IQ2_XXS, buf, f, 256));  // unsupported
 }
 
 }  // namespace

@@ -65,7 +65,10 @@ TEST_P(DequantHash, EveryTensorMatchesLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(QuantFiles, DequantHash,
-                         ::testing::Values("base-f32.gguf", "f16.gguf", "bf16.gguf", "q8_0.gguf", "q4_0.gguf"),
+                         ::testing::Values("base-f32.gguf", "f16.gguf", "bf16.gguf", "q8_0.gguf", "q4_0.gguf",
+                                           "q4_1.gguf", "q5_0.gguf", "q5_1.gguf", "q6_k.gguf", "q4_k.gguf",
+                                           "q5_k.gguf", "q2_k.gguf", "q3_k.gguf", "q4_k_m.gguf", "iq4_nl.gguf",
+                                           "tq2_0.gguf", "tq1_0.gguf"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& c : s) if (c == '-' || c == '.') c = '_';

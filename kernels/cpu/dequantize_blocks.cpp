@@ -1,0 +1,252 @@
+// Scalar reference decoders, written from GGUF-FORMATS.md 3.3-3.18. Every formula keeps the
+// documented evaluation order; the library is compiled with -ffp-contract=off (3.0).
+#include "kernels/cpu/dequantize_blocks.h"
+
+#include "kernels/cpu/fp16.h"
+
+namespace inferscope::kernels::detail {
+namespace {
+
+constexpr int64_t kQK = 32;
+constexpr int64_t kQKK = 256;
+
+inline float f16_at(const uint8_t* p) { return fp16_to_fp32(load_u16(p)); }
+
+inline uint32_t load_u32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+         (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+
+// Q4_K / Q5_K 6-bit scale and min of sub-block s (0..7).
+inline void scale_min_k4(const uint8_t* scales, int s, int& sc, int& mn) {
+  if (s < 4) {
+    sc = scales[s] & 63;
+    mn = scales[s + 4] & 63;
+  } else {
+    sc = (scales[s + 4] & 15) | ((scales[s - 4] >> 6) << 4);
+    mn = (scales[s + 4] >> 4) | ((scales[s] >> 6) << 4);
+  }
+}
+
+constexpr int8_t kIq4nlTable[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                    1,    13,   25,  38,  53,  69,  89,  113};
+
+}  // namespace
+
+void dequantize_q4_1(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const uint8_t* block = src + b * 20;
+    const float d = f16_at(block);
+    const float m = f16_at(block + 2);
+    const uint8_t* qs = block + 4;
+    float* y = dst + b * kQK;
+    for (int j = 0; j < 16; ++j) {
+      const float lo = static_cast<float>(qs[j] & 0x0F) * d;
+      const float hi = static_cast<float>(qs[j] >> 4) * d;
+      y[j] = lo + m;
+      y[j + 16] = hi + m;
+    }
+  }
+}
+
+void dequantize_q5_0(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const uint8_t* block = src + b * 22;
+    const float d = f16_at(block);
+    const uint32_t qh = load_u32(block + 2);
+    const uint8_t* qs = block + 6;
+    float* y = dst + b * kQK;
+    for (int j = 0; j < 16; ++j) {
+      const int lo = (qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1u) << 4);
+      const int hi = (qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1u) << 4);
+      y[j] = static_cast<float>(lo - 16) * d;
+      y[j + 16] = static_cast<float>(hi - 16) * d;
+    }
+  }
+}
+
+void dequantize_q5_1(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const uint8_t* block = src + b * 24;
+    const float d = f16_at(block);
+    const float m = f16_at(block + 2);
+    const uint32_t qh = load_u32(block + 4);
+    const uint8_t* qs = block + 8;
+    float* y = dst + b * kQK;
+    for (int j = 0; j < 16; ++j) {
+      const int lo = (qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1u) << 4);
+      const int hi = (qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1u) << 4);
+      const float plo = static_cast<float>(lo) * d;
+      const float phi = static_cast<float>(hi) * d;
+      y[j] = plo + m;
+      y[j + 16] = phi + m;
+    }
+  }
+}
+
+void dequantize_q2_k(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const uint8_t* block = src + b * 84;
+    const uint8_t* scales = block;
+    const uint8_t* qs = block + 16;
+    const float d = f16_at(block + 80);
+    const float dmin = f16_at(block + 82);
+    float* y = dst + b * kQKK;
+    for (int e = 0; e < 256; ++e) {
+      const int h = e / 128, r = e % 128, j = r / 32, l = r % 32;
+      const int q = (qs[32 * h + l] >> (2 * j)) & 3;
+      const int s = e / 16;
+      const float dl = d * static_cast<float>(scales[s] & 15);
+      const float ml = dmin * static_cast<float>(scales[s] >> 4);
+      const float p = dl * static_cast<float>(q);
+      y[e] = p - ml;
+    }
+  }
+}
+
+void dequantize_q3_k(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const uint8_t* block = src + b * 110;
+    const uint8_t* hmask = block;
+    const uint8_t* qs = block + 32;
+    const uint8_t* scales = block + 96;
+    const float d = f16_at(block + 108);
+    float* y = dst + b * kQKK;
+    for (int e = 0; e < 256; ++e) {
+      const int h = e / 128, r = e % 128, j = r / 32, l = r % 32;
+      const int lo = (qs[32 * h + l] >> (2 * j)) & 3;
+      const int hb = (hmask[e % 32] >> (e / 32)) & 1;
+      const int q = hb ? lo : lo - 4;
+      const int s = e / 16;
+      const int low4 = s < 8 ? (scales[s] & 15) : (scales[s - 8] >> 4);
+      const int high2 = (scales[8 + (s % 4)] >> (2 * (s / 4))) & 3;
+      const int S = low4 | (high2 << 4);
+      const float dl = d * static_cast<float>(S - 32);
+      y[e] = dl * static_cast<float>(q);
+    }
+  }
+}
+
+void dequantize_q4_k(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const uint8_t* block = src + b * 144;
+    const float d = f16_at(block);
+    const float dmin = f16_at(block + 2);
+    const uint8_t* scales = block + 4;
+    const uint8_t* qs = block + 16;
+    float* y = dst + b * kQKK;
+    for (int e = 0; e < 256; ++e) {
+      const int s = e / 32, c = e / 64, r = e % 64;
+      const uint8_t byte = qs[32 * c + (r % 32)];
+      const int q = r < 32 ? (byte & 0x0F) : (byte >> 4);
+      int sc, mn;
+      scale_min_k4(scales, s, sc, mn);
+      const float d1 = d * static_cast<float>(sc);
+      const float m1 = dmin * static_cast<float>(mn);
+      const float p = d1 * static_cast<float>(q);
+      y[e] = p - m1;
+    }
+  }
+}
+
+void dequantize_q5_k(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const uint8_t* block = src + b * 176;
+    const float d = f16_at(block);
+    const float dmin = f16_at(block + 2);
+    const uint8_t* scales = block + 4;
+    const uint8_t* qh = block + 16;
+    const uint8_t* qs = block + 48;
+    float* y = dst + b * kQKK;
+    for (int e = 0; e < 256; ++e) {
+      const int s = e / 32, c = e / 64, r = e % 64;
+      const uint8_t byte = qs[32 * c + (r % 32)];
+      const int low4 = r < 32 ? (byte & 0x0F) : (byte >> 4);
+      const int hb = (qh[e % 32] >> (e / 32)) & 1;
+      const int q = low4 + 16 * hb;
+      int sc, mn;
+      scale_min_k4(scales, s, sc, mn);
+      const float d1 = d * static_cast<float>(sc);
+      const float m1 = dmin * static_cast<float>(mn);
+      const float p = d1 * static_cast<float>(q);
+      y[e] = p - m1;
+    }
+  }
+}
+
+void dequantize_q6_k(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const uint8_t* block = src + b * 210;
+    const uint8_t* ql = block;
+    const uint8_t* qh = block + 128;
+    const int8_t* scales = reinterpret_cast<const int8_t*>(block + 192);
+    const float d = f16_at(block + 208);
+    float* y = dst + b * kQKK;
+    for (int e = 0; e < 256; ++e) {
+      const int h = e / 128, r = e % 128, g = r / 32, l = r % 32;
+      const uint8_t lbyte = ql[64 * h + (g % 2) * 32 + l];
+      const int low4 = g < 2 ? (lbyte & 0x0F) : (lbyte >> 4);
+      const int high2 = (qh[32 * h + l] >> (2 * g)) & 3;
+      const int q = (low4 | (high2 << 4)) - 32;
+      const float ds = d * static_cast<float>(scales[e / 16]);
+      y[e] = ds * static_cast<float>(q);
+    }
+  }
+}
+
+void dequantize_iq4_nl(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const uint8_t* block = src + b * 18;
+    const float d = f16_at(block);
+    const uint8_t* qs = block + 2;
+    float* y = dst + b * kQK;
+    for (int j = 0; j < 16; ++j) {
+      y[j] = d * static_cast<float>(kIq4nlTable[qs[j] & 0x0F]);
+      y[j + 16] = d * static_cast<float>(kIq4nlTable[qs[j] >> 4]);
+    }
+  }
+}
+
+void dequantize_tq1_0(const uint8_t* src, float* dst, int64_t n) {
+  static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+  auto trit = [](uint8_t v, int pos) {
+    const uint8_t prod = static_cast<uint8_t>(v * kPow3[pos]);
+    return static_cast<int>((static_cast<uint16_t>(prod) * 3u) >> 8);
+  };
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const uint8_t* block = src + b * 54;
+    const uint8_t* qs = block;
+    const uint8_t* qh = block + 48;
+    const float d = f16_at(block + 52);
+    float* y = dst + b * kQKK;
+    for (int e = 0; e < 256; ++e) {
+      int t;
+      if (e < 160) {
+        t = trit(qs[e % 32], e / 32);
+      } else if (e < 240) {
+        const int ep = e - 160;
+        t = trit(qs[32 + ep % 16], ep / 16);
+      } else {
+        const int ep = e - 240;
+        t = trit(qh[ep % 4], ep / 4);
+      }
+      y[e] = static_cast<float>(t - 1) * d;
+    }
+  }
+}
+
+void dequantize_tq2_0(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const uint8_t* block = src + b * 66;
+    const uint8_t* qs = block;
+    const float d = f16_at(block + 64);
+    float* y = dst + b * kQKK;
+    for (int e = 0; e < 256; ++e) {
+      const int c = e / 128, r = e % 128, k = r / 32, m = r % 32;
+      const int q = (qs[32 * c + m] >> (2 * k)) & 3;
+      y[e] = static_cast<float>(q - 1) * d;
+    }
+  }
+}
+
+}  // namespace inferscope::kernels::detail

@@ -1,0 +1,23 @@
+// Scalar reference decoders for the block-quantized GGUF weight types (GGUF-FORMATS.md 3.3-3.18).
+// Each takes a row of `n` elements; precondition: n is a multiple of the type's block size
+// (32 for Q4_1/Q5_0/Q5_1/IQ4_NL, 256 for the K-quants and TQ types). Results are bit-exact with
+// llama.cpp's dequantize_row_* (binary32, one rounding per operation, no FMA contraction).
+#pragma once
+
+#include <cstdint>
+
+namespace inferscope::kernels::detail {
+
+void dequantize_q4_1(const uint8_t* src, float* dst, int64_t n);
+void dequantize_q5_0(const uint8_t* src, float* dst, int64_t n);
+void dequantize_q5_1(const uint8_t* src, float* dst, int64_t n);
+void dequantize_q2_k(const uint8_t* src, float* dst, int64_t n);
+void dequantize_q3_k(const uint8_t* src, float* dst, int64_t n);
+void dequantize_q4_k(const uint8_t* src, float* dst, int64_t n);
+void dequantize_q5_k(const uint8_t* src, float* dst, int64_t n);
+void dequantize_q6_k(const uint8_t* src, float* dst, int64_t n);
+void dequantize_iq4_nl(const uint8_t* src, float* dst, int64_t n);
+void dequantize_tq1_0(const uint8_t* src, float* dst, int64_t n);
+void dequantize_tq2_0(const uint8_t* src, float* dst, int64_t n);
+
+}  // namespace inferscope::kernels::detail
