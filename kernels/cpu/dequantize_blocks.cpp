@@ -127,50 +127,50 @@ void dequantize_q3_k(const uint8_t* src, float* dst, int64_t n) {
   }
 }
 
+namespace {
+
+// Q4_K and Q5_K share their layout head (d, dmin, 12 bytes of 6-bit scales and mins) and the
+// formula y = (d * sc) * q - (dmin * m); quant_at(e) gives the integer quant of element e.
+template <class QuantAt>
+void dequantize_scale_min_block(const uint8_t* block, QuantAt quant_at, float* y) {
+  const float d = f16_at(block);
+  const float dmin = f16_at(block + 2);
+  const uint8_t* scales = block + 4;
+  for (int e = 0; e < 256; ++e) {
+    int sc, mn;
+    scale_min_k4(scales, e / 32, sc, mn);
+    const float d1 = d * static_cast<float>(sc);
+    const float m1 = dmin * static_cast<float>(mn);
+    const float p = d1 * static_cast<float>(quant_at(e));
+    y[e] = p - m1;
+  }
+}
+
+// The low 4 bits of element e: 64-element chunks of 32 bytes, low nibbles first.
+inline int low_nibble_k(const uint8_t* qs, int e) {
+  const int c = e / 64, r = e % 64;
+  const uint8_t byte = qs[32 * c + (r % 32)];
+  return r < 32 ? (byte & 0x0F) : (byte >> 4);
+}
+
+}  // namespace
+
 void dequantize_q4_k(const uint8_t* src, float* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQKK; ++b) {
     const uint8_t* block = src + b * 144;
-    const float d = f16_at(block);
-    const float dmin = f16_at(block + 2);
-    const uint8_t* scales = block + 4;
     const uint8_t* qs = block + 16;
-    float* y = dst + b * kQKK;
-    for (int e = 0; e < 256; ++e) {
-      const int s = e / 32, c = e / 64, r = e % 64;
-      const uint8_t byte = qs[32 * c + (r % 32)];
-      const int q = r < 32 ? (byte & 0x0F) : (byte >> 4);
-      int sc, mn;
-      scale_min_k4(scales, s, sc, mn);
-      const float d1 = d * static_cast<float>(sc);
-      const float m1 = dmin * static_cast<float>(mn);
-      const float p = d1 * static_cast<float>(q);
-      y[e] = p - m1;
-    }
+    dequantize_scale_min_block(block, [qs](int e) { return low_nibble_k(qs, e); }, dst + b * kQKK);
   }
 }
 
 void dequantize_q5_k(const uint8_t* src, float* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQKK; ++b) {
     const uint8_t* block = src + b * 176;
-    const float d = f16_at(block);
-    const float dmin = f16_at(block + 2);
-    const uint8_t* scales = block + 4;
     const uint8_t* qh = block + 16;
     const uint8_t* qs = block + 48;
-    float* y = dst + b * kQKK;
-    for (int e = 0; e < 256; ++e) {
-      const int s = e / 32, c = e / 64, r = e % 64;
-      const uint8_t byte = qs[32 * c + (r % 32)];
-      const int low4 = r < 32 ? (byte & 0x0F) : (byte >> 4);
-      const int hb = (qh[e % 32] >> (e / 32)) & 1;
-      const int q = low4 + 16 * hb;
-      int sc, mn;
-      scale_min_k4(scales, s, sc, mn);
-      const float d1 = d * static_cast<float>(sc);
-      const float m1 = dmin * static_cast<float>(mn);
-      const float p = d1 * static_cast<float>(q);
-      y[e] = p - m1;
-    }
+    dequantize_scale_min_block(
+        block, [qs, qh](int e) { return low_nibble_k(qs, e) + 16 * ((qh[e % 32] >> (e / 32)) & 1); },
+        dst + b * kQKK);
   }
 }
 
