@@ -9,18 +9,12 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "tests/support/testdata.h"
+#include "tests/support/tokenizers.h"
 
 namespace inferscope {
 namespace {
 
-std::shared_ptr<const Tokenizer> load(const std::string& relative) {
-  auto file = gguf::File::open(testing::testdata(relative));
-  EXPECT_TRUE(file.is_ok()) << file.message();
-  if (!file) return nullptr;
-  auto tokenizer = Tokenizer::from_gguf(**file);
-  EXPECT_TRUE(tokenizer.is_ok()) << tokenizer.message();
-  return tokenizer ? *tokenizer : nullptr;
-}
+std::shared_ptr<const Tokenizer> load(const std::string& relative) { return testing::load_tokenizer(relative); }
 
 nlohmann::json load_json(const std::string& relative) {
   std::ifstream in(testing::testdata(relative));
