@@ -5,6 +5,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "engine/chat/chat_template.h"
 #include "engine/runtime/session.h"
 
 namespace inferscope::cli {
@@ -35,12 +36,32 @@ nlohmann::json to_json(const GenerateResult& r, bool with_steps) {
   return j;
 }
 
+// --chat: the prompt becomes one user message (after an optional system message) in the
+// model's own chat format, and generation stops at the end of the assistant's turn.
+Status apply_chat_template(const Model& model, const std::string& system, GenerateRequest& req) {
+  auto tmpl = ChatTemplate::from_gguf(model.file(), model.tokenizer());
+  if (!tmpl) return tmpl.status();
+  std::vector<ChatMessage> messages;
+  if (!system.empty()) messages.push_back({"system", system});
+  messages.push_back({"user", req.prompt});
+  auto text = tmpl->render(messages, true);
+  if (!text) return text.status();
+  req.prompt = std::move(*text);
+  req.parse_special = true;
+  // Templates usually write BOS themselves; a second one would change what the model sees.
+  req.add_special = tmpl->bos_token().empty() || !req.prompt.starts_with(tmpl->bos_token());
+  req.stop_token_ids = tmpl->stop_token_ids();
+  return Status::ok();
+}
+
 }  // namespace
 
 int run_generate(int argc, char** argv) {
   Args args(argc, argv, "generate", "Generates text from a prompt, streaming it to stdout.",
             {kModelOption,
              {"prompt", "TEXT", "the prompt (default: \"Once upon a time\")"},
+             {"chat", nullptr, "send the prompt as a user message through the model's chat template; stop at the end of the turn"},
+             {"system", "TEXT", "with --chat: a system message before the prompt"},
              {"max-tokens", "N", "tokens to generate at most (default 128)"},
              {"temperature", "T", "sampling temperature; 0 = greedy (default 0.8)"},
              {"top-k", "K", "keep the K most likely tokens; 0 = off (default 40)"},
@@ -78,10 +99,19 @@ int run_generate(int argc, char** argv) {
   so.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
   so.n_ctx = args.integer("context", 0, 0, int64_t(1) << 24);
   const bool json = args.flag("json");
+  const bool chat = args.flag("chat");
+  if (args.has("system") && !chat) args.fail("--system needs --chat");
   if (!args.ok() || !check_backend(args)) return args.exit_code();
 
   auto model = load_model_from_args(args);
   if (!model) return 1;
+  if (chat) {
+    const Status st = apply_chat_template(*model, args.string("system"), req);
+    if (!st) {
+      std::fprintf(stderr, "error: %s\n", st.message().c_str());
+      return 1;
+    }
+  }
   auto session = Session::create(model, so);
   if (!session) {
     std::fprintf(stderr, "error: %s\n", session.message().c_str());

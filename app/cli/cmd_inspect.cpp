@@ -5,6 +5,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "engine/chat/chat_template.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/kv/kv_cache.h"
 #include "engine/model/forward_pass.h"
@@ -16,6 +17,27 @@ namespace inferscope::cli {
 namespace {
 
 constexpr int64_t kEstimateBatch = 256;
+
+// The file's chat template as `generate --chat` would use it.
+struct ChatTemplateInfo {
+  bool has_template = false;
+  std::string family = "none";
+  std::string error;  // the template does not parse
+};
+
+ChatTemplateInfo chat_template_info(const gguf::File& f) {
+  ChatTemplateInfo info;
+  auto source = f.get_string_or("tokenizer.chat_template", "");
+  if (!source) {
+    info.error = source.message();
+    return info;
+  }
+  info.has_template = !source->empty();
+  info.family = chat_family_name(detect_chat_family(*source));
+  auto parsed = ChatTemplate::from_source(*source, "", "");
+  if (!parsed) info.error = parsed.message();
+  return info;
+}
 
 struct Estimate {
   uint64_t weights = 0, kv = 0, scratch = 0;
@@ -39,10 +61,14 @@ nlohmann::json config_json(const ModelConfig& c) {
           {"n_ff", c.n_ff},               {"n_expert", c.n_expert}, {"n_expert_used", c.n_expert_used},
           {"rms_eps", c.rms_eps},         {"rope_freq_base", c.rope_freq_base},
           {"rope_freq_scale", c.rope_freq_scale}, {"n_rot", c.n_rot},
-          {"rope_layout", c.rope_layout == RopeLayout::Neox ? "neox" : "normal"}};
+          {"rope_layout", c.rope_layout == RopeLayout::Neox ? "neox" : "normal"},
+          {"ffn_activation", c.ffn_activation == FfnActivation::GeluTanh ? "geglu" : "swiglu"},
+          {"sliding_window", c.n_swa},    {"attn_softcap", c.attn_softcap},
+          {"final_softcap", c.final_softcap}};
 }
 
-void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const Estimate& e) {
+void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const ChatTemplateInfo& chat,
+                const Estimate& e) {
   std::printf("file: %s (GGUF v%u, %s, %zu metadata keys, %zu tensors, alignment %u)\n", f.path().c_str(),
               f.version(), format_bytes(f.file_size()).c_str(), f.metadata().size(), f.tensors().size(),
               f.alignment());
@@ -58,11 +84,20 @@ void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok,
   std::printf("  context %lld, RMS eps %g, RoPE %s base %g scale %g dims %lld\n", (long long)c.n_ctx_train,
               c.rms_eps, c.rope_layout == RopeLayout::Neox ? "neox" : "normal", c.rope_freq_base, c.rope_freq_scale,
               (long long)c.n_rot);
+  if (c.ffn_activation == FfnActivation::GeluTanh || c.n_swa > 0 || c.attn_softcap > 0 || c.has_post_norms) {
+    std::printf("  FFN %s, embeddings x %g, sliding window %lld%s, soft-cap scores %g logits %g%s\n",
+                c.ffn_activation == FfnActivation::GeluTanh ? "GeGLU" : "SwiGLU", c.embd_scale, (long long)c.n_swa,
+                c.swa_layers == SlidingWindowLayers::Even ? " (even layers)" : "", c.attn_softcap, c.final_softcap,
+                c.has_post_norms ? ", post-norms" : "");
+  }
   if (tok) {
     std::printf("\ntokenizer: %s (pre: %s), %d tokens, BOS %d%s, EOS %d%s\n", tok->model_name().c_str(),
                 tok->pre_name().c_str(), tok->n_vocab(), tok->bos_id(), tok->add_bos() ? " (added)" : "",
                 tok->eos_id(), tok->add_eos() ? " (added)" : "");
   }
+  std::printf("chat template: %s%s%s\n", chat.family.c_str(),
+              chat.has_template ? " (from the file)" : " (the file has none; plain format)",
+              chat.error.empty() ? "" : (" -- unusable: " + chat.error).c_str());
   std::printf("\nmetadata:\n");
   for (const gguf::KeyValue& kv : f.metadata()) {
     std::printf("  %-48s %s\n", kv.key.c_str(), kv.value.to_display_string().c_str());
@@ -77,7 +112,8 @@ void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok,
               format_bytes(e.scratch).c_str(), format_bytes(e.total()).c_str());
 }
 
-nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const Estimate& e) {
+nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const ChatTemplateInfo& chat,
+                       const Estimate& e) {
   nlohmann::json j;
   j["file"] = f.path();
   j["gguf_version"] = f.version();
@@ -87,6 +123,8 @@ nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenize
     j["tokenizer"] = {{"model", tok->model_name()}, {"pre", tok->pre_name()}, {"n_vocab", tok->n_vocab()},
                       {"bos_id", tok->bos_id()},    {"eos_id", tok->eos_id()}, {"add_bos", tok->add_bos()}};
   }
+  j["chat_template"] = {{"has_template", chat.has_template}, {"family", chat.family}};
+  if (!chat.error.empty()) j["chat_template"]["error"] = chat.error;
   nlohmann::json meta = nlohmann::json::object();
   for (const gguf::KeyValue& kv : f.metadata()) meta[kv.key] = kv.value.to_display_string(16);
   j["metadata"] = meta;
@@ -124,11 +162,12 @@ int run_inspect(int argc, char** argv) {
   if (!tok) std::fprintf(stderr, "warning: %s\n", tok.message().c_str());
   const Tokenizer* tokenizer = tok ? tok->get() : nullptr;
   Estimate e = estimate_memory(**file, *config, threads);
+  const ChatTemplateInfo chat = chat_template_info(**file);
   if (args.flag("json")) {
     std::printf("%s\n",
-                to_json(**file, *config, tokenizer, e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+                to_json(**file, *config, tokenizer, chat, e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
-    print_text(**file, *config, tokenizer, e);
+    print_text(**file, *config, tokenizer, chat, e);
   }
   return 0;
 }

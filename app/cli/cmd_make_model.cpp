@@ -1,6 +1,7 @@
-// make-model: write a random-weight GGUF of a chosen Llama shape for benchmarks.
+// make-model: write a random-weight GGUF of a chosen architecture and shape for benchmarks.
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
@@ -9,18 +10,24 @@
 namespace inferscope::cli {
 
 int run_make_model(int argc, char** argv) {
+  const std::string preset_help = random_model_preset_names() + " (flags below override it)";
   Args args(argc, argv, "make-model",
-            "Writes a random-weight llama-shape GGUF with the tokenizer of another GGUF.\n"
+            "Writes a random-weight GGUF (llama/mistral, qwen2, phi3, gemma, gemma2) with the tokenizer of\n"
+            "another GGUF.\n"
             "Example (TinyLlama 1.1B shape, Llama 2 vocabulary):\n"
             "  inferscope-cli make-model --preset tinyllama-1.1b --type q4_0 \\\n"
             "      --vocab ../shared/testdata/llama.cpp-vocab/ggml-vocab-llama-spm.gguf --output tinyllama-q4_0.gguf",
             {{"output", "FILE", "where to write the GGUF (required)"},
              {"vocab", "FILE", "GGUF to copy the tokenizer from (default: the bundled model)"},
-             {"preset", "NAME", "tinyllama-1.1b, llama-7b or mixtral-tiny (flags below override it)"},
-             {"type", "TYPE", "matrix weight type: f32, f16, bf16, q8_0, q4_0 (default f16)"},
+             {"preset", "NAME", preset_help.c_str()},
+             {"arch", "NAME", "llama (default), qwen2, phi3, gemma or gemma2"},
+             {"type", "TYPE", "file type as in quantize: f32, f16, bf16, q8_0, q4_0, q4_k_m, q6_k... (default f16)"},
+             {"pure", nullptr, "every matrix gets TYPE (no llama.cpp per-tensor mix rules)"},
              {"embd", "N", "embedding size"},
              {"layers", "N", "transformer blocks"},
              {"heads", "N", "attention heads"},
+             {"head-dim", "N", "key/value head size (default: embedding size / heads)"},
+             {"window", "N", "sliding attention window (phi3: all layers, gemma2: even layers); 0 = none"},
              {"kv-heads", "N", "key/value heads (grouped-query attention)"},
              {"ff", "N", "feed-forward size (per expert with --experts)"},
              {"experts", "N", "experts per layer (Mixtral layout); 0 = dense"},
@@ -38,7 +45,10 @@ int run_make_model(int argc, char** argv) {
   }
   s.n_embd = args.integer("embd", s.n_embd, 1, 1 << 16);
   s.n_layer = args.integer("layers", s.n_layer, 1, 512);
+  s.arch = args.string("arch", s.arch);
   s.n_head = args.integer("heads", s.n_head, 1, 1024);
+  s.head_dim = args.integer("head-dim", s.head_dim, 0, 1024);
+  s.n_swa = args.integer("window", s.n_swa, 0, 1 << 24);
   s.n_head_kv = args.integer("kv-heads", std::min(s.n_head_kv, s.n_head), 1, 1024);
   s.n_ff = args.integer("ff", s.n_ff, 1, 1 << 20);
   s.n_expert = args.integer("experts", s.n_expert, 0, 256);
@@ -48,13 +58,11 @@ int run_make_model(int argc, char** argv) {
   spec.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, INT64_MAX));
   spec.name = args.string("name", args.string("preset", "random-llama"));
   spec.vocab_path = args.string("vocab", default_model_path());
-  auto type = kernels::type_from_name(args.string("type", "f16").c_str());
-  if (!type || !kernels::type_info(*type).decodable) {
-    args.fail("--type must be one of f32, f16, bf16, q8_0, q4_0");
-  }
+  const auto mix = quant_mix_from_name(args.string("type", "f16"), args.flag("pure"));
+  if (!mix) args.fail("--type must be one of " + quant_mix_names());
   if (!args.has("output")) args.fail("--output FILE is required");
   if (!args.ok()) return args.exit_code();
-  spec.type = *type;
+  spec.mix = *mix;
   const auto t0 = std::chrono::steady_clock::now();
   Status st = write_random_model(spec, args.string("output"));
   if (!st) {

@@ -5,7 +5,7 @@
 namespace inferscope::cli {
 
 std::span<const Command> commands() {
-  static const std::array<Command, 7> kCommands = {{
+  static const std::array<Command, 8> kCommands = {{
       {"generate", run_generate},
       {"inspect", run_inspect},
       {"bench", run_bench},
@@ -13,6 +13,7 @@ std::span<const Command> commands() {
       {"tokenize", run_tokenize},
       {"detokenize", run_detokenize},
       {"make-model", run_make_model},
+      {"quantize", run_quantize},
   }};
   return kCommands;
 }

@@ -132,6 +132,7 @@ Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_
       }
       float* dst = all_logits ? logits + static_cast<int64_t>(done) * c.n_vocab : logits;
       matmul(w.output, 0, h_.data(), n_out, dst, OpKind::Output);
+      if (c.final_softcap > 0.0f) kernels::softcap(dst, n_out * c.n_vocab, c.final_softcap);
     }
     done += static_cast<size_t>(n);
   }
@@ -142,8 +143,13 @@ void ForwardPass::embed(std::span<const int32_t> tokens) {
   ScopedOpTimer timer(profile_, OpKind::Embed);
   const WeightMatrix& e = model_->weights().token_embd;
   const int64_t E = model_->config().n_embd;
+  const float scale = model_->config().embd_scale;
   for (size_t i = 0; i < tokens.size(); ++i) {
-    kernels::dequantize_row(e.type, e.row(tokens[i]), x_.data() + static_cast<int64_t>(i) * E, E);
+    float* x = x_.data() + static_cast<int64_t>(i) * E;
+    kernels::dequantize_row(e.type, e.row(tokens[i]), x, E);
+    if (scale != 1.0f) {
+      for (int64_t j = 0; j < E; ++j) x[j] *= scale;
+    }
   }
 }
 
@@ -183,22 +189,28 @@ void ForwardPass::attention_block(const LayerWeights& l, int64_t layer, int slot
   }
   {
     ScopedOpTimer timer(profile_, OpKind::Attention);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
     const int64_t group = c.n_head / c.n_head_kv;
     const int64_t items = n * c.n_head;
     const int64_t n_ctx = kv_->n_ctx();
+    const bool windowed = c.uses_sliding_window(layer);
     pool_->run([&](int ith, int nth) {
       float* scores = scores_.data() + ith * n_ctx;
       for (int64_t item = ith; item < items; item += nth) {
         const int64_t t = item / c.n_head, h = item % c.n_head;
         const int64_t kvh = h / group;
-        kernels::attention_head_f16(q_.data() + t * Q + h * hd, kv_->key(slot, layer, 0) + kvh * hd,
-                                    kv_->value(slot, layer, 0) + kvh * hd, KV, pos0 + t + 1, hd, scale, scores,
-                                    attn_.data() + t * Q + h * hd);
+        const int64_t pos = pos0 + t;
+        const int64_t first = windowed ? std::max<int64_t>(0, pos - c.n_swa + 1) : 0;
+        kernels::attention_head_f16(q_.data() + t * Q + h * hd, kv_->key(slot, layer, first) + kvh * hd,
+                                    kv_->value(slot, layer, first) + kvh * hd, KV, pos - first + 1, hd,
+                                    c.attn_scale, scores, attn_.data() + t * Q + h * hd, c.attn_softcap);
       }
     });
   }
   matmul(l.wo, 0, attn_.data(), n, h_.data());
+  if (l.attn_post_norm.present()) {
+    ScopedOpTimer timer(profile_, OpKind::Norm);
+    rms_norm_rows(h_.data(), l.attn_post_norm.data, h_.data(), n);
+  }
   kernels::add(x_.data(), h_.data(), n * E);
 }
 
@@ -210,6 +222,10 @@ void ForwardPass::ffn_block(const LayerWeights& l, int64_t n) {
   }
   if (model_->config().is_moe()) moe_ffn(l, n);
   else dense_ffn(l, n);
+  if (l.ffn_post_norm.present()) {
+    ScopedOpTimer timer(profile_, OpKind::Norm);
+    rms_norm_rows(ffn_out_.data(), l.ffn_post_norm.data, ffn_out_.data(), n);
+  }
   kernels::add(x_.data(), ffn_out_.data(), n * E);
 }
 
@@ -219,7 +235,11 @@ void ForwardPass::dense_ffn(const LayerWeights& l, int64_t n) {
   matmul_shared_input(ws, h_.data(), n, ys);
   {
     ScopedOpTimer timer(profile_, OpKind::Ffn);
-    kernels::swiglu(ffn_a_.data(), ffn_b_.data(), n * l.ffn_gate.rows);
+    if (model_->config().ffn_activation == FfnActivation::GeluTanh) {
+      kernels::geglu(ffn_a_.data(), ffn_b_.data(), n * l.ffn_gate.rows);
+    } else {
+      kernels::swiglu(ffn_a_.data(), ffn_b_.data(), n * l.ffn_gate.rows);
+    }
   }
   matmul(l.ffn_down, 0, ffn_a_.data(), n, ffn_out_.data());
 }

@@ -1,11 +1,13 @@
 // The llama-family forward pass over a batch of tokens of one sequence slot, with its own
 // KV cache and activation buffers (allocated once; no allocation while generating).
 //
-//   x = embed(tokens)
+//   x = embed(tokens) (* sqrt(n_embd) for gemma)
 //   for each layer:  h = rmsnorm(x) ; q,k,v = h Wq, h Wk, h Wv (+ biases) ; rope(q, k)
-//                    x += attention(q, K, V) Wo
-//                    h = rmsnorm(x) ; x += ffn(h)   (SwiGLU, or a mixture of SwiGLU experts)
-//   logits = rmsnorm(x) Wout
+//                    x += [postnorm] attention(q, K, V) Wo   (causal or sliding window;
+//                                                             gemma2 soft-caps the scores)
+//                    h = rmsnorm(x) ; x += [postnorm] ffn(h)  (SwiGLU or GeGLU, or a mixture
+//                                                              of SwiGLU experts)
+//   logits = rmsnorm(x) Wout (gemma2: soft-capped)
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "engine/model/model_config.h"
 
+#include <cmath>
+
 namespace inferscope {
 
 namespace {
@@ -14,6 +16,9 @@ constexpr ArchEntry kArchitectures[] = {
     {"llama", Architecture::Llama, RopeLayout::Normal},
     {"qwen2", Architecture::Qwen2, RopeLayout::Neox},
     {"qwen2moe", Architecture::Qwen2Moe, RopeLayout::Neox},
+    {"phi3", Architecture::Phi3, RopeLayout::Neox},
+    {"gemma", Architecture::Gemma, RopeLayout::Neox},
+    {"gemma2", Architecture::Gemma2, RopeLayout::Neox},
 };
 
 #define TRY_ASSIGN(lhs, expr)              \
@@ -51,9 +56,40 @@ Result<int64_t> get_uniform_int(const gguf::File& f, const std::string& key, int
   return values->front();
 }
 
+// Gemma: scaled embeddings, GeGLU, and for gemma2 post-norms, soft-capping and a sliding window
+// on even layers. Phi3: a sliding window on every layer when the file has one.
+Status read_architecture_options(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  if (c.arch == Architecture::Gemma || c.arch == Architecture::Gemma2) {
+    c.embd_scale = std::sqrt(static_cast<float>(c.n_embd));
+    c.ffn_activation = FfnActivation::GeluTanh;
+  }
+  if (c.arch == Architecture::Gemma2) {
+    c.has_post_norms = true;
+    double cap = 0;
+    TRY_ASSIGN(cap, f.get_float_or(a + "attn_logit_softcapping", 50.0));
+    c.attn_softcap = static_cast<float>(cap);
+    TRY_ASSIGN(cap, f.get_float_or(a + "final_logit_softcapping", 30.0));
+    c.final_softcap = static_cast<float>(cap);
+    if (c.attn_softcap < 0 || c.final_softcap < 0) {
+      return Status::error(f.error_prefix() + "gemma2 soft-capping values must not be negative");
+    }
+    c.swa_layers = SlidingWindowLayers::Even;
+    // llama.cpp scales gemma2-27B's queries (46 layers) by 1/sqrt(n_embd / n_head), the
+    // smaller ones by 1/sqrt(head_dim) (Hugging Face's query_pre_attn_scalar: 144 vs 256).
+    if (c.n_layer == 46) c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.n_embd / c.n_head));
+  }
+  if (c.arch == Architecture::Phi3 || c.arch == Architecture::Gemma2) {
+    // llama.cpp assumes Gemma 2's window of 4096 when the key is absent.
+    const int64_t fallback = c.arch == Architecture::Gemma2 ? 4096 : 0;
+    TRY_ASSIGN(c.n_swa, f.get_int_or(a + "attention.sliding_window", fallback));
+    INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window", c.n_swa, 0, int64_t(1) << 24));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
-const char* supported_architectures() { return "llama, qwen2, qwen2moe"; }
+const char* supported_architectures() { return "llama, qwen2, qwen2moe, phi3, gemma, gemma2"; }
 
 Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   ModelConfig c;
@@ -126,7 +162,9 @@ Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   if (c.arch == Architecture::Qwen2Moe && c.n_expert == 0) {
     return Result<ModelConfig>::error(f.error_prefix() + "qwen2moe requires expert_count > 0");
   }
-  c.has_qkv_bias = c.arch != Architecture::Llama;
+  c.has_qkv_bias = c.arch == Architecture::Qwen2 || c.arch == Architecture::Qwen2Moe;
+  c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  INFERSCOPE_RETURN_IF_ERROR(read_architecture_options(f, a, c));
   if (c.arch == Architecture::Qwen2Moe) {
     c.gating = ExpertGating::SoftmaxTopK;
     TRY_ASSIGN(c.n_ff_expert, f.get_int_or(a + "expert_feed_forward_length", c.n_ff / c.n_expert_used));

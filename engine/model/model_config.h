@@ -1,4 +1,5 @@
-// Hyperparameters of a llama-family model, read from GGUF metadata (GGUF-FORMATS.md 5.2-5.3).
+// Hyperparameters of a llama-family model, read from GGUF metadata (GGUF-FORMATS.md 5.2-5.3),
+// with llama.cpp's key names for each architecture ("<arch>.embedding_length", ...).
 #pragma once
 
 #include <cstdint>
@@ -9,13 +10,20 @@
 
 namespace inferscope {
 
-enum class Architecture { Llama, Qwen2, Qwen2Moe };
+enum class Architecture { Llama, Qwen2, Qwen2Moe, Phi3, Gemma, Gemma2 };
 
 // NORM rotates adjacent pairs (2i, 2i+1); NEOX rotates (i, i + n_rot/2). Fixed per architecture.
 enum class RopeLayout { Normal, Neox };
 
 // Expert routing: Mixtral renormalizes the top-k softmax weights; qwen2moe uses them as they are.
 enum class ExpertGating { None, SoftmaxTopKRenormalized, SoftmaxTopK };
+
+// The gated FFN's activation: down(act(gate x) * up x). Gemma uses gelu (tanh approximation).
+enum class FfnActivation { Silu, GeluTanh };
+
+// Which layers attend through the sliding window (when n_swa > 0): phi3 all of them, gemma2
+// layers 0, 2, 4, ... (the others see the whole context).
+enum class SlidingWindowLayers { All, Even };
 
 struct ModelConfig {
   std::string arch_name;  // general.architecture
@@ -44,15 +52,27 @@ struct ModelConfig {
   RopeLayout rope_layout = RopeLayout::Normal;
 
   bool has_qkv_bias = false;
+  FfnActivation ffn_activation = FfnActivation::Silu;
+
+  float embd_scale = 1.0f;       // token embeddings times this after lookup (gemma: sqrt(n_embd))
+  float attn_scale = 0.0f;       // query scale, 1/sqrt(head_dim) unless the architecture says otherwise
+  float attn_softcap = 0.0f;     // gemma2: scores -> c tanh(scores / c) before softmax; 0 = off
+  float final_softcap = 0.0f;    // gemma2: the same on the output logits; 0 = off
+  bool has_post_norms = false;   // gemma2: RMSNorm of the attention and FFN outputs before the residual
+  int64_t n_swa = 0;             // sliding window: a token sees itself and the n_swa - 1 before; 0 = off
+  SlidingWindowLayers swa_layers = SlidingWindowLayers::All;
 
   int64_t n_embd_kv() const { return head_dim * n_head_kv; }
   int64_t n_embd_q() const { return head_dim * n_head; }
   bool is_moe() const { return n_expert > 0; }
+  bool uses_sliding_window(int64_t layer) const {
+    return n_swa > 0 && (swa_layers == SlidingWindowLayers::All || layer % 2 == 0);
+  }
 
   static Result<ModelConfig> from_gguf(const gguf::File& file);
 };
 
-// Architectures this engine runs, for error messages: "llama, qwen2, qwen2moe".
+// Architectures this engine runs, for error messages: "llama, qwen2, qwen2moe, phi3, ...".
 const char* supported_architectures();
 
 }  // namespace inferscope

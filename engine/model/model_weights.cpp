@@ -79,19 +79,43 @@ class Binder {
   const uint8_t* tensor_data_;
 };
 
+// phi3: attn_qkv [n_embd] -> [Q + 2 KV] and ffn_up [n_embd] -> [2 n_ff] holding gate then up.
+Status bind_phi3_fused(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& l) {
+  const int64_t E = c.n_embd, Q = c.n_embd_q(), KV = c.n_embd_kv(), F = c.n_ff;
+  WeightMatrix qkv, gate_up;
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_qkv.weight", E, Q + 2 * KV, 1, Need::Required, &qkv));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up.weight", E, 2 * F, 1, Need::Required, &gate_up));
+  l.wq = qkv.row_slice(0, Q);
+  l.wk = qkv.row_slice(Q, KV);
+  l.wv = qkv.row_slice(Q + KV, KV);
+  l.ffn_gate = gate_up.row_slice(0, F);
+  l.ffn_up = gate_up.row_slice(F, F);
+  return Status::ok();
+}
+
 Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   const std::string p = "blk." + std::to_string(i) + ".";
   const int64_t E = c.n_embd, Q = c.n_embd_q(), KV = c.n_embd_kv();
   const Need bias = c.has_qkv_bias ? Need::Required : Need::Optional;
+  const Need post_norm = c.has_post_norms ? Need::Required : Need::Optional;
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_norm.weight", E, Need::Required, &l.attn_norm));
-  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_q.weight", E, Q, 1, Need::Required, &l.wq));
-  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_k.weight", E, KV, 1, Need::Required, &l.wk));
-  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_v.weight", E, KV, 1, Need::Required, &l.wv));
+  if (c.arch == Architecture::Phi3) {
+    INFERSCOPE_RETURN_IF_ERROR(bind_phi3_fused(b, c, p, l));
+  } else {
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_q.weight", E, Q, 1, Need::Required, &l.wq));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_k.weight", E, KV, 1, Need::Required, &l.wk));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_v.weight", E, KV, 1, Need::Required, &l.wv));
+  }
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_output.weight", Q, E, 1, Need::Required, &l.wo));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_q.bias", Q, bias, &l.bq));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_k.bias", KV, bias, &l.bk));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_v.bias", KV, bias, &l.bv));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_attention_norm.weight", E, post_norm, &l.attn_post_norm));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_norm.weight", E, Need::Required, &l.ffn_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_ffw_norm.weight", E, post_norm, &l.ffn_post_norm));
+  if (c.arch == Architecture::Phi3) {
+    return b.matrix(p + "ffn_down.weight", c.n_ff, E, 1, Need::Required, &l.ffn_down);
+  }
   if (!c.is_moe()) {
     INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate.weight", E, c.n_ff, 1, Need::Required, &l.ffn_gate));
     INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up.weight", E, c.n_ff, 1, Need::Required, &l.ffn_up));
@@ -124,6 +148,12 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file,
     return Status::error(file.error_prefix() + "token_embd.weight type cannot be decoded");
   }
   INFERSCOPE_RETURN_IF_ERROR(b.vector("output_norm.weight", c.n_embd, Need::Required, &w->output_norm));
+  for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
+    if (file.find_tensor(name) != nullptr) {
+      return Status::error(file.error_prefix() + "tensor '" + name +
+                           "': per-dimension RoPE factors (LongRoPE, e.g. Phi-3 128k) are not supported");
+    }
+  }
   Need output_need = c.arch == Architecture::Qwen2Moe ? Need::Required : Need::Optional;
   INFERSCOPE_RETURN_IF_ERROR(b.matrix("output.weight", c.n_embd, c.n_vocab, 1, output_need, &w->output));
   if (!w->output.present()) {

@@ -26,8 +26,13 @@ struct WeightMatrix {
 
   bool present() const { return data != nullptr; }
   const uint8_t* matrix(int64_t index) const { return data + index * rows * row_bytes; }
+  // Rows [first, first + count) of a single matrix, e.g. Q, K and V of phi3's fused attn_qkv.
+  WeightMatrix row_slice(int64_t first, int64_t count) const {
+    return WeightMatrix{tensor, type, row(first), cols, count, 1, row_bytes};
+  }
   const uint8_t* row(int64_t r) const { return data + r * row_bytes; }
-  uint64_t bytes() const { return tensor ? tensor->n_bytes : 0; }
+  // Bytes of this matrix (of its rows only, for a row slice).
+  uint64_t bytes() const { return present() ? static_cast<uint64_t>(rows * n_mats * row_bytes) : 0; }
 };
 
 // A 1-D float vector (norm weights, biases), converted to F32 at load when stored otherwise.
@@ -37,6 +42,8 @@ struct WeightVector {
   bool present() const { return data != nullptr; }
 };
 
+// phi3 stores Q, K, V as one attn_qkv and gate, up as one ffn_up (gate first); wq..wv and
+// ffn_gate/ffn_up are then row slices of those tensors.
 struct LayerWeights {
   WeightVector attn_norm;   // [n_embd]
   WeightMatrix wq;          // [n_embd] -> [head_dim * n_head]
@@ -44,9 +51,11 @@ struct LayerWeights {
   WeightMatrix wv;          // [n_embd] -> [head_dim * n_head_kv]
   WeightMatrix wo;          // [head_dim * n_head] -> [n_embd]
   WeightVector bq, bk, bv;  // qwen2 / qwen2moe attention biases
+  WeightVector attn_post_norm;  // gemma2: [n_embd], applied to the attention output
   WeightVector ffn_norm;    // [n_embd]
+  WeightVector ffn_post_norm;   // gemma2: [n_embd], applied to the FFN output
 
-  // Dense SwiGLU FFN: down(silu(gate x) * up x).
+  // Dense gated FFN: down(act(gate x) * up x), act = silu (SwiGLU) or gelu (GeGLU).
   WeightMatrix ffn_gate;  // [n_embd] -> [n_ff]
   WeightMatrix ffn_up;    // [n_embd] -> [n_ff]
   WeightMatrix ffn_down;  // [n_ff] -> [n_embd]

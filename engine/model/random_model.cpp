@@ -29,17 +29,6 @@ class Rng {
   uint64_t state_;
 };
 
-uint32_t file_type_of(kernels::GgmlType t) {
-  switch (t) {
-    case kernels::GgmlType::F32: return 0;
-    case kernels::GgmlType::F16: return 1;
-    case kernels::GgmlType::Q4_0: return 2;
-    case kernels::GgmlType::Q8_0: return 7;
-    case kernels::GgmlType::BF16: return 32;
-    default: return 0;
-  }
-}
-
 // A matrix of `rows` x `cols` uniform values with standard deviation ~1/sqrt(cols), so
 // activations keep a sane scale through the layers. Generated and quantized one row at a time.
 gguf::TensorSource random_matrix(kernels::GgmlType type, int64_t cols, int64_t rows, uint64_t seed) {
@@ -66,74 +55,144 @@ std::vector<uint8_t> ones(int64_t n) {
   return bytes;
 }
 
+struct Preset {
+  const char* name;
+  RandomModelShape shape;
+};
+
+// Realistic shapes from the models' published configs; "-tiny" ones are for tests (head sizes
+// that differ from n_embd / n_head and windows shorter than a test's context, on purpose).
+const Preset kPresets[] = {
+    {"tinyllama-1.1b", {.n_embd = 2048, .n_layer = 22, .n_head = 32, .n_head_kv = 4, .n_ff = 5632}},
+    {"llama-7b", {.n_embd = 4096, .n_layer = 32, .n_head = 32, .n_head_kv = 32, .n_ff = 11008, .n_ctx = 4096}},
+    {"mixtral-tiny",
+     {.n_embd = 512, .n_layer = 4, .n_head = 8, .n_head_kv = 4, .n_ff = 1024, .n_expert = 4, .n_expert_used = 2}},
+    {"mistral-7b",
+     {.n_embd = 4096, .n_layer = 32, .n_head = 32, .n_head_kv = 8, .n_ff = 14336, .n_ctx = 32768,
+      .rope_freq_base = 1e6f}},
+    {"mistral-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .rope_freq_base = 1e6f}},
+    {"qwen2-0.5b",
+     {.n_embd = 896, .n_layer = 24, .n_head = 14, .n_head_kv = 2, .n_ff = 4864, .n_ctx = 32768, .tied_output = true,
+      .arch = "qwen2", .rope_freq_base = 1e6f, .rms_eps = 1e-6f}},
+    {"qwen2-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .tied_output = true,
+      .arch = "qwen2", .rope_freq_base = 1e6f, .rms_eps = 1e-6f}},
+    {"phi3-mini",
+     {.n_embd = 3072, .n_layer = 32, .n_head = 32, .n_head_kv = 32, .n_ff = 8192, .n_ctx = 4096, .arch = "phi3",
+      .n_swa = 2047}},
+    {"phi3-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 4, .n_ff = 256, .n_ctx = 512, .arch = "phi3",
+      .n_swa = 24}},
+    {"gemma-2b",
+     {.n_embd = 2048, .n_layer = 18, .n_head = 8, .n_head_kv = 1, .n_ff = 16384, .n_ctx = 8192, .tied_output = true,
+      .arch = "gemma", .head_dim = 256, .rms_eps = 1e-6f}},
+    {"gemma-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 1, .n_ff = 256, .n_ctx = 512, .tied_output = true,
+      .arch = "gemma", .head_dim = 64, .rms_eps = 1e-6f}},
+    {"gemma2-2b",
+     {.n_embd = 2304, .n_layer = 26, .n_head = 8, .n_head_kv = 4, .n_ff = 9216, .n_ctx = 8192, .tied_output = true,
+      .arch = "gemma2", .head_dim = 256, .n_swa = 4096, .rms_eps = 1e-6f}},
+    {"gemma2-tiny",
+     {.n_embd = 128, .n_layer = 3, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .tied_output = true,
+      .arch = "gemma2", .head_dim = 64, .n_swa = 24, .rms_eps = 1e-6f}},
+};
+
 }  // namespace
 
 bool random_model_preset(const std::string& name, RandomModelShape* shape) {
-  if (name == "tinyllama-1.1b") {
-    *shape = RandomModelShape{2048, 22, 32, 4, 5632, 0, 0, 2048, false};
-    return true;
-  }
-  if (name == "llama-7b") {
-    *shape = RandomModelShape{4096, 32, 32, 32, 11008, 0, 0, 4096, false};
-    return true;
-  }
-  if (name == "mixtral-tiny") {
-    *shape = RandomModelShape{512, 4, 8, 4, 1024, 4, 2, 2048, false};
-    return true;
+  for (const Preset& p : kPresets) {
+    if (name == p.name) {
+      *shape = p.shape;
+      return true;
+    }
   }
   return false;
 }
 
-Status write_random_model(const RandomModelSpec& spec, const std::string& output_path) {
-  const RandomModelShape& s = spec.shape;
-  if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx <= 0) {
+std::string random_model_preset_names() {
+  std::string names;
+  for (const Preset& p : kPresets) names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return names;
+}
+
+namespace {
+
+Status check_shape(const RandomModelShape& s) {
+  if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 || s.n_ctx <= 0 ||
+      s.head_dim < 0 || s.n_swa < 0) {
     return Status::error("every dimension of the model shape must be positive");
   }
-  if (s.n_embd % s.n_head != 0 || s.n_head % s.n_head_kv != 0) {
+  if ((s.head_dim == 0 && s.n_embd % s.n_head != 0) || s.n_head % s.n_head_kv != 0) {
     return Status::error("embedding size must be a multiple of the heads, heads a multiple of the KV heads");
   }
   if (s.n_expert < 0 || s.n_expert_used < 0 || s.n_expert_used > s.n_expert || (s.n_expert > 0) != (s.n_expert_used > 0)) {
     return Status::error("experts used must be between 1 and the expert count (or both 0)");
   }
-  const int64_t block = kernels::type_info(spec.type).block_size;
-  if (s.n_embd % block != 0 || s.n_ff % block != 0) {
-    return Status::error("embedding and feed-forward sizes must be multiples of the " +
-                         std::string(kernels::type_name(spec.type)) + " block size " + std::to_string(block));
+  if (s.n_expert > 0 && s.arch != "llama") return Status::error("experts are only written for the llama layout");
+  const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "phi3" || s.arch == "gemma" || s.arch == "gemma2";
+  if (!known) {
+    return Status::error("cannot write architecture '" + s.arch + "' (supported: llama, qwen2, phi3, gemma, gemma2)");
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status write_random_model(const RandomModelSpec& spec, const std::string& output_path) {
+  const RandomModelShape& s = spec.shape;
+  INFERSCOPE_RETURN_IF_ERROR(check_shape(s));
   auto vocab = gguf::File::open(spec.vocab_path);
   if (!vocab) return vocab.status();
   auto tokens = (*vocab)->get_string_array("tokenizer.ggml.tokens");
   if (!tokens) return tokens.status();
   const int64_t n_vocab = static_cast<int64_t>((*tokens)->size());
-  const int64_t head_dim = s.n_embd / s.n_head;
+  const int64_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
+  const int64_t n_q = head_dim * s.n_head, n_kv = head_dim * s.n_head_kv;
 
   gguf::Writer w;
-  w.add_string("general.architecture", "llama");
+  const std::string a = s.arch + ".";
+  w.add_string("general.architecture", s.arch);
   w.add_string("general.name", spec.name);
-  w.add_u32("general.file_type", file_type_of(spec.type));
-  w.add_u32("llama.context_length", static_cast<uint32_t>(s.n_ctx));
-  w.add_u32("llama.embedding_length", static_cast<uint32_t>(s.n_embd));
-  w.add_u32("llama.block_count", static_cast<uint32_t>(s.n_layer));
-  w.add_u32("llama.feed_forward_length", static_cast<uint32_t>(s.n_ff));
-  w.add_u32("llama.attention.head_count", static_cast<uint32_t>(s.n_head));
-  w.add_u32("llama.attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
-  w.add_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
-  w.add_f32("llama.rope.freq_base", 10000.0f);
-  w.add_u32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
-  w.add_u32("llama.vocab_size", static_cast<uint32_t>(n_vocab));
+  w.add_u32("general.file_type", spec.mix.file_type);
+  w.add_u32(a + "context_length", static_cast<uint32_t>(s.n_ctx));
+  w.add_u32(a + "embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.add_u32(a + "block_count", static_cast<uint32_t>(s.n_layer));
+  w.add_u32(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.add_u32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
+  w.add_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  if (s.head_dim > 0) {
+    w.add_u32(a + "attention.key_length", static_cast<uint32_t>(head_dim));
+    w.add_u32(a + "attention.value_length", static_cast<uint32_t>(head_dim));
+  }
+  w.add_f32(a + "attention.layer_norm_rms_epsilon", s.rms_eps);
+  w.add_f32(a + "rope.freq_base", s.rope_freq_base);
+  w.add_u32(a + "rope.dimension_count", static_cast<uint32_t>(head_dim));
+  w.add_u32(a + "vocab_size", static_cast<uint32_t>(n_vocab));
+  if (s.n_swa > 0) w.add_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.n_swa));
+  if (s.arch == "gemma2") {
+    w.add_f32(a + "attn_logit_softcapping", s.attn_softcap);
+    w.add_f32(a + "final_logit_softcapping", s.final_softcap);
+  }
   if (s.n_expert > 0) {
-    w.add_u32("llama.expert_count", static_cast<uint32_t>(s.n_expert));
-    w.add_u32("llama.expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+    w.add_u32(a + "expert_count", static_cast<uint32_t>(s.n_expert));
+    w.add_u32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
   }
   w.copy_metadata(**vocab, "tokenizer.");
 
   uint64_t seed = spec.seed;
+  const QuantModelInfo mix_info{s.n_layer, s.n_layer, s.n_head, s.n_head_kv, s.n_expert, !s.tied_output};
   auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, int64_t mats = 1) {
     std::vector<int64_t> ne = {cols, rows};
     if (mats > 1) ne.push_back(mats);
-    w.add_tensor_source(name, ne, spec.type, random_matrix(spec.type, cols, rows * mats, seed++ * 0x9E37 + 17));
+    const auto type = choose_tensor_type(spec.mix, mix_info, name, static_cast<int>(ne.size()), cols, kernels::GgmlType::F32);
+    w.add_tensor_source(name, ne, type, random_matrix(type, cols, rows * mats, seed++ * 0x9E37 + 17));
   };
   auto norm = [&](const std::string& name) { w.add_tensor(name, {s.n_embd}, kernels::GgmlType::F32, ones(s.n_embd)); };
+  auto bias = [&](const std::string& name, int64_t n) {
+    w.add_tensor_source(name, {n}, kernels::GgmlType::F32, random_matrix(kernels::GgmlType::F32, n, 1, seed++));
+  };
+  const bool fused = s.arch == "phi3";  // attn_qkv, and ffn_up holding gate then up
 
   matrix("token_embd.weight", s.n_embd, n_vocab);
   norm("output_norm.weight");
@@ -141,12 +200,28 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   for (int64_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     norm(p + "attn_norm.weight");
-    matrix(p + "attn_q.weight", s.n_embd, s.n_embd);
-    matrix(p + "attn_k.weight", s.n_embd, head_dim * s.n_head_kv);
-    matrix(p + "attn_v.weight", s.n_embd, head_dim * s.n_head_kv);
-    matrix(p + "attn_output.weight", s.n_embd, s.n_embd);
+    if (fused) {
+      matrix(p + "attn_qkv.weight", s.n_embd, n_q + 2 * n_kv);
+    } else {
+      matrix(p + "attn_q.weight", s.n_embd, n_q);
+      matrix(p + "attn_k.weight", s.n_embd, n_kv);
+      matrix(p + "attn_v.weight", s.n_embd, n_kv);
+    }
+    if (s.arch == "qwen2") {
+      bias(p + "attn_q.bias", n_q);
+      bias(p + "attn_k.bias", n_kv);
+      bias(p + "attn_v.bias", n_kv);
+    }
+    matrix(p + "attn_output.weight", n_q, s.n_embd);
     norm(p + "ffn_norm.weight");
-    if (s.n_expert > 0) {
+    if (s.arch == "gemma2") {
+      norm(p + "post_attention_norm.weight");
+      norm(p + "post_ffw_norm.weight");
+    }
+    if (fused) {
+      matrix(p + "ffn_up.weight", s.n_embd, 2 * s.n_ff);
+      matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
+    } else if (s.n_expert > 0) {
       w.add_tensor_source(p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, kernels::GgmlType::F32,
                           random_matrix(kernels::GgmlType::F32, s.n_embd, s.n_expert, seed++));
       matrix(p + "ffn_gate_exps.weight", s.n_embd, s.n_ff, s.n_expert);

@@ -1,12 +1,13 @@
-// Writes random-weight llama-shape GGUF files (benchmarks at realistic sizes, tests of shapes
-// no real small model has), with the tokenizer copied from an existing GGUF.
+// Writes random-weight GGUF files of the supported architectures (llama/mistral, qwen2, phi3,
+// gemma, gemma2) for benchmarks at realistic sizes and tests of shapes no real small model has,
+// with the tokenizer copied from an existing GGUF.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "engine/core/status.h"
-#include "kernels/cpu/ggml_type.h"
+#include "engine/model/quant_mix.h"
 
 namespace inferscope {
 
@@ -20,11 +21,18 @@ struct RandomModelShape {
   int64_t n_expert_used = 0;
   int64_t n_ctx = 2048;
   bool tied_output = false;   // omit output.weight (use token_embd)
+  std::string arch = "llama";  // general.architecture: llama, qwen2, phi3, gemma, gemma2
+  int64_t head_dim = 0;        // 0 = n_embd / n_head; else written as attention.key_length
+  int64_t n_swa = 0;           // phi3 / gemma2 attention.sliding_window; 0 = none
+  float rope_freq_base = 10000.0f;
+  float rms_eps = 1e-5f;
+  float attn_softcap = 50.0f;  // gemma2 only
+  float final_softcap = 30.0f; // gemma2 only
 };
 
 struct RandomModelSpec {
   RandomModelShape shape;
-  kernels::GgmlType type = kernels::GgmlType::F16;  // matrices; norms stay F32
+  QuantMix mix;             // matrix types (llama.cpp's per-tensor rules); norms and biases stay F32
   std::string vocab_path;   // GGUF whose tokenizer.* keys are copied (its vocab size is used)
   std::string name = "random";
   uint64_t seed = 1;
@@ -33,7 +41,10 @@ struct RandomModelSpec {
 // Streams the file to `output_path` row by row (a 1.1B model never sits in memory).
 Status write_random_model(const RandomModelSpec& spec, const std::string& output_path);
 
-// "tinyllama-1.1b" and similar named shapes; false when the name is unknown.
+// "tinyllama-1.1b", "gemma2-2b", "phi3-tiny" and similar named shapes; false when unknown.
 bool random_model_preset(const std::string& name, RandomModelShape* shape);
+
+// The preset names, comma-separated, for help texts and errors.
+std::string random_model_preset_names();
 
 }  // namespace inferscope

@@ -18,6 +18,9 @@ struct GenerateRequest {
   SamplingParams sampling;
   int32_t beam_width = 1;    // > 1 selects beam search (deterministic)
   int32_t top_logprobs = 0;  // K most likely tokens per step under the raw distribution
+  // Tokens that end the reply besides the vocabulary's end-of-generation tokens (EOS, EOT, ...),
+  // e.g. ChatTemplate::stop_token_ids(). The stop token is not part of the output.
+  std::vector<int32_t> stop_token_ids;
 };
 
 struct TokenLogprob {
@@ -51,7 +54,9 @@ struct GenerateResult {
   std::vector<int32_t> prompt_token_ids;
   std::vector<int32_t> token_ids;
   std::string text;
-  std::string stop_reason;  // "eos", "max_tokens", "context_full", "cancelled"
+  // "eos" (the EOS token), "end_of_turn" (another end-of-generation or stop token),
+  // "max_tokens", "context_full", "cancelled"
+  std::string stop_reason;
   std::vector<std::vector<TokenLogprob>> steps;  // when top_logprobs > 0
   GenerateTimings timings;
   MemoryUsage memory;

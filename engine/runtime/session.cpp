@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -33,6 +34,13 @@ std::string flush_detokenizer(StreamingDetokenizer& detok, const std::function<b
   return event.text;
 }
 
+bool is_stop_token(const Tokenizer& tok, const GenerateRequest& request, int32_t id) {
+  return tok.is_end_of_generation(id) ||
+         std::find(request.stop_token_ids.begin(), request.stop_token_ids.end(), id) != request.stop_token_ids.end();
+}
+
+const char* stop_reason_for(const Tokenizer& tok, int32_t id) { return id == tok.eos_id() ? "eos" : "end_of_turn"; }
+
 void finish_timings(GenerateTimings& t, size_t prompt_tokens, size_t decoded_tokens) {
   t.prefill_tokens_per_s = t.prefill_ms > 0 ? 1000.0 * static_cast<double>(prompt_tokens) / t.prefill_ms : 0;
   t.decode_tokens_per_s = t.decode_ms > 0 ? 1000.0 * static_cast<double>(decoded_tokens) / t.decode_ms : 0;
@@ -41,7 +49,7 @@ void finish_timings(GenerateTimings& t, size_t prompt_tokens, size_t decoded_tok
 // Beam search drives the forward pass through this adapter: one KV slot per beam.
 class ForwardBeamModel : public BeamSearchModel {
  public:
-  explicit ForwardBeamModel(ForwardPass& fp) : fp_(fp) {}
+  ForwardBeamModel(ForwardPass& fp, const GenerateRequest& request) : fp_(fp), request_(request) {}
   int32_t n_vocab() const override { return static_cast<int32_t>(fp_.model().config().n_vocab); }
   Status reorder_slots(std::span<const int32_t> parents) override {
     std::vector<int32_t> all(static_cast<size_t>(fp_.kv().n_slots()));
@@ -58,11 +66,12 @@ class ForwardBeamModel : public BeamSearchModel {
     return Status::ok();
   }
   bool is_end_of_generation(int32_t token) const override {
-    return fp_.model().tokenizer().is_end_of_generation(token);
+    return is_stop_token(fp_.model().tokenizer(), request_, token);
   }
 
  private:
   ForwardPass& fp_;
+  const GenerateRequest& request_;
 };
 
 }  // namespace
@@ -151,8 +160,8 @@ Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
     if (request.top_logprobs > 0) event.top_logprobs = raw_top_logprobs(logits, request.top_logprobs);
     event.id = sampler->sample(logits);
     if (i == 0) result.timings.ttft_ms = ms_since(start);
-    if (tok.is_end_of_generation(event.id)) {
-      result.stop_reason = "eos";
+    if (is_stop_token(tok, request, event.id)) {
+      result.stop_reason = stop_reason_for(tok, event.id);
       break;
     }
     sampler->accept(event.id);
@@ -199,7 +208,7 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
   INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, result.prompt_token_ids, false, logits.data()));
   result.timings.prefill_ms = ms_since(start);
 
-  ForwardBeamModel beam_model(*forward_);
+  ForwardBeamModel beam_model(*forward_, request);
   BeamSearchParams params;
   params.beam_width = request.beam_width;
   params.max_tokens = request.max_tokens;
@@ -207,7 +216,7 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
   bool first = true;
   const auto decode_start = Clock::now();
   auto ids = beam_search(beam_model, logits, params, [&](int32_t id) {
-    if (tok.is_end_of_generation(id)) return;
+    if (is_stop_token(tok, request, id)) return;
     if (first) result.timings.ttft_ms = ms_since(start);
     first = false;
     TokenEvent event;
@@ -219,9 +228,9 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
   result.timings.decode_ms = ms_since(decode_start);
   result.token_ids = *ids;
   result.stop_reason = "max_tokens";
-  if (!result.token_ids.empty() && tok.is_end_of_generation(result.token_ids.back())) {
+  if (!result.token_ids.empty() && is_stop_token(tok, request, result.token_ids.back())) {
+    result.stop_reason = stop_reason_for(tok, result.token_ids.back());
     result.token_ids.pop_back();  // the end-of-generation token ends the text, it is not part of it
-    result.stop_reason = "eos";
   }
   result.text = tok.decode(result.token_ids);
   flush_detokenizer(detok, on_token);

@@ -1,5 +1,6 @@
 #include "kernels/cpu/attention.h"
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/ops.h"
 
@@ -8,7 +9,7 @@ namespace inferscope::kernels {
 namespace detail {
 
 void attention_head_f16_scalar(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
-                               int64_t head_dim, float scale, float* scores, float* out) {
+                               int64_t head_dim, float scale, float* scores, float* out, float softcap) {
   float qh[1024];
   for (int64_t d = 0; d < head_dim; ++d) qh[d] = round_to_fp16(q[d]);
   for (int64_t p = 0; p < n_kv; ++p) {
@@ -17,6 +18,7 @@ void attention_head_f16_scalar(const float* q, const uint16_t* k, const uint16_t
     for (int64_t d = 0; d < head_dim; ++d) dot += qh[d] * fp16_to_fp32(kp[d]);
     scores[p] = dot * scale;
   }
+  if (softcap > 0.0f) kernels::softcap(scores, n_kv, softcap);
   softmax(scores, n_kv);
   for (int64_t p = 0; p < n_kv; ++p) scores[p] = round_to_fp16(scores[p]);
   for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
@@ -29,13 +31,11 @@ void attention_head_f16_scalar(const float* q, const uint16_t* k, const uint16_t
 }  // namespace detail
 
 void attention_head_f16(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
-                        int64_t head_dim, float scale, float* scores, float* out) {
-  static const bool has_f16c = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
-                               __builtin_cpu_supports("fma");
-  if (has_f16c && head_dim % 8 == 0) {
-    detail::attention_head_f16_avx2(q, k, v, kv_stride, n_kv, head_dim, scale, scores, out);
+                        int64_t head_dim, float scale, float* scores, float* out, float softcap) {
+  if (active_simd_level() >= SimdLevel::Avx2 && head_dim % 8 == 0) {
+    detail::attention_head_f16_avx2(q, k, v, kv_stride, n_kv, head_dim, scale, scores, out, softcap);
   } else {
-    detail::attention_head_f16_scalar(q, k, v, kv_stride, n_kv, head_dim, scale, scores, out);
+    detail::attention_head_f16_scalar(q, k, v, kv_stride, n_kv, head_dim, scale, scores, out, softcap);
   }
 }
 

@@ -46,7 +46,7 @@ void weighted_values(const float* w, const uint16_t* v, int64_t kv_stride, int64
 
 // Precondition: head_dim % 8 == 0, head_dim <= 1024.
 void attention_head_f16_avx2(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
-                             int64_t head_dim, float scale, float* scores, float* out) {
+                             int64_t head_dim, float scale, float* scores, float* out, float softcap) {
   alignas(32) float qh[1024];
   for (int64_t d = 0; d < head_dim; d += 8) _mm256_store_ps(qh + d, round_to_fp16x8(_mm256_loadu_ps(q + d)));
   const __m256 vscale = _mm256_set1_ps(scale);
@@ -66,6 +66,7 @@ void attention_head_f16_avx2(const float* q, const uint16_t* k, const uint16_t* 
     for (int64_t d = 0; d < head_dim; d += 8) acc = _mm256_fmadd_ps(_mm256_load_ps(qh + d), load_f16x8(kp + d), acc);
     scores[p] = horizontal_sum(acc) * scale;
   }
+  if (softcap > 0.0f) kernels::softcap(scores, n_kv, softcap);
   softmax(scores, n_kv);
   for (p = 0; p + 8 <= n_kv; p += 8) _mm256_storeu_ps(scores + p, round_to_fp16x8(_mm256_loadu_ps(scores + p)));
   for (; p < n_kv; ++p) scores[p] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(scores[p]), 0)));

@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/matmul_internal.h"
+#include "kernels/cpu/matmul_kquant.h"
 #include "kernels/cpu/quantize.h"
 
 namespace inferscope::kernels {
@@ -49,19 +50,18 @@ namespace {
 
 using detail::MatmulArgs;
 
-void pack_q8_scalar(GgmlType w, const float* x, int64_t k, uint8_t* packed, int64_t t_begin, int64_t t_end) {
+void pack_q8_scalar(const float* x, int64_t k, uint8_t* packed, int64_t t_begin, int64_t t_end) {
   const detail::Q8Layout l = detail::q8_layout(k);
-  const int32_t offset = detail::q8_corr_offset(w);
   for (int64_t t = t_begin; t < t_end; ++t) {
     uint8_t* row = packed + t * l.row_stride;
     auto* qs = reinterpret_cast<int8_t*>(row);
     auto* d = reinterpret_cast<float*>(row + l.d_offset);
-    auto* corr = reinterpret_cast<int32_t*>(row + l.corr_offset);
+    auto* sums = reinterpret_cast<int32_t*>(row + l.sum_offset);
     for (int64_t b = 0; b < l.n_blocks; ++b) {
-      d[b] = quantize_block_q8(x + t * k + b * detail::kQBlock, qs + b * detail::kQBlock);
+      d[b] = round_to_fp16(quantize_block_q8(x + t * k + b * detail::kQBlock, qs + b * detail::kQBlock));
       int32_t sum = 0;
       for (int64_t j = 0; j < detail::kQBlock; ++j) sum += qs[b * detail::kQBlock + j];
-      corr[b] = -offset * sum;
+      sums[b] = sum;
     }
     std::memset(qs + k, 0, static_cast<size_t>(l.d_offset - k));
   }
@@ -83,28 +83,41 @@ double dot_reference_float(GgmlType w, const uint8_t* row, const float* x, int64
   return sum;
 }
 
+// Integer values q[32], scale d and min m of one 32-block: the block decodes to d * q + m.
+void decode_block_ints(GgmlType w, const uint8_t* block, int32_t* q, float& d, float& m) {
+  const detail::Q32Block g = detail::q32_block(w);
+  d = fp16_to_fp32(load_u16(block));
+  m = g.has_min ? fp16_to_fp32(load_u16(block + 2)) : 0.0f;
+  if (w == GgmlType::Q8_0) {
+    for (int j = 0; j < 32; ++j) q[j] = reinterpret_cast<const int8_t*>(block + g.qs)[j];
+    return;
+  }
+  uint32_t qh = 0;
+  if (g.qh >= 0) {
+    for (int i = 0; i < 4; ++i) qh |= static_cast<uint32_t>(block[g.qh + i]) << (8 * i);
+  }
+  for (int j = 0; j < 32; ++j) {
+    const uint8_t byte = block[g.qs + j % 16];
+    const int32_t nibble = j < 16 ? (byte & 0x0F) : (byte >> 4);
+    const int32_t high = static_cast<int32_t>((qh >> j) & 1u) << 4;
+    q[j] = w == GgmlType::IQ4_NL ? detail::kIq4nlLevels[nibble] : (nibble | high) - detail::q8_weight_offset(w);
+  }
+}
+
 double dot_reference_q8(GgmlType w, const uint8_t* row, const uint8_t* act, const detail::Q8Layout& l) {
   const auto* qa = reinterpret_cast<const int8_t*>(act);
   const auto* da = reinterpret_cast<const float*>(act + l.d_offset);
+  const auto* sa = reinterpret_cast<const int32_t*>(act + l.sum_offset);
+  const int64_t block_bytes = detail::q32_block(w).bytes;
   double sum = 0.0;
   for (int64_t b = 0; b < l.n_blocks; ++b) {
-    int32_t dot = 0;
-    float dw = 0.0f;
+    int32_t q[32];
+    float dw, mw;
+    decode_block_ints(w, row + b * block_bytes, q, dw, mw);
     const int8_t* a = qa + b * detail::kQBlock;
-    if (w == GgmlType::Q8_0) {
-      const uint8_t* block = row + b * 34;
-      dw = fp16_to_fp32(load_u16(block));
-      const auto* q = reinterpret_cast<const int8_t*>(block + 2);
-      for (int64_t j = 0; j < detail::kQBlock; ++j) dot += static_cast<int32_t>(q[j]) * a[j];
-    } else {
-      const uint8_t* block = row + b * 18;
-      dw = fp16_to_fp32(load_u16(block));
-      for (int64_t j = 0; j < 16; ++j) {
-        dot += ((block[2 + j] & 0x0F) - 8) * static_cast<int32_t>(a[j]);
-        dot += ((block[2 + j] >> 4) - 8) * static_cast<int32_t>(a[j + 16]);
-      }
-    }
-    sum += static_cast<double>(dw) * static_cast<double>(da[b]) * static_cast<double>(dot);
+    int32_t dot = 0;
+    for (int64_t j = 0; j < detail::kQBlock; ++j) dot += q[j] * a[j];
+    sum += static_cast<double>(da[b]) * (static_cast<double>(dw) * dot + static_cast<double>(mw) * sa[b]);
   }
   return sum;
 }
@@ -112,18 +125,24 @@ double dot_reference_q8(GgmlType w, const uint8_t* row, const uint8_t* act, cons
 }  // namespace
 
 bool matmul_supported(GgmlType w) {
+  if (detail::is_q8k_weight(w)) return true;
   switch (w) {
     case GgmlType::F32:
     case GgmlType::F16:
     case GgmlType::BF16:
     case GgmlType::Q8_0:
-    case GgmlType::Q4_0: return true;
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::IQ4_NL: return true;
     default: return false;
   }
 }
 
 size_t packed_activation_bytes(GgmlType w, int64_t k, int64_t n_tokens) {
   assert(matmul_supported(w));
+  if (detail::is_q8k_weight(w)) return static_cast<size_t>(detail::q8k_layout(k).row_stride * n_tokens);
   if (detail::is_quantized(w)) return static_cast<size_t>(detail::q8_layout(k).row_stride * n_tokens);
   return static_cast<size_t>(detail::f32_row_stride(k) * 4 * n_tokens);
 }
@@ -135,11 +154,15 @@ void pack_activations(GgmlType w, const float* x, int64_t k, int64_t n_tokens, v
   assert(0 <= t_begin && t_begin <= t_end && t_end <= n_tokens);
   (void)n_tokens;
   auto* out = static_cast<uint8_t*>(packed);
+  if (detail::is_q8k_weight(w)) {
+    detail::pack_q8k(x, k, out, t_begin, t_end);
+    return;
+  }
   if (detail::is_quantized(w)) {
     if (active_simd_level() >= SimdLevel::Avx512) {
-      detail::pack_q8_avx512(w, x, k, out, t_begin, t_end);
+      detail::pack_q8_avx512(x, k, out, t_begin, t_end);
     } else {
-      pack_q8_scalar(w, x, k, out, t_begin, t_end);
+      pack_q8_scalar(x, k, out, t_begin, t_end);
     }
     return;
   }
@@ -157,6 +180,10 @@ void matmul_rows_reference(GgmlType w, const void* weights, int64_t k, const voi
   const int64_t rb = row_bytes(w, k);
   const auto* wbytes = static_cast<const uint8_t*>(weights);
   const auto* act = static_cast<const uint8_t*>(packed);
+  if (detail::is_q8k_weight(w)) {
+    detail::matmul_kquant_reference({w, wbytes, k, rb, act, n_tokens, y, y_stride, row_begin, row_end});
+    return;
+  }
   if (detail::is_quantized(w)) {
     const detail::Q8Layout l = detail::q8_layout(k);
     for (int64_t r = row_begin; r < row_end; ++r) {
@@ -187,6 +214,14 @@ void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed,
   }
   const MatmulArgs args{w,        static_cast<const uint8_t*>(weights), k, row_bytes(w, k),
                         static_cast<const uint8_t*>(packed), n_tokens, y, y_stride, row_begin, row_end};
+  if (detail::is_q8k_weight(w)) {
+    if (level == SimdLevel::Avx2) {
+      detail::matmul_kquant_avx2(args);
+    } else {
+      detail::matmul_kquant_avx512(args);  // Amx too: no AMX tiles for the super-block types
+    }
+    return;
+  }
   switch (level) {
     case SimdLevel::Avx2: detail::matmul_avx2(args); break;
     case SimdLevel::Avx512: detail::matmul_avx512(args); break;

@@ -1,7 +1,9 @@
 // AVX2 + FMA + F16C matmul kernels ("dot form": each weight row is streamed once and dotted
-// with a few tokens held in registers; no repacking). Quantized blocks use maddubs: Q4_0 as
-// unsigned nibbles x signed int8 activations (plus the packed -8*sum(a) correction), Q8_0 as
-// |w| x sign(a, w) so that the 16-bit pair sums cannot saturate (|w| <= 128, |a| <= 127).
+// with a few tokens held in registers; no repacking). Quantized blocks use maddubs: Q4_x / Q5_x
+// as unsigned values (q + offset) x signed int8 activations (minus offset * sum(a) from the
+// packed sums; Q4_1 / Q5_1 add m * da * sum(a)), Q8_0 and IQ4_NL (levels looked up from the
+// nibbles with pshufb) as |w| x sign(a, w) so that the 16-bit pair sums cannot saturate
+// (|w| <= 128, |a| <= 127).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -112,9 +114,44 @@ void float_matmul(const MatmulArgs& a) {
   }
 }
 
+// Bit 4 of byte j = bit j of the block's 32 high bits (Q5_0 / Q5_1), bytes in element order.
+static inline __m256i q5_high_bits(const uint8_t* qh_bytes) {
+  uint32_t qh;
+  std::memcpy(&qh, qh_bytes, 4);
+  const __m256i byte_of_bit = _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303);
+  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(qh)), byte_of_bit);
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// The 32 weight values of one block as bytes in element order: signed q for Q8_0 and IQ4_NL,
+// unsigned q + q8_weight_offset(T) for the others.
+template <GgmlType T>
+static inline __m256i load_block(const uint8_t* block) {
+  constexpr Q32Block g = q32_block(T);
+  if constexpr (T == GgmlType::Q8_0) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + g.qs));
+  } else {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + g.qs));
+    const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(q), _mm_srli_epi16(q, 4), 1);
+    const __m256i nibbles = _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+    if constexpr (T == GgmlType::IQ4_NL) {
+      const __m128i levels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlLevels));
+      return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(levels), nibbles);
+    } else if constexpr (g.qh >= 0) {
+      return _mm256_or_si256(nibbles, q5_high_bits(block + g.qh));
+    } else {
+      return nibbles;
+    }
+  }
+}
+
 template <GgmlType T, int R, int NT>
 void quant_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
-  constexpr int64_t bsz = T == GgmlType::Q8_0 ? 34 : 18;
+  constexpr Q32Block g = q32_block(T);
+  constexpr int64_t bsz = g.bytes;
+  constexpr bool kSigned = T == GgmlType::Q8_0 || T == GgmlType::IQ4_NL;
+  constexpr int32_t kOffset = q8_weight_offset(T);
   const Q8Layout l = q8_layout(a.k);
   const uint8_t* w[R];
   for (int r = 0; r < R; ++r) w[r] = a.w + (r0 + r) * a.row_bytes;
@@ -122,6 +159,7 @@ void quant_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
   for (int t = 0; t < NT; ++t) xrow[t] = a.packed + (t0 + t) * l.row_stride;
   const __m256i ones16 = _mm256_set1_epi16(1);
   __m256 acc[R][NT];
+  float min_acc[R][NT] = {};  // Q4_1 / Q5_1: sum of m * da * sum(a)
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
   const char* ahead = reinterpret_cast<const char*>(a.w + (r0 + R * kPrefetchTiles) * a.row_bytes);
@@ -131,36 +169,35 @@ void quant_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
     }
     __m256i wv[R];
     float dw[R];
+    [[maybe_unused]] float mw[R];
     for (int r = 0; r < R; ++r) {
       const uint8_t* block = w[r] + b * bsz;
       dw[r] = f16_at(block);
-      if constexpr (T == GgmlType::Q8_0) {
-        wv[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
-      } else {
-        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
-        const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(q), _mm_srli_epi16(q, 4), 1);
-        wv[r] = _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
-      }
+      if constexpr (g.has_min) mw[r] = f16_at(block + 2);
+      wv[r] = load_block<T>(block);
     }
     for (int t = 0; t < NT; ++t) {
       const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xrow[t] + b * kQBlock));
       const float da = reinterpret_cast<const float*>(xrow[t] + l.d_offset)[b];
+      const int32_t sum_a = reinterpret_cast<const int32_t*>(xrow[t] + l.sum_offset)[b];
       for (int r = 0; r < R; ++r) {
         __m256i dot;
-        if constexpr (T == GgmlType::Q8_0) {
+        if constexpr (kSigned) {
           const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(wv[r], wv[r]), _mm256_sign_epi8(av, wv[r]));
           dot = _mm256_madd_epi16(p, ones16);
         } else {
-          const __m256i p = _mm256_maddubs_epi16(wv[r], av);
-          const int32_t corr = reinterpret_cast<const int32_t*>(xrow[t] + l.corr_offset)[b];
-          dot = _mm256_add_epi32(_mm256_madd_epi16(p, ones16), _mm256_zextsi128_si256(_mm_cvtsi32_si128(corr)));
+          dot = _mm256_madd_epi16(_mm256_maddubs_epi16(wv[r], av), ones16);
+          if constexpr (kOffset != 0) {
+            dot = _mm256_add_epi32(dot, _mm256_zextsi128_si256(_mm_cvtsi32_si128(-kOffset * sum_a)));
+          }
         }
         acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw[r] * da), acc[r][t]);
+        if constexpr (g.has_min) min_acc[r][t] += mw[r] * (da * static_cast<float>(sum_a));
       }
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int t = 0; t < NT; ++t) a.y[(t0 + t) * a.y_stride + r0 + r] = hsum256(acc[r][t]);
+    for (int t = 0; t < NT; ++t) a.y[(t0 + t) * a.y_stride + r0 + r] = hsum256(acc[r][t]) + min_acc[r][t];
 }
 
 template <GgmlType T, int NT>
@@ -192,6 +229,10 @@ void matmul_avx2(const MatmulArgs& a) {
     case GgmlType::BF16: float_matmul<GgmlType::BF16>(a); break;
     case GgmlType::Q8_0: quant_matmul<GgmlType::Q8_0>(a); break;
     case GgmlType::Q4_0: quant_matmul<GgmlType::Q4_0>(a); break;
+    case GgmlType::Q4_1: quant_matmul<GgmlType::Q4_1>(a); break;
+    case GgmlType::Q5_0: quant_matmul<GgmlType::Q5_0>(a); break;
+    case GgmlType::Q5_1: quant_matmul<GgmlType::Q5_1>(a); break;
+    case GgmlType::IQ4_NL: quant_matmul<GgmlType::IQ4_NL>(a); break;
     default: break;
   }
 }

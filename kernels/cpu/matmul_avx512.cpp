@@ -3,8 +3,8 @@
 // Few tokens (decode): each weight row is streamed once and dotted with every token ("dot
 // form", memory-bound): F16/BF16 widened with vcvtph2ps / shifts, quantized blocks multiplied
 // as unsigned weights x signed int8 activations with vpdpbusd (the activation-side correction
-// -offset*sum(a) of the packed layout starts each block's accumulator), 4 (Q4_0) or 2 (Q8_0)
-// blocks per zmm.
+// -offset*sum(a) from the packed sums starts each block's accumulator), 4 (nibble types) or 2
+// (Q8_0) blocks per zmm.
 //
 // Many tokens (prefill): 32 weight rows are repacked into a "panel" where one zmm holds the same
 // k positions of 16 rows (4 int8 values per lane for the quantized types, one float per lane
@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cpu/fp16.h"
 #include "kernels/cpu/matmul_internal.h"
 
 namespace inferscope::kernels::detail {
@@ -128,20 +129,21 @@ void float_dot(const MatmulArgs& a) {
 
 // ---------------------------------------------------------------------------------------------
 // Quantized weights, dot form (decode). Blocks are taken in groups that fill a zmm:
-//   Q4_0: 4 blocks. The 16 qs bytes of block i go to 128-bit lane i; the low nibbles (elements
-//         0-15) form one vector, the high nibbles (16-31) another. The activations are regrouped
-//         the same way once per call ("prep").
+//   Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL: 4 blocks. The 16 qs bytes of block i go to 128-bit
+//         lane i; the low nibbles (elements 0-15) form one vector, the high nibbles (16-31)
+//         another. Q5_x add bit 4 from qh under a byte mask; IQ4_NL looks its levels + 128 up
+//         with vpshufb. The activations are regrouped the same way once per call ("prep").
 //   Q8_0: 2 blocks, 64 bytes in natural order (w + 128 as the unsigned operand).
 // Every vpdpbusd lane then belongs to one block; its scale dw * da is replicated to the block's
 // lanes with one vpermps from a vector of 16 block scales, converted 16 blocks at a time. A
 // group's accumulator starts from the activation-side correction (-offset * sum(a)) in the
-// first lane of each block.
+// first lane of each block. Q4_1 / Q5_1 add m * da * sum(a) for 16 blocks at a time.
 
 template <GgmlType T>
 struct QGroup {
-  static constexpr int kBlocks = T == GgmlType::Q4_0 ? 4 : 2;  // blocks per group
+  static constexpr int kBlocks = T == GgmlType::Q8_0 ? 2 : 4;  // blocks per group
   static constexpr int kLanes = 16 / kBlocks;                   // int32 lanes per block
-  static constexpr int64_t kBlockBytes = T == GgmlType::Q4_0 ? 18 : 34;
+  static constexpr int64_t kBlockBytes = q32_block(T).bytes;
   static constexpr int64_t kActBytes = kBlocks * kQBlock;       // activation bytes per group
 };
 
@@ -150,6 +152,7 @@ struct DecodeToken {
   const int8_t* act;    // [n_groups][kActBytes]
   const int32_t* init;  // [n_groups][16]
   const float* da;      // [n_blocks] (points into the packed row)
+  const int32_t* sum;   // [n_blocks] (points into the packed row)
 };
 
 template <GgmlType T>
@@ -162,50 +165,73 @@ void prepare_decode(const MatmulArgs& a, DecodeToken* tokens) {
   for (int64_t t = 0; t < a.n_tokens; ++t) {
     const uint8_t* row = a.packed + t * l.row_stride;
     const auto* qs = reinterpret_cast<const int8_t*>(row);
-    const auto* corr = reinterpret_cast<const int32_t*>(row + l.corr_offset);
+    const auto* sums = reinterpret_cast<const int32_t*>(row + l.sum_offset);
     auto* act = reinterpret_cast<int8_t*>(buf + t * per_token);
     auto* init = reinterpret_cast<int32_t*>(buf + t * per_token + n_groups * G::kActBytes);
     std::memset(act, 0, static_cast<size_t>(n_groups * G::kActBytes));
     std::memset(init, 0, static_cast<size_t>(n_groups * 64));
     for (int64_t b = 0; b < l.n_blocks; ++b) {
       const int64_t g = b / G::kBlocks, i = b % G::kBlocks;
-      if constexpr (T == GgmlType::Q4_0) {
+      if constexpr (G::kBlocks == 4) {
         std::memcpy(act + g * 128 + 16 * i, qs + b * kQBlock, 16);
         std::memcpy(act + g * 128 + 64 + 16 * i, qs + b * kQBlock + 16, 16);
       } else {
         std::memcpy(act + g * 64 + 32 * i, qs + b * kQBlock, 32);
       }
-      init[g * 16 + i * G::kLanes] = corr[b];
+      init[g * 16 + i * G::kLanes] = -q8_weight_offset(T) * sums[b];
     }
-    tokens[t] = {act, init, reinterpret_cast<const float*>(row + l.d_offset)};
+    tokens[t] = {act, init, reinterpret_cast<const float*>(row + l.d_offset), sums};
   }
 }
 
+// IQ4_NL levels + 128 (unsigned) in every 128-bit lane, for vpshufb.
+static inline __m512i iq4nl_unsigned_levels() {
+  const __m128i levels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlLevels));
+  return _mm512_xor_si512(_mm512_broadcast_i32x4(levels), _mm512_set1_epi8(static_cast<char>(0x80)));
+}
+
 // Unsigned weight values of `n` (1..kBlocks) blocks starting at `blk`; lanes of missing blocks
-// hold copies of block 0 (their activations and scales are zero). Q4_0 returns low and high
-// nibbles, Q8_0 only `lo`.
+// hold copies of block 0 (their activations and scales are zero). The nibble types return the
+// values of elements 0-15 in `lo` and 16-31 in `hi` (without the Q5_x high bit), Q8_0 only `lo`.
 template <GgmlType T>
 static inline void load_group(const uint8_t* blk, int n, __m512i& lo, __m512i& hi) {
-  if constexpr (T == GgmlType::Q4_0) {
-    const uint8_t* q = blk + 2;
-    __m512i v = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
-    if (n > 1) v = _mm512_mask_broadcast_i32x4(v, 0x00F0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 18)));
-    if (n > 2) v = _mm512_mask_broadcast_i32x4(v, 0x0F00, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 36)));
-    if (n > 3) v = _mm512_mask_broadcast_i32x4(v, 0xF000, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 54)));
+  constexpr Q32Block g = q32_block(T);
+  const uint8_t* q = blk + g.qs;
+  if constexpr (T == GgmlType::Q8_0) {
+    const auto load32 = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+    __m512i v = _mm512_broadcast_i64x4(load32(q));
+    if (n > 1) v = _mm512_mask_broadcast_i64x4(v, 0xF0, load32(q + g.bytes));
+    lo = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+    hi = lo;
+  } else {
+    const auto load16 = [](const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    __m512i v = _mm512_broadcast_i32x4(load16(q));
+    if (n > 1) v = _mm512_mask_broadcast_i32x4(v, 0x00F0, load16(q + g.bytes));
+    if (n > 2) v = _mm512_mask_broadcast_i32x4(v, 0x0F00, load16(q + 2 * g.bytes));
+    if (n > 3) v = _mm512_mask_broadcast_i32x4(v, 0xF000, load16(q + 3 * g.bytes));
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     lo = _mm512_and_si512(v, m4);
     hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-  } else {
-    __m512i v = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2)));
-    if (n > 1) v = _mm512_mask_broadcast_i64x4(v, 0xF0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 36)));
-    lo = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
-    hi = lo;
+    if constexpr (T == GgmlType::IQ4_NL) {
+      const __m512i levels = iq4nl_unsigned_levels();
+      lo = _mm512_shuffle_epi8(levels, lo);
+      hi = _mm512_shuffle_epi8(levels, hi);
+    }
   }
+}
+
+// Q5_x high bits of 16 blocks (one 32-bit qh per lane) as byte masks over the groups of
+// load_group: bit 16i + j of lo_bits[gi] is bit j of block 4gi + i's qh, hi_bits the same for
+// bits 16-31.
+static inline void q5_group_masks(__m512i qh, uint64_t lo_bits[4], uint64_t hi_bits[4]) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo_bits), _mm512_cvtepi32_epi16(qh));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi_bits), _mm512_cvtepi32_epi16(_mm512_srli_epi32(qh, 16)));
 }
 
 template <GgmlType T, int R, int NT>
 void quant_dot_tile(const MatmulArgs& a, const DecodeToken* tok, int64_t r0) {
   using G = QGroup<T>;
+  constexpr Q32Block geo = q32_block(T);
   constexpr int64_t bsz = G::kBlockBytes;
   const int64_t nb = a.k / kQBlock;
   const uint8_t* w[R];
@@ -216,19 +242,36 @@ void quant_dot_tile(const MatmulArgs& a, const DecodeToken* tok, int64_t r0) {
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i gather_idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(bsz)));
   const __m512i lane_block = _mm512_srli_epi32(lane, G::kBlocks == 4 ? 2 : 3);  // block of each lane
+  const __m512i sixteen = _mm512_set1_epi8(16);
   const char* ahead = reinterpret_cast<const char*>(a.w + (r0 + R * kPrefetchTiles) * a.row_bytes);
   for (int64_t b16 = 0; b16 < nb; b16 += 16) {
     const int64_t n16 = min64(16, nb - b16);
     const __mmask16 m16 = n16 == 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n16) - 1u);
     __m512 scale[R][NT];
+    [[maybe_unused]] uint64_t high_lo[R][4], high_hi[R][4];  // Q5_x: see q5_group_masks
     {
       __m512 da[NT];
-      for (int t = 0; t < NT; ++t) da[t] = _mm512_maskz_loadu_ps(m16, tok[t].da + b16);
+      [[maybe_unused]] __m512 da_sum[NT];  // Q4_1 / Q5_1: da * sum(a) per block
+      for (int t = 0; t < NT; ++t) {
+        da[t] = _mm512_maskz_loadu_ps(m16, tok[t].da + b16);
+        if constexpr (geo.has_min) {
+          da_sum[t] = _mm512_mul_ps(da[t], _mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m16, tok[t].sum + b16)));
+        }
+      }
       for (int r = 0; r < R; ++r) {
-        // The 32-bit word at each block start holds d in its low half.
+        // The 32-bit word at each block start holds d in its low half (and m in its high half).
         const __m512i d32 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m16, gather_idx, w[r] + b16 * bsz, 1);
         const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d32));
         for (int t = 0; t < NT; ++t) scale[r][t] = _mm512_mul_ps(dw, da[t]);
+        if constexpr (geo.has_min) {
+          const __m512 mw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(d32, 16)));
+          for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_fmadd_ps(mw, da_sum[t], acc[r][t]);
+        }
+        if constexpr (geo.qh >= 0) {
+          const __m512i qh =
+              _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m16, gather_idx, w[r] + b16 * bsz + geo.qh, 1);
+          q5_group_masks(qh, high_lo[r], high_hi[r]);
+        }
       }
     }
     for (int64_t gi = 0; gi * G::kBlocks < n16; ++gi) {
@@ -238,7 +281,13 @@ void quant_dot_tile(const MatmulArgs& a, const DecodeToken* tok, int64_t r0) {
         _mm_prefetch(ahead + b * R * bsz + off, _MM_HINT_T2);
       }
       __m512i lo[R], hi[R];
-      for (int r = 0; r < R; ++r) load_group<T>(w[r] + b * bsz, n, lo[r], hi[r]);
+      for (int r = 0; r < R; ++r) {
+        load_group<T>(w[r] + b * bsz, n, lo[r], hi[r]);
+        if constexpr (geo.qh >= 0) {
+          lo[r] = _mm512_mask_add_epi8(lo[r], high_lo[r][gi], lo[r], sixteen);
+          hi[r] = _mm512_mask_add_epi8(hi[r], high_hi[r][gi], hi[r], sixteen);
+        }
+      }
       const __m512i sidx = _mm512_add_epi32(lane_block, _mm512_set1_epi32(static_cast<int32_t>(gi * G::kBlocks)));
       const int64_t g = b / G::kBlocks;
       for (int t = 0; t < NT; ++t) {
@@ -247,7 +296,7 @@ void quant_dot_tile(const MatmulArgs& a, const DecodeToken* tok, int64_t r0) {
         const __m512i a0 = _mm512_loadu_si512(act);
         for (int r = 0; r < R; ++r) {
           __m512i dot = _mm512_dpbusd_epi32(init, lo[r], a0);
-          if constexpr (T == GgmlType::Q4_0) dot = _mm512_dpbusd_epi32(dot, hi[r], _mm512_loadu_si512(act + 64));
+          if constexpr (G::kBlocks == 4) dot = _mm512_dpbusd_epi32(dot, hi[r], _mm512_loadu_si512(act + 64));
           acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(sidx, scale[r][t]), acc[r][t]);
         }
       }
@@ -289,17 +338,31 @@ void quant_dot(const MatmulArgs& a) {
 // ---------------------------------------------------------------------------------------------
 // Quantized weights, panel form (prefill).
 //
-// Panel of 32 rows (two groups of 16), per 32-block b (1152 bytes):
+// Panel of 32 rows (two groups of 16), per 32-block b (1152 bytes, 1280 with mins):
 //   uint8 u[8][2][16][4]: u[j][g][lane] = unsigned values k = 4j..4j+3 of row 16g+lane
 //   float dw[2][16]
+//   float m[2][16]      (Q4_1 / Q5_1 only)
 // Rows past the range get zero scales (their products vanish).
 
 constexpr int kPanelRows = 32;
-constexpr int64_t kQPanelBlockBytes = 8 * 2 * 64 + 2 * 64;
+
+template <GgmlType T>
+constexpr int64_t panel_block_bytes() {
+  return 8 * 2 * 64 + (q32_block(T).has_min ? 4 : 2) * 64;
+}
+
+// Bit 4 of byte i of each 32-bit lane = bit e0 + i of the lane's qh (i = 0..3).
+static inline __m512i q5_high_nibble_bits(__m512i qh, int e0) {
+  const __m512i four = _mm512_and_si512(_mm512_srli_epi32(qh, static_cast<unsigned>(e0)), _mm512_set1_epi32(0xF));
+  // x * (1 + 2^7 + 2^14 + 2^21) moves bit i of x to bit 8i (the 4-bit copies cannot carry).
+  const __m512i spread = _mm512_mullo_epi32(four, _mm512_set1_epi32(0x00204081));
+  return _mm512_slli_epi32(_mm512_and_si512(spread, _mm512_set1_epi32(0x01010101)), 4);
+}
 
 template <GgmlType T>
 void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
-  constexpr int64_t bsz = T == GgmlType::Q8_0 ? 34 : 18;
+  constexpr Q32Block geo = q32_block(T);
+  constexpr int64_t bsz = geo.bytes;
   const int64_t nb = a.k / kQBlock;
   const int64_t n_valid = min64(kPanelRows, a.row_end - r0);
   for (int g = 0; g < 2; ++g) {
@@ -312,23 +375,42 @@ void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
     const uint8_t* base = a.w + (r0 + 16 * g) * a.row_bytes;
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* blk = base + b * bsz;
-      uint8_t* out = panel + b * kQPanelBlockBytes;
-      // Scale: gather the 32-bit word starting at each row's d, keep the low 16 bits.
+      uint8_t* out = panel + b * panel_block_bytes<T>();
+      // Scale: gather the 32-bit word starting at each row's d, keep the low 16 bits (the high
+      // 16 bits are m where there is one).
       const __m512i dword = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk, 1);
       const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dword));
       _mm512_storeu_ps(reinterpret_cast<float*>(out + 8 * 128 + 64 * g), dw);
+      if constexpr (geo.has_min) {
+        const __m512 mw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dword, 16)));
+        _mm512_storeu_ps(reinterpret_cast<float*>(out + 8 * 128 + 128 + 64 * g), mw);
+      }
       if constexpr (T == GgmlType::Q8_0) {
         const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
         for (int j = 0; j < 8; ++j) {
-          const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk + 2 + 4 * j, 1);
+          const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk + geo.qs + 4 * j, 1);
           _mm512_storeu_si512(out + j * 128 + 64 * g, _mm512_xor_si512(v, flip));
         }
       } else {
         const __m512i lo4 = _mm512_set1_epi8(0x0F);
+        [[maybe_unused]] __m512i qh;
+        if constexpr (geo.qh >= 0) {
+          qh = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk + geo.qh, 1);
+        }
         for (int j = 0; j < 4; ++j) {
-          const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk + 2 + 4 * j, 1);
-          _mm512_storeu_si512(out + j * 128 + 64 * g, _mm512_and_si512(v, lo4));
-          _mm512_storeu_si512(out + (j + 4) * 128 + 64 * g, _mm512_and_si512(_mm512_srli_epi16(v, 4), lo4));
+          const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk + geo.qs + 4 * j, 1);
+          __m512i lo = _mm512_and_si512(v, lo4);
+          __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), lo4);
+          if constexpr (T == GgmlType::IQ4_NL) {
+            const __m512i levels = iq4nl_unsigned_levels();
+            lo = _mm512_shuffle_epi8(levels, lo);
+            hi = _mm512_shuffle_epi8(levels, hi);
+          } else if constexpr (geo.qh >= 0) {
+            lo = _mm512_or_si512(lo, q5_high_nibble_bits(qh, 4 * j));
+            hi = _mm512_or_si512(hi, q5_high_nibble_bits(qh, 16 + 4 * j));
+          }
+          _mm512_storeu_si512(out + j * 128 + 64 * g, lo);
+          _mm512_storeu_si512(out + (j + 4) * 128 + 64 * g, hi);
         }
       }
     }
@@ -336,8 +418,10 @@ void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
 }
 
 // Panel rows x NT tokens. G = number of 16-row groups (1 or 2) that are needed.
-template <int G, int NT>
+template <GgmlType T, int G, int NT>
 void quant_panel_tile(const MatmulArgs& a, const uint8_t* panel, int64_t r0, int64_t t0, __mmask16 store_mask[2]) {
+  constexpr bool kHasMin = q32_block(T).has_min;
+  constexpr int32_t kOffset = q8_weight_offset(T);
   const Q8Layout l = q8_layout(a.k);
   const uint8_t* xrow[NT];
   for (int t = 0; t < NT; ++t) xrow[t] = a.packed + (t0 + t) * l.row_stride;
@@ -345,10 +429,11 @@ void quant_panel_tile(const MatmulArgs& a, const uint8_t* panel, int64_t r0, int
   for (int g = 0; g < G; ++g)
     for (int t = 0; t < NT; ++t) acc[g][t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < l.n_blocks; ++b) {
-    const uint8_t* pb = panel + b * kQPanelBlockBytes;
+    const uint8_t* pb = panel + b * panel_block_bytes<T>();
     __m512i dot[G][NT];
     for (int t = 0; t < NT; ++t) {
-      const __m512i init = _mm512_set1_epi32(reinterpret_cast<const int32_t*>(xrow[t] + l.corr_offset)[b]);
+      const int32_t sum_a = reinterpret_cast<const int32_t*>(xrow[t] + l.sum_offset)[b];
+      const __m512i init = _mm512_set1_epi32(-kOffset * sum_a);
       for (int g = 0; g < G; ++g) dot[g][t] = init;
     }
     for (int j = 0; j < 8; ++j) {
@@ -362,11 +447,21 @@ void quant_panel_tile(const MatmulArgs& a, const uint8_t* panel, int64_t r0, int
       }
     }
     __m512 dw[G];
-    for (int g = 0; g < G; ++g) dw[g] = _mm512_load_ps(reinterpret_cast<const float*>(pb + 8 * 128 + 64 * g));
+    [[maybe_unused]] __m512 mw[G];
+    for (int g = 0; g < G; ++g) {
+      dw[g] = _mm512_load_ps(reinterpret_cast<const float*>(pb + 8 * 128 + 64 * g));
+      if constexpr (kHasMin) mw[g] = _mm512_load_ps(reinterpret_cast<const float*>(pb + 8 * 128 + 128 + 64 * g));
+    }
     for (int t = 0; t < NT; ++t) {
-      const __m512 da = _mm512_set1_ps(reinterpret_cast<const float*>(xrow[t] + l.d_offset)[b]);
+      const float da_t = reinterpret_cast<const float*>(xrow[t] + l.d_offset)[b];
+      const __m512 da = _mm512_set1_ps(da_t);
       for (int g = 0; g < G; ++g) {
         acc[g][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[g][t]), _mm512_mul_ps(dw[g], da), acc[g][t]);
+      }
+      if constexpr (kHasMin) {
+        const int32_t sum_a = reinterpret_cast<const int32_t*>(xrow[t] + l.sum_offset)[b];
+        const __m512 da_sum = _mm512_set1_ps(da_t * static_cast<float>(sum_a));
+        for (int g = 0; g < G; ++g) acc[g][t] = _mm512_fmadd_ps(mw[g], da_sum, acc[g][t]);
       }
     }
   }
@@ -375,19 +470,19 @@ void quant_panel_tile(const MatmulArgs& a, const uint8_t* panel, int64_t r0, int
       _mm512_mask_storeu_ps(a.y + (t0 + t) * a.y_stride + r0 + 16 * g, store_mask[g], acc[g][t]);
 }
 
-template <int G>
+template <GgmlType T, int G>
 void quant_panel_tokens(const MatmulArgs& a, const uint8_t* panel, int64_t r0, __mmask16 store_mask[2]) {
   constexpr int NT = G == 2 ? 6 : 8;
   int64_t t = 0;
-  for (; t + NT <= a.n_tokens; t += NT) quant_panel_tile<G, NT>(a, panel, r0, t, store_mask);
+  for (; t + NT <= a.n_tokens; t += NT) quant_panel_tile<T, G, NT>(a, panel, r0, t, store_mask);
   switch (a.n_tokens - t) {
-    case 7: quant_panel_tile<G, 7>(a, panel, r0, t, store_mask); break;
-    case 6: quant_panel_tile<G, 6>(a, panel, r0, t, store_mask); break;
-    case 5: quant_panel_tile<G, 5>(a, panel, r0, t, store_mask); break;
-    case 4: quant_panel_tile<G, 4>(a, panel, r0, t, store_mask); break;
-    case 3: quant_panel_tile<G, 3>(a, panel, r0, t, store_mask); break;
-    case 2: quant_panel_tile<G, 2>(a, panel, r0, t, store_mask); break;
-    case 1: quant_panel_tile<G, 1>(a, panel, r0, t, store_mask); break;
+    case 7: quant_panel_tile<T, G, 7>(a, panel, r0, t, store_mask); break;
+    case 6: quant_panel_tile<T, G, 6>(a, panel, r0, t, store_mask); break;
+    case 5: quant_panel_tile<T, G, 5>(a, panel, r0, t, store_mask); break;
+    case 4: quant_panel_tile<T, G, 4>(a, panel, r0, t, store_mask); break;
+    case 3: quant_panel_tile<T, G, 3>(a, panel, r0, t, store_mask); break;
+    case 2: quant_panel_tile<T, G, 2>(a, panel, r0, t, store_mask); break;
+    case 1: quant_panel_tile<T, G, 1>(a, panel, r0, t, store_mask); break;
     default: break;
   }
 }
@@ -403,16 +498,16 @@ static inline void panel_store_masks(int64_t n_valid, __mmask16 masks[2]) {
 template <GgmlType T>
 void quant_panels(const MatmulArgs& a) {
   const int64_t nb = a.k / kQBlock;
-  auto* panel = static_cast<uint8_t*>(thread_scratch(0, static_cast<size_t>(nb * kQPanelBlockBytes)));
+  auto* panel = static_cast<uint8_t*>(thread_scratch(0, static_cast<size_t>(nb * panel_block_bytes<T>())));
   for (int64_t r0 = a.row_begin; r0 < a.row_end; r0 += kPanelRows) {
     const int64_t n_valid = min64(kPanelRows, a.row_end - r0);
     repack_quant_panel<T>(a, r0, panel);
     __mmask16 masks[2];
     panel_store_masks(n_valid, masks);
     if (n_valid > 16) {
-      quant_panel_tokens<2>(a, panel, r0, masks);
+      quant_panel_tokens<T, 2>(a, panel, r0, masks);
     } else {
-      quant_panel_tokens<1>(a, panel, r0, masks);
+      quant_panel_tokens<T, 1>(a, panel, r0, masks);
     }
   }
 }
@@ -560,22 +655,25 @@ void matmul_avx512(const MatmulArgs& a) {
     case GgmlType::BF16: dispatch_float<GgmlType::BF16>(a); break;
     case GgmlType::Q8_0: dispatch_quant<GgmlType::Q8_0>(a); break;
     case GgmlType::Q4_0: dispatch_quant<GgmlType::Q4_0>(a); break;
+    case GgmlType::Q4_1: dispatch_quant<GgmlType::Q4_1>(a); break;
+    case GgmlType::Q5_0: dispatch_quant<GgmlType::Q5_0>(a); break;
+    case GgmlType::Q5_1: dispatch_quant<GgmlType::Q5_1>(a); break;
+    case GgmlType::IQ4_NL: dispatch_quant<GgmlType::IQ4_NL>(a); break;
     default: break;
   }
 }
 
 // Bit-identical to the scalar packer: amax, d = amax / 127, id = 1 / d, round half away from
 // zero of x * id (each a single IEEE operation, so SIMD and scalar agree exactly).
-void pack_q8_avx512(GgmlType w, const float* x, int64_t k, uint8_t* packed, int64_t t_begin, int64_t t_end) {
+void pack_q8_avx512(const float* x, int64_t k, uint8_t* packed, int64_t t_begin, int64_t t_end) {
   const Q8Layout l = q8_layout(k);
-  const int32_t offset = q8_corr_offset(w);
   const __m512 sign_mask = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(0x80000000u)));
   const __m512 half = _mm512_set1_ps(0.5f);
   const __m512 one = _mm512_set1_ps(1.0f);
   for (int64_t t = t_begin; t < t_end; ++t) {
     uint8_t* row = packed + t * l.row_stride;
     auto* d = reinterpret_cast<float*>(row + l.d_offset);
-    auto* corr = reinterpret_cast<int32_t*>(row + l.corr_offset);
+    auto* sums = reinterpret_cast<int32_t*>(row + l.sum_offset);
     const float* xr = x + t * k;
     for (int64_t b = 0; b < l.n_blocks; ++b) {
       const __m512 v0 = _mm512_loadu_ps(xr + b * kQBlock);
@@ -596,8 +694,8 @@ void pack_q8_avx512(GgmlType w, const float* x, int64_t k, uint8_t* packed, int6
       }
       _mm_storeu_si128(reinterpret_cast<__m128i*>(row + b * kQBlock), _mm512_cvtepi32_epi8(q[0]));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(row + b * kQBlock + 16), _mm512_cvtepi32_epi8(q[1]));
-      d[b] = db;
-      corr[b] = -offset * _mm512_reduce_add_epi32(_mm512_add_epi32(q[0], q[1]));
+      d[b] = round_to_fp16(db);  // stored as F16, like llama.cpp's Q8_0/Q8_1 activations
+      sums[b] = _mm512_reduce_add_epi32(_mm512_add_epi32(q[0], q[1]));
     }
     std::memset(row + k, 0, static_cast<size_t>(l.d_offset - k));
   }

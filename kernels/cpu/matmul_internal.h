@@ -10,21 +10,21 @@
 
 namespace inferscope::kernels::detail {
 
-constexpr int64_t kQBlock = 32;  // elements per Q8_0 / Q4_0 block
+constexpr int64_t kQBlock = 32;  // elements per block of every 32-block weight type
 
 static inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// Packed activations for Q8_0 / Q4_0 weights, one row per token, each row 64-byte aligned
-// relative to the buffer start:
-//   int8_t  qs[round_up(k, 64)]  values quantized per 32-block (Q8_0 rule, float32 scale)
+// Packed activations for the 32-block weight types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL), one
+// row per token, each row 64-byte aligned relative to the buffer start:
+//   int8_t  qs[round_up(k, 64)]  values quantized per 32-block (Q8_0 rule, F16-rounded scale)
 //   float   d[k / 32]            block scales
-//   int32_t corr[k / 32]         -offset * sum(qs of the block), offset = 8 for Q4_0 weights
-//                                (nibbles are q + 8) and 128 for Q8_0 weights (the kernels
-//                                may use w + 128 as the unsigned operand of u8 x s8 products)
+//   int32_t sum[k / 32]          sum of the block's qs: kernels that multiply unsigned weights
+//                                u = q + offset (q8_weight_offset) subtract offset * sum, and
+//                                Q4_1 / Q5_1 need it for the min term m * d * sum
 struct Q8Layout {
   int64_t n_blocks;
   int64_t d_offset;
-  int64_t corr_offset;
+  int64_t sum_offset;
   int64_t row_stride;
 };
 
@@ -32,17 +32,61 @@ static inline Q8Layout q8_layout(int64_t k) {
   Q8Layout l;
   l.n_blocks = k / kQBlock;
   l.d_offset = round_up(k, 64);
-  l.corr_offset = l.d_offset + 4 * l.n_blocks;
-  l.row_stride = round_up(l.corr_offset + 4 * l.n_blocks, 64);
+  l.sum_offset = l.d_offset + 4 * l.n_blocks;
+  l.row_stride = round_up(l.sum_offset + 4 * l.n_blocks, 64);
   return l;
 }
 
-static inline int32_t q8_corr_offset(GgmlType w) { return w == GgmlType::Q4_0 ? 8 : 128; }
+// Block geometry of the 32-block weight types (GGUF-FORMATS.md 3.x): bytes per block, where the
+// 16 bytes of nibbles start, where the 32 high bits (Q5_x) start, and whether a min follows d.
+struct Q32Block {
+  int64_t bytes;
+  int64_t qs;
+  int64_t qh;    // -1: no high bits
+  bool has_min;  // f16 m right after the f16 d
+};
+
+static constexpr Q32Block q32_block(GgmlType w) {
+  switch (w) {
+    case GgmlType::Q4_1: return {20, 4, -1, true};
+    case GgmlType::Q5_0: return {22, 6, 2, false};
+    case GgmlType::Q5_1: return {24, 8, 4, true};
+    case GgmlType::Q8_0: return {34, 2, -1, false};
+    default: return {18, 2, -1, false};  // Q4_0, IQ4_NL
+  }
+}
+
+// The offset that makes the integer weight values unsigned for u8 x s8 products: Q4_0 nibbles
+// are q + 8, Q5_0 values q + 16; Q8_0 and IQ4_NL kernels may use w + 128; Q4_1 / Q5_1 values
+// are unsigned already.
+static constexpr int32_t q8_weight_offset(GgmlType w) {
+  switch (w) {
+    case GgmlType::Q4_0: return 8;
+    case GgmlType::Q5_0: return 16;
+    case GgmlType::Q8_0:
+    case GgmlType::IQ4_NL: return 128;
+    default: return 0;
+  }
+}
+
+// IQ4_NL's non-linear levels (GGUF-FORMATS.md, IQ4_NL), indexed by the nibble.
+constexpr int8_t kIq4nlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // Packed activations for F32 / F16 / BF16 weights: float rows, stride rounded up to 16 floats.
 static inline int64_t f32_row_stride(int64_t k) { return round_up(k, 16); }
 
-static inline bool is_quantized(GgmlType w) { return w == GgmlType::Q8_0 || w == GgmlType::Q4_0; }
+// Weight types multiplied with the packed Q8 activations above.
+static inline bool is_quantized(GgmlType w) {
+  switch (w) {
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::IQ4_NL: return true;
+    default: return false;
+  }
+}
 
 struct MatmulArgs {
   GgmlType type;
@@ -66,6 +110,6 @@ void matmul_avx512(const MatmulArgs& a);
 void matmul_amx(const MatmulArgs& a);  // falls back to matmul_avx512 where AMX does not pay
 
 // Packs rows [t_begin, t_end) of Q8 activations (bit-identical to the scalar packer).
-void pack_q8_avx512(GgmlType w, const float* x, int64_t k, uint8_t* packed, int64_t t_begin, int64_t t_end);
+void pack_q8_avx512(const float* x, int64_t k, uint8_t* packed, int64_t t_begin, int64_t t_end);
 
 }  // namespace inferscope::kernels::detail

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/fp16.h"
 
 namespace inferscope::kernels {
@@ -43,14 +44,17 @@ void rope_apply(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, cons
 namespace detail {
 void swiglu_avx2(float* gate, const float* up, int64_t n);
 void softmax_avx2(float* x, int64_t n);
+void geglu_avx2(float* gate, const float* up, int64_t n);
+void softcap_avx2(float* x, int64_t n, float cap);
 }  // namespace detail
 
 namespace {
-const bool kHasAvx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+// Follows set_simd_level, so tests can compare the scalar loops with the AVX2 ones.
+bool use_avx2() { return active_simd_level() >= SimdLevel::Avx2; }
 }  // namespace
 
 void swiglu(float* gate, const float* up, int64_t n) {
-  if (kHasAvx2) {
+  if (use_avx2()) {
     detail::swiglu_avx2(gate, up, n);
     return;
   }
@@ -58,6 +62,27 @@ void swiglu(float* gate, const float* up, int64_t n) {
     const float g = gate[i];
     gate[i] = g / (1.0f + std::exp(-g)) * up[i];
   }
+}
+
+void geglu(float* gate, const float* up, int64_t n) {
+  if (use_avx2()) {
+    detail::geglu_avx2(gate, up, n);
+    return;
+  }
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    gate[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * g * (1.0f + 0.044715f * g * g))) * up[i];
+  }
+}
+
+void softcap(float* x, int64_t n, float cap) {
+  if (use_avx2()) {
+    detail::softcap_avx2(x, n, cap);
+    return;
+  }
+  const float inv = 1.0f / cap;
+  for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] * inv);
 }
 
 void add_scaled(float* y, const float* x, int64_t n, float scale) {
@@ -69,7 +94,7 @@ void add(float* y, const float* x, int64_t n) {
 }
 
 void softmax(float* x, int64_t n) {
-  if (kHasAvx2) {
+  if (use_avx2()) {
     detail::softmax_avx2(x, n);
     return;
   }

@@ -21,6 +21,14 @@ void rope_apply(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, cons
 // gate[i] = silu(gate[i]) * up[i]  (SwiGLU).
 void swiglu(float* gate, const float* up, int64_t n);
 
+// gate[i] = gelu(gate[i]) * up[i]  (GeGLU, Gemma), with gelu's tanh approximation
+// gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as Gemma and llama.cpp use.
+void geglu(float* gate, const float* up, int64_t n);
+
+// x[i] = cap * tanh(x[i] / cap): Gemma 2's soft-capping of attention scores and logits.
+// Precondition: cap > 0.
+void softcap(float* x, int64_t n, float cap);
+
 // y[i] += x[i] * scale.
 void add_scaled(float* y, const float* x, int64_t n, float scale);
 

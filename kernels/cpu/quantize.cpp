@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/cpu/fp16.h"
+#include "kernels/cpu/quantize_blocks.h"
 
 namespace inferscope::kernels {
 namespace {
@@ -51,6 +52,26 @@ void quantize_q8_0(const float* x, uint8_t* dst, int64_t n) {
   }
 }
 
+using BlockEncoder = void (*)(const float* src, uint8_t* dst, int64_t n);
+
+// The encoders of quantize_blocks.cpp; nullptr for types without one.
+BlockEncoder block_encoder(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q4_1: return detail::quantize_q4_1;
+    case GgmlType::Q5_0: return detail::quantize_q5_0;
+    case GgmlType::Q5_1: return detail::quantize_q5_1;
+    case GgmlType::Q2_K: return detail::quantize_q2_k;
+    case GgmlType::Q3_K: return detail::quantize_q3_k;
+    case GgmlType::Q4_K: return detail::quantize_q4_k;
+    case GgmlType::Q5_K: return detail::quantize_q5_k;
+    case GgmlType::Q6_K: return detail::quantize_q6_k;
+    case GgmlType::IQ4_NL: return detail::quantize_iq4_nl;
+    case GgmlType::TQ1_0: return detail::quantize_tq1_0;
+    case GgmlType::TQ2_0: return detail::quantize_tq2_0;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 float quantize_block_q8(const float* x, int8_t* q) {
@@ -90,8 +111,12 @@ bool quantize_row(GgmlType type, const float* src, void* dst, int64_t n) {
       quantize_q4_0(src, bytes, n);
       return true;
     default:
-      return false;
+      break;
   }
+  const BlockEncoder encode = block_encoder(type);
+  if (encode == nullptr || n % type_info(type).block_size != 0) return false;
+  encode(src, bytes, n);
+  return true;
 }
 
 }  // namespace inferscope::kernels

@@ -1,5 +1,4 @@
-// Reference encoders from float32 (GGUF-FORMATS.md 3.1, 4.1, 4.2): the rules llama.cpp uses to
-// write model files and quantized caches, so that our output is byte-identical to theirs.
+// Encoders from float32 for every weight type we write (GGUF-FORMATS.md 3.1-3.18, 4.1, 4.2).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +8,9 @@
 namespace inferscope::kernels {
 
 // Encodes n floats into row_bytes(type, n) bytes at dst.
-// Supported: F32, F16, BF16 (round to nearest even, ggml NaN rules), Q8_0 (4.1), Q4_0 (4.2).
+// Supported: F32, F16, BF16 (round to nearest even, ggml NaN rules), Q8_0 (4.1), Q4_0 (4.2),
+// and through quantize_blocks.h Q4_1, Q5_0, Q5_1 (byte-identical to llama-quantize), Q2_K..Q6_K,
+// IQ4_NL, TQ1_0, TQ2_0 (least-squares scale search, not byte-identical).
 // Returns false (and writes nothing) for other types or when n % block_size != 0.
 bool quantize_row(GgmlType type, const float* src, void* dst, int64_t n);
 

@@ -241,7 +241,10 @@ void BM_PoolDispatch(benchmark::State& state) {
 }
 
 void register_all() {
-  const GgmlType types[] = {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::F16, GgmlType::BF16, GgmlType::F32};
+  const GgmlType types[] = {GgmlType::Q4_0, GgmlType::Q8_0,   GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
+                            GgmlType::IQ4_NL, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q3_K,
+                            GgmlType::Q2_K,   GgmlType::TQ2_0, GgmlType::TQ1_0, GgmlType::F16, GgmlType::BF16,
+                            GgmlType::F32};
   std::vector<SimdLevel> levels;
   for (SimdLevel l : {SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Amx}) {
     if (static_cast<int>(l) <= static_cast<int>(detected_simd_level())) levels.push_back(l);

@@ -2,6 +2,8 @@
 // are refused with messages that name the problem.
 #include <gtest/gtest.h>
 
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
 #include "engine/runtime/session.h"
 #include "tests/support/testdata.h"
 
@@ -38,10 +40,31 @@ TEST(ModelLoad, UnsupportedArchitectureIsRefusedWithTheSupportedList) {
   EXPECT_NE(model.message().find("llama, qwen2, qwen2moe"), std::string::npos) << model.message();
 }
 
+// quant/q4_0.gguf with blk.0.attn_q retyped as IQ2_XXS (a type the kernels do not multiply).
+std::string write_model_with_iq2_xxs_tensor() {
+  auto src = gguf::File::open(testing::testdata("quant/q4_0.gguf"));
+  EXPECT_TRUE(src) << src.message();
+  gguf::Writer writer;
+  writer.copy_metadata(**src, "");
+  for (const gguf::TensorInfo& t : (*src)->tensors()) {
+    if (t.name != "blk.0.attn_q.weight") {
+      writer.add_tensor_copy(*src, t);
+      continue;
+    }
+    const std::vector<int64_t> ne = {t.ne[0], t.ne[1]};
+    const auto bytes = kernels::row_bytes(kernels::GgmlType::IQ2_XXS, ne[0]) * ne[1];
+    writer.add_tensor(t.name, ne, kernels::GgmlType::IQ2_XXS, std::vector<uint8_t>(static_cast<size_t>(bytes)));
+  }
+  const std::string path = (testing::scratch_dir("model_load_iq2") / "iq2_xxs.gguf").string();
+  EXPECT_TRUE(writer.write(path));
+  return path;
+}
+
 TEST(ModelLoad, UnsupportedWeightTypeIsRefusedByName) {
-  auto model = Model::load(testing::testdata("quant/q4_k.gguf"));
+  auto model = Model::load(write_model_with_iq2_xxs_tensor());
   ASSERT_FALSE(model);
-  EXPECT_NE(model.message().find("q4_K"), std::string::npos) << model.message();
+  EXPECT_NE(model.message().find("iq2_xxs"), std::string::npos) << model.message();
+  EXPECT_NE(model.message().find("blk.0.attn_q.weight"), std::string::npos) << model.message();
 }
 
 TEST(ModelLoad, VocabOnlyFileHasNoWeights) {

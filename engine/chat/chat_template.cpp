@@ -1,0 +1,135 @@
+#include "engine/chat/chat_template.h"
+
+#include <algorithm>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/tokenizer/tokenizer.h"
+
+namespace inferscope {
+
+namespace {
+
+// For files without a template: a neutral transcript that base models continue sensibly.
+constexpr std::string_view kPlainTemplate =
+    "{%- for message in messages -%}"
+    "{%- if message['role'] == 'system' -%}{{ message['content'] + '\\n\\n' }}"
+    "{%- else -%}{{ message['role'] | capitalize + ': ' + message['content'] + '\\n' }}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ 'Assistant:' }}{%- endif -%}";
+
+// Texts that close an assistant turn in the families' formats; they stop generation when the
+// template writes them and the vocabulary has them as single tokens.
+constexpr std::string_view kEndOfTurnTexts[] = {
+    "<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>", "<|end|>", "<|EOT|>", "<|endoftext|>",
+    "<|end_of_text|>", "<|END_OF_TURN_TOKEN|>", "<|end_of_turn|>", "<｜end▁of▁sentence｜>",
+};
+
+bool contains(std::string_view haystack, std::string_view needle) { return haystack.find(needle) != std::string_view::npos; }
+
+// The id of the token whose text is exactly `text`, or -1.
+int32_t single_token(const Tokenizer& tokenizer, std::string_view text) {
+  const std::vector<int32_t> ids = tokenizer.encode(text, false, true);
+  if (ids.size() == 1 && tokenizer.token_text(ids[0]) == text) return ids[0];
+  return -1;
+}
+
+std::vector<int32_t> find_stop_tokens(const Tokenizer& tokenizer, std::string_view source) {
+  std::vector<int32_t> ids;
+  for (int32_t id = 0; id < tokenizer.n_vocab(); ++id) {
+    if (tokenizer.is_end_of_generation(id)) ids.push_back(id);
+  }
+  for (std::string_view text : kEndOfTurnTexts) {
+    if (!contains(source, text)) continue;
+    const int32_t id = single_token(tokenizer, text);
+    if (id >= 0) ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+jinja::Value message_list(const std::vector<ChatMessage>& messages) {
+  jinja::ValueList list;
+  for (const ChatMessage& m : messages) {
+    list.push_back(jinja::Value::dict({{"role", jinja::Value::string(m.role)}, {"content", jinja::Value::string(m.content)}}));
+  }
+  return jinja::Value::list(std::move(list));
+}
+
+}  // namespace
+
+const char* chat_family_name(ChatFamily family) {
+  switch (family) {
+    case ChatFamily::ChatML: return "chatml";
+    case ChatFamily::Llama2: return "llama2";
+    case ChatFamily::Llama3: return "llama3";
+    case ChatFamily::Mistral: return "mistral";
+    case ChatFamily::Phi3: return "phi3";
+    case ChatFamily::Gemma: return "gemma";
+    case ChatFamily::Zephyr: return "zephyr";
+    case ChatFamily::DeepSeek: return "deepseek";
+    case ChatFamily::Other: return "other";
+    case ChatFamily::None: return "none";
+  }
+  return "other";
+}
+
+ChatFamily detect_chat_family(std::string_view s) {
+  if (s.empty()) return ChatFamily::None;
+  if (contains(s, "<|im_start|>")) return ChatFamily::ChatML;
+  if (contains(s, "<|start_header_id|>")) return ChatFamily::Llama3;
+  if (contains(s, "<start_of_turn>")) return ChatFamily::Gemma;
+  if (contains(s, "<|assistant|>") && contains(s, "<|end|>")) return ChatFamily::Phi3;
+  if (contains(s, "<|user|>") && contains(s, "<|assistant|>")) return ChatFamily::Zephyr;
+  if (contains(s, "[INST]")) return contains(s, "<<SYS>>") ? ChatFamily::Llama2 : ChatFamily::Mistral;
+  if (contains(s, "### Instruction:") || contains(s, "<｜User｜>") || (contains(s, "'User: '") && contains(s, "Assistant:"))) {
+    return ChatFamily::DeepSeek;
+  }
+  return ChatFamily::Other;
+}
+
+Result<ChatTemplate> ChatTemplate::from_source(std::string source, std::string bos_token, std::string eos_token) {
+  ChatTemplate t;
+  t.has_template_ = !source.empty();
+  t.family_ = detect_chat_family(source);
+  auto parsed = jinja::parse(t.has_template_ ? std::string_view(source) : kPlainTemplate);
+  if (!parsed) return Status::error("chat template: " + parsed.message());
+  t.template_ = std::make_shared<const jinja::Template>(std::move(*parsed));
+  t.source_ = std::move(source);
+  t.bos_token_ = std::move(bos_token);
+  t.eos_token_ = std::move(eos_token);
+  return t;
+}
+
+Result<ChatTemplate> ChatTemplate::from_tokenizer(std::string source, const Tokenizer& tokenizer) {
+  const std::string bos = tokenizer.bos_id() >= 0 ? tokenizer.token_text(tokenizer.bos_id()) : "";
+  const std::string eos = tokenizer.eos_id() >= 0 ? tokenizer.token_text(tokenizer.eos_id()) : "";
+  auto t = from_source(std::move(source), bos, eos);
+  if (!t) return t;
+  t->stop_token_ids_ = find_stop_tokens(tokenizer, t->source_);
+  return t;
+}
+
+Result<ChatTemplate> ChatTemplate::from_gguf(const gguf::File& file, const Tokenizer& tokenizer) {
+  auto source = file.get_string_or("tokenizer.chat_template", "");
+  if (!source) return source.status();
+  auto t = from_tokenizer(std::move(*source), tokenizer);
+  if (!t) return Status::error(file.error_prefix() + t.message());
+  return t;
+}
+
+Result<std::string> ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                         const jinja::RenderOptions& options) const {
+  const jinja::Value globals = jinja::Value::dict({
+      {"messages", message_list(messages)},
+      {"add_generation_prompt", jinja::Value::boolean(add_generation_prompt)},
+      {"bos_token", jinja::Value::string(bos_token_)},
+      {"eos_token", jinja::Value::string(eos_token_)},
+  });
+  auto text = jinja::render(*template_, globals, options);
+  if (!text) return Status::error("chat template: " + text.message());
+  return text;
+}
+
+}  // namespace inferscope

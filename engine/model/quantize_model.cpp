@@ -1,0 +1,138 @@
+#include "engine/model/quantize_model.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+#include "engine/core/thread_pool.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
+#include "kernels/cpu/dequantize.h"
+#include "kernels/cpu/quantize.h"
+
+namespace inferscope {
+namespace {
+
+using kernels::GgmlType;
+
+// Rows converted per write: enough to keep every thread busy, small enough for any model.
+constexpr int64_t kSlabBytes = 8 << 20;
+
+bool is_block_type(GgmlType t) { return kernels::type_info(t).block_size > 1; }
+
+// Decodes `rows` rows of `t` and re-encodes them as `to`, the rows split over the pool.
+// Returns false when a row cannot be decoded or encoded (never expected after planning).
+bool convert_rows(const gguf::TensorInfo& t, GgmlType to, int64_t first_row, int64_t rows, uint8_t* out,
+                  ThreadPool& pool) {
+  const int64_t cols = t.ne[0];
+  const int64_t out_row_bytes = kernels::row_bytes(to, cols);
+  std::vector<int> failed(static_cast<size_t>(pool.size()), 0);
+  pool.run([&](int ith, int nth) {
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = ith; r < rows; r += nth) {
+      const uint8_t* src = t.data + (first_row + r) * t.row_bytes;
+      if (!kernels::dequantize_row(t.type, src, row.data(), cols) ||
+          !kernels::quantize_row(to, row.data(), out + r * out_row_bytes, cols)) {
+        failed[static_cast<size_t>(ith)] = 1;
+      }
+    }
+  });
+  return std::none_of(failed.begin(), failed.end(), [](int f) { return f != 0; });
+}
+
+// Drops the whole pages of a converted input tensor from this process's resident set. The input
+// is a read-only file mapping (gguf::File::open), so the pages stay in the page cache and would
+// simply be read again; without this, RSS grows to the size of the input model.
+void release_input_pages(const uint8_t* data, uint64_t n_bytes) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + n_bytes) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+gguf::TensorSource converted_tensor(const gguf::TensorInfo& t, GgmlType to, std::shared_ptr<ThreadPool> pool,
+                                    std::shared_ptr<const gguf::File> keep_alive) {
+  return [&t, to, pool, keep_alive](gguf::ByteSink& out) -> Status {
+    const int64_t cols = t.ne[0];
+    const int64_t rows = static_cast<int64_t>(t.n_elements) / cols;
+    const int64_t out_row_bytes = kernels::row_bytes(to, cols);
+    const int64_t slab_rows = std::max<int64_t>(1, kSlabBytes / std::max<int64_t>(1, cols * 4));
+    std::vector<uint8_t> slab(static_cast<size_t>(std::min(rows, slab_rows) * out_row_bytes));
+    for (int64_t r = 0; r < rows; r += slab_rows) {
+      const int64_t n = std::min(slab_rows, rows - r);
+      if (!convert_rows(t, to, r, n, slab.data(), *pool)) {
+        return Status::error("tensor " + t.name + ": cannot convert " + kernels::type_name(t.type) + " to " +
+                             kernels::type_name(to));
+      }
+      INFERSCOPE_RETURN_IF_ERROR(out.write(slab.data(), static_cast<size_t>(n * out_row_bytes)));
+    }
+    release_input_pages(t.data, t.n_bytes);
+    return Status::ok();
+  };
+}
+
+Result<QuantizePlan> plan_tensors(const gguf::File& file, const QuantMix& mix) {
+  const QuantModelInfo info = QuantModelInfo::from_gguf(file);
+  QuantizePlan plan;
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    const kernels::GgmlType to = choose_tensor_type(mix, info, t.name, t.n_dims, t.ne[0], t.type);
+    TensorPlan p{t.name, t.shape_string(), t.type, to, t.n_bytes, t.n_bytes, false};
+    if (p.to != p.from) {
+      if (!kernels::type_info(t.type).decodable) {
+        return Result<QuantizePlan>::error(file.error_prefix() + "tensor " + t.name + " has type " +
+                                           kernels::type_name(t.type) + ", which cannot be decoded");
+      }
+      p.bytes_after = static_cast<uint64_t>(kernels::row_bytes(p.to, t.ne[0]) * (static_cast<int64_t>(t.n_elements) / t.ne[0]));
+      p.requantized = is_block_type(t.type);
+    }
+    plan.tensors.push_back(std::move(p));
+  }
+  return plan;
+}
+
+}  // namespace
+
+uint64_t QuantizePlan::bytes_before() const {
+  uint64_t sum = 0;
+  for (const TensorPlan& t : tensors) sum += t.bytes_before;
+  return sum;
+}
+
+uint64_t QuantizePlan::bytes_after() const {
+  uint64_t sum = 0;
+  for (const TensorPlan& t : tensors) sum += t.bytes_after;
+  return sum;
+}
+
+Status quantize_model(const std::string& input_path, const std::string& output_path, const QuantizeOptions& options,
+                      const std::function<void(const QuantizePlan&)>& on_plan) {
+  auto file = gguf::File::open(input_path);
+  if (!file) return file.status();
+  std::shared_ptr<const gguf::File> in = file.value();
+  auto plan = plan_tensors(*in, options.mix);
+  if (!plan) return plan.status();
+  if (on_plan) on_plan(*plan);
+
+  gguf::Writer w;
+  w.copy_metadata(*in, "");
+  w.add_u32("general.file_type", options.mix.file_type);
+  // llama-quantize's marker of the block formats' version (2 since the 2023 Q4/Q5/Q8 change).
+  if (is_block_type(options.mix.base)) w.add_u32("general.quantization_version", 2);
+  auto pool = std::make_shared<ThreadPool>(std::max(1, options.n_threads));
+  for (size_t i = 0; i < in->tensors().size(); ++i) {
+    const gguf::TensorInfo& t = in->tensors()[i];
+    const TensorPlan& p = plan->tensors[i];
+    if (p.to == p.from) {
+      w.add_tensor_copy(in, t);
+      continue;
+    }
+    std::vector<int64_t> ne(t.ne.begin(), t.ne.begin() + t.n_dims);
+    w.add_tensor_source(t.name, ne, p.to, converted_tensor(t, p.to, pool, in));
+  }
+  return w.write(output_path);
+}
+
+}  // namespace inferscope

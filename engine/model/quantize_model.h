@@ -1,0 +1,43 @@
+// Converts a GGUF model to another weight mix (quant_mix.h), streaming tensor by tensor: each
+// tensor is decoded and re-encoded a slab of rows at a time while the output file is written,
+// so neither model is ever held in memory. Metadata is copied unchanged except general.file_type.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/core/status.h"
+#include "engine/model/quant_mix.h"
+#include "kernels/cpu/ggml_type.h"
+
+namespace inferscope {
+
+struct TensorPlan {
+  std::string name;
+  std::string shape;              // "[512, 1024]"
+  kernels::GgmlType from = kernels::GgmlType::F32;
+  kernels::GgmlType to = kernels::GgmlType::F32;
+  uint64_t bytes_before = 0;
+  uint64_t bytes_after = 0;
+  bool requantized = false;       // `from` was already a quantized block type (quality loss)
+};
+
+struct QuantizePlan {
+  std::vector<TensorPlan> tensors;
+  uint64_t bytes_before() const;
+  uint64_t bytes_after() const;
+};
+
+struct QuantizeOptions {
+  QuantMix mix;
+  int n_threads = 1;
+};
+
+// Decides every tensor's type; fails for tensors whose type cannot be decoded or whose rows fit
+// no allowed type. `on_plan` (optional) sees the plan before any byte is written.
+Status quantize_model(const std::string& input_path, const std::string& output_path, const QuantizeOptions& options,
+                      const std::function<void(const QuantizePlan&)>& on_plan = {});
+
+}  // namespace inferscope

@@ -1,0 +1,101 @@
+// `generate --chat` and the chat template line of `inspect`, through the real binary.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/gguf/gguf_file.h"
+#include "tests/support/testdata.h"
+#include "tests/support/tokenizers.h"
+
+namespace inferscope {
+namespace {
+
+struct ChatCliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+ChatCliRun run_chat_cli(const std::string& args) {
+  const auto dir = testing::scratch_dir("cli-chat-run");
+  const std::string err_path = (dir / "stderr.txt").string();
+  const std::string cmd = std::string(INFERSCOPE_CLI_PATH) + " " + args + " 2>" + err_path;
+  ChatCliRun r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  return r;
+}
+
+TEST(CliChat, GenerateChatUsesThePlainFormatWithoutATemplate) {
+  const std::string model = testing::testdata("stories260K.gguf");
+  ChatCliRun r = run_chat_cli("generate --model '" + model +
+                              "' --chat --system 'Be brief.' --prompt 'Tell a story' --temperature 0 --max-tokens 8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // stories260K has no tokenizer.chat_template: the plain transcript, BOS added by the tokenizer.
+  auto tok = testing::load_tokenizer("stories260K.gguf");
+  ASSERT_TRUE(tok);
+  const std::vector<int32_t> expected = tok->encode("Be brief.\n\nUser: Tell a story\nAssistant:", true, true);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(expected.front(), tok->bos_id());
+  EXPECT_EQ(j["prompt_token_ids"].get<std::vector<int32_t>>(), expected);
+  const std::string reason = j["stop_reason"];
+  EXPECT_TRUE(reason == "max_tokens" || reason == "eos") << reason;
+}
+
+TEST(CliChat, GenerateChatUsesTheFilesTemplateWithOneBos) {
+  // A random-weight model with Phi-3's vocabulary, whose metadata carries Phi-3-mini's template
+  // (which drops system messages and writes BOS itself).
+  const std::string model = (testing::scratch_dir("cli-chat-phi3") / "phi3-chat.gguf").string();
+  ChatCliRun made = run_chat_cli("make-model --vocab '" + testing::testdata("llama.cpp-vocab/ggml-vocab-phi-3.gguf") +
+                                 "' --output '" + model + "' --embd 64 --layers 1 --heads 2 --ff 128 --context 256");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  ChatCliRun r = run_chat_cli("generate --model '" + model +
+                              "' --chat --system 'Be brief.' --prompt 'Hi' --temperature 0 --max-tokens 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // The file's own tokenizer: llama.cpp's per-model token attributes depend on general.name.
+  auto file = gguf::File::open(model);
+  ASSERT_TRUE(file.is_ok()) << file.message();
+  auto tok = Tokenizer::from_gguf(**file);
+  ASSERT_TRUE(tok.is_ok()) << tok.message();
+  const std::vector<int32_t> expected = (*tok)->encode("<s><|user|>\nHi<|end|>\n<|assistant|>\n", false, true);
+  const auto ids = j["prompt_token_ids"].get<std::vector<int32_t>>();
+  EXPECT_EQ(ids, expected);
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids[0], 1);  // <s>, once: the template wrote it, so the tokenizer adds none
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), 1), 1);
+}
+
+TEST(CliChat, SystemWithoutChatIsAUsageError) {
+  ChatCliRun r = run_chat_cli("generate --system 'x' --max-tokens 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--system needs --chat"), std::string::npos) << r.err;
+}
+
+TEST(CliChat, InspectShowsTheTemplateFamily) {
+  ChatCliRun none = run_chat_cli("inspect --json --model '" + testing::testdata("stories260K.gguf") + "'");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  const auto j = nlohmann::json::parse(none.out);
+  EXPECT_EQ(j["chat_template"]["has_template"], false);
+  EXPECT_EQ(j["chat_template"]["family"], "none");
+
+  ChatCliRun phi3 = run_chat_cli("inspect --model '" + testing::testdata("llama.cpp-vocab/ggml-vocab-phi-3.gguf") + "'");
+  ASSERT_EQ(phi3.exit_code, 0) << phi3.err;
+  EXPECT_NE(phi3.out.find("chat template: phi3 (from the file)"), std::string::npos) << phi3.out;
+}
+
+}  // namespace
+}  // namespace inferscope

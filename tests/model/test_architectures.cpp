@@ -1,0 +1,387 @@
+// phi3, gemma, gemma2, qwen2 and mistral end to end: a tiny random model of each (the make-model
+// writer), prefill plus decode steps through the engine, against a naive double-precision
+// forward pass written here from each architecture's definition (reading the tensors by their
+// GGUF names, not through the engine's weight binding).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/core/thread_pool.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
+#include "engine/model/forward_pass.h"
+#include "engine/model/model.h"
+#include "engine/model/random_model.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/dequantize.h"
+#include "kernels/cpu/fp16.h"
+#include "tests/support/testdata.h"
+
+namespace inferscope {
+namespace {
+
+using Matrix = std::vector<std::vector<double>>;  // [rows][cols]
+using Vec = std::vector<double>;
+
+constexpr int64_t kPrefill = 44;  // longer than the tiny presets' window of 24
+constexpr int64_t kDecode = 4;
+
+Matrix load_matrix(const gguf::File& f, const std::string& name) {
+  const gguf::TensorInfo* t = f.find_tensor(name);
+  EXPECT_NE(t, nullptr) << name;
+  if (t == nullptr) return {};
+  Matrix m(static_cast<size_t>(t->ne[1]), Vec(static_cast<size_t>(t->ne[0])));
+  std::vector<float> row(static_cast<size_t>(t->ne[0]));
+  for (int64_t r = 0; r < t->ne[1]; ++r) {
+    EXPECT_TRUE(kernels::dequantize_row(t->type, t->data + r * t->row_bytes, row.data(), t->ne[0]));
+    std::copy(row.begin(), row.end(), m[static_cast<size_t>(r)].begin());
+  }
+  return m;
+}
+
+Vec load_vector(const gguf::File& f, const std::string& name) { return load_matrix(f, name).at(0); }
+
+Vec matvec(const Matrix& w, const Vec& x, size_t first_row = 0, size_t rows = 0) {
+  if (rows == 0) rows = w.size();
+  Vec y(rows, 0.0);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < x.size(); ++c) y[r] += w[first_row + r][c] * x[c];
+  }
+  return y;
+}
+
+Vec rms_norm(const Vec& x, const Vec& w, double eps) {
+  double ss = 0;
+  for (double v : x) ss += v * v;
+  const double scale = 1.0 / std::sqrt(ss / static_cast<double>(x.size()) + eps);
+  Vec y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * scale * w[i];
+  return y;
+}
+
+void add_to(Vec& y, const Vec& x) {
+  for (size_t i = 0; i < y.size(); ++i) y[i] += x[i];
+}
+
+// RoPE on every head: NEOX pairs (i, i + hd/2), otherwise (2i, 2i+1); theta_i = pos base^(-2i/hd).
+void rope(Vec& x, int64_t n_heads, int64_t hd, int64_t pos, double base, bool neox) {
+  for (int64_t h = 0; h < n_heads; ++h) {
+    for (int64_t i = 0; i < hd / 2; ++i) {
+      const double theta = static_cast<double>(pos) * std::pow(base, -2.0 * static_cast<double>(i) / hd);
+      const size_t a = static_cast<size_t>(h * hd + (neox ? i : 2 * i));
+      const size_t b = static_cast<size_t>(h * hd + (neox ? i + hd / 2 : 2 * i + 1));
+      const double xa = x[a], xb = x[b];
+      x[a] = xa * std::cos(theta) - xb * std::sin(theta);
+      x[b] = xa * std::sin(theta) + xb * std::cos(theta);
+    }
+  }
+}
+
+double round_f16(double v) { return kernels::round_to_fp16(static_cast<float>(v)); }
+double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+struct ReferenceOptions {
+  bool sliding_window = true;  // false: ignore the window (to show that it matters)
+};
+
+// Logits of every position of `tokens`, from the definitions:
+//   llama/mistral: NORM RoPE, SwiGLU.      qwen2: + q/k/v biases, NEOX RoPE.
+//   phi3: fused attn_qkv and ffn_up (gate rows first), NEOX, sliding window on all layers.
+//   gemma: embeddings * sqrt(n_embd), GeGLU (tanh gelu), NEOX, head size from key_length.
+//   gemma2: gemma + post-attention/post-FFN norms, tanh soft-capping of scores and logits,
+//           sliding window on layers 0, 2, 4, ...
+// K and V are rounded to F16 as the engine's cache stores them (a storage format, not an
+// approximation of the math).
+std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s, const std::vector<int32_t>& tokens,
+                                  ReferenceOptions options = {}) {
+  const std::string& arch = s.arch;
+  const bool gemma = arch == "gemma" || arch == "gemma2", gemma2 = arch == "gemma2", phi3 = arch == "phi3";
+  const int64_t hd = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
+  const int64_t nq = hd * s.n_head, nkv = hd * s.n_head_kv, T = static_cast<int64_t>(tokens.size());
+  const bool neox = arch != "llama";
+  const Matrix embd = load_matrix(f, "token_embd.weight");
+
+  std::vector<Vec> x(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) {
+    x[t] = embd[static_cast<size_t>(tokens[t])];
+    if (gemma) {
+      for (double& v : x[t]) v *= std::sqrt(static_cast<double>(s.n_embd));
+    }
+  }
+  for (int64_t il = 0; il < s.n_layer; ++il) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    const bool windowed = options.sliding_window && s.n_swa > 0 && (phi3 || il % 2 == 0);
+    Matrix wq, wk, wv;
+    if (phi3) {
+      wq = load_matrix(f, p + "attn_qkv.weight");  // rows: Q, then K, then V
+    } else {
+      wq = load_matrix(f, p + "attn_q.weight");
+      wk = load_matrix(f, p + "attn_k.weight");
+      wv = load_matrix(f, p + "attn_v.weight");
+    }
+    const Matrix wo = load_matrix(f, p + "attn_output.weight");
+    std::vector<Vec> q(static_cast<size_t>(T)), k(static_cast<size_t>(T)), v(static_cast<size_t>(T));
+    for (int64_t t = 0; t < T; ++t) {
+      const Vec h = rms_norm(x[t], load_vector(f, p + "attn_norm.weight"), s.rms_eps);
+      q[t] = matvec(wq, h, 0, static_cast<size_t>(nq));
+      k[t] = phi3 ? matvec(wq, h, static_cast<size_t>(nq), static_cast<size_t>(nkv)) : matvec(wk, h);
+      v[t] = phi3 ? matvec(wq, h, static_cast<size_t>(nq + nkv), static_cast<size_t>(nkv)) : matvec(wv, h);
+      if (arch == "qwen2") {
+        add_to(q[t], load_vector(f, p + "attn_q.bias"));
+        add_to(k[t], load_vector(f, p + "attn_k.bias"));
+        add_to(v[t], load_vector(f, p + "attn_v.bias"));
+      }
+      rope(q[t], s.n_head, hd, t, s.rope_freq_base, neox);
+      rope(k[t], s.n_head_kv, hd, t, s.rope_freq_base, neox);
+      for (double& e : k[t]) e = round_f16(e);
+      for (double& e : v[t]) e = round_f16(e);
+    }
+    for (int64_t t = 0; t < T; ++t) {
+      Vec attn(static_cast<size_t>(nq), 0.0);
+      const int64_t first = windowed ? std::max<int64_t>(0, t - s.n_swa + 1) : 0;
+      for (int64_t h = 0; h < s.n_head; ++h) {
+        const int64_t kvh = h / (s.n_head / s.n_head_kv);
+        Vec score(static_cast<size_t>(t + 1), -INFINITY);
+        for (int64_t j = first; j <= t; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[j][kvh * hd + d];
+          score[j] = dot / std::sqrt(static_cast<double>(hd));
+          if (gemma2) score[j] = s.attn_softcap * std::tanh(score[j] / s.attn_softcap);
+        }
+        const double max = *std::max_element(score.begin() + first, score.end());
+        double sum = 0;
+        for (int64_t j = first; j <= t; ++j) sum += (score[j] = std::exp(score[j] - max));
+        for (int64_t j = first; j <= t; ++j) {
+          for (int64_t d = 0; d < hd; ++d) attn[h * hd + d] += score[j] / sum * v[j][kvh * hd + d];
+        }
+      }
+      Vec o = matvec(wo, attn);
+      if (gemma2) o = rms_norm(o, load_vector(f, p + "post_attention_norm.weight"), s.rms_eps);
+      add_to(x[t], o);
+    }
+    const Matrix up = load_matrix(f, p + "ffn_up.weight");
+    const Matrix gate = phi3 ? Matrix{} : load_matrix(f, p + "ffn_gate.weight");
+    const Matrix down = load_matrix(f, p + "ffn_down.weight");
+    for (int64_t t = 0; t < T; ++t) {
+      const Vec h = rms_norm(x[t], load_vector(f, p + "ffn_norm.weight"), s.rms_eps);
+      const Vec g = phi3 ? matvec(up, h, 0, static_cast<size_t>(s.n_ff)) : matvec(gate, h);
+      const Vec u = phi3 ? matvec(up, h, static_cast<size_t>(s.n_ff), static_cast<size_t>(s.n_ff)) : matvec(up, h);
+      Vec a(g.size());
+      for (size_t i = 0; i < a.size(); ++i) a[i] = (gemma ? gelu_tanh(g[i]) : silu(g[i])) * u[i];
+      Vec o = matvec(down, a);
+      if (gemma2) o = rms_norm(o, load_vector(f, p + "post_ffw_norm.weight"), s.rms_eps);
+      add_to(x[t], o);
+    }
+  }
+  const Matrix out = f.find_tensor("output.weight") ? load_matrix(f, "output.weight") : embd;
+  std::vector<Vec> logits(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) {
+    logits[t] = matvec(out, rms_norm(x[t], load_vector(f, "output_norm.weight"), s.rms_eps));
+    if (gemma2) {
+      for (double& l : logits[t]) l = s.final_softcap * std::tanh(l / s.final_softcap);
+    }
+  }
+  return logits;
+}
+
+std::vector<int32_t> test_tokens(int64_t n) {
+  std::vector<int32_t> tokens(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) tokens[i] = static_cast<int32_t>((i * 37 + 11) % 500 + 1);
+  return tokens;
+}
+
+// The engine's logits for every position: one prefill batch of kPrefill tokens, then kDecode
+// single-token steps.
+std::vector<std::vector<float>> engine_logits(const std::string& path, const std::vector<int32_t>& tokens) {
+  auto model = Model::load(path);
+  EXPECT_TRUE(model) << model.message();
+  if (!model) return {};
+  const int64_t n_vocab = (*model)->config().n_vocab;
+  ThreadPool pool(2);
+  ForwardOptions options;
+  options.n_ctx = 64;
+  auto fp = ForwardPass::create(*model, pool, options);
+  EXPECT_TRUE(fp) << fp.message();
+  if (!fp) return {};
+  std::vector<std::vector<float>> logits;
+  std::vector<float> buffer(static_cast<size_t>(kPrefill * n_vocab));
+  std::span<const int32_t> all(tokens);
+  EXPECT_TRUE((*fp)->forward(0, all.first(kPrefill), true, buffer.data()));
+  for (int64_t t = 0; t < kPrefill; ++t) {
+    logits.emplace_back(buffer.begin() + t * n_vocab, buffer.begin() + (t + 1) * n_vocab);
+  }
+  for (int64_t t = kPrefill; t < static_cast<int64_t>(tokens.size()); ++t) {
+    EXPECT_TRUE((*fp)->forward(0, all.subspan(static_cast<size_t>(t), 1), false, buffer.data()));
+    logits.emplace_back(buffer.begin(), buffer.begin() + n_vocab);
+  }
+  return logits;
+}
+
+template <class A, class B>
+double max_abs_diff(const std::vector<A>& a, const std::vector<B>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
+  return m;
+}
+
+struct Case {
+  const char* preset;
+};
+
+class Architectures : public ::testing::TestWithParam<Case> {
+ protected:
+  // Writes the preset's tiny model (stories260K's 512-token vocabulary) into a scratch dir.
+  std::string write_model(RandomModelShape* shape) {
+    EXPECT_TRUE(random_model_preset(GetParam().preset, shape));
+    // Caps low enough to bite on random weights (scores and logits are O(1) here).
+    shape->attn_softcap = 2.0f;
+    shape->final_softcap = 1.5f;
+    RandomModelSpec spec;
+    spec.shape = *shape;
+    spec.vocab_path = testing::testdata("stories260K.gguf");
+    spec.name = GetParam().preset;
+    const std::string path = (testing::scratch_dir(std::string("arch-") + GetParam().preset) / "model.gguf").string();
+    Status st = write_random_model(spec, path);
+    EXPECT_TRUE(st) << st.message();
+    return path;
+  }
+};
+
+TEST_P(Architectures, PrefillAndDecodeMatchNaiveReference) {
+  RandomModelShape shape;
+  const std::string path = write_model(&shape);
+  const auto tokens = test_tokens(kPrefill + kDecode);
+  const auto got = engine_logits(path, tokens);
+  ASSERT_EQ(got.size(), tokens.size());
+  auto file = gguf::File::open(path);
+  ASSERT_TRUE(file) << file.message();
+  const auto expected = reference_logits(**file, shape, tokens);
+  // Logits reach 4-10; the engine rounds q and the softmax weights to F16 (relative 5e-4
+  // each) and multiplies in F32: measured differences are up to 2.5e-3.
+  constexpr double kTolerance = 1e-2;
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    EXPECT_LT(max_abs_diff(got[t], expected[t]), kTolerance) << GetParam().preset << " position " << t;
+  }
+  if (shape.n_swa > 0) {
+    // The window must change the late positions by far more than the tolerance.
+    const auto unwindowed = reference_logits(**file, shape, tokens, {.sliding_window = false});
+    EXPECT_GT(max_abs_diff(unwindowed.back(), expected.back()), 10 * kTolerance) << GetParam().preset;
+  }
+}
+
+TEST_P(Architectures, ScalarAndSimdKernelsAgree) {
+  if (kernels::detected_simd_level() == kernels::SimdLevel::Scalar) GTEST_SKIP() << "no SIMD on this CPU";
+  RandomModelShape shape;
+  const std::string path = write_model(&shape);
+  const auto tokens = test_tokens(kPrefill + kDecode);
+  const auto simd = engine_logits(path, tokens);
+  kernels::set_simd_level(kernels::SimdLevel::Scalar);
+  const auto scalar = engine_logits(path, tokens);
+  kernels::set_simd_level(kernels::detected_simd_level());
+  ASSERT_EQ(simd.size(), scalar.size());
+  // Both paths round q and the softmax weights to F16; different F32 summation orders flip
+  // some of those roundings, which moves logits by up to ~2e-3 (measured).
+  for (size_t t = 0; t < simd.size(); ++t) {
+    EXPECT_LT(max_abs_diff(simd[t], scalar[t]), 5e-3) << GetParam().preset << " position " << t;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, Architectures,
+                         ::testing::Values(Case{"phi3-tiny"}, Case{"gemma-tiny"}, Case{"gemma2-tiny"},
+                                           Case{"qwen2-tiny"}, Case{"mistral-tiny"}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name = info.param.preset;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(ArchitectureSupport, UnknownArchitectureIsRefusedWithTheSupportedList) {
+  gguf::Writer w;
+  w.add_string("general.architecture", "mamba");
+  const std::string path = (testing::scratch_dir("arch-unknown") / "mamba.gguf").string();
+  ASSERT_TRUE(w.write(path));
+  auto model = Model::load(path);
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.message().find("unsupported architecture 'mamba'"), std::string::npos) << model.message();
+  EXPECT_NE(model.message().find("llama, qwen2, qwen2moe, phi3, gemma, gemma2"), std::string::npos) << model.message();
+}
+
+TEST(ArchitectureSupport, Phi3LongRopeFactorsAreRefusedByName) {
+  RandomModelSpec spec;
+  ASSERT_TRUE(random_model_preset("phi3-tiny", &spec.shape));
+  spec.vocab_path = testing::testdata("stories260K.gguf");
+  const auto dir = testing::scratch_dir("arch-longrope");
+  ASSERT_TRUE(write_random_model(spec, (dir / "plain.gguf").string()));
+  auto plain = gguf::File::open((dir / "plain.gguf").string());
+  ASSERT_TRUE(plain) << plain.message();
+  gguf::Writer w;
+  w.copy_metadata(**plain, "");
+  for (const gguf::TensorInfo& t : (*plain)->tensors()) w.add_tensor_copy(*plain, t);
+  const int64_t half_rot = 16;  // head size 32
+  w.add_tensor("rope_factors_long.weight", {half_rot}, kernels::GgmlType::F32,
+               std::vector<uint8_t>(half_rot * sizeof(float), 0));
+  ASSERT_TRUE(w.write((dir / "longrope.gguf").string()));
+  auto model = Model::load((dir / "longrope.gguf").string());
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.message().find("rope_factors_long.weight"), std::string::npos) << model.message();
+  EXPECT_NE(model.message().find("not supported"), std::string::npos) << model.message();
+}
+
+// llama.cpp (b4747) scales gemma2's queries by 1/sqrt(head size), except for the 27B model
+// (46 layers), whose Hugging Face config sets query_pre_attn_scalar = n_embd / n_head.
+TEST(ArchitectureSupport, Gemma2QueryScaleFollowsLlamaCpp) {
+  for (int64_t layers : {3, 46}) {
+    RandomModelSpec spec;
+    ASSERT_TRUE(random_model_preset("gemma2-tiny", &spec.shape));
+    spec.shape.n_layer = layers;
+    spec.vocab_path = testing::testdata("stories260K.gguf");
+    const auto path = (testing::scratch_dir("arch-gemma2-scale") / "m.gguf").string();
+    ASSERT_TRUE(write_random_model(spec, path));
+    auto file = gguf::File::open(path);
+    ASSERT_TRUE(file) << file.message();
+    auto config = ModelConfig::from_gguf(**file);
+    ASSERT_TRUE(config) << config.message();
+    const double expected = layers == 46 ? 1.0 / std::sqrt(128.0 / 4) : 1.0 / std::sqrt(64.0);
+    EXPECT_NEAR(config->attn_scale, expected, 1e-7) << layers << " layers";
+    EXPECT_EQ(config->head_dim, 64);
+  }
+}
+
+// Realistic presets against the published Hugging Face configs of those models.
+TEST(ArchitectureSupport, RealisticPresetsMatchPublishedConfigs) {
+  RandomModelShape s;
+  ASSERT_TRUE(random_model_preset("gemma2-2b", &s));  // google/gemma-2-2b
+  EXPECT_EQ(s.arch, "gemma2");
+  EXPECT_EQ(s.n_embd, 2304);
+  EXPECT_EQ(s.n_layer, 26);
+  EXPECT_EQ(s.head_dim, 256);
+  EXPECT_EQ(s.n_head_kv, 4);
+  EXPECT_EQ(s.n_ff, 9216);
+  EXPECT_EQ(s.n_swa, 4096);
+  ASSERT_TRUE(random_model_preset("gemma-2b", &s));  // google/gemma-2b: multi-query attention
+  EXPECT_EQ(s.arch, "gemma");
+  EXPECT_EQ(s.n_head_kv, 1);
+  EXPECT_EQ(s.n_ff, 16384);
+  ASSERT_TRUE(random_model_preset("phi3-mini", &s));  // microsoft/Phi-3-mini-4k-instruct
+  EXPECT_EQ(s.arch, "phi3");
+  EXPECT_EQ(s.n_embd, 3072);
+  EXPECT_EQ(s.n_ff, 8192);
+  EXPECT_EQ(s.n_swa, 2047);
+  ASSERT_TRUE(random_model_preset("qwen2-0.5b", &s));  // Qwen/Qwen2-0.5B
+  EXPECT_EQ(s.arch, "qwen2");
+  EXPECT_EQ(s.n_embd, 896);
+  EXPECT_EQ(s.n_head, 14);
+  EXPECT_EQ(s.n_head_kv, 2);
+  EXPECT_TRUE(s.tied_output);
+  ASSERT_TRUE(random_model_preset("mistral-7b", &s));  // mistralai/Mistral-7B-v0.3 (llama in GGUF)
+  EXPECT_EQ(s.arch, "llama");
+  EXPECT_EQ(s.n_head_kv, 8);
+  EXPECT_EQ(s.n_ff, 14336);
+}
+
+}  // namespace
+}  // namespace inferscope
