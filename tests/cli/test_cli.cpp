@@ -1,41 +1,19 @@
 // inferscope-cli end to end: the real binary, real files, output parsed back.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/cli_runner.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-CliRun run_cli(const std::string& args) {
-  const auto dir = testing::scratch_dir("cli-run");
-  const std::string err_path = (dir / "stderr.txt").string();
-  const std::string cmd = std::string(INFERSCOPE_CLI_PATH) + " " + args + " 2>" + err_path;
-  CliRun r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
-  return r;
-}
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
+using testing::CliRun;
+using testing::quoted;
+using testing::run_cli;
 
 nlohmann::json load_reference(const std::string& name) {
   std::ifstream in(testing::testdata("reference/" + name));

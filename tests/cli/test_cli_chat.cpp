@@ -2,45 +2,25 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/gguf/gguf_file.h"
+#include "tests/support/cli_runner.h"
 #include "tests/support/testdata.h"
 #include "tests/support/tokenizers.h"
 
 namespace inferscope {
 namespace {
 
-struct ChatCliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-ChatCliRun run_chat_cli(const std::string& args) {
-  const auto dir = testing::scratch_dir("cli-chat-run");
-  const std::string err_path = (dir / "stderr.txt").string();
-  const std::string cmd = std::string(INFERSCOPE_CLI_PATH) + " " + args + " 2>" + err_path;
-  ChatCliRun r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
-  return r;
-}
+using testing::CliRun;
+using testing::quoted;
+using testing::run_cli;
 
 TEST(CliChat, GenerateChatUsesThePlainFormatWithoutATemplate) {
   const std::string model = testing::testdata("stories260K.gguf");
-  ChatCliRun r = run_chat_cli("generate --model '" + model +
+  CliRun r = run_cli("generate --model '" + model +
                               "' --chat --system 'Be brief.' --prompt 'Tell a story' --temperature 0 --max-tokens 8 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -59,10 +39,10 @@ TEST(CliChat, GenerateChatUsesTheFilesTemplateWithOneBos) {
   // A random-weight model with Phi-3's vocabulary, whose metadata carries Phi-3-mini's template
   // (which drops system messages and writes BOS itself).
   const std::string model = (testing::scratch_dir("cli-chat-phi3") / "phi3-chat.gguf").string();
-  ChatCliRun made = run_chat_cli("make-model --vocab '" + testing::testdata("llama.cpp-vocab/ggml-vocab-phi-3.gguf") +
+  CliRun made = run_cli("make-model --vocab '" + testing::testdata("llama.cpp-vocab/ggml-vocab-phi-3.gguf") +
                                  "' --output '" + model + "' --embd 64 --layers 1 --heads 2 --ff 128 --context 256");
   ASSERT_EQ(made.exit_code, 0) << made.err;
-  ChatCliRun r = run_chat_cli("generate --model '" + model +
+  CliRun r = run_cli("generate --model '" + model +
                               "' --chat --system 'Be brief.' --prompt 'Hi' --temperature 0 --max-tokens 4 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -80,19 +60,19 @@ TEST(CliChat, GenerateChatUsesTheFilesTemplateWithOneBos) {
 }
 
 TEST(CliChat, SystemWithoutChatIsAUsageError) {
-  ChatCliRun r = run_chat_cli("generate --system 'x' --max-tokens 1");
+  CliRun r = run_cli("generate --system 'x' --max-tokens 1");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--system needs --chat"), std::string::npos) << r.err;
 }
 
 TEST(CliChat, InspectShowsTheTemplateFamily) {
-  ChatCliRun none = run_chat_cli("inspect --json --model '" + testing::testdata("stories260K.gguf") + "'");
+  CliRun none = run_cli("inspect --json --model '" + testing::testdata("stories260K.gguf") + "'");
   ASSERT_EQ(none.exit_code, 0) << none.err;
   const auto j = nlohmann::json::parse(none.out);
   EXPECT_EQ(j["chat_template"]["has_template"], false);
   EXPECT_EQ(j["chat_template"]["family"], "none");
 
-  ChatCliRun phi3 = run_chat_cli("inspect --model '" + testing::testdata("llama.cpp-vocab/ggml-vocab-phi-3.gguf") + "'");
+  CliRun phi3 = run_cli("inspect --model '" + testing::testdata("llama.cpp-vocab/ggml-vocab-phi-3.gguf") + "'");
   ASSERT_EQ(phi3.exit_code, 0) << phi3.err;
   EXPECT_NE(phi3.out.find("chat template: phi3 (from the file)"), std::string::npos) << phi3.out;
 }

@@ -3,49 +3,27 @@
 // with a message.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/cli_runner.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-CliResult run_cli(const std::string& args) {
-  const auto dir = testing::scratch_dir("cli-quantize-run");
-  const std::string err_path = (dir / "stderr.txt").string();
-  const std::string cmd = std::string(INFERSCOPE_CLI_PATH) + " " + args + " 2>" + err_path;
-  CliResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
-  return r;
-}
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
+using testing::CliRun;
+using testing::quoted;
+using testing::run_cli;
 
 // Quantizes `input` with `args` and returns inspect's tensor name -> type.
 std::map<std::string, std::string> quantize_and_inspect(const std::string& input, const std::string& args,
                                                         const std::string& out) {
-  CliResult q = run_cli("quantize --model " + quoted(input) + " --output " + quoted(out) + " --threads 2 " + args);
+  CliRun q = run_cli("quantize --model " + quoted(input) + " --output " + quoted(out) + " --threads 2 " + args);
   EXPECT_EQ(q.exit_code, 0) << q.err;
-  CliResult i = run_cli("inspect --json --model " + quoted(out));
+  CliRun i = run_cli("inspect --json --model " + quoted(out));
   EXPECT_EQ(i.exit_code, 0) << i.err;
   std::map<std::string, std::string> types;
   if (i.exit_code != 0) return types;
@@ -92,7 +70,7 @@ TEST(CliQuantize, StoriesQ4KMFallsBackAndRuns) {
   EXPECT_EQ(types["blk.0.attn_q.weight"], "q5_0");
   EXPECT_EQ(types["blk.0.ffn_down.weight"], "f16");
   EXPECT_EQ(types["blk.0.attn_norm.weight"], "f32");
-  CliResult g = run_cli("generate --json --max-tokens 8 --temperature 0 --model " + quoted(out));
+  CliRun g = run_cli("generate --json --max-tokens 8 --temperature 0 --model " + quoted(out));
   ASSERT_EQ(g.exit_code, 0) << g.err;
   EXPECT_EQ(nlohmann::json::parse(g.out)["token_ids"].size(), 8u);
 }
@@ -101,10 +79,10 @@ TEST(CliQuantize, StoriesQ4KMFallsBackAndRuns) {
 // layer 1 (i >= 7n/8) for Q6_K attn_v / ffn_down.
 TEST(CliQuantize, MakeModelWritesAQ4KMMix) {
   const auto out = (testing::scratch_dir("cli-quantize-make-model") / "mix.gguf").string();
-  CliResult m = run_cli("make-model --output " + quoted(out) +
+  CliRun m = run_cli("make-model --output " + quoted(out) +
                   " --embd 256 --layers 2 --heads 4 --kv-heads 2 --ff 512 --context 64 --type q4_k_m");
   ASSERT_EQ(m.exit_code, 0) << m.err;
-  CliResult i = run_cli("inspect --json --model " + quoted(out));
+  CliRun i = run_cli("inspect --json --model " + quoted(out));
   ASSERT_EQ(i.exit_code, 0) << i.err;
   const auto j = nlohmann::json::parse(i.out);
   std::map<std::string, std::string> types;
@@ -121,7 +99,7 @@ TEST(CliQuantize, MakeModelWritesAQ4KMMix) {
 
 TEST(CliQuantize, RequantizingWarns) {
   const auto out = (testing::scratch_dir("cli-quantize-requant") / "q4_0.gguf").string();
-  CliResult q = run_cli("quantize --model " + quoted(testing::testdata("quant/q8_0.gguf")) + " --output " + quoted(out) +
+  CliRun q = run_cli("quantize --model " + quoted(testing::testdata("quant/q8_0.gguf")) + " --output " + quoted(out) +
                   " --type q4_0");
   ASSERT_EQ(q.exit_code, 0) << q.err;
   EXPECT_NE(q.err.find("warning"), std::string::npos) << q.err;
@@ -130,28 +108,28 @@ TEST(CliQuantize, RequantizingWarns) {
 TEST(CliQuantize, ErrorsForBadTypeMissingFileAndUnwritableOutput) {
   const auto dir = testing::scratch_dir("cli-quantize-errors");
   const std::string model = quoted(testing::testdata("stories260K.gguf"));
-  CliResult bad_type = run_cli("quantize --model " + model + " --output " + quoted((dir / "x.gguf").string()) +
+  CliRun bad_type = run_cli("quantize --model " + model + " --output " + quoted((dir / "x.gguf").string()) +
                          " --type q4_k_x");
   EXPECT_NE(bad_type.exit_code, 0);
   EXPECT_NE(bad_type.err.find("q4_k_x"), std::string::npos) << bad_type.err;
   EXPECT_NE(bad_type.err.find("q4_k_m"), std::string::npos) << "the error lists the valid types: " << bad_type.err;
 
-  CliResult missing = run_cli("quantize --model " + quoted((dir / "missing.gguf").string()) + " --output " +
+  CliRun missing = run_cli("quantize --model " + quoted((dir / "missing.gguf").string()) + " --output " +
                         quoted((dir / "y.gguf").string()) + " --type q8_0");
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_NE(missing.err.find("missing.gguf"), std::string::npos) << missing.err;
 
-  CliResult not_gguf = run_cli("quantize --model " + quoted(testing::testdata("quant/README.md")) + " --output " +
+  CliRun not_gguf = run_cli("quantize --model " + quoted(testing::testdata("quant/README.md")) + " --output " +
                                quoted((dir / "v.gguf").string()) + " --type q8_0");
   EXPECT_NE(not_gguf.exit_code, 0);
   EXPECT_NE(not_gguf.err.find("README.md"), std::string::npos) << not_gguf.err;
 
-  CliResult unwritable = run_cli("quantize --model " + model + " --output " +
+  CliRun unwritable = run_cli("quantize --model " + model + " --output " +
                            quoted((dir / "no-such-dir" / "z.gguf").string()) + " --type q8_0");
   EXPECT_NE(unwritable.exit_code, 0);
   EXPECT_NE(unwritable.err.find("error"), std::string::npos) << unwritable.err;
 
-  CliResult no_type = run_cli("quantize --model " + model + " --output " + quoted((dir / "w.gguf").string()));
+  CliRun no_type = run_cli("quantize --model " + model + " --output " + quoted((dir / "w.gguf").string()));
   EXPECT_NE(no_type.exit_code, 0);
 }
 

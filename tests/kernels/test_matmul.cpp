@@ -17,24 +17,12 @@
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/matmul_internal.h"
 #include "kernels/cpu/quantize.h"
+#include "tests/support/simd_levels.h"
 
 namespace inferscope::kernels {
 namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0};
-
-// Restores the detected level when a test ends.
-struct LevelGuard {
-  ~LevelGuard() { set_simd_level(detected_simd_level()); }
-};
-
-std::vector<SimdLevel> simd_levels() {
-  std::vector<SimdLevel> levels;
-  for (SimdLevel l : {SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Amx}) {
-    if (static_cast<int>(l) <= static_cast<int>(detected_simd_level())) levels.push_back(l);
-  }
-  return levels;
-}
 
 struct Problem {
   GgmlType type;
@@ -131,7 +119,7 @@ TEST(Matmul, SupportedTypes) {
 }
 
 TEST(Matmul, SimdVariantsMatchReferenceOnOddShapes) {
-  LevelGuard guard;
+  testing::SimdLevelGuard guard;
   const int64_t float_ks[] = {1, 7, 16, 17, 33, 100, 255, 1000};
   const int64_t quant_ks[] = {32, 96, 288, 1056};  // one block; not multiples of 64 / 256
   const int64_t row_counts[] = {1, 3, 17, 33, 70};
@@ -146,7 +134,7 @@ TEST(Matmul, SimdVariantsMatchReferenceOnOddShapes) {
         const int64_t n = token_counts[ti];
         const int64_t rows = row_counts[(ti + static_cast<size_t>(k)) % std::size(row_counts)];
         const Problem p = make_problem(type, k, rows, n, seed++);
-        for (SimdLevel level : simd_levels()) {
+        for (SimdLevel level : testing::vector_simd_levels()) {
           check_against_reference(p, level, 0, rows, describe(type, level, k, rows, n, 0, rows));
           if (rows > 2) {
             const int64_t rb = rows / 3, re = rows - 1;  // a range that starts and ends mid-tile
@@ -160,7 +148,7 @@ TEST(Matmul, SimdVariantsMatchReferenceOnOddShapes) {
 }
 
 TEST(Matmul, SimdVariantsMatchReferenceOnPrefillShapes) {
-  LevelGuard guard;
+  testing::SimdLevelGuard guard;
   uint32_t seed = 1000;
   for (GgmlType type : kTypes) {
     // The last three have more k steps than one AMX K chunk (64 x 32), with few and many tokens,
@@ -168,7 +156,7 @@ TEST(Matmul, SimdVariantsMatchReferenceOnPrefillShapes) {
     for (auto [k, rows, n] : {std::tuple<int64_t, int64_t, int64_t>{512, 96, 128}, {1024, 53, 37}, {2048, 40, 71},
                               {4160, 35, 20}, {2304, 33, 150}, {2112, 600, 17}}) {
       const Problem p = make_problem(type, k, rows, n, seed++);
-      for (SimdLevel level : simd_levels()) {
+      for (SimdLevel level : testing::vector_simd_levels()) {
         check_against_reference(p, level, 0, rows, describe(type, level, k, rows, n, 0, rows));
         check_against_reference(p, level, 5, rows - 6, describe(type, level, k, rows, n, 5, rows - 6));
         if (HasFatalFailure()) return;
@@ -178,10 +166,10 @@ TEST(Matmul, SimdVariantsMatchReferenceOnPrefillShapes) {
 }
 
 TEST(Matmul, ThreadsSplittingRowsGiveTheSameResult) {
-  LevelGuard guard;
+  testing::SimdLevelGuard guard;
   for (GgmlType type : kTypes) {
     const Problem p = make_problem(type, 512, 150, 20, 77);
-    for (SimdLevel level : simd_levels()) {
+    for (SimdLevel level : testing::vector_simd_levels()) {
       set_simd_level(level);
       std::vector<float> whole(static_cast<size_t>(150 * 20)), split(whole.size());
       matmul_rows(type, p.weights.data(), p.k, p.packed.data(), p.n_tokens, whole.data(), 150, 0, 150);
@@ -225,7 +213,7 @@ TEST(Matmul, ReferenceMatchesDequantizedFloatProduct) {
 }
 
 TEST(Matmul, QuantizedPackingFollowsTheQ8_0Rule) {
-  LevelGuard guard;
+  testing::SimdLevelGuard guard;
   const int64_t k = 160, n = 3;
   std::mt19937 rng(9);
   std::normal_distribution<float> normal(0.0f, 2.0f);

@@ -18,6 +18,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_kquant.h"
 #include "kernels/cpu/quantize.h"
+#include "tests/support/simd_levels.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope::kernels {
@@ -35,18 +36,6 @@ constexpr TypeFile kTypes[] = {
     {GgmlType::Q2_K, "q2_k.gguf", {80, 82}},  {GgmlType::TQ2_0, "tq2_0.gguf", {64, -1}},
     {GgmlType::TQ1_0, "tq1_0.gguf", {52, -1}},
 };
-
-struct LevelGuard {
-  ~LevelGuard() { set_simd_level(detected_simd_level()); }
-};
-
-std::vector<SimdLevel> simd_levels() {
-  std::vector<SimdLevel> levels;
-  for (SimdLevel l : {SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Amx}) {
-    if (static_cast<int>(l) <= static_cast<int>(detected_simd_level())) levels.push_back(l);
-  }
-  return levels;
-}
 
 struct Problem {
   GgmlType type;
@@ -140,13 +129,13 @@ std::string describe(const Problem& p, const char* what, int64_t rb, int64_t re)
 // Every SIMD level over [row_begin, row_end) equals the scalar reference; nothing outside the
 // range is written.
 void check_levels(const Problem& p, int64_t row_begin, int64_t row_end) {
-  LevelGuard guard;
+  testing::SimdLevelGuard guard;
   const int64_t y_stride = p.rows + 3;
   const float sentinel = -12345.0f;
   std::vector<float> ref(static_cast<size_t>(y_stride * p.n_tokens), sentinel);
   matmul_rows_reference(p.type, p.weights.data(), p.k, p.packed.data(), p.n_tokens, ref.data(), y_stride, row_begin,
                         row_end);
-  for (SimdLevel level : simd_levels()) {
+  for (SimdLevel level : testing::vector_simd_levels()) {
     const std::string what = describe(p, simd_level_name(level), row_begin, row_end);
     std::vector<float> got(ref.size(), sentinel);
     set_simd_level(level);

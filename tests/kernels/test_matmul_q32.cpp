@@ -17,6 +17,7 @@
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_internal.h"
+#include "tests/support/simd_levels.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope::kernels {
@@ -41,19 +42,6 @@ struct RowRange {
 };
 // A full 32-row panel plus a partial one, and a single row; neither starts at 0.
 constexpr RowRange kRanges[] = {{7, kRows}, {13, 14}};
-
-// Restores the detected level when a test ends.
-struct LevelGuard {
-  ~LevelGuard() { set_simd_level(detected_simd_level()); }
-};
-
-std::vector<SimdLevel> simd_levels() {
-  std::vector<SimdLevel> levels;
-  for (SimdLevel l : {SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Amx}) {
-    if (static_cast<int>(l) <= static_cast<int>(detected_simd_level())) levels.push_back(l);
-  }
-  return levels;
-}
 
 bool has_min(GgmlType t) { return t == GgmlType::Q4_1 || t == GgmlType::Q5_1; }
 
@@ -227,7 +215,7 @@ TEST(MatmulQ32, ReferenceMatchesDoubleDotOfDequantizedValues) {
 }
 
 TEST(MatmulQ32, EverySimdLevelMatchesReference) {
-  LevelGuard guard;
+  testing::SimdLevelGuard guard;
   for (const TypeFile& tf : kTypeFiles) {
     const std::vector<uint8_t> blocks = file_blocks(tf);
     ASSERT_FALSE(blocks.empty());
@@ -236,7 +224,7 @@ TEST(MatmulQ32, EverySimdLevelMatchesReference) {
         const Problem p = make_problem(tf.type, blocks, k, n);
         for (RowRange range : kRanges) {
           const std::vector<float> want = run(p, range, true);
-          for (SimdLevel level : simd_levels()) {
+          for (SimdLevel level : testing::vector_simd_levels()) {
             set_simd_level(level);
             EXPECT_TRUE(matches_reference(p, range, want, run(p, range, false)))
                 << type_name(tf.type) << " " << simd_level_name(level) << " k " << k << " tokens " << n << " rows ["

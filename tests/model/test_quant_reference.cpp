@@ -11,9 +11,12 @@
 
 #include "engine/runtime/session.h"
 #include "tests/support/testdata.h"
+#include "tests/support/distributions.h"
 
 namespace inferscope {
 namespace {
+
+using testing::log_softmax;
 
 struct QuantCase {
   const char* file;
@@ -22,29 +25,9 @@ struct QuantCase {
 
 class QuantReferenceTest : public ::testing::TestWithParam<QuantCase> {};
 
-std::vector<double> log_softmax(const float* logits, int64_t n) {
-  double max = logits[0];
-  for (int64_t i = 1; i < n; ++i) max = std::max<double>(max, logits[i]);
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += std::exp(logits[i] - max);
-  std::vector<double> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = logits[i] - max - std::log(sum);
-  return out;
-}
-
 // KL(llama.cpp || ours) of the first-step softmax. quant/README.md measured up to 0.003 between
 // llama.cpp and an exact-F32 rerun of the same weights (activation quantization alone).
 constexpr double kFirstStepKlLimit = 0.01;
-
-double kl_divergence(const std::vector<double>& ref_logits, const float* logits) {
-  const auto n = static_cast<int64_t>(ref_logits.size());
-  std::vector<float> ref_f(ref_logits.begin(), ref_logits.end());
-  const std::vector<double> p = log_softmax(ref_f.data(), n);
-  const std::vector<double> q = log_softmax(logits, n);
-  double kl = 0;
-  for (size_t i = 0; i < p.size(); ++i) kl += std::exp(p[i]) * (p[i] - q[i]);
-  return kl;
-}
 
 TEST_P(QuantReferenceTest, TeacherForcedLogProbsMatchLlamaCpp) {
   const QuantCase& c = GetParam();
@@ -82,8 +65,8 @@ TEST_P(QuantReferenceTest, TeacherForcedLogProbsMatchLlamaCpp) {
       EXPECT_EQ(argmax, greedy[step]) << "step " << step;
     }
   }
-  const double kl = kl_divergence(ref["first_step_logits"].get<std::vector<double>>(),
-                                  logits.data() + (prompt.size() - 1) * n_vocab);
+  const auto ref_first = ref["first_step_logits"].get<std::vector<float>>();
+  const double kl = testing::kl_divergence(ref_first.data(), logits.data() + (prompt.size() - 1) * n_vocab, n_vocab);
   EXPECT_LT(kl, kFirstStepKlLimit);
   std::printf("%s: max |logprob - llama.cpp| = %.4f (tolerance %.2f), first-step KL %.5f\n", c.file, worst,
               c.logprob_tol, kl);

@@ -18,6 +18,7 @@
 #include "engine/runtime/session.h"
 #include "kernels/cpu/matmul.h"
 #include "tests/support/testdata.h"
+#include "tests/support/distributions.h"
 
 namespace inferscope {
 namespace {
@@ -47,19 +48,11 @@ std::vector<float> evaluate(const std::string& path, const std::vector<int32_t>&
   auto session = Session::create(*model, so);
   EXPECT_TRUE(session) << session.message();
   std::vector<float> logits;
-  if (session) EXPECT_TRUE((*session)->evaluate(tokens, logits));
+  if (session) {
+    EXPECT_TRUE((*session)->evaluate(tokens, logits));
+  }
   *n_vocab = (*model)->config().n_vocab;
   return logits;
-}
-
-std::vector<double> log_softmax(const float* logits, int64_t n) {
-  double max = logits[0];
-  for (int64_t i = 1; i < n; ++i) max = std::max<double>(max, logits[i]);
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum += std::exp(logits[i] - max);
-  std::vector<double> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = logits[i] - max - std::log(sum);
-  return out;
 }
 
 // Mean over positions of KL(p || q), p and q the softmax of each position's logits.
@@ -67,11 +60,7 @@ double mean_kl(const std::vector<float>& p_logits, const std::vector<float>& q_l
   const size_t positions = p_logits.size() / static_cast<size_t>(n_vocab);
   double total = 0.0;
   for (size_t t = 0; t < positions; ++t) {
-    const auto p = log_softmax(p_logits.data() + t * n_vocab, n_vocab);
-    const auto q = log_softmax(q_logits.data() + t * n_vocab, n_vocab);
-    double kl = 0.0;
-    for (size_t i = 0; i < p.size(); ++i) kl += std::exp(p[i]) * (p[i] - q[i]);
-    total += kl;
+    total += testing::kl_divergence(p_logits.data() + t * n_vocab, q_logits.data() + t * n_vocab, n_vocab);
   }
   return total / static_cast<double>(positions);
 }

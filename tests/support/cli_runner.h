@@ -1,0 +1,20 @@
+// Runs the real inferscope-cli binary (INFERSCOPE_CLI_PATH) for the CLI tests.
+#pragma once
+
+#include <string>
+
+namespace inferscope::testing {
+
+struct CliRun {
+  int exit_code = -1;  // -1 when the binary could not be started or did not exit normally
+  std::string out;     // stdout
+  std::string err;     // stderr
+};
+
+// `args` is appended to the binary's path and run through the shell (quote paths with quoted()).
+CliRun run_cli(const std::string& args);
+
+// Single-quotes `s` for the shell (s must not contain a single quote).
+inline std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace inferscope::testing
