@@ -18,14 +18,17 @@ function(inferscope_resolve_feature var found description)
   message(STATUS "Inferscope: ${description}: ${enabled}")
 endfunction()
 
+# The desktop app needs Qt 6 Widgets and QCustomPlot built for Qt 6 (Debian: qt6-base-dev,
+# libqcustomplot-dev + libqcustomplot2.1-qt6).
 set(_qt_found FALSE)
 if(NOT INFERSCOPE_GUI STREQUAL "OFF")
-  find_package(Qt6 QUIET COMPONENTS Widgets)
-  if(Qt6_FOUND)
+  find_package(Qt6 QUIET COMPONENTS Widgets PrintSupport)  # QCustomPlot links PrintSupport
+  find_package(QCustomPlotQt6 QUIET)
+  if(Qt6_FOUND AND QCustomPlotQt6_FOUND)
     set(_qt_found TRUE)
   endif()
 endif()
-inferscope_resolve_feature(INFERSCOPE_GUI ${_qt_found} "Qt 6 Widgets (desktop app)")
+inferscope_resolve_feature(INFERSCOPE_GUI ${_qt_found} "Qt 6 Widgets and QCustomPlotQt6 (desktop app)")
 
 set(_vulkan_found FALSE)
 if(NOT INFERSCOPE_VULKAN STREQUAL "OFF")

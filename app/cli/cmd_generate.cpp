@@ -48,8 +48,7 @@ Status apply_chat_template(const Model& model, const std::string& system, Genera
   if (!text) return text.status();
   req.prompt = std::move(*text);
   req.parse_special = true;
-  // Templates usually write BOS themselves; a second one would change what the model sees.
-  req.add_special = tmpl->bos_token().empty() || !req.prompt.starts_with(tmpl->bos_token());
+  req.add_special = tmpl->tokenizer_adds_bos(req.prompt);
   req.stop_token_ids = tmpl->stop_token_ids();
   return Status::ok();
 }

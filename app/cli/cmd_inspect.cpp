@@ -7,16 +7,13 @@
 #include "app/cli/commands.h"
 #include "engine/chat/chat_template.h"
 #include "engine/gguf/gguf_file.h"
-#include "engine/kv/kv_cache.h"
-#include "engine/model/forward_pass.h"
+#include "engine/model/memory_estimate.h"
 #include "engine/model/model_config.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace inferscope::cli {
 
 namespace {
-
-constexpr int64_t kEstimateBatch = 256;
 
 // The file's chat template as `generate --chat` would use it.
 struct ChatTemplateInfo {
@@ -39,21 +36,6 @@ ChatTemplateInfo chat_template_info(const gguf::File& f) {
   return info;
 }
 
-struct Estimate {
-  uint64_t weights = 0, kv = 0, scratch = 0;
-  int64_t n_ctx = 0;
-  uint64_t total() const { return weights + kv + scratch; }
-};
-
-Estimate estimate_memory(const gguf::File& f, const ModelConfig& c, int threads) {
-  Estimate e;
-  for (const gguf::TensorInfo& t : f.tensors()) e.weights += t.n_bytes;
-  e.n_ctx = c.n_ctx_train;
-  e.kv = KvCache::bytes_for(c.n_layer, c.n_embd_kv(), e.n_ctx, 1);
-  e.scratch = ScratchPlan::for_model(c, e.n_ctx, kEstimateBatch, threads).total_bytes();
-  return e;
-}
-
 nlohmann::json config_json(const ModelConfig& c) {
   return {{"architecture", c.arch_name}, {"name", c.name},         {"n_vocab", c.n_vocab},
           {"n_ctx_train", c.n_ctx_train}, {"n_embd", c.n_embd},    {"n_layer", c.n_layer},
@@ -62,13 +44,14 @@ nlohmann::json config_json(const ModelConfig& c) {
           {"rms_eps", c.rms_eps},         {"rope_freq_base", c.rope_freq_base},
           {"rope_freq_scale", c.rope_freq_scale}, {"n_rot", c.n_rot},
           {"rope_layout", c.rope_layout == RopeLayout::Neox ? "neox" : "normal"},
+          {"rope_scaling", rope_scaling_name(c.rope_scaling)}, {"rope_n_ctx_orig", c.n_ctx_orig}, {"rope_attn_factor", c.rope_attn_factor},
           {"ffn_activation", c.ffn_activation == FfnActivation::GeluTanh ? "geglu" : "swiglu"},
           {"sliding_window", c.n_swa},    {"attn_softcap", c.attn_softcap},
           {"final_softcap", c.final_softcap}};
 }
 
 void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const ChatTemplateInfo& chat,
-                const Estimate& e) {
+                const MemoryEstimate& e) {
   std::printf("file: %s (GGUF v%u, %s, %zu metadata keys, %zu tensors, alignment %u)\n", f.path().c_str(),
               f.version(), format_bytes(f.file_size()).c_str(), f.metadata().size(), f.tensors().size(),
               f.alignment());
@@ -108,12 +91,12 @@ void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok,
                 (unsigned long long)t.n_bytes);
   }
   std::printf("\nmemory estimate at the model's context of %lld tokens: weights %s + KV cache %s (F16) + scratch %s = %s\n",
-              (long long)e.n_ctx, format_bytes(e.weights).c_str(), format_bytes(e.kv).c_str(),
-              format_bytes(e.scratch).c_str(), format_bytes(e.total()).c_str());
+              (long long)e.n_ctx, format_bytes(e.weights_bytes).c_str(), format_bytes(e.kv_cache_bytes).c_str(),
+              format_bytes(e.scratch_bytes).c_str(), format_bytes(e.total_bytes()).c_str());
 }
 
 nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const ChatTemplateInfo& chat,
-                       const Estimate& e) {
+                       const MemoryEstimate& e) {
   nlohmann::json j;
   j["file"] = f.path();
   j["gguf_version"] = f.version();
@@ -134,8 +117,11 @@ nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenize
     tensors.push_back({{"name", t.name}, {"shape", shape}, {"type", kernels::type_name(t.type)}, {"bytes", t.n_bytes}});
   }
   j["tensors"] = tensors;
-  j["memory_estimate"] = {{"n_ctx", e.n_ctx},     {"weights_bytes", e.weights}, {"kv_cache_bytes", e.kv},
-                          {"scratch_bytes", e.scratch}, {"total_bytes", e.total()}};
+  j["memory_estimate"] = {{"n_ctx", e.n_ctx},
+                          {"weights_bytes", e.weights_bytes},
+                          {"kv_cache_bytes", e.kv_cache_bytes},
+                          {"scratch_bytes", e.scratch_bytes},
+                          {"total_bytes", e.total_bytes()}};
   return j;
 }
 
@@ -161,7 +147,7 @@ int run_inspect(int argc, char** argv) {
   auto tok = Tokenizer::from_gguf(**file);
   if (!tok) std::fprintf(stderr, "warning: %s\n", tok.message().c_str());
   const Tokenizer* tokenizer = tok ? tok->get() : nullptr;
-  Estimate e = estimate_memory(**file, *config, threads);
+  const MemoryEstimate e = estimate_memory(**file, *config, config->n_ctx_train, threads);
   const ChatTemplateInfo chat = chat_template_info(**file);
   if (args.flag("json")) {
     std::printf("%s\n",

@@ -46,6 +46,12 @@ class ChatTemplate {
   Result<std::string> render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                              const jinja::RenderOptions& options = {}) const;
 
+  // Whether the tokenizer should add its own BOS to a rendered prompt: templates usually write
+  // BOS themselves, and a second one would change what the model sees.
+  bool tokenizer_adds_bos(std::string_view rendered) const {
+    return bos_token_.empty() || !rendered.starts_with(bos_token_);
+  }
+
   ChatFamily family() const { return family_; }
   bool has_template() const { return has_template_; }  // false: the plain format
   const std::string& source() const { return source_; }

@@ -7,16 +7,66 @@ namespace inferscope::jinja {
 
 namespace {
 
-constexpr std::string_view kWhitespace = " \t\n\r\f\v";
+// Byte length of the UTF-8 character starting at s[pos] (a lead byte plus its continuation bytes).
+size_t char_length_at(std::string_view s, size_t pos) {
+  size_t len = 1;
+  while (pos + len < s.size() && (static_cast<unsigned char>(s[pos + len]) & 0xC0) == 0x80) ++len;
+  return len;
+}
 
+// Start of the UTF-8 character that ends at s[end - 1].
+size_t char_start_before(std::string_view s, size_t end) {
+  size_t pos = end - 1;
+  while (pos > 0 && (static_cast<unsigned char>(s[pos]) & 0xC0) == 0x80) --pos;
+  return pos;
+}
+
+// Python's str.isspace() for one UTF-8 character: the ASCII whitespace plus \x1c-\x1f, NEL,
+// NBSP, U+1680, U+2000-U+200A, U+2028/9, U+202F, U+205F and U+3000 (ideographic space).
+// Templates are written for Python's Jinja, whose trim/strip/split use this set.
+bool is_python_space(std::string_view ch) {
+  if (ch.size() == 1) {
+    const unsigned char c = static_cast<unsigned char>(ch[0]);
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20);
+  }
+  if (ch == "\xC2\x85" || ch == "\xC2\xA0" || ch == "\xE1\x9A\x80" || ch == "\xE3\x80\x80") return true;
+  if (ch.size() == 3 && ch[0] == '\xE2') {
+    const unsigned char b1 = static_cast<unsigned char>(ch[1]), b2 = static_cast<unsigned char>(ch[2]);
+    if (b1 == 0x80) return b2 <= 0x8A || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF;  // U+2000-200A, 2028, 2029, 202F
+    if (b1 == 0x81) return b2 == 0x9F;                                             // U+205F
+  }
+  return false;
+}
+
+// Python's str.strip/lstrip/rstrip: removes characters (not bytes) that are whitespace, or that
+// occur in `chars` when it is a string.
 std::string strip_chars(const std::string& s, const Value& chars, bool left, bool right) {
-  const std::string set = chars.is_string() ? chars.as_string() : std::string(kWhitespace);
+  const bool whitespace = !chars.is_string();
+  const std::string_view set = whitespace ? std::string_view() : std::string_view(chars.as_string());
+  const auto strippable = [&](std::string_view ch) {
+    if (whitespace) return is_python_space(ch);
+    for (size_t pos = 0; pos < set.size();) {
+      const size_t len = char_length_at(set, pos);
+      if (set.substr(pos, len) == ch) return true;
+      pos += len;
+    }
+    return false;
+  };
+  const std::string_view view(s);
   size_t begin = 0, end = s.size();
   if (left) {
-    while (begin < end && set.find(s[begin]) != std::string::npos) ++begin;
+    while (begin < end) {
+      const size_t len = char_length_at(view, begin);
+      if (!strippable(view.substr(begin, len))) break;
+      begin += len;
+    }
   }
   if (right) {
-    while (end > begin && set.find(s[end - 1]) != std::string::npos) --end;
+    while (end > begin) {
+      const size_t start = char_start_before(view, end);
+      if (start < begin || !strippable(view.substr(start, end - start))) break;
+      end = start;
+    }
   }
   return s.substr(begin, end - begin);
 }
@@ -77,15 +127,21 @@ Value split(const std::string& s, const Value& separator) {
       pos = hit + sep.size();
     }
   } else {
-    size_t pos = 0;
-    while (true) {
-      const size_t begin = s.find_first_not_of(kWhitespace, pos);
-      if (begin == std::string::npos) break;
-      const size_t end = s.find_first_of(kWhitespace, begin);
-      parts.push_back(Value::string(s.substr(begin, end == std::string::npos ? std::string::npos : end - begin)));
-      if (end == std::string::npos) break;
-      pos = end;
+    // Runs of non-whitespace characters (Python's str.isspace set).
+    const std::string_view view(s);
+    size_t begin = std::string::npos;
+    for (size_t pos = 0; pos < view.size();) {
+      const size_t len = char_length_at(view, pos);
+      const bool space = is_python_space(view.substr(pos, len));
+      if (space && begin != std::string::npos) {
+        parts.push_back(Value::string(s.substr(begin, pos - begin)));
+        begin = std::string::npos;
+      } else if (!space && begin == std::string::npos) {
+        begin = pos;
+      }
+      pos += len;
     }
+    if (begin != std::string::npos) parts.push_back(Value::string(s.substr(begin)));
   }
   return Value::list(std::move(parts));
 }

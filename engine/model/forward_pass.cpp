@@ -36,6 +36,24 @@ bool try_resize(std::vector<T>& v, int64_t n) {
 
 }  // namespace
 
+kernels::RopeParams rope_params_for_context(const ModelConfig& c, const ModelWeights& w, int64_t n_ctx) {
+  kernels::RopeParams p;
+  p.freq_base = c.rope_freq_base;
+  p.freq_scale = c.rope_freq_scale;
+  p.attn_factor = c.rope_attn_factor;
+  if (w.rope_freqs.present()) {
+    p.freq_factors = w.rope_freqs.data;
+  } else if (w.rope_factors_long.present()) {
+    p.freq_factors = n_ctx > c.n_ctx_orig ? w.rope_factors_long.data : w.rope_factors_short.data;
+  }
+  if (c.rope_scaling == RopeScaling::Yarn) {
+    p.yarn_ext_factor = 1.0f;
+    kernels::rope_yarn_corr_dims(c.n_rot, c.n_ctx_orig, c.rope_freq_base, c.yarn_beta_fast, c.yarn_beta_slow,
+                                 &p.yarn_corr_low, &p.yarn_corr_high);
+  }
+  return p;
+}
+
 Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const Model> model, ThreadPool& pool,
                                                          const ForwardOptions& options) {
   const ModelConfig& c = model->config();
@@ -47,6 +65,7 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   auto kv = KvCache::create(c.n_layer, c.n_embd_kv(), n_ctx, options.n_slots);
   if (!kv) return kv.status();
   fp->kv_ = std::move(*kv);
+  fp->rope_ = rope_params_for_context(c, fp->model_->weights(), fp->kv_->n_ctx());
   INFERSCOPE_RETURN_IF_ERROR(fp->allocate(std::max<int64_t>(1, options.max_batch)));
   return fp;
 }
@@ -180,7 +199,7 @@ void ForwardPass::attention_block(const LayerWeights& l, int64_t layer, int slot
       if (l.bv.present()) kernels::add(v_.data() + t * KV, l.bv.data, KV);
       float* cs = rope_cos_.data() + t * half;
       float* sn = rope_sin_.data() + t * half;
-      if (layer == 0) kernels::rope_angles(pos0 + t, c.n_rot, c.rope_freq_base, c.rope_freq_scale, cs, sn);
+      if (layer == 0) kernels::rope_angles(pos0 + t, c.n_rot, rope_, cs, sn);
       kernels::rope_apply(q_.data() + t * Q, c.n_head, hd, c.n_rot, cs, sn, neox);
       kernels::rope_apply(k_.data() + t * KV, c.n_head_kv, hd, c.n_rot, cs, sn, neox);
       kernels::to_fp16(k_.data() + t * KV, kv_->key(slot, layer, pos0 + t), KV);

@@ -20,6 +20,7 @@
 #include "engine/kv/kv_cache.h"
 #include "engine/model/model.h"
 #include "engine/model/op_profile.h"
+#include "kernels/cpu/ops.h"
 
 namespace inferscope {
 
@@ -39,6 +40,11 @@ struct ScratchPlan {
   uint64_t total_bytes() const;
 };
 
+// RoPE for a session of n_ctx tokens: the file's linear/YaRN scaling and attention factor, and
+// its frequency factors (rope_freqs; else LongRoPE's long factors when n_ctx exceeds
+// n_ctx_orig, short ones otherwise, as llama.cpp chooses). Points into `weights`.
+kernels::RopeParams rope_params_for_context(const ModelConfig& config, const ModelWeights& weights, int64_t n_ctx);
+
 class ForwardPass {
  public:
   static Result<std::unique_ptr<ForwardPass>> create(std::shared_ptr<const Model> model, ThreadPool& pool,
@@ -54,6 +60,7 @@ class ForwardPass {
   int64_t n_ctx() const { return kv_->n_ctx(); }
   uint64_t scratch_bytes() const { return scratch_bytes_; }
   OpProfile& profile() { return profile_; }
+  const kernels::RopeParams& rope() const { return rope_; }
 
  private:
   ForwardPass() = default;
@@ -78,6 +85,7 @@ class ForwardPass {
   int64_t max_batch_ = 0;
   uint64_t scratch_bytes_ = 0;
   OpProfile profile_;
+  kernels::RopeParams rope_;  // fixed for the session (LongRoPE's choice depends on n_ctx)
 
   // Activations, [max_batch][width] each.
   std::vector<float> x_, h_, q_, k_, v_, attn_, ffn_a_, ffn_b_, ffn_out_, router_;

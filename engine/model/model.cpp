@@ -1,26 +1,43 @@
 #include "engine/model/model.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace inferscope {
 
 namespace {
 
-// Copies the tensor data section into huge-page memory; nullptr when it does not fit.
-std::unique_ptr<ResidentBuffer> copy_tensor_data(const gguf::File& file) {
+// Share of the load reported before the weight copy starts (parsing, tokenizer, binding).
+constexpr double kProgressBeforeCopy = 0.05;
+constexpr size_t kCopyStepBytes = size_t(64) << 20;
+
+void report(const ModelLoadOptions& options, double fraction) {
+  if (options.on_progress) options.on_progress(fraction);
+}
+
+// Copies the tensor data section into huge-page memory in steps (reporting progress); nullptr
+// when it does not fit.
+std::unique_ptr<ResidentBuffer> copy_tensor_data(const gguf::File& file, const ModelLoadOptions& options) {
   if (file.tensors().empty()) return nullptr;
   const gguf::TensorInfo& first = file.tensors().front();
   const uint8_t* section = first.data - first.offset;
   const size_t bytes = file.file_size() - file.data_offset();
   auto buffer = ResidentBuffer::allocate(bytes);
   if (!buffer) return nullptr;
-  std::memcpy((*buffer)->data(), section, bytes);
+  uint8_t* dst = (*buffer)->data();
+  for (size_t done = 0; done < bytes;) {
+    const size_t step = std::min(kCopyStepBytes, bytes - done);
+    std::memcpy(dst + done, section + done, step);
+    done += step;
+    report(options, kProgressBeforeCopy + (1.0 - kProgressBeforeCopy) * static_cast<double>(done) / bytes);
+  }
   return std::move(*buffer);
 }
 
 }  // namespace
 
 Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const ModelLoadOptions& options) {
+  report(options, 0.0);
   auto model = std::shared_ptr<Model>(new Model());
   auto file = gguf::File::open(path);
   if (!file) return file.status();
@@ -38,12 +55,14 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const 
   // Bind against the mapping first, so a file that cannot be used is refused before the copy.
   auto weights = ModelWeights::bind(*model->file_, model->config_, nullptr);
   if (!weights) return weights.status();
+  report(options, kProgressBeforeCopy);
   if (options.resident_weights) {
-    model->resident_ = copy_tensor_data(*model->file_);
+    model->resident_ = copy_tensor_data(*model->file_, options);
     if (model->resident_) weights = ModelWeights::bind(*model->file_, model->config_, model->resident_->data());
   }
   if (!weights) return weights.status();
   model->weights_ = std::move(*weights);
+  report(options, 1.0);
   return std::shared_ptr<const Model>(model);
 }
 

@@ -2,6 +2,7 @@
 // Immutable after load, so several sessions may share it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,9 @@ struct ModelLoadOptions {
   // Copy the weights into huge-page memory (faster decode) instead of reading them from the
   // file mapping. Falls back to the mapping when the memory is not available.
   bool resident_weights = true;
+  // Called on the loading thread with the fraction done (0..1, non-decreasing; 1 when loaded).
+  // Most of a large file's load time is the copy of its weights, reported in steps.
+  std::function<void(double)> on_progress;
 };
 
 class Model {

@@ -56,6 +56,87 @@ Result<int64_t> get_uniform_int(const gguf::File& f, const std::string& key, int
   return values->front();
 }
 
+// Every `<arch>.rope.scaling.*` key llama.cpp defines is read here or refused by name:
+//   type (none | linear | yarn | longrope; absent = linear, as llama.cpp), factor (or the older
+//   rope.scale_linear), original_context_length, attn_factor, finetuned (informational only),
+//   yarn_beta_fast, yarn_beta_slow, yarn_log_multiplier (DeepSeek's; refused unless 0),
+//   yarn_ext_factor and yarn_attn_factor (refused unless at their defaults).
+Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  std::string type;
+  TRY_ASSIGN(type, f.get_string_or(a + "rope.scaling.type", "linear"));
+  if (type == "none") c.rope_scaling = RopeScaling::None;
+  else if (type == "linear") c.rope_scaling = RopeScaling::Linear;
+  else if (type == "yarn") c.rope_scaling = RopeScaling::Yarn;
+  else if (type == "longrope") c.rope_scaling = RopeScaling::LongRope;
+  else {
+    return Status::error(f.error_prefix() + "metadata key '" + a + "rope.scaling.type' is '" + type +
+                         "', which is not supported (supported: none, linear, yarn, longrope)");
+  }
+  double factor = 0;
+  TRY_ASSIGN(factor, f.get_float_or(a + "rope.scaling.factor", 0.0));
+  if (factor == 0.0) TRY_ASSIGN(factor, f.get_float_or(a + "rope.scale_linear", 0.0));
+  if (!(factor >= 0.0 && factor <= 1e6)) {
+    return Status::error(f.error_prefix() + "metadata key '" + a + "rope.scaling.factor' is " +
+                         std::to_string(factor) + ", expected a value in (0, 1e6]");
+  }
+  if (factor == 0.0) factor = 1.0;
+  // llama.cpp never scales when the type is none.
+  c.rope_freq_scale = c.rope_scaling == RopeScaling::None ? 1.0f : static_cast<float>(1.0 / factor);
+
+  TRY_ASSIGN(c.n_ctx_orig, f.get_int_or(a + "rope.scaling.original_context_length", c.n_ctx_train));
+  INFERSCOPE_RETURN_IF_ERROR(
+      check_range(f, a + "rope.scaling.original_context_length", c.n_ctx_orig, 1, int64_t(1) << 24));
+  bool finetuned = false;  // informational in llama.cpp too: no effect on the math
+  TRY_ASSIGN(finetuned, f.get_bool_or(a + "rope.scaling.finetuned", false));
+  (void)finetuned;
+
+  // Phi-3's converter writes attn_factor = sqrt(1 + ln(s) / ln(original context)) next to the
+  // LongRoPE factors (s = context / original context); older files lack the key, and Hugging
+  // Face's Phi-3 applies that value regardless, so it is computed the same way here.
+  double attn_default = 1.0;
+  const double s = static_cast<double>(c.n_ctx_train) / static_cast<double>(c.n_ctx_orig);
+  if (f.find_tensor("rope_factors_long.weight") != nullptr && s > 1.0 && c.n_ctx_orig > 1) {
+    attn_default = std::sqrt(1.0 + std::log(s) / std::log(static_cast<double>(c.n_ctx_orig)));
+  }
+  double attn = 0;
+  TRY_ASSIGN(attn, f.get_float_or(a + "rope.scaling.attn_factor", attn_default));
+  if (!(attn > 0.0 && attn <= 16.0)) {
+    return Status::error(f.error_prefix() + "metadata key '" + a + "rope.scaling.attn_factor' is " +
+                         std::to_string(attn) + ", expected a value in (0, 16]");
+  }
+  c.rope_attn_factor = static_cast<float>(attn);
+
+  double log_mul = 0;
+  TRY_ASSIGN(log_mul, f.get_float_or(a + "rope.scaling.yarn_log_multiplier", 0.0));
+  if (log_mul != 0.0) {
+    return Status::error(f.error_prefix() + "metadata key '" + a +
+                         "rope.scaling.yarn_log_multiplier' (DeepSeek's YaRN mscale_all_dim) is not supported");
+  }
+  double beta = 0;
+  TRY_ASSIGN(beta, f.get_float_or(a + "rope.scaling.yarn_beta_fast", 32.0));
+  c.yarn_beta_fast = static_cast<float>(beta);
+  TRY_ASSIGN(beta, f.get_float_or(a + "rope.scaling.yarn_beta_slow", 1.0));
+  c.yarn_beta_slow = static_cast<float>(beta);
+  if (!(c.yarn_beta_fast > 0.0f && c.yarn_beta_slow > 0.0f)) {
+    return Status::error(f.error_prefix() + "rope.scaling.yarn_beta_fast and yarn_beta_slow must be positive");
+  }
+  double ext = 0;
+  TRY_ASSIGN(ext, f.get_float_or(a + "rope.scaling.yarn_ext_factor", 1.0));
+  if (ext != 1.0) {
+    return Status::error(f.error_prefix() + "metadata key '" + a + "rope.scaling.yarn_ext_factor' is " +
+                         std::to_string(ext) + ": only YaRN's full ramp (1) is supported");
+  }
+  if (f.find(a + "rope.scaling.yarn_attn_factor") != nullptr) {
+    return Status::error(f.error_prefix() + "metadata key '" + a +
+                         "rope.scaling.yarn_attn_factor' (an explicit YaRN attention factor) is not supported");
+  }
+  if (c.rope_scaling == RopeScaling::Yarn && factor > 1.0) {
+    // YaRN's magnitude correction, 0.1 ln(factor) + 1 (llama.cpp's and Hugging Face's default).
+    c.rope_attn_factor *= static_cast<float>(1.0 + 0.1 * std::log(factor));
+  }
+  return Status::ok();
+}
+
 // Gemma: scaled embeddings, GeGLU, and for gemma2 post-norms, soft-capping and a sliding window
 // on even layers. Phi3: a sliding window on every layer when the file has one.
 Status read_architecture_options(const gguf::File& f, const std::string& a, ModelConfig& c) {
@@ -88,6 +169,16 @@ Status read_architecture_options(const gguf::File& f, const std::string& a, Mode
 }
 
 }  // namespace
+
+const char* rope_scaling_name(RopeScaling scaling) {
+  switch (scaling) {
+    case RopeScaling::None: return "none";
+    case RopeScaling::Linear: return "linear";
+    case RopeScaling::Yarn: return "yarn";
+    case RopeScaling::LongRope: return "longrope";
+  }
+  return "?";
+}
 
 const char* supported_architectures() { return "llama, qwen2, qwen2moe, phi3, gemma, gemma2"; }
 
@@ -138,21 +229,12 @@ Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   double base = 0;
   TRY_ASSIGN(base, f.get_float_or(a + "rope.freq_base", 10000.0));
   c.rope_freq_base = static_cast<float>(base);
-  double factor = 0;
-  TRY_ASSIGN(factor, f.get_float_or(a + "rope.scaling.factor", 0.0));
-  if (factor == 0.0) TRY_ASSIGN(factor, f.get_float_or(a + "rope.scale_linear", 0.0));
-  c.rope_freq_scale = factor == 0.0 ? 1.0f : static_cast<float>(1.0 / factor);
-  std::string scaling;
-  TRY_ASSIGN(scaling, f.get_string_or(a + "rope.scaling.type", "linear"));
-  if (scaling != "none" && scaling != "linear") {
-    return Result<ModelConfig>::error(f.error_prefix() + "rope.scaling.type '" + scaling +
-                                      "' is not supported (supported: none, linear)");
-  }
   TRY_ASSIGN(c.n_rot, f.get_int_or(a + "rope.dimension_count", c.head_dim));
   if (c.n_rot <= 0 || c.n_rot > c.head_dim || c.n_rot % 2 != 0) {
     return Result<ModelConfig>::error(f.error_prefix() + "rope.dimension_count " + std::to_string(c.n_rot) +
                                       " must be even and at most the head size " + std::to_string(c.head_dim));
   }
+  INFERSCOPE_RETURN_IF_ERROR(read_rope_scaling(f, a, c));
 
   TRY_ASSIGN(c.n_expert, f.get_int_or(a + "expert_count", 0));
   TRY_ASSIGN(c.n_expert_used, f.get_int_or(a + "expert_used_count", 0));

@@ -15,6 +15,12 @@ enum class Architecture { Llama, Qwen2, Qwen2Moe, Phi3, Gemma, Gemma2 };
 // NORM rotates adjacent pairs (2i, 2i+1); NEOX rotates (i, i + n_rot/2). Fixed per architecture.
 enum class RopeLayout { Normal, Neox };
 
+// RoPE frequency scaling (`<arch>.rope.scaling.type`). Per-dimension factor tensors are not a
+// type of their own: llama.cpp's converter writes Llama 3.1's "llama3" rule as rope_freqs.weight
+// with no scaling keys, and Phi-3's LongRoPE as rope_factors_long/short.weight (the weights
+// bind them; ForwardPass picks long or short from the session context).
+enum class RopeScaling { None, Linear, Yarn, LongRope };
+
 // Expert routing: Mixtral renormalizes the top-k softmax weights; qwen2moe uses them as they are.
 enum class ExpertGating { None, SoftmaxTopKRenormalized, SoftmaxTopK };
 
@@ -47,9 +53,19 @@ struct ModelConfig {
 
   float rms_eps = 1e-5f;
   float rope_freq_base = 10000.0f;
-  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (linear scaling)
+  float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (linear and YaRN scaling)
   int64_t n_rot = 0;
   RopeLayout rope_layout = RopeLayout::Normal;
+  RopeScaling rope_scaling = RopeScaling::None;
+  // rope.scaling.original_context_length (n_ctx_train when absent): YaRN's correction range,
+  // and LongRoPE's switch (a session context above it uses rope_factors_long).
+  int64_t n_ctx_orig = 0;
+  // Magnitude of RoPE's cos and sin: rope.scaling.attn_factor (phi3 LongRoPE; computed as
+  // sqrt(1 + ln(s) / ln(n_ctx_orig)), s = n_ctx_train / n_ctx_orig, when a file with LongRoPE
+  // factors lacks it), times YaRN's 1 + 0.1 ln(factor).
+  float rope_attn_factor = 1.0f;
+  float yarn_beta_fast = 32.0f;  // rope.scaling.yarn_beta_fast
+  float yarn_beta_slow = 1.0f;   // rope.scaling.yarn_beta_slow
 
   bool has_qkv_bias = false;
   FfnActivation ffn_activation = FfnActivation::Silu;
@@ -71,6 +87,9 @@ struct ModelConfig {
 
   static Result<ModelConfig> from_gguf(const gguf::File& file);
 };
+
+// "none", "linear", "yarn", "longrope" (the GGUF spelling).
+const char* rope_scaling_name(RopeScaling scaling);
 
 // Architectures this engine runs, for error messages: "llama, qwen2, qwen2moe, phi3, ...".
 const char* supported_architectures();

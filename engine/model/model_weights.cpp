@@ -1,6 +1,7 @@
 // One binding table per tensor role; shapes checked against the config before any use.
 #include "engine/model/model_weights.h"
 
+#include <cmath>
 #include <string>
 
 #include "kernels/cpu/dequantize.h"
@@ -137,6 +138,31 @@ Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   return Status::ok();
 }
 
+// The factors divide RoPE frequencies, so each must be a positive finite number.
+Status check_factors(const gguf::File& f, const char* name, const WeightVector& v) {
+  for (int64_t i = 0; i < v.size; ++i) {
+    if (!(v.data[i] > 0.0f) || !std::isfinite(v.data[i])) {
+      return Status::error(f.error_prefix() + "tensor '" + name + "' element " + std::to_string(i) + " is " +
+                           std::to_string(v.data[i]) + ", expected a positive RoPE frequency factor");
+    }
+  }
+  return Status::ok();
+}
+
+Status bind_rope_factors(const gguf::File& f, Binder& b, const ModelConfig& c, ModelWeights& w) {
+  const int64_t half = c.n_rot / 2;
+  INFERSCOPE_RETURN_IF_ERROR(b.vector("rope_freqs.weight", half, Need::Optional, &w.rope_freqs));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector("rope_factors_long.weight", half, Need::Optional, &w.rope_factors_long));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector("rope_factors_short.weight", half, Need::Optional, &w.rope_factors_short));
+  if (w.rope_factors_long.present() != w.rope_factors_short.present()) {
+    return Status::error(f.error_prefix() + "LongRoPE needs both rope_factors_long.weight and "
+                         "rope_factors_short.weight, the file has only one");
+  }
+  INFERSCOPE_RETURN_IF_ERROR(check_factors(f, "rope_freqs.weight", w.rope_freqs));
+  INFERSCOPE_RETURN_IF_ERROR(check_factors(f, "rope_factors_long.weight", w.rope_factors_long));
+  return check_factors(f, "rope_factors_short.weight", w.rope_factors_short);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file, const ModelConfig& c,
@@ -148,12 +174,7 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file,
     return Status::error(file.error_prefix() + "token_embd.weight type cannot be decoded");
   }
   INFERSCOPE_RETURN_IF_ERROR(b.vector("output_norm.weight", c.n_embd, Need::Required, &w->output_norm));
-  for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
-    if (file.find_tensor(name) != nullptr) {
-      return Status::error(file.error_prefix() + "tensor '" + name +
-                           "': per-dimension RoPE factors (LongRoPE, e.g. Phi-3 128k) are not supported");
-    }
-  }
+  INFERSCOPE_RETURN_IF_ERROR(bind_rope_factors(file, b, c, *w));
   Need output_need = c.arch == Architecture::Qwen2Moe ? Need::Required : Need::Optional;
   INFERSCOPE_RETURN_IF_ERROR(b.matrix("output.weight", c.n_embd, c.n_vocab, 1, output_need, &w->output));
   if (!w->output.present()) {

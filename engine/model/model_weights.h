@@ -80,6 +80,13 @@ struct ModelWeights {
   bool tied_output = false;
   std::vector<LayerWeights> layers;
 
+  // Per-pair RoPE frequency divisors, shared by every layer (llama.cpp binds the one tensor to
+  // each layer). Llama 3.1+: rope_freqs; Phi-3 LongRoPE: long when the session context exceeds
+  // config.n_ctx_orig, else short (both or neither). rope_freqs wins when a file has both kinds.
+  WeightVector rope_freqs;          // [n_rot/2]
+  WeightVector rope_factors_long;   // [n_rot/2]
+  WeightVector rope_factors_short;  // [n_rot/2]
+
   uint64_t total_bytes = 0;  // bytes of all bound tensors in the file
   std::vector<std::unique_ptr<float[]>> converted;  // owned F32 copies of non-F32 vectors
 

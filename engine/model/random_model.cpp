@@ -48,12 +48,13 @@ gguf::TensorSource random_matrix(kernels::GgmlType type, int64_t cols, int64_t r
   };
 }
 
-std::vector<uint8_t> ones(int64_t n) {
-  std::vector<float> v(static_cast<size_t>(n), 1.0f);
+std::vector<uint8_t> float_bytes(const std::vector<float>& v) {
   std::vector<uint8_t> bytes(v.size() * sizeof(float));
   std::memcpy(bytes.data(), v.data(), bytes.size());
   return bytes;
 }
+
+std::vector<uint8_t> ones(int64_t n) { return float_bytes(std::vector<float>(static_cast<size_t>(n), 1.0f)); }
 
 struct Preset {
   const char* name;
@@ -84,6 +85,19 @@ const Preset kPresets[] = {
     {"phi3-tiny",
      {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 4, .n_ff = 256, .n_ctx = 512, .arch = "phi3",
       .n_swa = 24}},
+    {"llama3.1-8b",
+     {.n_embd = 4096, .n_layer = 32, .n_head = 32, .n_head_kv = 8, .n_ff = 14336, .n_ctx = 131072,
+      .rope_freq_base = 500000.0f, .rope_scaling = "llama3"}},
+    // Original context 64 instead of 8192, so the factors bite within a test's 48 tokens.
+    {"llama3-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512,
+      .rope_freq_base = 500000.0f, .rope_scaling = "llama3", .rope_orig_ctx = 64}},
+    {"phi3.5-mini",
+     {.n_embd = 3072, .n_layer = 32, .n_head = 32, .n_head_kv = 32, .n_ff = 8192, .n_ctx = 131072, .arch = "phi3",
+      .n_swa = 262144, .rope_scaling = "longrope", .rope_orig_ctx = 4096}},
+    {"phi3.5-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 4, .n_ff = 256, .n_ctx = 512, .arch = "phi3",
+      .n_swa = 24, .rope_scaling = "longrope", .rope_orig_ctx = 64}},
     {"gemma-2b",
      {.n_embd = 2048, .n_layer = 18, .n_head = 8, .n_head_kv = 1, .n_ff = 16384, .n_ctx = 8192, .tied_output = true,
       .arch = "gemma", .head_dim = 256, .rms_eps = 1e-6f}},
@@ -99,6 +113,27 @@ const Preset kPresets[] = {
 };
 
 }  // namespace
+
+std::vector<float> llama3_rope_factors(int64_t n_rot, float freq_base, float factor, float low_freq_factor,
+                                       float high_freq_factor, int64_t orig_ctx) {
+  const double low_freq_wavelen = static_cast<double>(orig_ctx) / low_freq_factor;
+  const double high_freq_wavelen = static_cast<double>(orig_ctx) / high_freq_factor;
+  std::vector<float> factors;
+  for (int64_t i = 0; i < n_rot / 2; ++i) {
+    const double freq = std::pow(static_cast<double>(freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(n_rot));
+    const double wavelen = 2.0 * M_PI / freq;
+    if (wavelen < high_freq_wavelen) {
+      factors.push_back(1.0f);
+    } else if (wavelen > low_freq_wavelen) {
+      factors.push_back(factor);
+    } else {
+      const double smooth = (static_cast<double>(orig_ctx) / wavelen - low_freq_factor) /
+                            (high_freq_factor - low_freq_factor);
+      factors.push_back(static_cast<float>(1.0 / ((1.0 - smooth) / factor + smooth)));
+    }
+  }
+  return factors;
+}
 
 bool random_model_preset(const std::string& name, RandomModelShape* shape) {
   for (const Preset& p : kPresets) {
@@ -130,6 +165,14 @@ Status check_shape(const RandomModelShape& s) {
     return Status::error("experts used must be between 1 and the expert count (or both 0)");
   }
   if (s.n_expert > 0 && s.arch != "llama") return Status::error("experts are only written for the llama layout");
+  const std::string& r = s.rope_scaling;
+  if (!(r.empty() || r == "llama3" || r == "longrope" || r == "yarn" || r == "linear")) {
+    return Status::error("unknown RoPE scaling '" + r + "' (supported: llama3, longrope, yarn, linear)");
+  }
+  if (!r.empty() && (!(s.rope_scaling_factor > 0.0f) || s.rope_orig_ctx <= 0 ||
+                     !(s.rope_high_freq_factor > s.rope_low_freq_factor && s.rope_low_freq_factor > 0.0f))) {
+    return Status::error("RoPE scaling needs a positive factor and original context, and high > low freq factor > 0");
+  }
   const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "phi3" || s.arch == "gemma" || s.arch == "gemma2";
   if (!known) {
     return Status::error("cannot write architecture '" + s.arch + "' (supported: llama, qwen2, phi3, gemma, gemma2)");
@@ -178,6 +221,18 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
     w.add_u32(a + "expert_count", static_cast<uint32_t>(s.n_expert));
     w.add_u32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
   }
+  if (s.rope_scaling == "linear" || s.rope_scaling == "yarn") {
+    w.add_string(a + "rope.scaling.type", s.rope_scaling);
+    w.add_f32(a + "rope.scaling.factor", s.rope_scaling_factor);
+    if (s.rope_scaling == "yarn") w.add_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(s.rope_orig_ctx));
+  }
+  if (s.rope_scaling == "longrope") {
+    // As llama.cpp's Phi-3 converter: attn_factor = sqrt(1 + ln(scale) / ln(original context)).
+    const double scale = static_cast<double>(s.n_ctx) / static_cast<double>(s.rope_orig_ctx);
+    const double attn = scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(static_cast<double>(s.rope_orig_ctx))) : 1.0;
+    w.add_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(s.rope_orig_ctx));
+    w.add_f32(a + "rope.scaling.attn_factor", static_cast<float>(attn));
+  }
   w.copy_metadata(**vocab, "tokenizer.");
 
   uint64_t seed = spec.seed;
@@ -196,6 +251,20 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
 
   matrix("token_embd.weight", s.n_embd, n_vocab);
   norm("output_norm.weight");
+  const int64_t half_rot = head_dim / 2;
+  if (s.rope_scaling == "llama3") {
+    w.add_tensor("rope_freqs.weight", {half_rot}, kernels::GgmlType::F32,
+                 float_bytes(llama3_rope_factors(head_dim, s.rope_freq_base, s.rope_scaling_factor,
+                                                 s.rope_low_freq_factor, s.rope_high_freq_factor, s.rope_orig_ctx)));
+  }
+  if (s.rope_scaling == "longrope") {
+    Rng rng(seed++ * 0x51ED + 3);
+    for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
+      std::vector<float> factors(static_cast<size_t>(half_rot));
+      for (float& f : factors) f = 2.5f + 1.5f * rng.symmetric();  // [1, 4)
+      w.add_tensor(name, {half_rot}, kernels::GgmlType::F32, float_bytes(factors));
+    }
+  }
   if (!s.tied_output) matrix("output.weight", s.n_embd, n_vocab);
   for (int64_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/core/status.h"
 #include "engine/model/quant_mix.h"
@@ -28,7 +29,24 @@ struct RandomModelShape {
   float rms_eps = 1e-5f;
   float attn_softcap = 50.0f;  // gemma2 only
   float final_softcap = 30.0f; // gemma2 only
+  // RoPE frequency scaling, written the way llama.cpp's converter writes it:
+  //   "llama3":   rope_freqs.weight from Llama 3.1's rule (factor, low/high_freq_factor and the
+  //               original context below), no scaling keys;
+  //   "longrope": phi3's rope_factors_long/short.weight (random in [1, 4]) with
+  //               rope.scaling.original_context_length and attn_factor;
+  //   "yarn", "linear": rope.scaling.type and factor (yarn: and original_context_length).
+  std::string rope_scaling;  // "" = none
+  float rope_scaling_factor = 8.0f;
+  float rope_low_freq_factor = 1.0f;   // llama3 only
+  float rope_high_freq_factor = 4.0f;  // llama3 only
+  int64_t rope_orig_ctx = 8192;        // original (pre-extension) training context
 };
+
+// Llama 3.1's per-pair frequency divisors ("llama3" rope_type): 1 for wavelengths shorter than
+// orig_ctx / high_freq_factor, `factor` for those longer than orig_ctx / low_freq_factor, a
+// smooth blend between. n_rot/2 values.
+std::vector<float> llama3_rope_factors(int64_t n_rot, float freq_base, float factor, float low_freq_factor,
+                                       float high_freq_factor, int64_t orig_ctx);
 
 struct RandomModelSpec {
   RandomModelShape shape;

@@ -9,8 +9,9 @@
 namespace inferscope::kernels {
 
 // Decodes n elements starting at a block boundary of `src` into dst.
-// Supported: F32, F16, BF16, Q8_0, Q4_0. Returns false (and writes nothing) for any other
-// type or when n is not a multiple of the type's block size.
+// Supported (bit-exact with llama.cpp's decoders): F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
+// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, TQ1_0, TQ2_0. Returns false (and writes nothing) for any
+// other type or when n is not a multiple of the type's block size.
 bool dequantize_row(GgmlType type, const void* src, float* dst, int64_t n);
 
 }  // namespace inferscope::kernels

@@ -3,9 +3,10 @@
 // sub-block scales (int32), and one float update per super-block and (row, token).
 //
 // Few tokens (decode): tiles of 2 rows x up to 3 tokens unpack straight from the weight rows in
-// registers, streaming each row once with software prefetch. Many tokens (prefill), and TQ1_0
-// always: rows are unpacked by the scalar unpacker (matmul_kquant.cpp) into a panel of up to
-// 16 rows in thread scratch, which tiles of 2 rows x 4 tokens then read for every token.
+// registers, streaming each row once with software prefetch. Many tokens (prefill), and TQ1_0 /
+// TQ2_0 always: rows are unpacked (with the same SIMD chunk unpacking; the ternary types by the
+// scalar unpacker of matmul_kquant.cpp) into a panel of up to 16 rows in thread scratch, which
+// tiles of 2 rows x 4 tokens then read for every token.
 
 #include <immintrin.h>
 
@@ -284,15 +285,44 @@ void panel_tokens(const MatmulArgs& a, const UnpackedBlock* panel, int64_t r0, i
   }
 }
 
+// SIMD unpacking of one block into the common form (the register unpacking of the decode
+// path, stored): the panel costs a few instructions per weight byte instead of a scalar loop.
+template <GgmlType T>
+void unpack_block_simd(const uint8_t* blk, UnpackedBlock* out) {
+  Head h;
+  unpack_head<T>(blk, h);
+  for (int c = 0; c < 8; ++c) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out->u + 32 * c), unpack_chunk<T>(blk, c));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(out->sc_pairs + 16 * c), chunk_scales(h, c));
+  }
+  std::memcpy(out->mn, h.mn, sizeof(out->mn));
+  out->d = h.d;
+  out->dmin = h.dmin;
+}
+
+template <GgmlType T>
+void fill_panel(const MatmulArgs& a, int64_t r0, int64_t n, UnpackedBlock* panel) {
+  const int64_t nb = a.k / kSuperBlock;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* row = a.w + (r0 + i) * a.row_bytes;
+    for (int64_t b = 0; b < nb; ++b) {
+      if constexpr (T == GgmlType::TQ1_0 || T == GgmlType::TQ2_0) {
+        unpack_block_scalar(T, row, b, panel + i * nb + b);
+      } else {
+        unpack_block_simd<T>(row + b * block_bytes<T>(), panel + i * nb + b);
+      }
+    }
+  }
+}
+
+template <GgmlType T>
 void prefill(const MatmulArgs& a) {
   const int64_t nb = a.k / kSuperBlock;
   auto* panel = static_cast<UnpackedBlock*>(
       thread_scratch(0, static_cast<size_t>(kPanelRows * nb) * sizeof(UnpackedBlock)));
   for (int64_t r0 = a.row_begin; r0 < a.row_end; r0 += kPanelRows) {
     const int64_t n = a.row_end - r0 < kPanelRows ? a.row_end - r0 : kPanelRows;
-    for (int64_t i = 0; i < n; ++i) {
-      for (int64_t b = 0; b < nb; ++b) unpack_block_scalar(a.type, a.w + (r0 + i) * a.row_bytes, b, panel + i * nb + b);
-    }
+    fill_panel<T>(a, r0, n, panel);
     int64_t t = 0;
     for (; t + kTileTokens <= a.n_tokens; t += kTileTokens) panel_tokens<kTileTokens>(a, panel, r0, n, t);
     switch (a.n_tokens - t) {
@@ -307,7 +337,7 @@ void prefill(const MatmulArgs& a) {
 template <GgmlType T>
 void dispatch(const MatmulArgs& a) {
   if (a.n_tokens >= kPanelMinTokens) {
-    prefill(a);
+    prefill<T>(a);
   } else {
     decode<T>(a);
   }
@@ -322,7 +352,9 @@ void matmul_kquant_avx2(const MatmulArgs& a) {
     case GgmlType::Q4_K: dispatch<GgmlType::Q4_K>(a); break;
     case GgmlType::Q5_K: dispatch<GgmlType::Q5_K>(a); break;
     case GgmlType::Q6_K: dispatch<GgmlType::Q6_K>(a); break;
-    default: prefill(a); break;  // TQ1_0, TQ2_0: through the scalar-unpacked panel
+    case GgmlType::TQ1_0: prefill<GgmlType::TQ1_0>(a); break;  // through the scalar-unpacked panel
+    case GgmlType::TQ2_0: prefill<GgmlType::TQ2_0>(a); break;
+    default: break;
   }
 }
 

@@ -1,10 +1,13 @@
 // AVX-512 (BW + VNNI) products of super-block weights with Q8_K activations.
 //
-// Few tokens (decode): tiles of 2 rows x up to 3 tokens unpack each weight super-block straight
-// from the rows in registers, 64 elements ("chunk") at a time, as unsigned bytes in element
-// order; vpmaddubsw multiplies them with the activation bytes (pairs, int16: at most
-// 2 * 63 * 127, no saturation) and vpdpwssd accumulates with the per-pair sub-block scales into
-// int32 lanes. Each row is streamed once with software prefetch (as the Q4_0 kernels).
+// Few tokens (decode), Q4_K / Q5_K / Q6_K: see "vnni decode" below (tiles of 4 rows, vpdpbusd
+// on the weight bytes in their stored order, activations reordered to match once per call).
+//
+// Few tokens, Q2_K / Q3_K / TQ2_0: tiles of 2 rows x up to 3 tokens unpack each weight
+// super-block straight from the rows in registers, 64 elements ("chunk") at a time, as unsigned
+// bytes in element order; vpmaddubsw multiplies them with the activation bytes (pairs, int16: at
+// most 2 * 63 * 127, no saturation) and vpdpwssd accumulates with the per-pair sub-block scales
+// into int32 lanes. Each row is streamed once with software prefetch (as the Q4_0 kernels).
 //
 // Many tokens (prefill), and TQ1_0 always: a panel of 16 rows is unpacked once into thread
 // scratch in "lane order" (see LaneBlock), the activations are reordered the same way once per
@@ -271,6 +274,266 @@ void decode(const MatmulArgs& a) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Decode of Q4_K, Q5_K and Q6_K ("vnni decode"): fewer instructions per weight byte, because on
+// this hardware the compute of a decode step adds to its memory stalls rather than hiding in them.
+//  - The weights are unpacked in the order their bytes already have: a 64-byte load of Q4_K
+//    nibbles gives two vectors (low / high nibbles) without any cross-lane work. The activations
+//    are reordered to match once per call (DecodeActs), not the weights once per row.
+//  - vpdpbusd makes int32 lanes of 4 products (|.| < 2^15 for every type, so vpackssdw is exact);
+//    two packed vectors take their per-lane sub-block scales with one vpdpwssd.
+//  - Q6_K's "u - 32" starts the vpdpbusd accumulators at -32 * (sum of the 4 activations).
+//  - Tiles of 4 rows share the activation loads and the Q4_K / Q5_K scale unpacking, which runs
+//    on the 4 block heads side by side in one zmm (128-bit lane r = row r).
+
+constexpr int kVnniRows = 4;
+// Rows ahead to prefetch (4 tiles, as the other decode kernels). Measured on the 2-core VM under
+// load: 8, 16 and 32 rows were within noise; no software prefetch lost a third of the speed.
+constexpr int kVnniPrefetchRows = 16;
+
+// Per token and super-block, the activations in the order the weight type needs.
+struct alignas(64) DecodeActs {
+  int8_t q[256];         // Q4_K / Q5_K: 32-value groups 0 2 1 3 4 6 5 7; Q6_K: natural order
+  int32_t start[64];     // Q6_K: -32 * sum of values 4i .. 4i + 3 (natural order)
+  int16_t bsum32[8];     // Q4_K / Q5_K: sums over the 32-value sub-blocks
+  float d;
+  uint8_t pad[44];
+};
+static_assert(sizeof(DecodeActs) == 576);
+
+template <GgmlType T>
+void prepare_decode_acts(const MatmulArgs& a, DecodeActs* out) {
+  const Q8KLayout l = q8k_layout(a.k);
+  for (int64_t t = 0; t < a.n_tokens; ++t) {
+    const uint8_t* row = a.packed + t * l.row_stride;
+    const auto* d = reinterpret_cast<const float*>(row + l.d_offset);
+    const auto* bsums = reinterpret_cast<const int16_t*>(row + l.bsums_offset);
+    for (int64_t b = 0; b < l.n_blocks; ++b) {
+      DecodeActs& o = out[t * l.n_blocks + b];
+      const uint8_t* q = row + b * kSuperBlock;
+      o.d = d[b];
+      if constexpr (T == GgmlType::Q6_K) {
+        const __m512i ones32 = _mm512_set1_epi8(32);
+        for (int c = 0; c < 4; ++c) {
+          const __m512i v = _mm512_loadu_si512(q + 64 * c);
+          _mm512_store_si512(o.q + 64 * c, v);
+          const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones32, v);
+          _mm512_store_si512(o.start + 16 * c, _mm512_sub_epi32(_mm512_setzero_si512(), s));
+        }
+      } else {
+        static constexpr int kGroup[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+        for (int g = 0; g < 8; ++g) std::memcpy(o.q + 32 * g, q + 32 * kGroup[g], 32);
+        for (int s = 0; s < 8; ++s) o.bsum32[s] = static_cast<int16_t>(bsums[16 * b + 2 * s] + bsums[16 * b + 2 * s + 1]);
+      }
+    }
+  }
+}
+
+// Word indices of the sub-block scales for vpdpwssd after vpackssdw(D_2i, D_2i+1): word w of
+// 128-bit lane w / 8 multiplies D_2i (w % 8 < 4) or D_2i+1 (w % 8 >= 4).
+//  Q4_K / Q5_K: D_0 = 32-sub-blocks 0 | 2 (lanes 0-7 | 8-15), D_1 = 1 | 3, D_2 = 4 | 6, D_3 = 5 | 7.
+//  Q6_K: D_c lane j = 16-sub-block 4c + j / 4.
+static inline __m512i scale_index_k4(int pair) {
+  alignas(64) int16_t idx[32];
+  for (int w = 0; w < 32; ++w) idx[w] = static_cast<int16_t>(4 * pair + ((w / 8) < 2 ? 0 : 2) + ((w % 8) < 4 ? 0 : 1));
+  return _mm512_load_si512(idx);
+}
+
+static inline __m512i scale_index_q6(int pair) {
+  alignas(64) int16_t idx[32];
+  for (int w = 0; w < 32; ++w) idx[w] = static_cast<int16_t>(8 * pair + (w / 8) + ((w % 8) < 4 ? 0 : 4));
+  return _mm512_load_si512(idx);
+}
+
+// Unsigned values of a Q4_K / Q5_K block as D-vectors c = 0..3 (see above).
+template <GgmlType T>
+static inline void unpack_k45(const uint8_t* blk, __m512i u[4]) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  constexpr int qs = T == GgmlType::Q4_K ? 16 : 48;
+  for (int i = 0; i < 2; ++i) {
+    const __m512i v = _mm512_loadu_si512(blk + qs + 64 * i);
+    u[2 * i] = _mm512_and_si512(v, m4);
+    u[2 * i + 1] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+  }
+  if constexpr (T == GgmlType::Q5_K) {
+    // Element 32j + l has its fifth bit at bit j of qh[l]; D-vector 2i + h holds 32-sub-blocks
+    // 4i + h (low half) and 4i + h + 2 (high half).
+    // In 16-bit words, (qh << 4) >> j (j < 4) or qh >> (j - 4) (j >= 4) has bit j of each byte
+    // at that byte's bit 4.
+    const __m512i qh = broadcast32(blk + 16);
+    const __m512i qh4 = _mm512_slli_epi16(qh, 4);
+    const __m512i b16 = _mm512_set1_epi8(16);
+    for (int c = 0; c < 4; ++c) {
+      const int j = 4 * (c / 2) + c % 2;
+      const __m512i bits = c < 2 ? _mm512_srlv_epi16(qh4, half_counts(j, j + 2))
+                                 : _mm512_srlv_epi16(qh, half_counts(j - 4, j - 2));
+      u[c] = _mm512_ternarylogic_epi32(u[c], bits, b16, 0xF8);
+    }
+  }
+}
+
+// Q6_K: D-vector c = elements 64c .. 64c + 63 in natural order.
+static inline void unpack_q6(const uint8_t* blk, __m512i u[4]) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const __m512i m30 = _mm512_set1_epi8(0x30);
+  const __m512i counts = half_counts(0, 2);
+  for (int h = 0; h < 2; ++h) {
+    const __m512i ql = _mm512_loadu_si512(blk + 64 * h);
+    // Low half: g = 0 / 2 (bits 0-1 / 4-5), high half: g = 1 / 3 (bits 2-3 / 6-7).
+    const __m512i z = _mm512_srlv_epi16(broadcast32(blk + 128 + 32 * h), counts);
+    u[2 * h] = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m4), _mm512_slli_epi16(z, 4), m30, 0xF8);
+    u[2 * h + 1] = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), z, m30, 0xF8);
+  }
+}
+
+// sum over the 4 D-vectors of scale * dot, as 16 int32 lanes.
+static inline __m512i scaled_dots(const __m512i u[4], const DecodeActs& act, const __m512i& s01, const __m512i& s23,
+                                  bool q6) {
+  __m512i dv[4];
+  for (int c = 0; c < 4; ++c) {
+    const __m512i start = q6 ? _mm512_load_si512(act.start + 16 * c) : _mm512_setzero_si512();
+    dv[c] = _mm512_dpbusd_epi32(start, u[c], _mm512_load_si512(act.q + 64 * c));
+  }
+  const __m512i p01 = _mm512_packs_epi32(dv[0], dv[1]);
+  const __m512i p23 = _mm512_packs_epi32(dv[2], dv[3]);
+  return _mm512_dpwssd_epi32(_mm512_madd_epi16(p01, s01), p23, s23);
+}
+
+// Row r's 16 lanes folded to 4 in 128-bit lane r (where the tile's d vectors hold d_r): one
+// conversion and one multiply-add per tile instead of one per row.
+static inline __m512i fold_rows(const __m512i isum[4]) {
+  const __m512i x01 = _mm512_add_epi32(_mm512_shuffle_i64x2(isum[0], isum[1], _MM_SHUFFLE(1, 0, 1, 0)),
+                                       _mm512_shuffle_i64x2(isum[0], isum[1], _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m512i x23 = _mm512_add_epi32(_mm512_shuffle_i64x2(isum[2], isum[3], _MM_SHUFFLE(1, 0, 1, 0)),
+                                       _mm512_shuffle_i64x2(isum[2], isum[3], _MM_SHUFFLE(3, 2, 3, 2)));
+  return _mm512_add_epi32(_mm512_shuffle_i64x2(x01, x23, _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm512_shuffle_i64x2(x01, x23, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+template <GgmlType T, int R, int NT>
+void vnni_tile(const MatmulArgs& a, const DecodeActs* acts, int64_t r0, int64_t t0) {
+  const int64_t nb = a.k / kSuperBlock;
+  constexpr int64_t bsz = block_bytes<T>();
+  constexpr bool q6 = T == GgmlType::Q6_K;
+  const uint8_t* w[R];
+  for (int r = 0; r < R; ++r) w[r] = a.w + (r0 + r) * a.row_bytes;
+  // Per token: row r's partial sums in 128-bit lane r.
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  __m512i sidx01[R], sidx23[R];
+  for (int r = 0; r < R; ++r) {
+    const __m512i off = _mm512_set1_epi16(static_cast<int16_t>(q6 ? 0 : 8 * r));
+    sidx01[r] = _mm512_add_epi16(q6 ? scale_index_q6(0) : scale_index_k4(0), off);
+    sidx23[r] = _mm512_add_epi16(q6 ? scale_index_q6(1) : scale_index_k4(1), off);
+  }
+  const char* ahead = reinterpret_cast<const char*>(a.w + (r0 + kVnniPrefetchRows) * a.row_bytes);
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int64_t off = 0; off < R * bsz; off += 64) _mm_prefetch(ahead + b * R * bsz + off, _MM_HINT_T2);
+    if constexpr (q6) {
+      // d of the R rows: the 16 bytes ending with d (offset 208) in 128-bit lane r.
+      __m512i hz = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[0] + b * bsz + 194)));
+      hz = _mm512_inserti32x4(hz, _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[R > 1 ? 1 : 0] + b * bsz + 194)), 1);
+      hz = _mm512_inserti32x4(hz, _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[R > 2 ? 2 : 0] + b * bsz + 194)), 2);
+      hz = _mm512_inserti32x4(hz, _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[R > 3 ? 3 : 0] + b * bsz + 194)), 3);
+      alignas(64) static constexpr int16_t kD[32] = {7,  7,  7,  7,  15, 15, 15, 15, 23, 23, 23, 23, 31, 31, 31, 31,
+                                                      7,  7,  7,  7,  15, 15, 15, 15, 23, 23, 23, 23, 31, 31, 31, 31};
+      const __m512 dv = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(_mm512_load_si512(kD), hz)));
+      __m512i isum[NT][4];
+      for (int r = 0; r < 4; ++r) {
+        if (r >= R) {
+          for (int t = 0; t < NT; ++t) isum[t][r] = _mm512_setzero_si512();
+          continue;
+        }
+        const uint8_t* blk = w[r] + b * bsz;
+        __m512i u[4];
+        unpack_q6(blk, u);
+        const __m512i sc = _mm512_zextsi256_si512(
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 192))));
+        const __m512i s01 = _mm512_permutexvar_epi16(sidx01[r], sc);
+        const __m512i s23 = _mm512_permutexvar_epi16(sidx23[r], sc);
+        for (int t = 0; t < NT; ++t) isum[t][r] = scaled_dots(u, acts[(t0 + t) * nb + b], s01, s23, true);
+      }
+      for (int t = 0; t < NT; ++t) {
+        const __m512 dda = _mm512_mul_ps(dv, _mm512_set1_ps(acts[(t0 + t) * nb + b].d));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(fold_rows(isum[t])), dda, acc[t]);
+      }
+    } else {
+      // Block heads of the R rows (d, dmin, 12 scale bytes: 16 bytes), row r in 128-bit lane r;
+      // lanes beyond R repeat row 0.
+      __m512i hz = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[0] + b * bsz)));
+      hz = _mm512_inserti32x4(hz, _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[R > 1 ? 1 : 0] + b * bsz)), 1);
+      hz = _mm512_inserti32x4(hz, _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[R > 2 ? 2 : 0] + b * bsz)), 2);
+      hz = _mm512_inserti32x4(hz, _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[R > 3 ? 3 : 0] + b * bsz)), 3);
+      // Per lane, dwords (dd, s0, s1, s2) -> (sc 0-3, sc 4-7, mn 0-3, mn 4-7) (GGUF-FORMATS.md 3.11).
+      const __m512i p = _mm512_srlv_epi32(_mm512_shuffle_epi32(hz, _MM_PERM_DCDB), _mm512_set4_epi32(4, 0, 0, 0));
+      const __m512i lo = _mm512_and_si512(p, _mm512_set4_epi32(0x0F0F0F0F, 0x3F3F3F3F, 0x0F0F0F0F, 0x3F3F3F3F));
+      const __m512i q = _mm512_srli_epi32(_mm512_shuffle_epi32(hz, _MM_PERM_CABA), 2);
+      const __m512i y = _mm512_ternarylogic_epi32(lo, q, _mm512_set4_epi32(0x30303030, 0, 0x30303030, 0), 0xF8);
+      const __m512i zero_hi = _mm512_set4_epi32(static_cast<int>(0x80078006), static_cast<int>(0x80058004),
+                                                static_cast<int>(0x80038002), static_cast<int>(0x80018000));
+      const __m512i sc_w = _mm512_shuffle_epi8(y, zero_hi);
+      const __m512i mn_w = _mm512_shuffle_epi8(y, _mm512_add_epi8(zero_hi, _mm512_set1_epi16(8)));
+      // d (words 0-15) and dmin (words 16-31) of row r repeated in 4 words each.
+      alignas(64) static constexpr int16_t kDd[32] = {0,  0,  0,  0,  8,  8,  8,  8,  16, 16, 16,
+                                                       16, 24, 24, 24, 24, 1,  1,  1,  1,  9,  9,
+                                                       9,  9,  17, 17, 17, 17, 25, 25, 25, 25};
+      const __m512i dd = _mm512_permutexvar_epi16(_mm512_load_si512(kDd), hz);
+      const __m512 dv = _mm512_cvtph_ps(_mm512_castsi512_si256(dd));
+      const __m512 dmv = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(dd, 1));
+      __m512i u[R][4];
+      for (int r = 0; r < R; ++r) unpack_k45<T>(w[r] + b * bsz, u[r]);
+      for (int t = 0; t < NT; ++t) {
+        const DecodeActs& act = acts[(t0 + t) * nb + b];
+        const __m512 da = _mm512_set1_ps(act.d);
+        const __m512i bs = _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(act.bsum32)));
+        acc[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(_mm512_madd_epi16(mn_w, bs)), _mm512_mul_ps(dmv, da), acc[t]);
+        __m512i isum[4];
+        for (int r = 0; r < 4; ++r) {
+          if (r < R) {
+            const __m512i s01 = _mm512_permutexvar_epi16(sidx01[r], sc_w);
+            const __m512i s23 = _mm512_permutexvar_epi16(sidx23[r], sc_w);
+            isum[r] = scaled_dots(u[r], act, s01, s23, false);
+          } else {
+            isum[r] = _mm512_setzero_si512();
+          }
+        }
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(fold_rows(isum)), _mm512_mul_ps(dv, da), acc[t]);
+      }
+    }
+  }
+  for (int t = 0; t < NT; ++t) {
+    alignas(64) float m[16];
+    _mm512_store_ps(m, acc[t]);
+    for (int r = 0; r < R; ++r) a.y[(t0 + t) * a.y_stride + r0 + r] = (m[4 * r] + m[4 * r + 1]) + (m[4 * r + 2] + m[4 * r + 3]);
+  }
+}
+
+template <GgmlType T, int NT>
+void vnni_rows(const MatmulArgs& a, const DecodeActs* acts, int64_t t0) {
+  int64_t r = a.row_begin;
+  for (; r + kVnniRows <= a.row_end; r += kVnniRows) vnni_tile<T, kVnniRows, NT>(a, acts, r, t0);
+  switch (a.row_end - r) {
+    case 3: vnni_tile<T, 3, NT>(a, acts, r, t0); break;
+    case 2: vnni_tile<T, 2, NT>(a, acts, r, t0); break;
+    case 1: vnni_tile<T, 1, NT>(a, acts, r, t0); break;
+    default: break;
+  }
+}
+
+template <GgmlType T>
+void vnni_decode(const MatmulArgs& a) {
+  const int64_t nb = a.k / kSuperBlock;
+  auto* acts = static_cast<DecodeActs*>(thread_scratch(1, static_cast<size_t>(a.n_tokens * nb) * sizeof(DecodeActs)));
+  prepare_decode_acts<T>(a, acts);
+  int64_t t = 0;
+  for (; t + 3 <= a.n_tokens; t += 3) vnni_rows<T, 3>(a, acts, t);
+  switch (a.n_tokens - t) {
+    case 2: vnni_rows<T, 2>(a, acts, t); break;
+    case 1: vnni_rows<T, 1>(a, acts, t); break;
+    default: break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Prefill. Weights and activations are both reordered so that int32 lane j of every chunk
 // belongs to sub-block j ("lane order": chunk c, lane j holds elements 16j + 4c .. 16j + 4c + 3);
 // four vpdpbusd then leave the 16 sub-block dots in the 16 lanes, and the scales apply per lane
@@ -448,6 +711,8 @@ void dispatch(const MatmulArgs& a) {
   } else {
     if (a.n_tokens >= kPanelMinTokens) {
       prefill<T>(a);
+    } else if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K || T == GgmlType::Q6_K) {
+      vnni_decode<T>(a);
     } else {
       decode<T>(a);
     }

@@ -1,6 +1,7 @@
 // Plain loops the compiler vectorizes; none of these is on the bandwidth-critical path.
 #include "kernels/cpu/ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cpu/cpu_features.h"
@@ -15,15 +16,42 @@ void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
 }
 
-void rope_angles(int64_t pos, int64_t n_rot, float freq_base, float freq_scale, float* cos_out, float* sin_out) {
-  const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
-  float theta = static_cast<float>(pos);
+void rope_angles(int64_t pos, int64_t n_rot, const RopeParams& p, float* cos_out, float* sin_out) {
+  // theta advances by a running product, as ggml does, so unscaled files keep their rounding.
+  const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(n_rot));
+  const bool yarn = p.yarn_ext_factor != 0.0f;
+  const float ramp_width = std::max(0.001f, p.yarn_corr_high - p.yarn_corr_low);
+  float theta_base = static_cast<float>(pos);
   for (int64_t i = 0; i < n_rot / 2; ++i) {
-    const float angle = freq_scale * theta;
-    cos_out[i] = std::cos(angle);
-    sin_out[i] = std::sin(angle);
-    theta *= theta_scale;
+    const float theta_extrap = p.freq_factors ? theta_base / p.freq_factors[i] : theta_base;
+    float theta = p.freq_scale * theta_extrap;
+    if (yarn) {
+      const float y = (static_cast<float>(i) - p.yarn_corr_low) / ramp_width;
+      const float mix = (1.0f - std::min(1.0f, std::max(0.0f, y))) * p.yarn_ext_factor;
+      theta = theta * (1.0f - mix) + theta_extrap * mix;
+    }
+    cos_out[i] = std::cos(theta) * p.attn_factor;
+    sin_out[i] = std::sin(theta) * p.attn_factor;
+    theta_base *= theta_scale;
   }
+}
+
+void rope_angles(int64_t pos, int64_t n_rot, float freq_base, float freq_scale, float* cos_out, float* sin_out) {
+  RopeParams p;
+  p.freq_base = freq_base;
+  p.freq_scale = freq_scale;
+  rope_angles(pos, n_rot, p, cos_out, sin_out);
+}
+
+void rope_yarn_corr_dims(int64_t n_rot, int64_t n_ctx_orig, float freq_base, float beta_fast, float beta_slow,
+                         float* low, float* high) {
+  // The pair index whose wavelength fits n_turns times into the original context.
+  auto corr_dim = [&](float n_turns) {
+    return static_cast<float>(n_rot) * std::log(static_cast<float>(n_ctx_orig) / (n_turns * 2.0f * 3.14159265358979f)) /
+           (2.0f * std::log(freq_base));
+  };
+  *low = std::max(0.0f, std::floor(corr_dim(beta_fast)));
+  *high = std::min(static_cast<float>(n_rot - 1), std::ceil(corr_dim(beta_slow)));
 }
 
 void rope_apply(float* x, int64_t n_heads, int64_t head_dim, int64_t n_rot, const float* cos_v, const float* sin_v,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -66,16 +67,40 @@ void add_to(Vec& y, const Vec& x) {
   for (size_t i = 0; i < y.size(); ++i) y[i] += x[i];
 }
 
-// RoPE on every head: NEOX pairs (i, i + hd/2), otherwise (2i, 2i+1); theta_i = pos base^(-2i/hd).
-void rope(Vec& x, int64_t n_heads, int64_t hd, int64_t pos, double base, bool neox) {
+// RoPE frequency scaling from its definitions (not the engine's RopeParams):
+//   theta_i = pos base^(-2i/hd) / factor_i   (Llama 3.1 rope_freqs, Phi-3 LongRoPE factors)
+//   linear: theta_i *= scale; YaRN (Hugging Face's _compute_yarn_parameters): the inverse
+//   frequency blends interpolation (/ factor) and extrapolation with a linear ramp over pairs
+//   [low, high], and cos/sin are multiplied by attn (LongRoPE's and YaRN's attention factor).
+struct RopeRef {
+  double base = 10000.0;
+  double scale = 1.0;  // linear: 1 / factor
+  Vec factors;         // empty: all 1
+  double attn = 1.0;
+  double yarn_factor = 0.0;  // > 0: YaRN with this factor and the ramp below
+  double yarn_low = 0.0, yarn_high = 0.0;
+};
+
+// RoPE on every head: NEOX pairs (i, i + hd/2), otherwise (2i, 2i+1).
+void rope(Vec& x, int64_t n_heads, int64_t hd, int64_t pos, const RopeRef& r, bool neox) {
   for (int64_t h = 0; h < n_heads; ++h) {
     for (int64_t i = 0; i < hd / 2; ++i) {
-      const double theta = static_cast<double>(pos) * std::pow(base, -2.0 * static_cast<double>(i) / hd);
+      double inv_freq = std::pow(r.base, -2.0 * static_cast<double>(i) / hd);
+      if (!r.factors.empty()) inv_freq /= r.factors[static_cast<size_t>(i)];
+      if (r.yarn_factor > 0) {
+        const double width = r.yarn_high == r.yarn_low ? 0.001 : r.yarn_high - r.yarn_low;
+        const double ramp = std::clamp((static_cast<double>(i) - r.yarn_low) / width, 0.0, 1.0);
+        const double extrapolation = 1.0 - ramp;
+        inv_freq = inv_freq / r.yarn_factor * (1.0 - extrapolation) + inv_freq * extrapolation;
+      } else {
+        inv_freq *= r.scale;
+      }
+      const double theta = static_cast<double>(pos) * inv_freq;
       const size_t a = static_cast<size_t>(h * hd + (neox ? i : 2 * i));
       const size_t b = static_cast<size_t>(h * hd + (neox ? i + hd / 2 : 2 * i + 1));
       const double xa = x[a], xb = x[b];
-      x[a] = xa * std::cos(theta) - xb * std::sin(theta);
-      x[b] = xa * std::sin(theta) + xb * std::cos(theta);
+      x[a] = r.attn * (xa * std::cos(theta) - xb * std::sin(theta));
+      x[b] = r.attn * (xa * std::sin(theta) + xb * std::cos(theta));
     }
   }
 }
@@ -84,9 +109,37 @@ double round_f16(double v) { return kernels::round_to_fp16(static_cast<float>(v)
 double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 
+constexpr int64_t kContext = 64;  // the engine's session context in these tests
+
 struct ReferenceOptions {
   bool sliding_window = true;  // false: ignore the window (to show that it matters)
+  bool rope_scaling = true;    // false: plain RoPE (to show that the scaling matters)
+  int64_t n_ctx = kContext;    // session context: picks LongRoPE's long or short factors
 };
+
+// The shape's RoPE scaling, from the tensors by name and the definitions in RandomModelShape.
+RopeRef reference_rope(const gguf::File& f, const RandomModelShape& s, int64_t hd, const ReferenceOptions& o) {
+  RopeRef r;
+  r.base = s.rope_freq_base;
+  if (!o.rope_scaling) return r;
+  if (s.rope_scaling == "llama3") r.factors = load_vector(f, "rope_freqs.weight");
+  if (s.rope_scaling == "longrope") {
+    r.factors = load_vector(f, o.n_ctx > s.rope_orig_ctx ? "rope_factors_long.weight" : "rope_factors_short.weight");
+    const double scale = static_cast<double>(s.n_ctx) / static_cast<double>(s.rope_orig_ctx);
+    r.attn = std::sqrt(1.0 + std::log(scale) / std::log(static_cast<double>(s.rope_orig_ctx)));
+  }
+  if (s.rope_scaling == "linear") r.scale = 1.0 / s.rope_scaling_factor;
+  if (s.rope_scaling == "yarn") {
+    r.yarn_factor = s.rope_scaling_factor;
+    r.attn = 0.1 * std::log(s.rope_scaling_factor) + 1.0;
+    auto dim = [&](double rotations) {
+      return hd * std::log(static_cast<double>(s.rope_orig_ctx) / (rotations * 2.0 * M_PI)) / (2.0 * std::log(r.base));
+    };
+    r.yarn_low = std::max(0.0, std::floor(dim(32.0)));
+    r.yarn_high = std::min(static_cast<double>(hd - 1), std::ceil(dim(1.0)));
+  }
+  return r;
+}
 
 // Logits of every position of `tokens`, from the definitions:
 //   llama/mistral: NORM RoPE, SwiGLU.      qwen2: + q/k/v biases, NEOX RoPE.
@@ -104,6 +157,7 @@ std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s
   const int64_t nq = hd * s.n_head, nkv = hd * s.n_head_kv, T = static_cast<int64_t>(tokens.size());
   const bool neox = arch != "llama";
   const Matrix embd = load_matrix(f, "token_embd.weight");
+  const RopeRef rope_ref = reference_rope(f, s, hd, options);
 
   std::vector<Vec> x(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; ++t) {
@@ -135,8 +189,8 @@ std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s
         add_to(k[t], load_vector(f, p + "attn_k.bias"));
         add_to(v[t], load_vector(f, p + "attn_v.bias"));
       }
-      rope(q[t], s.n_head, hd, t, s.rope_freq_base, neox);
-      rope(k[t], s.n_head_kv, hd, t, s.rope_freq_base, neox);
+      rope(q[t], s.n_head, hd, t, rope_ref, neox);
+      rope(k[t], s.n_head_kv, hd, t, rope_ref, neox);
       for (double& e : k[t]) e = round_f16(e);
       for (double& e : v[t]) e = round_f16(e);
     }
@@ -196,14 +250,15 @@ std::vector<int32_t> test_tokens(int64_t n) {
 
 // The engine's logits for every position: one prefill batch of kPrefill tokens, then kDecode
 // single-token steps.
-std::vector<std::vector<float>> engine_logits(const std::string& path, const std::vector<int32_t>& tokens) {
+std::vector<std::vector<float>> engine_logits(const std::string& path, const std::vector<int32_t>& tokens,
+                                              int64_t n_ctx = kContext) {
   auto model = Model::load(path);
   EXPECT_TRUE(model) << model.message();
   if (!model) return {};
   const int64_t n_vocab = (*model)->config().n_vocab;
   ThreadPool pool(2);
   ForwardOptions options;
-  options.n_ctx = 64;
+  options.n_ctx = n_ctx;
   auto fp = ForwardPass::create(*model, pool, options);
   EXPECT_TRUE(fp) << fp.message();
   if (!fp) return {};
@@ -229,8 +284,13 @@ double max_abs_diff(const std::vector<A>& a, const std::vector<B>& b) {
 }
 
 struct Case {
+  const char* name;
   const char* preset;
+  int64_t n_ctx = kContext;         // session context (LongRoPE: > 64 picks the long factors)
+  const char* rope_scaling = "";    // overrides the preset's: "yarn" or "linear" (factor 4, original context 32)
 };
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 class Architectures : public ::testing::TestWithParam<Case> {
  protected:
@@ -240,11 +300,16 @@ class Architectures : public ::testing::TestWithParam<Case> {
     // Caps low enough to bite on random weights (scores and logits are O(1) here).
     shape->attn_softcap = 2.0f;
     shape->final_softcap = 1.5f;
+    if (*GetParam().rope_scaling != 0) {
+      shape->rope_scaling = GetParam().rope_scaling;
+      shape->rope_scaling_factor = 4.0f;
+      shape->rope_orig_ctx = 32;
+    }
     RandomModelSpec spec;
     spec.shape = *shape;
     spec.vocab_path = testing::testdata("stories260K.gguf");
     spec.name = GetParam().preset;
-    const std::string path = (testing::scratch_dir(std::string("arch-") + GetParam().preset) / "model.gguf").string();
+    const std::string path = (testing::scratch_dir(std::string("arch-") + GetParam().name) / "model.gguf").string();
     Status st = write_random_model(spec, path);
     EXPECT_TRUE(st) << st.message();
     return path;
@@ -255,21 +320,33 @@ TEST_P(Architectures, PrefillAndDecodeMatchNaiveReference) {
   RandomModelShape shape;
   const std::string path = write_model(&shape);
   const auto tokens = test_tokens(kPrefill + kDecode);
-  const auto got = engine_logits(path, tokens);
+  const auto got = engine_logits(path, tokens, GetParam().n_ctx);
   ASSERT_EQ(got.size(), tokens.size());
   auto file = gguf::File::open(path);
   ASSERT_TRUE(file) << file.message();
-  const auto expected = reference_logits(**file, shape, tokens);
+  const auto expected = reference_logits(**file, shape, tokens, {.n_ctx = GetParam().n_ctx});
   // Logits reach 4-10; the engine rounds q and the softmax weights to F16 (relative 5e-4
   // each) and multiplies in F32: measured differences are up to 2.5e-3.
   constexpr double kTolerance = 1e-2;
   for (size_t t = 0; t < tokens.size(); ++t) {
-    EXPECT_LT(max_abs_diff(got[t], expected[t]), kTolerance) << GetParam().preset << " position " << t;
+    EXPECT_LT(max_abs_diff(got[t], expected[t]), kTolerance) << GetParam().name << " position " << t;
   }
   if (shape.n_swa > 0) {
     // The window must change the late positions by far more than the tolerance.
-    const auto unwindowed = reference_logits(**file, shape, tokens, {.sliding_window = false});
-    EXPECT_GT(max_abs_diff(unwindowed.back(), expected.back()), 10 * kTolerance) << GetParam().preset;
+    const auto unwindowed =
+        reference_logits(**file, shape, tokens, {.sliding_window = false, .n_ctx = GetParam().n_ctx});
+    EXPECT_GT(max_abs_diff(unwindowed.back(), expected.back()), 10 * kTolerance) << GetParam().name;
+  }
+  if (!shape.rope_scaling.empty()) {
+    // So is the RoPE scaling (factors, attention factor, YaRN ramp): without it the test fails.
+    const auto plain = reference_logits(**file, shape, tokens, {.rope_scaling = false, .n_ctx = GetParam().n_ctx});
+    EXPECT_GT(max_abs_diff(plain.back(), expected.back()), 10 * kTolerance) << GetParam().name;
+  }
+  if (shape.rope_scaling == "longrope") {
+    // And LongRoPE's choice: the other context's factors give other logits.
+    const int64_t other = GetParam().n_ctx > shape.rope_orig_ctx ? shape.rope_orig_ctx : 2 * shape.rope_orig_ctx;
+    const auto swapped = reference_logits(**file, shape, tokens, {.n_ctx = other});
+    EXPECT_GT(max_abs_diff(swapped.back(), expected.back()), 10 * kTolerance) << GetParam().name;
   }
 }
 
@@ -278,26 +355,31 @@ TEST_P(Architectures, ScalarAndSimdKernelsAgree) {
   RandomModelShape shape;
   const std::string path = write_model(&shape);
   const auto tokens = test_tokens(kPrefill + kDecode);
-  const auto simd = engine_logits(path, tokens);
+  const auto simd = engine_logits(path, tokens, GetParam().n_ctx);
   kernels::set_simd_level(kernels::SimdLevel::Scalar);
-  const auto scalar = engine_logits(path, tokens);
+  const auto scalar = engine_logits(path, tokens, GetParam().n_ctx);
   kernels::set_simd_level(kernels::detected_simd_level());
   ASSERT_EQ(simd.size(), scalar.size());
   // Both paths round q and the softmax weights to F16; different F32 summation orders flip
   // some of those roundings, which moves logits by up to ~2e-3 (measured).
   for (size_t t = 0; t < simd.size(); ++t) {
-    EXPECT_LT(max_abs_diff(simd[t], scalar[t]), 5e-3) << GetParam().preset << " position " << t;
+    EXPECT_LT(max_abs_diff(simd[t], scalar[t]), 5e-3) << GetParam().name << " position " << t;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Architectures,
-                         ::testing::Values(Case{"phi3-tiny"}, Case{"gemma-tiny"}, Case{"gemma2-tiny"},
-                                           Case{"qwen2-tiny"}, Case{"mistral-tiny"}),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           std::string name = info.param.preset;
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+                         ::testing::Values(Case{"phi3_tiny", "phi3-tiny"}, Case{"gemma_tiny", "gemma-tiny"},
+                                           Case{"gemma2_tiny", "gemma2-tiny"}, Case{"qwen2_tiny", "qwen2-tiny"},
+                                           Case{"mistral_tiny", "mistral-tiny"},
+                                           // Llama 3.1's rope_freqs.weight on every layer.
+                                           Case{"llama3_tiny", "llama3-tiny"},
+                                           // LongRoPE: context 64 = the original one (short
+                                           // factors), 128 above it (long factors).
+                                           Case{"phi3_5_tiny_short", "phi3.5-tiny", 64},
+                                           Case{"phi3_5_tiny_long", "phi3.5-tiny", 128},
+                                           Case{"qwen2_tiny_yarn", "qwen2-tiny", kContext, "yarn"},
+                                           Case{"mistral_tiny_linear", "mistral-tiny", kContext, "linear"}),
+                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
 TEST(ArchitectureSupport, UnknownArchitectureIsRefusedWithTheSupportedList) {
   gguf::Writer w;
@@ -310,7 +392,7 @@ TEST(ArchitectureSupport, UnknownArchitectureIsRefusedWithTheSupportedList) {
   EXPECT_NE(model.message().find("llama, qwen2, qwen2moe, phi3, gemma, gemma2"), std::string::npos) << model.message();
 }
 
-TEST(ArchitectureSupport, Phi3LongRopeFactorsAreRefusedByName) {
+TEST(ArchitectureSupport, LongRopeNeedsBothFactorTensors) {
   RandomModelSpec spec;
   ASSERT_TRUE(random_model_preset("phi3-tiny", &spec.shape));
   spec.vocab_path = testing::testdata("stories260K.gguf");
@@ -322,13 +404,14 @@ TEST(ArchitectureSupport, Phi3LongRopeFactorsAreRefusedByName) {
   w.copy_metadata(**plain, "");
   for (const gguf::TensorInfo& t : (*plain)->tensors()) w.add_tensor_copy(*plain, t);
   const int64_t half_rot = 16;  // head size 32
-  w.add_tensor("rope_factors_long.weight", {half_rot}, kernels::GgmlType::F32,
-               std::vector<uint8_t>(half_rot * sizeof(float), 0));
+  const std::vector<float> ones(half_rot, 1.0f);
+  std::vector<uint8_t> bytes(half_rot * sizeof(float));
+  std::memcpy(bytes.data(), ones.data(), bytes.size());
+  w.add_tensor("rope_factors_long.weight", {half_rot}, kernels::GgmlType::F32, bytes);
   ASSERT_TRUE(w.write((dir / "longrope.gguf").string()));
   auto model = Model::load((dir / "longrope.gguf").string());
   ASSERT_FALSE(model);
-  EXPECT_NE(model.message().find("rope_factors_long.weight"), std::string::npos) << model.message();
-  EXPECT_NE(model.message().find("not supported"), std::string::npos) << model.message();
+  EXPECT_NE(model.message().find("rope_factors_short.weight"), std::string::npos) << model.message();
 }
 
 // llama.cpp (b4747) scales gemma2's queries by 1/sqrt(head size), except for the 27B model

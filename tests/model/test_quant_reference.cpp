@@ -23,6 +23,8 @@ struct QuantCase {
   double logprob_tol;
 };
 
+void PrintTo(const QuantCase& c, std::ostream* os) { *os << c.file; }
+
 class QuantReferenceTest : public ::testing::TestWithParam<QuantCase> {};
 
 // KL(llama.cpp || ours) of the first-step softmax. quant/README.md measured up to 0.003 between

@@ -30,6 +30,9 @@ struct ReferenceCase {
   double abs_tol;         // absolute floor (logits near zero in the full first-step vector)
 };
 
+// ctest lists the model instead of the struct's bytes.
+void PrintTo(const ReferenceCase& c, std::ostream* os) { *os << c.model; }
+
 class ReferenceModelTest : public ::testing::TestWithParam<ReferenceCase> {
  protected:
   void SetUp() override {

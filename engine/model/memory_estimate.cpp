@@ -1,0 +1,18 @@
+#include "engine/model/memory_estimate.h"
+
+#include "engine/kv/kv_cache.h"
+#include "engine/model/forward_pass.h"
+
+namespace inferscope {
+
+MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config, int64_t n_ctx, int n_threads,
+                               int64_t max_batch) {
+  MemoryEstimate e;
+  e.n_ctx = n_ctx;
+  for (const gguf::TensorInfo& t : file.tensors()) e.weights_bytes += t.n_bytes;
+  e.kv_cache_bytes = KvCache::bytes_for(config.n_layer, config.n_embd_kv(), n_ctx, 1);
+  e.scratch_bytes = ScratchPlan::for_model(config, n_ctx, max_batch, n_threads).total_bytes();
+  return e;
+}
+
+}  // namespace inferscope

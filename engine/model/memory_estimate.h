@@ -1,0 +1,26 @@
+// What loading a model and opening a session would cost, computed from the file alone: the
+// weights as stored, the F16 KV cache at a context length, and the forward pass's activation
+// buffers. Used by `inspect` and the desktop app's model info dialog.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_config.h"
+
+namespace inferscope {
+
+struct MemoryEstimate {
+  int64_t n_ctx = 0;
+  uint64_t weights_bytes = 0;
+  uint64_t kv_cache_bytes = 0;  // one sequence slot
+  uint64_t scratch_bytes = 0;
+
+  uint64_t total_bytes() const { return weights_bytes + kv_cache_bytes + scratch_bytes; }
+};
+
+// n_ctx > 0; n_threads >= 1; max_batch as the session will use (SessionOptions::max_batch).
+MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config, int64_t n_ctx, int n_threads,
+                               int64_t max_batch = 256);
+
+}  // namespace inferscope

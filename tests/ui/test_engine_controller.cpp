@@ -1,0 +1,111 @@
+// EngineController on its worker thread: loading with progress, replies streamed in paced
+// batches, stop, and a corrupt file that leaves the loaded model usable.
+#include <atomic>
+
+#include <QElapsedTimer>
+#include <QSignalSpy>
+
+#include <gtest/gtest.h>
+
+#include "tests/ui/ui_test_support.h"
+#include "ui/bridge/engine_thread.h"
+
+namespace inferscope::ui {
+namespace {
+
+ChatRequest storyRequest(int maxTokens) {
+  ChatRequest request;
+  request.messages = {{QStringLiteral("user"), QStringLiteral("Tell me a story about a cat.")}};
+  request.maxTokens = maxTokens;
+  return request;
+}
+
+class EngineControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    QSignalSpy loaded(engine(), &EngineController::modelLoaded);
+    engine()->loadModel(testing::bundledModel(), LoadOptions{});
+    ASSERT_TRUE(testing::waitForSignal(loaded, 10000));
+    summary_ = loaded.front().front().value<ModelSummary>();
+  }
+  EngineController* engine() const { return thread_.controller(); }
+
+  EngineThread thread_;
+  ModelSummary summary_;
+};
+
+TEST_F(EngineControllerTest, LoadsTheBundledModelReportingProgress) {
+  QSignalSpy progress(engine(), &EngineController::loadProgress);
+  QSignalSpy loaded(engine(), &EngineController::modelLoaded);
+  engine()->loadModel(testing::bundledModel(), LoadOptions{2, true});
+  ASSERT_TRUE(testing::waitForSignal(loaded, 10000));
+  ASSERT_GE(progress.size(), 2);
+  EXPECT_EQ(progress.front().front().toDouble(), 0.0);
+  EXPECT_EQ(progress.back().front().toDouble(), 1.0);
+  const auto summary = loaded.front().front().value<ModelSummary>();
+  EXPECT_EQ(summary.architecture, QStringLiteral("llama"));
+  EXPECT_EQ(summary.chatFormat, QStringLiteral("plain"));
+  EXPECT_EQ(summary.backend, QStringLiteral("CPU"));
+  EXPECT_EQ(summary.threads, 2);
+  EXPECT_EQ(summary.layers, 5);
+  EXPECT_GT(summary.weightsBytes, 0);
+}
+
+TEST_F(EngineControllerTest, StreamsAReplyInPacedBatches) {
+  QSignalSpy chunks(engine(), &EngineController::tokens);
+  QSignalSpy metrics(engine(), &EngineController::metrics);
+  QSignalSpy finished(engine(), &EngineController::replyFinished);
+  engine()->generate(storyRequest(1500));
+  ASSERT_TRUE(testing::waitForSignal(finished, 20000));
+  const auto stats = finished.front().front().value<ReplyStats>();
+  QString text;
+  for (const auto& args : chunks) text += args.front().toString();
+  EXPECT_GT(stats.tokens, 0);
+  EXPECT_FALSE(text.isEmpty());
+  EXPECT_GT(stats.tokensPerSecond, 0);
+  EXPECT_GT(stats.ttftMs, 0);
+  // Paced at ~30 Hz, never one signal per token.
+  EXPECT_LT(chunks.size(), stats.tokens / 4) << chunks.size() << " chunks for " << stats.tokens << " tokens";
+  ASSERT_FALSE(metrics.isEmpty());
+  const auto last = metrics.back().front().value<MetricsSample>();
+  EXPECT_EQ(last.tokens, stats.tokens);
+  EXPECT_GT(last.weightsBytes, 0u);
+  EXPECT_GT(last.kvCacheBytes, 0u);
+  EXPECT_GT(last.scratchBytes, 0u);
+}
+
+TEST_F(EngineControllerTest, StopEndsTheReplyAtOnce) {
+  QSignalSpy chunks(engine(), &EngineController::tokens);
+  QSignalSpy finished(engine(), &EngineController::replyFinished);
+  engine()->generate(storyRequest(2000));
+  ASSERT_TRUE(testing::waitForSignal(chunks, 10000));
+  QElapsedTimer sinceStop;
+  std::atomic<qint64> endedAfterNs{-1};  // measured on the engine's thread, as it reports the end
+  QObject::connect(
+      engine(), &EngineController::replyFinished, engine(), [&] { endedAfterNs = sinceStop.nsecsElapsed(); },
+      Qt::DirectConnection);
+  sinceStop.start();
+  engine()->stop();
+  ASSERT_TRUE(testing::waitForSignal(finished, 5000));
+  const auto stats = finished.front().front().value<ReplyStats>();
+  const double endedAfterMs = endedAfterNs / 1e6;
+  std::printf("[ stop ] the reply ended %.2f ms after stop(), after %d tokens\n", endedAfterMs, stats.tokens);
+  EXPECT_EQ(stats.stopReason, QStringLiteral("cancelled"));
+  EXPECT_LT(stats.tokens, 2000);
+  EXPECT_GE(endedAfterMs, 0.0);
+  EXPECT_LT(endedAfterMs, 100.0);
+}
+
+TEST_F(EngineControllerTest, ACorruptFileFailsAndTheModelStaysUsable) {
+  QSignalSpy failed(engine(), &EngineController::loadFailed);
+  engine()->loadModel(testing::garbageGguf(QStringLiteral("controller-corrupt"), 4096), LoadOptions{});
+  ASSERT_TRUE(testing::waitForSignal(failed, 10000));
+  EXPECT_FALSE(failed.front().front().toString().isEmpty());
+  QSignalSpy finished(engine(), &EngineController::replyFinished);
+  engine()->generate(storyRequest(32));
+  ASSERT_TRUE(testing::waitForSignal(finished, 10000));
+  EXPECT_GT(finished.front().front().value<ReplyStats>().tokens, 0);
+}
+
+}  // namespace
+}  // namespace inferscope::ui

@@ -1,0 +1,158 @@
+// PerformancePanel: recorded samples come back exactly in the CSV, charts export as PNG files,
+// redraws are paced by the timer, and the caches that do not exist yet read "off".
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "tests/support/testdata.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/metrics/performance_panel.h"
+
+namespace inferscope::ui {
+namespace {
+
+QString scratchFile(const std::string& test, const QString& name) {
+  return QDir(QString::fromStdString(inferscope::testing::scratch_dir(test).string())).filePath(name);
+}
+
+TEST(PerformancePanel, CsvHoldsEveryRecordedSampleExactly) {
+  PerformancePanel panel;
+  panel.addDecodeSample(0.1, 42.5);
+  panel.addDecodeSample(0.35, 1.0 / 3.0);
+  panel.addReply(1, 123.25, 41.0);
+  panel.addReply(2, 98.0, 39.75);
+  panel.setMemory(1048576, 65536, 12345);
+
+  const QStringList lines = panel.metricsCsv().split('\n', Qt::SkipEmptyParts);
+  ASSERT_EQ(lines.size(), 6);
+  EXPECT_EQ(lines[0], "series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes");
+  EXPECT_EQ(lines[1], "decode,0.1,,,42.5,,,");
+  EXPECT_EQ(lines[2].section(',', 4, 4).toDouble(), 1.0 / 3.0);  // round-trips bit for bit
+  EXPECT_EQ(lines[3], "reply,,1,123.25,41,,,");
+  EXPECT_EQ(lines[4], "reply,,2,98,39.75,,,");
+  EXPECT_EQ(lines[5], "memory,,,,,1048576,65536,12345");
+  for (const QString& line : lines) EXPECT_EQ(line.count(','), 7) << line.toStdString();
+}
+
+TEST(PerformancePanel, RecordsMemoryOnlyWhenItChanges) {
+  PerformancePanel panel;
+  panel.setMemory(100, 200, 300);
+  panel.setMemory(100, 200, 300);
+  panel.setMemory(100, 400, 300);
+  const QStringList lines = panel.metricsCsv().split('\n', Qt::SkipEmptyParts);
+  ASSERT_EQ(lines.size(), 3);
+  EXPECT_EQ(lines[1], "memory,,,,,100,200,300");
+  EXPECT_EQ(lines[2], "memory,,,,,100,400,300");
+}
+
+TEST(PerformancePanel, ClearForgetsEverySample) {
+  PerformancePanel panel;
+  panel.addDecodeSample(1, 10);
+  panel.addReply(1, 5, 10);
+  panel.setMemory(1, 2, 3);
+  panel.clear();
+  EXPECT_EQ(panel.metricsCsv().count('\n'), 1);  // the header only
+}
+
+TEST(PerformancePanel, ExportsEachChartAsPng) {
+  PerformancePanel panel;
+  panel.addDecodeSample(0.5, 30);
+  panel.addDecodeSample(1.0, 32);
+  panel.addReply(1, 80, 31);
+  panel.setMemory(1 << 20, 1 << 16, 1 << 14);
+  const std::array charts{PerformancePanel::Chart::DecodeRate, PerformancePanel::Chart::TimeToFirstToken,
+                          PerformancePanel::Chart::Memory};
+  for (PerformancePanel::Chart chart : charts) {
+    const QString path = scratchFile("metrics_png", QStringLiteral("chart%1.png").arg(static_cast<int>(chart)));
+    ASSERT_TRUE(panel.exportChartPng(path, chart));
+    QFile file(path);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    EXPECT_EQ(file.read(8), QByteArray("\x89PNG\r\n\x1a\n", 8));
+    EXPECT_FALSE(QImage(path).isNull());
+  }
+}
+
+TEST(PerformancePanel, ExportToAnUnwritablePathFails) {
+  PerformancePanel panel;
+  EXPECT_FALSE(panel.exportChartPng("/nonexistent-dir/chart.png", PerformancePanel::Chart::DecodeRate));
+}
+
+TEST(PerformancePanel, CacheHitRatesReadOff) {
+  PerformancePanel panel;
+  for (const char* name : {"prefixCacheRate", "semanticCacheRate"}) {
+    auto* label = panel.findChild<QLabel*>(name);
+    ASSERT_NE(label, nullptr) << name;
+    EXPECT_EQ(label->text(), "off");
+  }
+}
+
+TEST(PerformancePanel, MemorySummaryNamesEachCategoryAndTheRam) {
+  PerformancePanel panel;
+  panel.setMemory(3 << 20, 1 << 20, 1 << 19);
+  const QString text = panel.findChild<QLabel*>("memorySummary")->text();
+  const QLocale locale;
+  EXPECT_TRUE(text.contains(locale.formattedDataSize(3 << 20))) << text.toStdString();
+  EXPECT_TRUE(text.contains(locale.formattedDataSize(1 << 20))) << text.toStdString();
+  EXPECT_TRUE(text.contains(locale.formattedDataSize((3 << 20) + (1 << 20) + (1 << 19)))) << text.toStdString();
+  EXPECT_TRUE(text.contains("RAM")) << text.toStdString();
+}
+
+TEST(PerformancePanel, RedrawsArePacedNotPerSample) {
+  PerformancePanel panel;
+  panel.resize(500, 800);
+  panel.show();
+  auto* plot = panel.findChild<QCustomPlot*>("DecodeRate");
+  ASSERT_NE(plot, nullptr);
+  QTest::qWait(200);  // the first layout and redraw
+  int replots = 0;
+  QObject::connect(plot, &QCustomPlot::afterReplot, [&replots] { ++replots; });
+  for (int i = 0; i < 500; ++i) {
+    panel.addDecodeSample(i * 0.001, 40 + i % 7);
+    QCoreApplication::processEvents();
+  }
+  QTest::qWait(250);
+  EXPECT_GE(replots, 1);
+  EXPECT_LE(replots, 10);
+}
+
+// Screenshots with sample data, in the light and a dark palette.
+TEST(PerformancePanel, Screenshot) {
+  PerformancePanel panel;
+  for (int i = 0; i <= 60; ++i) panel.addDecodeSample(i * 0.25, 180 + 25 * std::sin(i * 0.3) - i * 0.4);
+  const std::array<std::pair<double, double>, 5> replies{{{95, 182}, {61, 176}, {140, 171}, {58, 168}, {73, 165}}};
+  for (size_t i = 0; i < replies.size(); ++i) {
+    panel.addReply(static_cast<int>(i + 1), replies[i].first, replies[i].second);
+  }
+  panel.setMemory(1185376, 524288, 1234560);
+  panel.resize(520, 860);
+  panel.show();
+  QTest::qWait(300);
+  testing::saveScreenshot(&panel, "performance_panel");
+
+  // A dark palette, and a model large enough for the RAM line to come into view.
+  QPalette dark;
+  dark.setColor(QPalette::Window, QColor(40, 42, 46));
+  dark.setColor(QPalette::WindowText, QColor(220, 220, 220));
+  dark.setColor(QPalette::Base, QColor(28, 30, 33));
+  dark.setColor(QPalette::Text, QColor(220, 220, 220));
+  dark.setColor(QPalette::Mid, QColor(90, 90, 90));
+  dark.setColor(QPalette::Highlight, QColor(42, 130, 218));
+  panel.setPalette(dark);
+  const quint64 ram = static_cast<quint64>(sysconf(_SC_PHYS_PAGES)) * static_cast<quint64>(sysconf(_SC_PAGE_SIZE));
+  panel.setMemory(ram / 10 * 3, ram / 10, ram / 50);
+  QTest::qWait(300);
+  testing::saveScreenshot(&panel, "performance_panel_dark");
+}
+
+}  // namespace
+}  // namespace inferscope::ui

@@ -1,0 +1,23 @@
+// test_ui's main: one QApplication for every test, on the offscreen platform unless the caller
+// chose one, with the app's settings in a scratch directory (never the user's) and the C locale
+// (numbers formatted the same everywhere).
+#include <QApplication>
+#include <QLocale>
+#include <QSettings>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/testdata.h"
+
+int main(int argc, char** argv) {
+  if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  QLocale::setDefault(QLocale::c());
+  QApplication::setOrganizationName(QStringLiteral("InferscopeTests"));
+  QApplication::setApplicationName(QStringLiteral("InferscopeTests"));
+  QSettings::setDefaultFormat(QSettings::IniFormat);
+  const auto settings = inferscope::testing::scratch_dir("ui-settings");
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, QString::fromStdString(settings.string()));
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,65 @@
+// The engine's side of the desktop app: owns the loaded model, its session and chat template,
+// and lives on its own QThread (see EngineThread). Commands are queued onto that thread and
+// return at once, so the UI thread never waits for the engine; results come back as signals
+// carrying value types. Replies stream in chunks paced at ~30 Hz (StreamPacer).
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include <QObject>
+#include <QString>
+
+#include "ui/bridge/chat_request.h"
+#include "ui/bridge/load_options.h"
+#include "ui/bridge/metrics_sample.h"
+#include "ui/bridge/model_summary.h"
+#include "ui/bridge/reply_stats.h"
+
+namespace inferscope {
+class ChatTemplate;
+class Model;
+class Session;
+}  // namespace inferscope
+
+namespace inferscope::ui {
+
+class EngineController : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit EngineController(QObject* parent = nullptr);
+  ~EngineController() override;
+
+ public slots:
+  // Thread-safe; call them directly from any thread: each queues its work on the controller's
+  // thread. A model that fails to load leaves the previous one loaded and usable.
+  void loadModel(const QString& path, const inferscope::ui::LoadOptions& options);
+  void generate(const inferscope::ui::ChatRequest& request);
+  // Ends the running generation after its current token, and cancels the queued ones.
+  void stop();
+
+ signals:
+  void loadProgress(double fraction);
+  void modelLoaded(const inferscope::ui::ModelSummary& summary);
+  void loadFailed(const QString& message);
+  void tokens(const QString& chunk);
+  void replyFinished(const inferscope::ui::ReplyStats& stats);
+  void replyFailed(const QString& message);
+  void metrics(const inferscope::ui::MetricsSample& sample);
+
+ private:
+  void runLoad(const QString& path, const LoadOptions& options);
+  void runGeneration(const ChatRequest& request, quint64 ticket);
+  bool stopRequested(quint64 ticket) const { return ticket <= m_stoppedTicket.load(); }
+  void publish(const QString& text, int generated, double tokensPerSecond);
+
+  std::shared_ptr<const Model> m_model;
+  std::unique_ptr<Session> m_session;
+  std::unique_ptr<ChatTemplate> m_template;
+  // Generations are numbered as they are requested; stop() cancels every number issued so far.
+  std::atomic<quint64> m_lastTicket{0};
+  std::atomic<quint64> m_stoppedTicket{0};
+};
+
+}  // namespace inferscope::ui

@@ -1,0 +1,23 @@
+#include "ui/bridge/engine_thread.h"
+
+namespace inferscope::ui {
+
+EngineThread::EngineThread() : m_controller(new EngineController()) {
+  qRegisterMetaType<ModelSummary>();
+  qRegisterMetaType<ReplyStats>();
+  qRegisterMetaType<MetricsSample>();
+  qRegisterMetaType<ChatRequest>();
+  qRegisterMetaType<LoadOptions>();
+  m_thread.setObjectName(QStringLiteral("inferscope-engine"));
+  m_controller->moveToThread(&m_thread);
+  QObject::connect(&m_thread, &QThread::finished, m_controller, &QObject::deleteLater);
+  m_thread.start();
+}
+
+EngineThread::~EngineThread() {
+  m_controller->stop();
+  m_thread.quit();
+  m_thread.wait();
+}
+
+}  // namespace inferscope::ui

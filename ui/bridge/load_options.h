@@ -1,0 +1,15 @@
+// How EngineController loads a model and sets up its session.
+#pragma once
+
+#include <QMetaType>
+
+namespace inferscope::ui {
+
+struct LoadOptions {
+  int threads = 0;  // 0: every core but one, which stays free for the UI
+  bool residentWeights = true;  // copy weights to huge pages (see ModelLoadOptions)
+};
+
+}  // namespace inferscope::ui
+
+Q_DECLARE_METATYPE(inferscope::ui::LoadOptions)

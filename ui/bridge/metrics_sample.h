@@ -1,0 +1,20 @@
+// A live measurement taken while a reply streams (~30 per second; a value type carried by signals).
+#pragma once
+
+#include <QMetaType>
+
+namespace inferscope::ui {
+
+struct MetricsSample {
+  double decodeTokensPerSecond = 0;  // over the interval since the previous sample
+  int tokens = 0;                    // generated so far in this reply
+  // Memory by category, bytes.
+  quint64 weightsBytes = 0;
+  quint64 kvCacheBytes = 0;
+  quint64 scratchBytes = 0;
+  quint64 peakRssBytes = 0;  // whole process
+};
+
+}  // namespace inferscope::ui
+
+Q_DECLARE_METATYPE(inferscope::ui::MetricsSample)

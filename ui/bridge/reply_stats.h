@@ -1,0 +1,18 @@
+// How one assistant reply went: shown under the reply (a value type carried by signals).
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+
+namespace inferscope::ui {
+
+struct ReplyStats {
+  int tokens = 0;
+  double tokensPerSecond = 0;  // decode speed
+  double ttftMs = 0;           // request to first token, prefill included
+  QString stopReason;          // the engine's: "eos", "end_of_turn", "max_tokens", "context_full", "cancelled"
+};
+
+}  // namespace inferscope::ui
+
+Q_DECLARE_METATYPE(inferscope::ui::ReplyStats)

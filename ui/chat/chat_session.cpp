@@ -1,0 +1,84 @@
+#include "ui/chat/chat_session.h"
+
+#include "ui/bridge/engine_controller.h"
+#include "ui/chat/conversation.h"
+
+namespace inferscope::ui {
+
+ChatSession::ChatSession(EngineController* engine, Conversation* conversation, QObject* parent)
+    : QObject(parent), m_engine(engine), m_conversation(conversation) {
+  setObjectName(QStringLiteral("chatSession"));
+  connect(engine, &EngineController::tokens, conversation, &Conversation::appendToReply);
+  connect(engine, &EngineController::replyFinished, this, &ChatSession::onReplyFinished);
+  connect(engine, &EngineController::replyFailed, this, &ChatSession::onReplyFailed);
+}
+
+bool ChatSession::canRegenerate() const {
+  return !m_busy && m_conversation->size() > 0 &&
+         m_conversation->messages().last().role == Conversation::Role::Assistant;
+}
+
+bool ChatSession::canEditLast() const { return !m_busy && m_conversation->lastIndexOf(Conversation::Role::User) >= 0; }
+
+QString ChatSession::lastReply() const {
+  const int i = m_conversation->lastIndexOf(Conversation::Role::Assistant);
+  return i < 0 ? QString() : m_conversation->messages().at(i).text;
+}
+
+bool ChatSession::send(const QString& text) {
+  if (m_busy || text.trimmed().isEmpty()) return false;
+  m_conversation->addUserMessage(text);
+  startReply();
+  return true;
+}
+
+void ChatSession::stop() {
+  if (m_busy) m_engine->stop();
+}
+
+void ChatSession::regenerate() {
+  if (!canRegenerate()) return;
+  m_conversation->truncate(m_conversation->size() - 1);
+  startReply();
+}
+
+QString ChatSession::takeLastUserMessage() {
+  if (!canEditLast()) return {};
+  const int i = m_conversation->lastIndexOf(Conversation::Role::User);
+  const QString text = m_conversation->messages().at(i).text;
+  m_conversation->truncate(i);
+  return text;
+}
+
+void ChatSession::clear() {
+  if (!m_busy) m_conversation->truncate(0);
+}
+
+void ChatSession::startReply() {
+  ChatRequest request;
+  request.messages = m_conversation->turns();
+  request.maxTokens = m_maxTokens;
+  m_conversation->beginReply();
+  setBusy(true);
+  m_engine->generate(request);
+}
+
+void ChatSession::setBusy(bool busy) {
+  if (m_busy == busy) return;
+  m_busy = busy;
+  emit busyChanged(busy);
+}
+
+void ChatSession::onReplyFinished(const ReplyStats& stats) {
+  m_conversation->finishReply(stats);
+  setBusy(false);
+  emit replyFinished(stats);
+}
+
+void ChatSession::onReplyFailed(const QString& message) {
+  if (m_conversation->hasStreamingReply()) m_conversation->truncate(m_conversation->size() - 1);
+  setBusy(false);
+  emit replyFailed(message);
+}
+
+}  // namespace inferscope::ui

@@ -1,0 +1,59 @@
+// The chat's commands, on the UI thread: send, stop, regenerate, edit-and-resend, copy. Sends the
+// conversation so far to EngineController and streams its reply back into the Conversation.
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+#include "ui/bridge/reply_stats.h"
+
+namespace inferscope::ui {
+
+class Conversation;
+class EngineController;
+
+class ChatSession : public QObject {
+  Q_OBJECT
+
+ public:
+  static constexpr int kDefaultMaxTokens = 512;
+
+  ChatSession(EngineController* engine, Conversation* conversation, QObject* parent = nullptr);
+
+  bool isBusy() const { return m_busy; }
+  // Idle and the last message is a finished reply.
+  bool canRegenerate() const;
+  // Idle and there is a user message to take back.
+  bool canEditLast() const;
+  QString lastReply() const;
+  void setMaxTokens(int maxTokens) { m_maxTokens = maxTokens; }
+
+  // Adds a user message and asks for a reply; false (nothing done) when busy or text is blank.
+  bool send(const QString& text);
+  // The streaming reply ends after its current token; its text so far stays.
+  void stop();
+  // Replaces the last reply with a new one.
+  void regenerate();
+  // Edit-and-resend: removes the last user message and what follows it, and returns its text.
+  QString takeLastUserMessage();
+  // Empties the conversation (idle only).
+  void clear();
+
+ signals:
+  void busyChanged(bool busy);
+  void replyFinished(const inferscope::ui::ReplyStats& stats);
+  void replyFailed(const QString& message);
+
+ private:
+  void startReply();
+  void setBusy(bool busy);
+  void onReplyFinished(const ReplyStats& stats);
+  void onReplyFailed(const QString& message);
+
+  EngineController* m_engine;
+  Conversation* m_conversation;
+  int m_maxTokens = kDefaultMaxTokens;
+  bool m_busy = false;
+};
+
+}  // namespace inferscope::ui

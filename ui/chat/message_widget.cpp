@@ -1,0 +1,90 @@
+#include "ui/chat/message_widget.h"
+
+#include <algorithm>
+
+#include <QLabel>
+#include <QLocale>
+#include <QVBoxLayout>
+
+#include "ui/chat/markdown_view.h"
+
+namespace inferscope::ui {
+
+namespace {
+
+constexpr int kMinRenderIntervalMs = 33;
+constexpr int kRenderCostFactor = 10;
+
+QString stopReasonText(const QString& reason) {
+  if (reason == QLatin1String("eos") || reason == QLatin1String("end_of_turn")) return QObject::tr("end of turn");
+  if (reason == QLatin1String("max_tokens")) return QObject::tr("token limit");
+  if (reason == QLatin1String("context_full")) return QObject::tr("context full");
+  if (reason == QLatin1String("cancelled")) return QObject::tr("stopped");
+  return reason;
+}
+
+}  // namespace
+
+QString formatReplyStats(const ReplyStats& stats) {
+  const QLocale locale;
+  return QObject::tr("%1 tokens · %2 tokens/s · first token %3 ms · %4")
+      .arg(stats.tokens)
+      .arg(locale.toString(stats.tokensPerSecond, 'f', 1), locale.toString(stats.ttftMs, 'f', 1),
+           stopReasonText(stats.stopReason));
+}
+
+MessageWidget::MessageWidget(const ConversationMessage& message, QWidget* parent)
+    : QFrame(parent), m_role(new QLabel(this)), m_body(new MarkdownView(this)), m_stats(new QLabel(this)) {
+  const bool user = message.role == ConversationMessage::Role::User;
+  setObjectName(user ? QStringLiteral("userMessage") : QStringLiteral("assistantMessage"));
+  setAutoFillBackground(true);
+  setBackgroundRole(user ? QPalette::AlternateBase : QPalette::Base);
+  QFont bold = m_role->font();
+  bold.setBold(true);
+  m_role->setFont(bold);
+  m_role->setText(user ? tr("You") : tr("Assistant"));
+  m_stats->setForegroundRole(QPalette::PlaceholderText);
+  m_stats->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(12, 8, 12, 8);
+  layout->setSpacing(4);
+  layout->addWidget(m_role);
+  layout->addWidget(m_body);
+  layout->addWidget(m_stats);
+  m_renderTimer.setSingleShot(true);
+  connect(&m_renderTimer, &QTimer::timeout, this, &MessageWidget::render);
+  m_message = message;
+  render();
+}
+
+void MessageWidget::showMessage(const ConversationMessage& message) {
+  m_message = message;
+  if (!message.streaming) {
+    m_renderTimer.stop();
+    render();
+    return;
+  }
+  if (m_renderTimer.isActive()) return;
+  const qint64 interval = std::max<qint64>(kMinRenderIntervalMs, kRenderCostFactor * m_renderCostMs);
+  m_renderTimer.start(static_cast<int>(std::max<qint64>(0, interval - m_sinceRender.elapsed())));
+}
+
+void MessageWidget::render() {
+  QElapsedTimer cost;
+  cost.start();
+  if (m_message.role == ConversationMessage::Role::User) {
+    m_body->showPlainText(m_message.text);
+  } else {
+    m_body->showMarkdown(m_message.text);
+  }
+  m_stats->setVisible(m_message.stats.has_value());
+  if (m_message.stats) m_stats->setText(formatReplyStats(*m_message.stats));
+  m_renderCostMs = cost.elapsed();
+  m_sinceRender.start();
+}
+
+QString MessageWidget::text() const { return m_body->toPlainText(); }
+
+QString MessageWidget::statsText() const { return m_stats->text(); }
+
+}  // namespace inferscope::ui

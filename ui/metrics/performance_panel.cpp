@@ -1,0 +1,352 @@
+#include "ui/metrics/performance_panel.h"
+
+#include <unistd.h>
+
+#include <QEvent>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLocale>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <qcustomplot.h>
+
+namespace inferscope::ui {
+
+namespace {
+
+constexpr int kRedrawIntervalMs = 80;  // ~12 Hz
+constexpr QSize kExportSizeWhenHidden{900, 450};
+constexpr double kHeadroom = 1.15;           // space above the largest value
+constexpr double kRamInViewFraction = 0.25;  // the RAM line joins the memory axis from this share on
+constexpr double kMemoryBarKey = 1;
+
+quint64 physicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page_size > 0 ? static_cast<quint64>(pages) * static_cast<quint64>(page_size) : 0;
+}
+
+struct ByteUnit {
+  double bytes;
+  const char* name;
+};
+
+ByteUnit unitFor(double bytes) {
+  if (bytes >= double(1ull << 30)) return {double(1ull << 30), "GiB"};
+  if (bytes >= double(1ull << 20)) return {double(1ull << 20), "MiB"};
+  return {1024.0, "KiB"};
+}
+
+QString sizeText(quint64 bytes) { return QLocale().formattedDataSize(static_cast<qint64>(bytes)); }
+
+// Shortest text that reads back as the same double.
+QString exact(double value) { return QString::number(value, 'g', QLocale::FloatingPointShortest); }
+
+// Distinct series colors that follow the theme: the palette's highlight, then hue rotations of it.
+QColor seriesColor(const QPalette& palette, int i) {
+  const QColor accent = palette.color(QPalette::Highlight);
+  const int hue = accent.hsvHue() < 0 ? 210 : accent.hsvHue();
+  return QColor::fromHsv((hue + 120 * i) % 360, std::max(accent.hsvSaturation(), 120), accent.value());
+}
+
+QColor fillColor(QColor color) {
+  color.setAlpha(60);
+  return color;
+}
+
+void placeLegendBelow(QCustomPlot* plot) {
+  plot->legend->setVisible(true);
+  plot->axisRect()->insetLayout()->take(plot->legend);
+  const int row = plot->plotLayout()->rowCount();
+  plot->plotLayout()->addElement(row, 0, plot->legend);
+  plot->plotLayout()->setRowStretchFactor(row, 0.001);
+  plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+}
+
+void styleBars(QCPBars* bars, const QColor& color) {
+  bars->setPen(QPen(color.darker(120)));
+  bars->setBrush(color);
+}
+
+void stylePlot(QCustomPlot* plot, const QPalette& palette) {
+  const QColor text = palette.color(QPalette::WindowText);
+  const QColor grid = palette.color(QPalette::Mid);
+  plot->setBackground(palette.brush(QPalette::Window));
+  plot->axisRect()->setBackground(palette.brush(QPalette::Base));
+  for (QCPAxis* axis : plot->axisRect()->axes()) {
+    axis->setBasePen(QPen(text));
+    axis->setTickPen(QPen(text));
+    axis->setSubTickPen(QPen(text));
+    axis->setTickLabelColor(text);
+    axis->setLabelColor(text);
+    axis->grid()->setPen(QPen(grid, 0, Qt::DotLine));
+  }
+  plot->legend->setBrush(palette.brush(QPalette::Window));
+  plot->legend->setBorderPen(Qt::NoPen);
+  plot->legend->setTextColor(text);
+  if (auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) title->setTextColor(text);
+}
+
+}  // namespace
+
+PerformancePanel::PerformancePanel(QWidget* parent)
+    : QWidget(parent), m_ramBytes(physicalMemoryBytes()), m_redrawTimer(new QTimer(this)) {
+  m_redrawTimer->setInterval(kRedrawIntervalMs);
+  connect(m_redrawTimer, &QTimer::timeout, this, &PerformancePanel::redrawDirty);
+  createDecodeChart();
+  createReplyChart();
+  createMemoryChart();
+  m_memorySummary = new QLabel(this);
+  m_memorySummary->setObjectName("memorySummary");
+  m_memorySummary->setWordWrap(true);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(plot(Chart::DecodeRate), 3);
+  layout->addWidget(plot(Chart::TimeToFirstToken), 3);
+  layout->addWidget(plot(Chart::Memory), 2);
+  layout->addWidget(m_memorySummary);
+  layout->addWidget(createCacheRates());
+  applyPalette();
+  clear();
+}
+
+QCustomPlot* PerformancePanel::createPlot(Chart chart, const QString& title) {
+  auto* p = new QCustomPlot(this);
+  p->setObjectName(QString::fromLatin1(QMetaEnum::fromType<Chart>().valueToKey(static_cast<int>(chart))));
+  p->setMinimumHeight(150);
+  p->plotLayout()->insertRow(0);
+  QFont font = p->font();
+  font.setBold(true);
+  p->plotLayout()->addElement(0, 0, new QCPTextElement(p, title, font));
+  plot(chart) = p;
+  return p;
+}
+
+void PerformancePanel::createDecodeChart() {
+  QCustomPlot* p = createPlot(Chart::DecodeRate, tr("Decode speed"));
+  p->xAxis->setLabel(tr("time (s)"));
+  p->yAxis->setLabel(tr("tokens/s"));
+  m_decodeGraph = p->addGraph();
+}
+
+void PerformancePanel::createReplyChart() {
+  QCustomPlot* p = createPlot(Chart::TimeToFirstToken, tr("Per reply"));
+  QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
+  ticker->setTickStep(1);
+  ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  p->xAxis->setTicker(ticker);
+  p->xAxis->setLabel(tr("reply"));
+  p->yAxis->setLabel(tr("time to first token (ms)"));
+  p->yAxis2->setVisible(true);
+  p->yAxis2->setLabel(tr("decode tokens/s"));
+  m_ttftBars = new QCPBars(p->xAxis, p->yAxis);
+  m_ttftBars->setName(tr("time to first token"));
+  m_ttftBars->setWidth(0.6);
+  m_replyRateGraph = p->addGraph(p->xAxis, p->yAxis2);
+  m_replyRateGraph->setName(tr("decode tokens/s"));
+  m_replyRateGraph->setLineStyle(QCPGraph::lsNone);
+  m_replyRateGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
+  placeLegendBelow(p);
+}
+
+// One horizontal bar, weights + KV cache + scratch stacked, with the machine's RAM as a line.
+void PerformancePanel::createMemoryChart() {
+  QCustomPlot* p = createPlot(Chart::Memory, tr("Memory"));
+  p->setMinimumHeight(130);
+  p->yAxis->setTicks(false);
+  p->yAxis->grid()->setVisible(false);
+  p->yAxis->setRange(kMemoryBarKey - 0.6, kMemoryBarKey + 0.6);
+  const QStringList names{tr("weights"), tr("KV cache"), tr("scratch")};
+  for (size_t i = 0; i < m_memoryBars.size(); ++i) {
+    m_memoryBars[i] = new QCPBars(p->yAxis, p->xAxis);
+    m_memoryBars[i]->setName(names[static_cast<int>(i)]);
+    m_memoryBars[i]->setWidth(0.6);
+    if (i > 0) m_memoryBars[i]->moveAbove(m_memoryBars[i - 1]);
+  }
+  m_ramLine = new QCPItemStraightLine(p);
+  m_ramText = new QCPItemText(p);
+  m_ramText->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+  m_ramText->setText(tr("RAM %1").arg(sizeText(m_ramBytes)));
+  placeLegendBelow(p);
+}
+
+QWidget* PerformancePanel::createCacheRates() {
+  auto* box = new QGroupBox(tr("Cache hit rate"), this);
+  auto* form = new QFormLayout(box);
+  const std::array<std::pair<const char*, QString>, 2> caches{
+      {{"prefixCacheRate", tr("Prefix cache")}, {"semanticCacheRate", tr("Semantic cache")}}};
+  for (const auto& [name, label] : caches) {
+    auto* value = new QLabel(tr("off"), box);
+    value->setObjectName(QString::fromLatin1(name));
+    value->setToolTip(tr("Not part of the engine yet"));
+    form->addRow(label, value);
+  }
+  return box;
+}
+
+void PerformancePanel::applyPalette() {
+  const QPalette& pal = palette();
+  for (QCustomPlot* p : m_plots) stylePlot(p, pal);
+  const QColor first = seriesColor(pal, 0);
+  m_decodeGraph->setPen(QPen(first, 2));
+  m_decodeGraph->setBrush(fillColor(first));
+  styleBars(m_ttftBars, first);
+  m_replyRateGraph->setPen(QPen(seriesColor(pal, 1)));
+  for (size_t i = 0; i < m_memoryBars.size(); ++i) styleBars(m_memoryBars[i], seriesColor(pal, static_cast<int>(i)));
+  const QColor text = pal.color(QPalette::WindowText);
+  m_ramLine->setPen(QPen(text, 1.5, Qt::DashLine));
+  m_ramText->setColor(text);
+}
+
+void PerformancePanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() != QEvent::PaletteChange) return;
+  applyPalette();
+  for (int c = 0; c < kChartCount; ++c) markDirty(static_cast<Chart>(c));
+}
+
+void PerformancePanel::addDecodeSample(double seconds, double tokensPerSecond) {
+  m_decode.push_back({seconds, tokensPerSecond});
+  m_decodeGraph->addData(seconds, tokensPerSecond);
+  markDirty(Chart::DecodeRate);
+}
+
+void PerformancePanel::addReply(int index, double ttftMs, double tokensPerSecond) {
+  m_replies.push_back({index, ttftMs, tokensPerSecond});
+  m_ttftBars->addData(index, ttftMs);
+  m_replyRateGraph->addData(index, tokensPerSecond);
+  markDirty(Chart::TimeToFirstToken);
+}
+
+void PerformancePanel::setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes) {
+  const MemorySample sample{weightsBytes, kvCacheBytes, scratchBytes};
+  if (!m_memory.empty() && m_memory.back() == sample) return;
+  m_memory.push_back(sample);
+  updateMemorySummary();
+  markDirty(Chart::Memory);
+}
+
+void PerformancePanel::clear() {
+  m_decode.clear();
+  m_replies.clear();
+  m_memory.clear();
+  m_decodeGraph->data()->clear();
+  m_ttftBars->data()->clear();
+  m_replyRateGraph->data()->clear();
+  updateMemorySummary();
+  for (int c = 0; c < kChartCount; ++c) markDirty(static_cast<Chart>(c));
+}
+
+void PerformancePanel::markDirty(Chart chart) {
+  m_dirty[static_cast<size_t>(chart)] = true;
+  if (!m_redrawTimer->isActive()) m_redrawTimer->start();
+}
+
+// Runs at the timer's pace while samples arrive; stops once a tick finds nothing new.
+void PerformancePanel::redrawDirty() {
+  bool any = false;
+  for (int c = 0; c < kChartCount; ++c) {
+    if (!m_dirty[static_cast<size_t>(c)]) continue;
+    m_dirty[static_cast<size_t>(c)] = false;
+    any = true;
+    rescale(static_cast<Chart>(c));
+    plot(static_cast<Chart>(c))->replot(QCustomPlot::rpQueuedReplot);
+  }
+  if (!any) m_redrawTimer->stop();
+}
+
+void PerformancePanel::rescale(Chart chart) {
+  switch (chart) {
+    case Chart::DecodeRate: return rescaleDecode();
+    case Chart::TimeToFirstToken: return rescaleReplies();
+    case Chart::Memory: return rescaleMemory();
+  }
+}
+
+void PerformancePanel::rescaleDecode() {
+  QCustomPlot* p = plot(Chart::DecodeRate);
+  if (m_decode.empty()) {
+    p->xAxis->setRange(0, 10);
+    p->yAxis->setRange(0, 1);
+    return;
+  }
+  const double first = m_decode.front().seconds;
+  p->xAxis->setRange(first, std::max(m_decode.back().seconds, first + 1));
+  double top = 0;
+  for (const DecodeSample& s : m_decode) top = std::max(top, s.tokensPerSecond);
+  p->yAxis->setRange(0, top > 0 ? top * kHeadroom : 1);
+}
+
+void PerformancePanel::rescaleReplies() {
+  QCustomPlot* p = plot(Chart::TimeToFirstToken);
+  int first = 1, last = 1;
+  double ttft = 0, rate = 0;
+  if (!m_replies.empty()) first = last = m_replies.front().index;
+  for (const ReplySample& r : m_replies) {
+    first = std::min(first, r.index);
+    last = std::max(last, r.index);
+    ttft = std::max(ttft, r.ttftMs);
+    rate = std::max(rate, r.tokensPerSecond);
+  }
+  p->xAxis->setRange(first - 0.5, last + 0.5);
+  p->yAxis->setRange(0, ttft > 0 ? ttft * kHeadroom : 1);
+  p->yAxis2->setRange(0, rate > 0 ? rate * kHeadroom : 1);
+}
+
+void PerformancePanel::rescaleMemory() {
+  QCustomPlot* p = plot(Chart::Memory);
+  const MemorySample now = m_memory.empty() ? MemorySample{0, 0, 0} : m_memory.back();
+  const double ram = static_cast<double>(m_ramBytes);
+  const double used = static_cast<double>(now.total());
+  const bool ramInView = used == 0 || used >= ram * kRamInViewFraction;
+  const double top = ramInView ? std::max(ram, used) * 1.05 : used * 1.25;
+  const ByteUnit unit = unitFor(top);
+  const std::array<quint64, 3> parts{now.weights, now.kvCache, now.scratch};
+  for (size_t i = 0; i < parts.size(); ++i) {
+    m_memoryBars[i]->data()->clear();
+    if (!m_memory.empty()) m_memoryBars[i]->addData(kMemoryBarKey, static_cast<double>(parts[i]) / unit.bytes);
+  }
+  p->xAxis->setRange(0, top / unit.bytes);
+  p->xAxis->setLabel(tr("memory (%1)").arg(QString::fromLatin1(unit.name)));
+  m_ramLine->point1->setCoords(ram / unit.bytes, 0);
+  m_ramLine->point2->setCoords(ram / unit.bytes, 1);
+  m_ramText->position->setCoords(ram / unit.bytes, kMemoryBarKey + 0.55);
+}
+
+void PerformancePanel::updateMemorySummary() {
+  const QString ram = sizeText(m_ramBytes);
+  if (m_memory.empty()) {
+    m_memorySummary->setText(tr("No model loaded. RAM: %1.").arg(ram));
+    return;
+  }
+  const MemorySample& m = m_memory.back();
+  const double share = m_ramBytes ? 100.0 * static_cast<double>(m.total()) / static_cast<double>(m_ramBytes) : 0;
+  m_memorySummary->setText(tr("Weights %1 + KV cache %2 + scratch %3 = %4 (%5% of %6 RAM)")
+                               .arg(sizeText(m.weights), sizeText(m.kvCache), sizeText(m.scratch),
+                                    sizeText(m.total()), QLocale().toString(share, 'g', 2), ram));
+}
+
+bool PerformancePanel::exportChartPng(const QString& path, Chart which) {
+  rescale(which);
+  QCustomPlot* p = plot(which);
+  const QSize size = p->isVisible() ? p->size() : kExportSizeWhenHidden;
+  return p->savePng(path, size.width(), size.height());
+}
+
+QString PerformancePanel::metricsCsv() const {
+  QString csv = QStringLiteral("series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes\n");
+  for (const DecodeSample& s : m_decode) {
+    csv += QStringLiteral("decode,%1,,,%2,,,\n").arg(exact(s.seconds), exact(s.tokensPerSecond));
+  }
+  for (const ReplySample& r : m_replies) {
+    csv += QStringLiteral("reply,,%1,%2,%3,,,\n").arg(r.index).arg(exact(r.ttftMs), exact(r.tokensPerSecond));
+  }
+  for (const MemorySample& m : m_memory) {
+    csv += QStringLiteral("memory,,,,,%1,%2,%3\n").arg(m.weights).arg(m.kvCache).arg(m.scratch);
+  }
+  return csv;
+}
+
+}  // namespace inferscope::ui

@@ -1,0 +1,99 @@
+// PerformancePanel: live charts of the chat session: decode speed over time, time to first token
+// per reply, memory by category against the machine's RAM, and cache hit rates (shown as "off"
+// until the engine has those caches). Samples are recorded as they come; redraws are paced by a
+// timer, never one per sample. Everything recorded can be exported as CSV, each chart as PNG.
+#pragma once
+
+#include <QWidget>
+#include <array>
+#include <vector>
+
+class QCPBars;
+class QCPGraph;
+class QCPItemStraightLine;
+class QCPItemText;
+class QCustomPlot;
+class QLabel;
+class QTimer;
+
+namespace inferscope::ui {
+
+class PerformancePanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum class Chart { DecodeRate, TimeToFirstToken, Memory };
+  Q_ENUM(Chart)
+
+  explicit PerformancePanel(QWidget* parent = nullptr);
+
+  // Renders `which` with all recorded data; false when the file cannot be written.
+  bool exportChartPng(const QString& path, Chart which);
+  // Every recorded sample, one row each, with a header row.
+  QString metricsCsv() const;
+
+ public slots:
+  // `seconds` on the caller's clock (since app start or reply start); samples in time order.
+  void addDecodeSample(double seconds, double tokensPerSecond);
+  void addReply(int index, double ttftMs, double tokensPerSecond);
+  // The current memory by category; a call that repeats the current values records nothing.
+  void setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes);
+  void clear();
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  struct DecodeSample {
+    double seconds;
+    double tokensPerSecond;
+  };
+  struct ReplySample {
+    int index;
+    double ttftMs;
+    double tokensPerSecond;
+  };
+  struct MemorySample {
+    quint64 weights;
+    quint64 kvCache;
+    quint64 scratch;
+    quint64 total() const { return weights + kvCache + scratch; }
+    bool operator==(const MemorySample&) const = default;
+  };
+  static constexpr int kChartCount = 3;
+
+  QCustomPlot* createPlot(Chart chart, const QString& title);
+  void createDecodeChart();
+  void createReplyChart();
+  void createMemoryChart();
+  QWidget* createCacheRates();
+  void applyPalette();
+
+  void markDirty(Chart chart);
+  void redrawDirty();
+  void rescale(Chart chart);
+  void rescaleDecode();
+  void rescaleReplies();
+  void rescaleMemory();
+  void updateMemorySummary();
+
+  QCustomPlot*& plot(Chart chart) { return m_plots[static_cast<size_t>(chart)]; }
+
+  std::vector<DecodeSample> m_decode;
+  std::vector<ReplySample> m_replies;
+  std::vector<MemorySample> m_memory;  // each change; the last is the current state
+  const quint64 m_ramBytes;
+
+  std::array<QCustomPlot*, kChartCount> m_plots{};
+  std::array<bool, kChartCount> m_dirty{};
+  QTimer* m_redrawTimer = nullptr;
+  QCPGraph* m_decodeGraph = nullptr;
+  QCPBars* m_ttftBars = nullptr;
+  QCPGraph* m_replyRateGraph = nullptr;
+  std::array<QCPBars*, 3> m_memoryBars{};  // weights, KV cache, scratch (stacked in that order)
+  QCPItemStraightLine* m_ramLine = nullptr;
+  QCPItemText* m_ramText = nullptr;
+  QLabel* m_memorySummary = nullptr;
+};
+
+}  // namespace inferscope::ui

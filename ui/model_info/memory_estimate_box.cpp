@@ -1,0 +1,90 @@
+#include "ui/model_info/memory_estimate_box.h"
+
+#include <QFormLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QSpinBox>
+#include <QThread>
+#include <algorithm>
+
+#include "engine/model/memory_estimate.h"
+
+namespace inferscope::ui {
+
+namespace {
+
+constexpr int kMaxContext = 1 << 20;
+constexpr int kContextStep = 512;
+constexpr int64_t kSessionDefaultContext = 4096;  // Session uses min(training context, this)
+
+void showBytes(QLabel* label, quint64 bytes) {
+  label->setText(QLocale().formattedDataSize(static_cast<qint64>(bytes)));
+  label->setToolTip(QObject::tr("%1 bytes").arg(QLocale().toString(bytes)));
+}
+
+}  // namespace
+
+MemoryEstimateBox::MemoryEstimateBox(std::shared_ptr<const inferscope::gguf::File> file, QWidget* parent)
+    : QGroupBox(tr("Memory estimate before loading"), parent),
+      m_file(std::move(file)),
+      m_threads(QThread::idealThreadCount()) {
+  auto* layout = new QFormLayout(this);
+  auto config = inferscope::ModelConfig::from_gguf(*m_file);
+  if (!config) {
+    auto* error = new QLabel(tr("Cannot estimate: %1").arg(QString::fromStdString(config.message())), this);
+    error->setObjectName("estimateError");
+    error->setWordWrap(true);
+    error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addRow(error);
+    return;
+  }
+  m_config = std::move(*config);
+  createRows(layout);
+  updateEstimate();
+}
+
+void MemoryEstimateBox::createRows(QFormLayout* layout) {
+  m_context = new QSpinBox(this);
+  m_context->setObjectName("estimateContext");
+  m_context->setRange(1, kMaxContext);
+  m_context->setSingleStep(kContextStep);
+  m_context->setSuffix(tr(" tokens"));
+  m_context->setValue(static_cast<int>(std::min(m_config->n_ctx_train, kSessionDefaultContext)));
+  m_context->setToolTip(tr("The model was trained with a context of %1 tokens").arg(m_config->n_ctx_train));
+  connect(m_context, &QSpinBox::valueChanged, this, &MemoryEstimateBox::updateEstimate);
+  layout->addRow(tr("Context length"), m_context);
+  m_weights = addRow(layout, "estimateWeights", tr("Weights"));
+  m_kvCache = addRow(layout, "estimateKvCache", tr("KV cache (F16)"));
+  m_scratch = addRow(layout, "estimateScratch", tr("Scratch buffers"));
+  m_total = addRow(layout, "estimateTotal", tr("Total"));
+  QFont bold = m_total->font();
+  bold.setBold(true);
+  m_total->setFont(bold);
+}
+
+QLabel* MemoryEstimateBox::addRow(QFormLayout* layout, const QString& name, const QString& label) {
+  auto* value = new QLabel(this);
+  value->setObjectName(name);
+  layout->addRow(label, value);
+  return value;
+}
+
+void MemoryEstimateBox::setContextLength(qint64 tokens) {
+  if (m_context) m_context->setValue(static_cast<int>(std::clamp<qint64>(tokens, 1, kMaxContext)));
+}
+
+void MemoryEstimateBox::setThreadCount(int threads) {
+  m_threads = threads > 0 ? threads : QThread::idealThreadCount();
+  if (m_config) updateEstimate();
+}
+
+void MemoryEstimateBox::updateEstimate() {
+  const inferscope::MemoryEstimate e = inferscope::estimate_memory(*m_file, *m_config, m_context->value(), m_threads);
+  showBytes(m_weights, e.weights_bytes);
+  showBytes(m_kvCache, e.kv_cache_bytes);
+  showBytes(m_scratch, e.scratch_bytes);
+  showBytes(m_total, e.total_bytes());
+  m_scratch->setToolTip(m_scratch->toolTip() + tr(", for %n thread(s)", nullptr, m_threads));
+}
+
+}  // namespace inferscope::ui

@@ -1,0 +1,42 @@
+// MemoryEstimateBox: what loading a GGUF file would take (weights, F16 KV cache at a chosen
+// context, activation buffers, total), from the engine's estimate_memory before anything loads.
+#pragma once
+
+#include <QGroupBox>
+#include <memory>
+#include <optional>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_config.h"
+
+class QFormLayout;
+class QLabel;
+class QSpinBox;
+
+namespace inferscope::ui {
+
+class MemoryEstimateBox : public QGroupBox {
+  Q_OBJECT
+
+ public:
+  explicit MemoryEstimateBox(std::shared_ptr<const inferscope::gguf::File> file, QWidget* parent = nullptr);
+
+  void setContextLength(qint64 tokens);
+  void setThreadCount(int threads);  // 0 = all cores
+
+ private:
+  void createRows(QFormLayout* layout);
+  QLabel* addRow(QFormLayout* layout, const QString& name, const QString& label);
+  void updateEstimate();
+
+  std::shared_ptr<const inferscope::gguf::File> m_file;
+  std::optional<inferscope::ModelConfig> m_config;
+  int m_threads = 1;
+  QSpinBox* m_context = nullptr;
+  QLabel* m_weights = nullptr;
+  QLabel* m_kvCache = nullptr;
+  QLabel* m_scratch = nullptr;
+  QLabel* m_total = nullptr;
+};
+
+}  // namespace inferscope::ui

@@ -1,0 +1,21 @@
+// LoadSettings: what loading a model needs (file, backend, threads, context length), as the
+// settings dock's model section hands it to the main window on Apply.
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+
+namespace inferscope::ui {
+
+struct LoadSettings {
+  QString modelPath;
+  QString backend = QStringLiteral("cpu");  // id of an entry in the dock's backend list
+  int threads = 0;                          // 0 = the engine's default thread count
+  qint64 contextLength = 0;                 // 0 = the engine's default for the model
+
+  bool operator==(const LoadSettings&) const = default;
+};
+
+}  // namespace inferscope::ui
+
+Q_DECLARE_METATYPE(inferscope::ui::LoadSettings)

@@ -1,0 +1,30 @@
+// SamplingSettings: what the settings dock's sampling controls hold, as a plain value that the
+// main window passes to the engine bridge for the next reply. Defaults are the engine's own.
+#pragma once
+
+#include <QMetaType>
+#include <optional>
+
+#include "engine/runtime/generate_request.h"
+
+namespace inferscope::ui {
+
+struct SamplingSettings {
+  float temperature = SamplingParams{}.temperature;   // 0 = greedy
+  int topK = SamplingParams{}.top_k;                  // 0 = off
+  float topP = SamplingParams{}.top_p;                // 1 = off
+  float minP = SamplingParams{}.min_p;                // 0 = off
+  float repetitionPenalty = SamplingParams{}.repeat_penalty;  // 1 = off
+  std::optional<quint32> seed;                                    // empty = a random seed per reply
+  int maxTokens = GenerateRequest{}.max_tokens;
+  int beamWidth = GenerateRequest{}.beam_width;       // > 1 = beam search
+
+  bool operator==(const SamplingSettings&) const = default;
+
+  // Writes the sampler fields, max tokens and beam width into `request`; the rest stays.
+  void applyTo(GenerateRequest& request) const;
+};
+
+}  // namespace inferscope::ui
+
+Q_DECLARE_METATYPE(inferscope::ui::SamplingSettings)

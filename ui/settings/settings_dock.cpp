@@ -1,0 +1,65 @@
+#include "ui/settings/settings_dock.h"
+
+#include <QGroupBox>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include "ui/settings/model_form.h"
+#include "ui/settings/preset_bar.h"
+#include "ui/settings/sampling_form.h"
+
+namespace inferscope::ui {
+
+namespace {
+
+QGroupBox* group(const QString& title, QWidget* content) {
+  auto* box = new QGroupBox(title);
+  auto* layout = new QVBoxLayout(box);
+  layout->addWidget(content);
+  return box;
+}
+
+}  // namespace
+
+SettingsDock::SettingsDock(QWidget* parent) : QDockWidget(tr("Settings"), parent) {
+  setObjectName("settingsDock");
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setWidget(createContents());
+  setWidget(scroll);
+
+  connect(m_sampling, &SamplingForm::changed, this, &SettingsDock::samplingChanged);
+  connect(m_model, &ModelForm::applyRequested, this, &SettingsDock::reloadRequested);
+  connect(m_presets, &PresetBar::saveRequested, this,
+          [this](const QString& name) { emit presetSaveRequested(name, sampling()); });
+  connect(m_presets, &PresetBar::loadRequested, this, &SettingsDock::presetLoadRequested);
+  connect(m_presets, &PresetBar::deleteRequested, this, &SettingsDock::presetDeleteRequested);
+}
+
+QWidget* SettingsDock::createContents() {
+  m_sampling = new SamplingForm;
+  m_presets = new PresetBar;
+  m_model = new ModelForm;
+  auto* contents = new QWidget;
+  auto* layout = new QVBoxLayout(contents);
+  layout->addWidget(group(tr("Sampling (next reply)"), m_sampling));
+  layout->addWidget(group(tr("Presets"), m_presets));
+  layout->addWidget(group(tr("Model (reloads on Apply)"), m_model));
+  layout->addStretch(1);
+  return contents;
+}
+
+SamplingSettings SettingsDock::sampling() const { return m_sampling->settings(); }
+
+LoadSettings SettingsDock::loadSettings() const { return m_model->settings(); }
+
+void SettingsDock::applySampling(const SamplingSettings& settings) { m_sampling->setSettings(settings); }
+
+void SettingsDock::setPresetNames(const QStringList& names) { m_presets->setNames(names); }
+
+void SettingsDock::setLoadSettings(const LoadSettings& settings) { m_model->setSettings(settings); }
+
+void SettingsDock::setRecentModels(const QStringList& paths) { m_model->setRecentModels(paths); }
+
+}  // namespace inferscope::ui

@@ -1,0 +1,50 @@
+// SettingsDock: sampling settings (apply to the next reply), sampling presets, and the model to
+// load (applied by a reload on Apply). It holds no state beyond its controls: the main window
+// wires its signals to the engine bridge and the preset store.
+#pragma once
+
+#include <QDockWidget>
+#include <QStringList>
+
+#include "ui/settings/load_settings.h"
+#include "ui/settings/sampling_settings.h"
+
+namespace inferscope::ui {
+
+class ModelForm;
+class PresetBar;
+class SamplingForm;
+
+class SettingsDock : public QDockWidget {
+  Q_OBJECT
+
+ public:
+  explicit SettingsDock(QWidget* parent = nullptr);
+
+  SamplingSettings sampling() const;
+  LoadSettings loadSettings() const;
+
+ public slots:
+  // Shows `settings` (a loaded preset, restored settings) and emits samplingChanged once.
+  void applySampling(const SamplingSettings& settings);
+  void setPresetNames(const QStringList& names);
+  // Fills in the model section without requesting a reload.
+  void setLoadSettings(const LoadSettings& settings);
+  void setRecentModels(const QStringList& paths);
+
+ signals:
+  void samplingChanged(const SamplingSettings& settings);
+  void reloadRequested(const LoadSettings& settings);
+  void presetSaveRequested(const QString& name, const SamplingSettings& settings);
+  void presetLoadRequested(const QString& name);
+  void presetDeleteRequested(const QString& name);
+
+ private:
+  QWidget* createContents();
+
+  SamplingForm* m_sampling = nullptr;
+  PresetBar* m_presets = nullptr;
+  ModelForm* m_model = nullptr;
+};
+
+}  // namespace inferscope::ui
