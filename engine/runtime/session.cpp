@@ -151,7 +151,7 @@ Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
   INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, result.prompt_token_ids, false, logits.data()));
   result.timings.prefill_ms = ms_since(start);
 
-  StreamingDetokenizer detok(tok);
+  StreamingDetokenizer detok(tok, StreamingDetokenizer::ControlTokens::Hidden);
   double decode_ms = 0;
   size_t decode_calls = 0;
   result.stop_reason = "max_tokens";
@@ -212,7 +212,7 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
   BeamSearchParams params;
   params.beam_width = request.beam_width;
   params.max_tokens = request.max_tokens;
-  StreamingDetokenizer detok(tok);
+  StreamingDetokenizer detok(tok, StreamingDetokenizer::ControlTokens::Hidden);
   bool first = true;
   const auto decode_start = Clock::now();
   auto ids = beam_search(beam_model, logits, params, [&](int32_t id) {

@@ -48,9 +48,11 @@ void append_sanitized(std::string_view s, std::string& out) {
 
 }  // namespace
 
-StreamingDetokenizer::StreamingDetokenizer(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+StreamingDetokenizer::StreamingDetokenizer(const Tokenizer& tokenizer, ControlTokens control)
+    : tokenizer_(tokenizer), control_(control) {}
 
 std::string StreamingDetokenizer::push(int32_t id) {
+  if (control_ == ControlTokens::Hidden && tokenizer_.is_hidden_in_generated_text(id)) return {};
   pending_ += tokenizer_.token_to_piece(id);
   const size_t hold = incomplete_tail(pending_);
   std::string out;

@@ -11,8 +11,10 @@ class Tokenizer;
 
 class StreamingDetokenizer {
  public:
-  // `tokenizer` must outlive this object.
-  explicit StreamingDetokenizer(const Tokenizer& tokenizer);
+  enum class ControlTokens { Shown, Hidden };
+
+  // `tokenizer` must outlive this object. Hidden: control tokens add no text (generated output).
+  explicit StreamingDetokenizer(const Tokenizer& tokenizer, ControlTokens control = ControlTokens::Shown);
 
   // The text completed by this token (may be empty). Bytes that can never become valid UTF-8
   // come out as U+FFFD; only a still-incomplete sequence at the end is held back.
@@ -22,6 +24,7 @@ class StreamingDetokenizer {
 
  private:
   const Tokenizer& tokenizer_;
+  ControlTokens control_;
   std::string pending_;
 };
 

@@ -90,6 +90,10 @@ bool Tokenizer::is_control(int32_t id) const {
   return is_valid(id) && (vocab_->token(id).attr & (tok::kAttrControl | tok::kAttrUnknown)) != 0;
 }
 
+bool Tokenizer::is_hidden_in_generated_text(int32_t id) const {
+  return is_valid(id) && (vocab_->token(id).attr & tok::kAttrControl) != 0;
+}
+
 const std::string& Tokenizer::token_text(int32_t id) const {
   static const std::string empty;
   return is_valid(id) ? vocab_->token(id).text : empty;

@@ -62,6 +62,9 @@ class Tokenizer {
   bool is_end_of_generation(int32_t id) const;  // EOS, EOT, EOM and similar end tokens
   bool is_valid(int32_t id) const;
   bool is_control(int32_t id) const;  // control (and unknown) tokens, e.g. to hide in a UI
+  // Control tokens (BOS, <|im_start|>, ...; not unknown ones) print nothing in generated text,
+  // as in llama.cpp's output without special tokens.
+  bool is_hidden_in_generated_text(int32_t id) const;
 
   // What the metadata had that was tolerated rather than refused (for `inspect`).
   const std::vector<std::string>& load_warnings() const;

@@ -85,5 +85,20 @@ TEST(TokenizerStreaming, ReplacesBytesThatCannotBecomeValid) {
   EXPECT_EQ(detok.flush(), "");
 }
 
+TEST(TokenizerStreaming, HidesControlTokensInGeneratedText) {
+  auto tok = load("llama.cpp-vocab/ggml-vocab-llama-spm.gguf");
+  ASSERT_TRUE(tok);
+  const int32_t a = find_token(*tok, "a");
+  ASSERT_GE(a, 0);
+  // BOS (<s>, id 1) is a control token; <unk> (id 0) is not hidden (llama.cpp prints it).
+  StreamingDetokenizer shown(*tok);
+  EXPECT_EQ(shown.push(1), "<s>");
+  StreamingDetokenizer hidden(*tok, StreamingDetokenizer::ControlTokens::Hidden);
+  EXPECT_EQ(hidden.push(1), "");
+  EXPECT_EQ(hidden.push(a), "a");
+  EXPECT_FALSE(tok->is_hidden_in_generated_text(0));
+  EXPECT_FALSE(tok->is_hidden_in_generated_text(a));
+}
+
 }  // namespace
 }  // namespace inferscope
