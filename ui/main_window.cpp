@@ -4,12 +4,17 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFormLayout>
 #include <QHBoxLayout>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
 #include <QToolButton>
@@ -19,7 +24,14 @@
 #include "ui/chat/chat_view.h"
 #include "ui/chat/conversation.h"
 #include "ui/chat/message_input.h"
+#include "ui/export/export_menu.h"
+#include "ui/metrics/performance_panel.h"
+#include "ui/model_info/model_info_dialog.h"
+#include "ui/sessions/session_sidebar.h"
+#include "ui/settings/sampling_json.h"
+#include "ui/settings/settings_dock.h"
 #include "ui/status/engine_status_bar.h"
+#include "ui/store/chat_recorder.h"
 
 namespace inferscope::ui {
 
@@ -28,6 +40,8 @@ namespace {
 constexpr const char* kGeometryKey = "window/geometry";
 constexpr const char* kStateKey = "window/state";
 constexpr const char* kSplitterKey = "window/splitter";
+constexpr const char* kRecentModelsKey = "models/recent";
+constexpr int kRecentModels = 8;
 
 // The single local file of a drag, or an empty string.
 QString droppedFile(const QMimeData* mime) {
@@ -38,14 +52,17 @@ QString droppedFile(const QMimeData* mime) {
 
 }  // namespace
 
-MainWindow::MainWindow(QWidget* parent)
+MainWindow::MainWindow(QWidget* parent) : MainWindow(QString(), parent) {}
+
+MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
     : QMainWindow(parent),
+      m_store(databasePath),
       m_conversation(new Conversation(this)),
-      m_chat(new ChatSession(m_engine.controller(), m_conversation, this)) {
+      m_chat(new ChatSession(m_engine.controller(), m_conversation, this)),
+      m_recorder(new ChatRecorder(m_conversation, m_store.worker(), this)) {
   setObjectName(QStringLiteral("mainWindow"));
   setWindowTitle(tr("Inferscope"));
   setAcceptDrops(true);
-  m_chat->setMaxTokens(QSettings().value(kMaxTokensKey, ChatSession::kDefaultMaxTokens).toInt());
 
   m_view = new ChatView(m_conversation, this);
   m_splitter = new QSplitter(Qt::Vertical, this);
@@ -55,11 +72,18 @@ MainWindow::MainWindow(QWidget* parent)
   buildActions();
   m_splitter->addWidget(buildComposer());
   m_splitter->setStretchFactor(0, 1);
-  setCentralWidget(m_splitter);
+  setCentralWidget(buildChatPane());
+  buildSessionsDock();
+  buildSettingsDock();
+  buildPerformanceDock();
   buildMenus();
   m_status = new EngineStatusBar(this);
   setStatusBar(m_status);
   connectEngine();
+  connectStore();
+  connectSettings();
+  connectPerformance();
+  m_store.worker()->open();
   restoreWindowState();
   updateActions();
   m_input->setFocus();
@@ -90,8 +114,86 @@ void MainWindow::buildActions() {
   connect(m_regenerateAction, &QAction::triggered, m_chat, &ChatSession::regenerate);
   connect(m_copyAction, &QAction::triggered, this, &MainWindow::copyLastReply);
   connect(m_editAction, &QAction::triggered, this, &MainWindow::editLastMessage);
-  connect(m_newChatAction, &QAction::triggered, m_chat, &ChatSession::clear);
-  connect(m_newChatAction, &QAction::triggered, this, &MainWindow::updateActions);
+  connect(m_newChatAction, &QAction::triggered, this, &MainWindow::startNewChat);
+}
+
+// The session's system prompt above the chat and its composer.
+QWidget* MainWindow::buildChatPane() {
+  auto* pane = new QWidget(this);
+  m_systemPrompt = new QLineEdit(pane);
+  m_systemPrompt->setObjectName(QStringLiteral("systemPrompt"));
+  m_systemPrompt->setPlaceholderText(tr("System prompt for this chat (optional)"));
+  m_systemPrompt->setClearButtonEnabled(true);
+  connect(m_systemPrompt, &QLineEdit::editingFinished, this, &MainWindow::applySystemPrompt);
+  auto* form = new QFormLayout();
+  form->setContentsMargins(8, 4, 8, 0);
+  form->addRow(tr("System:"), m_systemPrompt);
+  auto* layout = new QVBoxLayout(pane);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addLayout(form);
+  layout->addWidget(m_splitter, 1);
+  return pane;
+}
+
+void MainWindow::buildSessionsDock() {
+  m_sidebar = new SessionSidebar(this);
+  m_sessionsDock = new QDockWidget(tr("Sessions"), this);
+  m_sessionsDock->setObjectName(QStringLiteral("sessionsDock"));
+  m_sessionsDock->setWidget(m_sidebar);
+  addDockWidget(Qt::LeftDockWidgetArea, m_sessionsDock);
+}
+
+void MainWindow::connectStore() {
+  StoreWorker* store = m_store.worker();
+  connect(store, &StoreWorker::noticeRaised, this, &MainWindow::showNotice);
+  connect(store, &StoreWorker::failed, this, [this](const QString& message) {
+    m_status->showMessage(tr("Chat history: %1").arg(message), 10000);
+  });
+  connect(store, &StoreWorker::sessionsListed, m_sidebar, &SessionSidebar::setSessions);
+  connect(store, &StoreWorker::currentSessionChanged, m_sidebar, &SessionSidebar::setCurrent);
+  connect(store, &StoreWorker::sessionLoaded, this, &MainWindow::onSessionLoaded);
+  connect(m_sidebar, &SessionSidebar::sessionActivated, this, [this, store](qint64 id) {
+    if (!m_chat->isBusy()) store->selectSession(id);
+  });
+  connect(m_sidebar, &SessionSidebar::newRequested, this, &MainWindow::startNewChat);
+  connect(m_sidebar, &SessionSidebar::renameRequested, store, &StoreWorker::renameSession);
+  connect(m_sidebar, &SessionSidebar::deleteRequested, this, [this, store](qint64 id) {
+    if (id == m_sidebar->currentId()) startNewChat();
+    store->deleteSession(id);
+  });
+  connect(m_sidebar, &SessionSidebar::undoRequested, store, &StoreWorker::undoDelete);
+  connect(m_sidebar, &SessionSidebar::filterChanged, store, &StoreWorker::setFilter);
+}
+
+void MainWindow::startNewChat() {
+  if (m_chat->isBusy()) return;
+  m_recorder->load({});
+  m_store.worker()->newSession(m_systemPrompt->text());
+  updateActions();
+}
+
+void MainWindow::onSessionLoaded(const SessionInfo& session, const QList<ConversationMessage>& messages) {
+  if (m_chat->isBusy()) return;
+  m_recorder->load(messages);
+  m_systemPrompt->setText(session.systemPrompt);
+  m_chat->setSystemPrompt(session.systemPrompt);
+  updateActions();
+}
+
+void MainWindow::applySystemPrompt() {
+  if (m_systemPrompt->text() == m_chat->systemPrompt()) return;
+  m_chat->setSystemPrompt(m_systemPrompt->text());
+  m_store.worker()->setSystemPrompt(m_systemPrompt->text());
+}
+
+// Not blocking: the database and the engine keep working while it is open.
+void MainWindow::showNotice(const QString& title, const QString& text) {
+  auto* box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+  box->setObjectName(QStringLiteral("storeNotice"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+  emit noticeShown(title, text);
 }
 
 QWidget* MainWindow::buildComposer() {
@@ -122,6 +224,9 @@ void MainWindow::buildMenus() {
   QAction* open = file->addAction(tr("&Open Model…"), this, &MainWindow::openModelDialog);
   open->setShortcut(QKeySequence::Open);
   file->addSeparator();
+  m_export = new ExportMenu(m_conversation, m_chat, m_sidebar, m_performance, this);
+  m_export->addTo(file);
+  file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
   QMenu* chat = menuBar()->addMenu(tr("&Chat"));
@@ -130,6 +235,96 @@ void MainWindow::buildMenus() {
   chat->addActions({m_copyAction, m_editAction});
   chat->addSeparator();
   chat->addAction(m_newChatAction);
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addActions({m_sessionsDock->toggleViewAction(), m_settings->toggleViewAction(),
+                    m_performanceDock->toggleViewAction()});
+  view->addSeparator();
+  m_modelInfoAction = view->addAction(tr("Model &Info…"), this, &MainWindow::openModelInfo);
+  m_modelInfoAction->setObjectName(QStringLiteral("modelInfoAction"));
+}
+
+void MainWindow::buildSettingsDock() {
+  m_settings = new SettingsDock(this);
+  // Wide enough for its forms without a horizontal scroll bar.
+  if (auto* scroll = qobject_cast<QScrollArea*>(m_settings->widget())) {
+    m_settings->setMinimumWidth(scroll->widget()->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+  }
+  addDockWidget(Qt::RightDockWidgetArea, m_settings);
+  m_settings->setRecentModels(QSettings().value(kRecentModelsKey).toStringList());
+}
+
+void MainWindow::buildPerformanceDock() {
+  m_performance = new PerformancePanel(this);
+  // Scrolls, so that the charts never squeeze the chat.
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setWidget(m_performance);
+  m_performanceDock = new QDockWidget(tr("Performance"), this);
+  m_performanceDock->setObjectName(QStringLiteral("performanceDock"));
+  m_performanceDock->setWidget(scroll);
+  addDockWidget(Qt::BottomDockWidgetArea, m_performanceDock);
+  // The side docks run the full height; the charts sit under the chat only.
+  setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+  setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+}
+
+// Sampling applies to the next reply; Apply reloads the model; presets live in the database.
+void MainWindow::connectSettings() {
+  StoreWorker* store = m_store.worker();
+  connect(m_settings, &SettingsDock::samplingChanged, this, [this](const SamplingSettings& sampling) {
+    m_chat->setSampling(sampling);
+    QSettings().setValue(kMaxTokensKey, sampling.maxTokens);
+  });
+  connect(m_settings, &SettingsDock::reloadRequested, this, &MainWindow::reload);
+  connect(m_settings, &SettingsDock::presetSaveRequested, this,
+          [store](const QString& name, const SamplingSettings& sampling) { store->savePreset(name, samplingToJson(sampling)); });
+  connect(m_settings, &SettingsDock::presetLoadRequested, store, &StoreWorker::loadPreset);
+  connect(m_settings, &SettingsDock::presetDeleteRequested, store, &StoreWorker::deletePreset);
+  connect(store, &StoreWorker::presetsListed, m_settings, &SettingsDock::setPresetNames);
+  connect(store, &StoreWorker::presetLoaded, this, [this](const QString& name, const QString& json) {
+    const auto sampling = samplingFromJson(json);
+    if (sampling) m_settings->applySampling(*sampling);
+    else m_status->showMessage(tr("Preset %1 is not valid JSON").arg(name), 10000);
+  });
+  SamplingSettings sampling = m_settings->sampling();
+  sampling.maxTokens = QSettings().value(kMaxTokensKey, ChatSession::kDefaultMaxTokens).toInt();
+  m_settings->applySampling(sampling);
+}
+
+void MainWindow::connectPerformance() {
+  m_clock.start();
+  connect(m_engine.controller(), &EngineController::metrics, m_performance, [this](const MetricsSample& sample) {
+    m_performance->addDecodeSample(m_clock.elapsed() / 1000.0, sample.decodeTokensPerSecond);
+    m_performance->setMemory(sample.weightsBytes, sample.kvCacheBytes, sample.scratchBytes);
+  });
+  connect(m_chat, &ChatSession::replyFinished, m_performance, [this](const ReplyStats& stats) {
+    m_performance->addReply(++m_replies, stats.ttftMs, stats.tokensPerSecond);
+  });
+}
+
+void MainWindow::reload(const LoadSettings& settings) {
+  LoadOptions options;
+  options.threads = settings.threads;
+  options.contextLength = settings.contextLength;
+  loadModel(settings.modelPath, options);
+}
+
+void MainWindow::rememberModel(const QString& path) {
+  QSettings settings;
+  QStringList recent = settings.value(kRecentModelsKey).toStringList();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > kRecentModels) recent.removeLast();
+  settings.setValue(kRecentModelsKey, recent);
+  m_settings->setRecentModels(recent);
+}
+
+void MainWindow::openModelInfo() {
+  if (m_modelPath.isEmpty()) return;
+  auto* dialog = new ModelInfoDialog(m_modelPath, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->open();
 }
 
 void MainWindow::connectEngine() {
@@ -147,19 +342,24 @@ void MainWindow::connectEngine() {
   });
 }
 
-void MainWindow::loadModel(const QString& path) {
+void MainWindow::loadModel(const QString& path, const LoadOptions& options) {
   m_chat->stop();
   m_loading = true;
   m_loadingPath = path;
   m_status->showLoading(path);
   updateActions();
-  m_engine.controller()->loadModel(path, LoadOptions{});
+  m_engine.controller()->loadModel(path, options);
 }
 
 void MainWindow::onModelLoaded(const ModelSummary& summary) {
   m_loading = false;
   m_hasModel = true;
   m_status->showModel(summary);
+  m_modelPath = summary.path;
+  LoadSettings loaded = m_settings->loadSettings();
+  loaded.modelPath = summary.path;
+  m_settings->setLoadSettings(loaded);
+  rememberModel(summary.path);
   setWindowTitle(tr("%1 — Inferscope").arg(QFileInfo(summary.path).fileName()));
   updateActions();
   emit modelLoaded(summary);
@@ -217,6 +417,8 @@ void MainWindow::updateActions() {
   m_copyAction->setEnabled(!m_chat->lastReply().isEmpty());
   m_editAction->setEnabled(idle && m_chat->canEditLast());
   m_newChatAction->setEnabled(!m_chat->isBusy());
+  m_modelInfoAction->setEnabled(m_hasModel);
+  m_sidebar->setEnabled(!m_chat->isBusy());
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -238,7 +440,10 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 void MainWindow::restoreWindowState() {
   const QSettings settings;
   if (!restoreGeometry(settings.value(kGeometryKey).toByteArray())) resize(900, 700);
-  restoreState(settings.value(kStateKey).toByteArray());
+  if (!restoreState(settings.value(kStateKey).toByteArray())) {
+    resizeDocks({m_sessionsDock, m_settings}, {220, 320}, Qt::Horizontal);
+    resizeDocks({m_performanceDock}, {240}, Qt::Vertical);
+  }
   if (!m_splitter->restoreState(settings.value(kSplitterKey).toByteArray())) m_splitter->setSizes({560, 140});
 }
 

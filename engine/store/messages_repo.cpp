@@ -12,6 +12,9 @@ constexpr const char* kInsertMessage =
 constexpr const char* kReplaceMessage =
     "UPDATE messages SET content = ?2, tokens = ?3, tokens_per_second = ?4, ttft_ms = ?5, stop_reason = ?6, "
     "model = ?7, backend = ?8 WHERE id = ?1";
+constexpr const char* kDeleteAfterFirst =
+    "DELETE FROM messages WHERE session_id = ?1 AND id NOT IN "
+    "(SELECT id FROM messages WHERE session_id = ?1 ORDER BY id LIMIT ?2)";
 constexpr const char* kSessionDeletedAt = "SELECT deleted_at FROM sessions WHERE id = ?1";
 constexpr const char* kTouchSession = "UPDATE sessions SET updated_at = ?2 WHERE id = ?1";
 
@@ -106,6 +109,17 @@ Result<MessageRecord> MessagesRepo::replace_last_assistant(std::int64_t session_
   });
   if (!status) return status;
   return record;
+}
+
+Status MessagesRepo::keep_first(std::int64_t session_id, std::int64_t count) {
+  return db_.write_transaction("removing the last messages of a session", [&]() -> Status {
+    INFERSCOPE_RETURN_IF_ERROR(require_live_session(session_id));
+    Result<Statement> remove = db_.prepare(kDeleteAfterFirst);
+    if (!remove) return remove.status();
+    remove->bind(1, session_id).bind(2, count);
+    INFERSCOPE_RETURN_IF_ERROR(remove->run());
+    return touch_session(session_id, db_.now_ms());
+  });
 }
 
 Result<std::vector<MessageRecord>> MessagesRepo::list(std::int64_t session_id) {

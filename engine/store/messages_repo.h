@@ -48,6 +48,8 @@ class MessagesRepo {
   // assistant's.
   Result<MessageRecord> replace_last_assistant(std::int64_t session_id, const std::string& content,
                                                const MessageStats& stats);
+  // Edit-and-resend: keeps the session's first `count` messages and removes the rest.
+  Status keep_first(std::int64_t session_id, std::int64_t count);
   // In the order they were appended.
   Result<std::vector<MessageRecord>> list(std::int64_t session_id);
 

@@ -9,6 +9,8 @@ constexpr const char* kInsertSession =
     "INSERT INTO sessions (title, system_prompt, model_path, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)";
 constexpr const char* kRenameSession =
     "UPDATE sessions SET title = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL";
+constexpr const char* kSetSystemPrompt =
+    "UPDATE sessions SET system_prompt = ?2, updated_at = ?3 WHERE id = ?1 AND deleted_at IS NULL";
 constexpr const char* kSoftDeleteSession =
     "UPDATE sessions SET deleted_at = ?2 WHERE id = ?1 AND deleted_at IS NULL";
 constexpr const char* kUndoDeleteSession =
@@ -76,6 +78,11 @@ Status SessionsRepo::change_one(std::int64_t id, const std::string& what, const 
 Status SessionsRepo::rename(std::int64_t id, const std::string& title) {
   return change_one(id, "renaming a session", kRenameSession,
                     [&](Statement& update) { update.bind(1, id).bind(2, title).bind(3, db_.now_ms()); });
+}
+
+Status SessionsRepo::set_system_prompt(std::int64_t id, const std::string& system_prompt) {
+  return change_one(id, "changing a session's system prompt", kSetSystemPrompt,
+                    [&](Statement& update) { update.bind(1, id).bind(2, system_prompt).bind(3, db_.now_ms()); });
 }
 
 Status SessionsRepo::soft_delete(std::int64_t id) {

@@ -38,6 +38,7 @@ class SessionsRepo {
   // Sessions not deleted, most recently updated first.
   Result<std::vector<SessionRecord>> list();
   Status rename(std::int64_t id, const std::string& title);
+  Status set_system_prompt(std::int64_t id, const std::string& system_prompt);
   // Hides the session (and its messages) until undo_delete or purge_deleted.
   Status soft_delete(std::int64_t id);
   Status undo_delete(std::int64_t id);

@@ -1,5 +1,5 @@
 // Messages: append with stats round trips, order, regenerate (replace the last assistant
-// message), and refusals for missing or deleted sessions.
+// message), edit-and-resend (keep the first messages), and refusals for missing or deleted sessions.
 #include <gtest/gtest.h>
 
 #include "tests/store/store_test_support.h"
@@ -120,6 +120,20 @@ TEST_F(MessagesTest, LargeMessageRoundTrips) {
   ASSERT_TRUE(store_->messages().append(session_, {MessageRole::assistant, content, {}}));
   ASSERT_EQ(listed().size(), 1u);
   EXPECT_EQ(listed()[0].content, content);
+}
+
+TEST_F(MessagesTest, KeepFirstRemovesTheLaterMessagesAndTheirSearchEntries) {
+  for (const char* text : {"first question", "first answer", "second question", "second answer"}) {
+    ASSERT_TRUE(store_->messages().append(session_, {MessageRole::user, text, {}}));
+  }
+  ASSERT_TRUE(store_->messages().keep_first(session_, 2));
+  ASSERT_EQ(listed().size(), 2u);
+  EXPECT_EQ(listed()[1].content, "first answer");
+  Result<std::vector<std::int64_t>> found = store_->search().find("second");
+  ASSERT_TRUE(found) << found.message();
+  EXPECT_TRUE(found->empty());
+  ASSERT_TRUE(store_->messages().keep_first(session_, 0));
+  EXPECT_TRUE(listed().empty());
 }
 
 }  // namespace

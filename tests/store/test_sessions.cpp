@@ -57,6 +57,15 @@ TEST_F(SessionsTest, ListIsNewestFirstAndFollowsActivity) {
   EXPECT_EQ(listed_titles(), (std::vector<std::string>{"first", "third", "second"}));
 }
 
+TEST_F(SessionsTest, SetSystemPromptIsStored) {
+  const std::int64_t id = create("chat");
+  ASSERT_TRUE(store_->sessions().set_system_prompt(id, "answer in French"));
+  Result<SessionRecord> session = store_->sessions().get(id);
+  ASSERT_TRUE(session) << session.message();
+  EXPECT_EQ(session->system_prompt, "answer in French");
+  EXPECT_FALSE(store_->sessions().set_system_prompt(id + 100, "nobody"));
+}
+
 TEST_F(SessionsTest, RenameChangesTitleAndMovesToTop) {
   const std::int64_t id = create("old");
   create("other");

@@ -1,7 +1,8 @@
 // test_ui's main: one QApplication for every test, on the offscreen platform unless the caller
-// chose one, with the app's settings in a scratch directory (never the user's) and the C locale
+// chose one, with the app's settings and database in a scratch directory (never the user's) and the C locale
 // (numbers formatted the same everywhere).
 #include <QApplication>
+#include <QFile>
 #include <QLocale>
 #include <QSettings>
 
@@ -18,6 +19,8 @@ int main(int argc, char** argv) {
   QSettings::setDefaultFormat(QSettings::IniFormat);
   const auto settings = inferscope::testing::scratch_dir("ui-settings");
   QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, QString::fromStdString(settings.string()));
+  const auto database = inferscope::testing::scratch_dir("ui-database") / "inferscope.sqlite";
+  qputenv("INFERSCOPE_DATABASE", QFile::encodeName(QString::fromStdString(database.string())));
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

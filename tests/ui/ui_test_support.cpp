@@ -36,8 +36,13 @@ QString saveScreenshot(QWidget* widget, const QString& name) {
   return path;
 }
 
-std::unique_ptr<MainWindow> windowWithModel() {
-  auto window = std::make_unique<MainWindow>();
+QString scratchDatabase(const QString& name) {
+  const auto dir = inferscope::testing::scratch_dir(name.toStdString());
+  return QDir(QString::fromStdString(dir.string())).filePath(QStringLiteral("inferscope.sqlite"));
+}
+
+std::unique_ptr<MainWindow> windowWithModel(const QString& databasePath) {
+  auto window = std::make_unique<MainWindow>(databasePath);
   window->resize(900, 700);
   window->show();
   QSignalSpy loaded(window.get(), &MainWindow::modelLoaded);

@@ -19,7 +19,10 @@ bool waitForSignal(const QSignalSpy& spy, int timeoutMs = 10000);
 QString garbageGguf(const QString& name, int bytes);
 // Saves the widget's rendering as <build>/tests/ui/screenshots/<name>.png; returns the path.
 QString saveScreenshot(QWidget* widget, const QString& name);
-// A shown 900x700 main window with the bundled model loaded (fails the test otherwise).
-std::unique_ptr<MainWindow> windowWithModel();
+// A shown 900x700 main window with the bundled model loaded (fails the test otherwise), on the
+// database at `databasePath` (the tests' shared scratch database when empty).
+std::unique_ptr<MainWindow> windowWithModel(const QString& databasePath = {});
+// A database path in a new scratch directory called `name`.
+QString scratchDatabase(const QString& name);
 
 }  // namespace inferscope::ui::testing

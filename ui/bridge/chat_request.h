@@ -1,10 +1,12 @@
 // What the chat asks the engine for: the conversation so far (ending with the user's turn) and
-// the reply's limits.
+// the reply's limits and sampling.
 #pragma once
 
 #include <QList>
 #include <QMetaType>
 #include <QString>
+
+#include "ui/settings/sampling_settings.h"
 
 namespace inferscope::ui {
 
@@ -16,6 +18,7 @@ struct ChatTurn {
 struct ChatRequest {
   QList<ChatTurn> messages;
   int maxTokens = 512;
+  SamplingSettings sampling;  // its maxTokens is ignored: maxTokens above is the reply's limit
 };
 
 }  // namespace inferscope::ui

@@ -105,6 +105,7 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   }
   SessionOptions sessionOptions;
   sessionOptions.n_threads = threadsFor(options);
+  sessionOptions.n_ctx = options.contextLength;
   auto session = Session::create(*model, sessionOptions);
   if (!session) {
     emit loadFailed(qstr(session.message()));
@@ -133,6 +134,9 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
     emit replyFailed(qstr(engineRequest.message()));
     return;
   }
+  const int32_t room = engineRequest->max_tokens;  // what build_chat_request left for the reply
+  request.sampling.applyTo(*engineRequest);
+  engineRequest->max_tokens = room;
   StreamPacer pacer;
   auto result = m_session->generate(*engineRequest, [&](const TokenEvent& event) {
     pacer.add(event.text, event.id >= 0);

@@ -7,6 +7,7 @@ namespace inferscope::ui {
 
 struct LoadOptions {
   int threads = 0;  // 0: every core but one, which stays free for the UI
+  qint64 contextLength = 0;  // 0: the engine's default for the model
   bool residentWeights = true;  // copy weights to huge pages (see ModelLoadOptions)
 };
 

@@ -25,6 +25,11 @@ QString ChatSession::lastReply() const {
   return i < 0 ? QString() : m_conversation->messages().at(i).text;
 }
 
+void ChatSession::setSampling(const SamplingSettings& sampling) {
+  m_sampling = sampling;
+  m_maxTokens = sampling.maxTokens;
+}
+
 bool ChatSession::send(const QString& text) {
   if (m_busy || text.trimmed().isEmpty()) return false;
   m_conversation->addUserMessage(text);
@@ -50,14 +55,12 @@ QString ChatSession::takeLastUserMessage() {
   return text;
 }
 
-void ChatSession::clear() {
-  if (!m_busy) m_conversation->truncate(0);
-}
-
 void ChatSession::startReply() {
   ChatRequest request;
-  request.messages = m_conversation->turns();
+  if (!m_systemPrompt.trimmed().isEmpty()) request.messages.append({QStringLiteral("system"), m_systemPrompt});
+  request.messages.append(m_conversation->turns());
   request.maxTokens = m_maxTokens;
+  request.sampling = m_sampling;
   m_conversation->beginReply();
   setBusy(true);
   m_engine->generate(request);

@@ -6,6 +6,7 @@
 #include <QString>
 
 #include "ui/bridge/reply_stats.h"
+#include "ui/settings/sampling_settings.h"
 
 namespace inferscope::ui {
 
@@ -27,6 +28,11 @@ class ChatSession : public QObject {
   bool canEditLast() const;
   QString lastReply() const;
   void setMaxTokens(int maxTokens) { m_maxTokens = maxTokens; }
+  // For the next reply on (its maxTokens too).
+  void setSampling(const SamplingSettings& sampling);
+  // Sent as the first message of every request (none when empty).
+  void setSystemPrompt(const QString& prompt) { m_systemPrompt = prompt; }
+  const QString& systemPrompt() const { return m_systemPrompt; }
 
   // Adds a user message and asks for a reply; false (nothing done) when busy or text is blank.
   bool send(const QString& text);
@@ -36,8 +42,6 @@ class ChatSession : public QObject {
   void regenerate();
   // Edit-and-resend: removes the last user message and what follows it, and returns its text.
   QString takeLastUserMessage();
-  // Empties the conversation (idle only).
-  void clear();
 
  signals:
   void busyChanged(bool busy);
@@ -53,6 +57,8 @@ class ChatSession : public QObject {
   EngineController* m_engine;
   Conversation* m_conversation;
   int m_maxTokens = kDefaultMaxTokens;
+  SamplingSettings m_sampling;
+  QString m_systemPrompt;
   bool m_busy = false;
 };
 

@@ -50,4 +50,14 @@ void Conversation::truncate(int count) {
   emit truncated(count);
 }
 
+void Conversation::replaceAll(const QList<ConversationMessage>& messages) {
+  m_messages.clear();
+  emit truncated(0);
+  for (const ConversationMessage& message : messages) {
+    m_messages.append(message);
+    m_messages.last().streaming = false;
+    emit messageAdded(size() - 1);
+  }
+}
+
 }  // namespace inferscope::ui

@@ -45,6 +45,9 @@ class Conversation : public QObject {
   void finishReply(const ReplyStats& stats);
   // Keeps the first `count` messages.
   void truncate(int count);
+  // Shows a stored session: the current messages go, these come in (finished, no `finished`
+  // signals: they are stored already).
+  void replaceAll(const QList<ConversationMessage>& messages);
 
  signals:
   void messageAdded(int index);
@@ -57,3 +60,5 @@ class Conversation : public QObject {
 };
 
 }  // namespace inferscope::ui
+
+Q_DECLARE_METATYPE(inferscope::ui::ConversationMessage)

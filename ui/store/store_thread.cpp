@@ -1,0 +1,22 @@
+#include "ui/store/store_thread.h"
+
+namespace inferscope::ui {
+
+StoreThread::StoreThread(const QString& databasePath) : m_worker(new StoreWorker(databasePath)) {
+  qRegisterMetaType<SessionInfo>();
+  qRegisterMetaType<ConversationMessage>();
+  qRegisterMetaType<QList<SessionInfo>>();
+  qRegisterMetaType<QList<ConversationMessage>>();
+  m_thread.setObjectName(QStringLiteral("inferscope-store"));
+  m_worker->moveToThread(&m_thread);
+  QObject::connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+  m_thread.start();
+}
+
+// Quitting from the worker's own queue lets every write queued before it commit first.
+StoreThread::~StoreThread() {
+  QMetaObject::invokeMethod(m_worker, [this] { m_thread.quit(); }, Qt::QueuedConnection);
+  m_thread.wait();
+}
+
+}  // namespace inferscope::ui
