@@ -297,9 +297,18 @@ void MainWindow::connectPerformance() {
   connect(m_engine.controller(), &EngineController::metrics, m_performance, [this](const MetricsSample& sample) {
     m_performance->addDecodeSample(m_clock.elapsed() / 1000.0, sample.decodeTokensPerSecond);
     m_performance->setMemory(sample.weightsBytes, sample.kvCacheBytes, sample.scratchBytes);
+    if (m_chat->isBusy()) m_replyHasDecodeSample = true;
+  });
+  connect(m_chat, &ChatSession::busyChanged, m_performance, [this](bool busy) {
+    if (busy) m_replyHasDecodeSample = false;
   });
   connect(m_chat, &ChatSession::replyFinished, m_performance, [this](const ReplyStats& stats) {
     m_performance->addReply(++m_replies, stats.ttftMs, stats.tokensPerSecond);
+    // A short reply can end before the first metrics sample: its average still makes a point.
+    if (!m_replyHasDecodeSample && stats.tokens > 0) {
+      m_performance->addDecodeSample(m_clock.elapsed() / 1000.0, stats.tokensPerSecond);
+    }
+    m_replyHasDecodeSample = false;
   });
 }
 

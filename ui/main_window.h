@@ -121,6 +121,7 @@ class MainWindow : public QMainWindow {
   ExportMenu* m_export = nullptr;
   QElapsedTimer m_clock;  // the decode chart's time axis
   int m_replies = 0;
+  bool m_replyHasDecodeSample = false;  // a metrics sample came during the current reply
   ChatView* m_view = nullptr;
   MessageInput* m_input = nullptr;
   QSplitter* m_splitter = nullptr;

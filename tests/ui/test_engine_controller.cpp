@@ -4,6 +4,7 @@
 
 #include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QTest>
 
 #include <gtest/gtest.h>
 
@@ -87,6 +88,8 @@ TEST_F(EngineControllerTest, StopEndsTheReplyAtOnce) {
   sinceStop.start();
   engine()->stop();
   ASSERT_TRUE(testing::waitForSignal(finished, 5000));
+  // The spy records before the timing slot runs on the engine's thread; wait for that slot.
+  for (int i = 0; i < 100 && endedAfterNs.load() < 0; ++i) QTest::qWait(10);
   const auto stats = finished.front().front().value<ReplyStats>();
   const double endedAfterMs = endedAfterNs / 1e6;
   std::printf("[ stop ] the reply ended %.2f ms after stop(), after %d tokens\n", endedAfterMs, stats.tokens);

@@ -10,7 +10,10 @@
 #include <QSignalSpy>
 #include <QSplitter>
 #include <QTest>
+#include <QToolButton>
 #include <QUrl>
+#include <QTextDocument>
+#include <QtMath>
 
 #include <gtest/gtest.h>
 
@@ -18,7 +21,9 @@
 #include "ui/chat/chat_session.h"
 #include "ui/chat/chat_view.h"
 #include "ui/chat/message_input.h"
+#include "ui/chat/markdown_view.h"
 #include "ui/chat/message_widget.h"
+#include "ui/metrics/performance_panel.h"
 #include "ui/status/engine_status_bar.h"
 
 namespace inferscope::ui {
@@ -194,6 +199,10 @@ TEST(MainWindowPalette, FollowsADarkSystemPalette) {
   dark.setColor(QPalette::Button, QColor(0x3a, 0x3a, 0x3a));
   dark.setColor(QPalette::ButtonText, QColor(0xee, 0xee, 0xee));
   dark.setColor(QPalette::PlaceholderText, QColor(0x99, 0x99, 0x99));
+  // As a system dark theme does: disabled text is dimmed.
+  for (const QPalette::ColorRole role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) {
+    dark.setColor(QPalette::Disabled, role, QColor(0x77, 0x77, 0x77));
+  }
   QApplication::setPalette(dark);
   {
     auto window = testing::windowWithModel();
@@ -201,13 +210,52 @@ TEST(MainWindowPalette, FollowsADarkSystemPalette) {
     QSignalSpy finished(window->chat(), &ChatSession::replyFinished);
     ASSERT_TRUE(window->chat()->send(QStringLiteral("Hello in the dark")));
     ASSERT_TRUE(finished.wait(kReplyTimeoutMs));
+    QTest::qWait(200);  // the charts redraw at ~12 Hz
     testing::saveScreenshot(window.get(), QStringLiteral("main_window_dark"));
     const QImage image = window->chatView()->grab().toImage();
     const MessageWidget* reply = window->chatView()->messageWidgets().at(1);
     const QColor background = image.pixelColor(reply->mapTo(window->chatView(), QPoint(4, 4)));
     EXPECT_LT(background.lightness(), 80) << "the reply is drawn on the dark palette's base colour";
+    // In this narrow window each message wraps at the view's width and shows all its lines.
+    for (const MessageWidget* message : window->chatView()->messageWidgets()) {
+      const auto* body = message->findChild<MarkdownView*>();
+      ASSERT_NE(body, nullptr);
+      EXPECT_NEAR(body->document()->textWidth(), body->viewport()->width(), 0.5) << "wraps at its own width";
+      EXPECT_GE(body->height(), qCeil(body->document()->size().height())) << message->text().toStdString();
+      EXPECT_LE(message->geometry().right(), window->chatView()->viewport()->width()) << "inside the view";
+    }
+    // However short, the reply made a point on the decode-speed chart.
+    EXPECT_TRUE(window->performancePanel()->metricsCsv().contains(QStringLiteral("\ndecode,")))
+        << window->performancePanel()->metricsCsv().toStdString();
   }
   QApplication::setPalette(original);
+}
+
+// The Stop and Send buttons under the input: Send only while idle with a model, Stop only while a
+// reply is generating.
+TEST_F(MainWindowTest, StopIsEnabledOnlyWhileGenerating) {
+  QToolButton* stop = nullptr;
+  QToolButton* send = nullptr;
+  for (QToolButton* button : window_->findChildren<QToolButton*>()) {
+    if (button->defaultAction() == action("stopAction")) stop = button;
+    if (button->defaultAction() == action("sendAction")) send = button;
+  }
+  ASSERT_NE(stop, nullptr);
+  ASSERT_NE(send, nullptr);
+  EXPECT_FALSE(stop->isEnabled()) << "idle";
+  EXPECT_TRUE(send->isEnabled()) << "idle";
+  chat()->setMaxTokens(48);
+  QSignalSpy finished(chat(), &ChatSession::replyFinished);
+  QTest::keyClicks(window_->input(), QStringLiteral("Hello"));
+  QTest::keyClick(window_->input(), Qt::Key_Return);
+  ASSERT_TRUE(chat()->isBusy());
+  EXPECT_TRUE(stop->isEnabled()) << "generating";
+  EXPECT_FALSE(send->isEnabled()) << "generating";
+  ASSERT_TRUE(finished.wait(kReplyTimeoutMs));
+  EXPECT_FALSE(stop->isEnabled()) << "finished";
+  EXPECT_TRUE(send->isEnabled()) << "finished";
+  EXPECT_FALSE(action("stopAction")->isEnabled());
+  EXPECT_TRUE(action("sendAction")->isEnabled());
 }
 
 TEST(MainWindowState, GeometryAndSplitterAreRestored) {

@@ -1,6 +1,16 @@
 // MessageWidget: replies render as Markdown, with HTML the model writes shown as text.
+#include <memory>
+
+#include <QScrollBar>
+#include <QTest>
+#include <QTextDocument>
+#include <QtMath>
+
 #include <gtest/gtest.h>
 
+#include "ui/chat/chat_view.h"
+#include "ui/chat/conversation.h"
+#include "ui/chat/markdown_view.h"
 #include "ui/chat/message_widget.h"
 
 namespace inferscope::ui {
@@ -29,6 +39,53 @@ TEST(MessageWidget, ShowsAUserMessageAsWritten) {
 TEST(MessageWidget, FormatsTheReplyStatistics) {
   const QString text = formatReplyStats(ReplyStats{12, 345.6, 7.8, QStringLiteral("cancelled")});
   EXPECT_EQ(text, QStringLiteral("12 tokens · 345.6 tokens/s · first token 7.8 ms · stopped"));
+}
+
+// The height a MarkdownView's text needs at the view's current width.
+int requiredHeight(const MarkdownView* body) {
+  std::unique_ptr<QTextDocument> document(body->document()->clone());
+  document->setTextWidth(body->viewport()->width());
+  const QMargins m = body->contentsMargins();
+  return qCeil(document->size().height()) + m.top() + m.bottom();
+}
+
+// Every message shows its whole wrapped text at a narrow width, and again after the view is
+// resized (height for width); the view scrolls instead of clipping.
+TEST(ChatView, EachMessageIsTallEnoughForItsWrappedText) {
+  Conversation conversation;
+  ChatView view(&conversation);
+  view.resize(320, 200);
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  conversation.addUserMessage(QStringLiteral("Hello in the dark, with a longer question that has to wrap"));
+  conversation.beginReply();
+  const QString story = QStringLiteral(
+      "\"What is that? What did you do?\" Anna said, \"I am trying to go to the park, Anna!\" Tom "
+      "smiled and they went to the park together, where they played on the swings all day long.");
+  for (const QString& word : story.split(QLatin1Char(' '))) {
+    conversation.appendToReply(word + QLatin1Char(' '));
+    QTest::qWait(1);
+  }
+  conversation.finishReply(ReplyStats{48, 25606.4, 0.4, QStringLiteral("max_tokens")});
+  for (const int width : {320, 240, 520, 260}) {
+    view.resize(width, 200);
+    QTest::qWait(50);
+    ASSERT_EQ(view.messageWidgets().size(), 2);
+    int total = 0;
+    for (const MessageWidget* message : view.messageWidgets()) {
+      const auto* body = message->findChild<MarkdownView*>();
+      ASSERT_NE(body, nullptr);
+      EXPECT_GT(body->width(), 0);
+      EXPECT_GE(body->height(), requiredHeight(body)) << "width " << width << ": " << message->text().toStdString();
+      EXPECT_GE(message->height(), message->minimumSizeHint().height()) << "width " << width;
+      EXPECT_GE(message->height(), body->geometry().bottom()) << "width " << width;
+      total += message->height();
+    }
+    EXPECT_GE(view.widget()->height(), total) << "width " << width;
+    if (total > view.viewport()->height()) {
+      EXPECT_GT(view.verticalScrollBar()->maximum(), 0) << "width " << width << ": the view scrolls";
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 #include "ui/chat/markdown_view.h"
 
+#include <algorithm>
+#include <memory>
+
 #include <QResizeEvent>
+#include <QTextDocument>
 #include <QtMath>
 
 namespace inferscope::ui {
@@ -9,7 +13,9 @@ MarkdownView::MarkdownView(QWidget* parent) : QTextBrowser(parent) {
   setFrameShape(QFrame::NoFrame);
   setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+  QSizePolicy policy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+  policy.setHeightForWidth(true);
+  setSizePolicy(policy);
   setOpenExternalLinks(true);
   viewport()->setAutoFillBackground(false);
   document()->setDocumentMargin(2);
@@ -23,21 +29,39 @@ MarkdownView::MarkdownView(QWidget* parent) : QTextBrowser(parent) {
 void MarkdownView::showMarkdown(const QString& markdown) {
   document()->setMarkdown(markdown, QTextDocument::MarkdownFeatures(QTextDocument::MarkdownDialectGitHub |
                                                                       QTextDocument::MarkdownNoHTML));
-  fitHeight();
+  contentChanged();
 }
 
 void MarkdownView::showPlainText(const QString& text) {
   setPlainText(text);
-  fitHeight();
+  contentChanged();
 }
 
-QSize MarkdownView::sizeHint() const { return {QTextBrowser::sizeHint().width(), contentHeight()}; }
+QSize MarkdownView::sizeHint() const { return {QTextBrowser::sizeHint().width(), heightForWidth(width())}; }
 
-QSize MarkdownView::minimumSizeHint() const { return {0, contentHeight()}; }
+// One line: the height comes from heightForWidth, which follows the width the layout gives.
+QSize MarkdownView::minimumSizeHint() const {
+  const QMargins m = contentsMargins();
+  return {0, fontMetrics().height() + 2 * qCeil(document()->documentMargin()) + m.top() + m.bottom()};
+}
+
+int MarkdownView::heightForWidth(int width) const {
+  const QMargins m = contentsMargins();
+  const int textWidth = std::max(1, width - m.left() - m.right());
+  if (qFuzzyCompare(document()->textWidth(), qreal(textWidth))) return contentHeight();
+  if (m_hfwWidth != textWidth) {
+    std::unique_ptr<QTextDocument> copy(document()->clone());
+    copy->setTextWidth(textWidth);
+    m_hfwWidth = textWidth;
+    m_hfwHeight = qCeil(copy->size().height()) + m.top() + m.bottom();
+  }
+  return m_hfwHeight;
+}
 
 void MarkdownView::resizeEvent(QResizeEvent* event) {
   QTextBrowser::resizeEvent(event);
-  if (event->size().width() != event->oldSize().width()) fitHeight();
+  // The layout gave this width for heightForWidth(width); the document is laid out at it now.
+  if (event->size().width() != event->oldSize().width() && contentHeight() != event->size().height()) updateGeometry();
 }
 
 int MarkdownView::contentHeight() const {
@@ -45,9 +69,9 @@ int MarkdownView::contentHeight() const {
   return qCeil(document()->size().height()) + m.top() + m.bottom();
 }
 
-void MarkdownView::fitHeight() {
-  const int h = contentHeight();
-  if (h != height()) setFixedHeight(h);
+void MarkdownView::contentChanged() {
+  m_hfwWidth = -1;
+  updateGeometry();
 }
 
 }  // namespace inferscope::ui

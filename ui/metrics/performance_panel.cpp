@@ -115,7 +115,7 @@ PerformancePanel::PerformancePanel(QWidget* parent)
 QCustomPlot* PerformancePanel::createPlot(Chart chart, const QString& title) {
   auto* p = new QCustomPlot(this);
   p->setObjectName(QString::fromLatin1(QMetaEnum::fromType<Chart>().valueToKey(static_cast<int>(chart))));
-  p->setMinimumHeight(150);
+  p->setMinimumHeight(200);  // title, axes and plot area legible; the dock scrolls
   p->plotLayout()->insertRow(0);
   QFont font = p->font();
   font.setBold(true);
@@ -149,12 +149,13 @@ void PerformancePanel::createReplyChart() {
   m_replyRateGraph->setLineStyle(QCPGraph::lsNone);
   m_replyRateGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
   placeLegendBelow(p);
+  p->setMinimumHeight(240);  // the legend takes a row too
 }
 
 // One horizontal bar, weights + KV cache + scratch stacked, with the machine's RAM as a line.
 void PerformancePanel::createMemoryChart() {
   QCustomPlot* p = createPlot(Chart::Memory, tr("Memory"));
-  p->setMinimumHeight(130);
+  p->setMinimumHeight(180);
   p->yAxis->setTicks(false);
   p->yAxis->grid()->setVisible(false);
   p->yAxis->setRange(kMemoryBarKey - 0.6, kMemoryBarKey + 0.6);
@@ -273,7 +274,15 @@ void PerformancePanel::rescaleDecode() {
     return;
   }
   const double first = m_decode.front().seconds;
-  p->xAxis->setRange(first, std::max(m_decode.back().seconds, first + 1));
+  // A lone sample (a short reply's average) makes no line: it shows as a dot.
+  m_decodeGraph->setScatterStyle(m_decode.size() == 1 ? QCPScatterStyle(QCPScatterStyle::ssDisc, 7)
+                                                      : QCPScatterStyle(QCPScatterStyle::ssNone));
+  if (m_decode.size() == 1) {
+    const double from = std::max(0.0, first - 0.5);  // a lone sample clear of the axis
+    p->xAxis->setRange(from, from + 1);
+  } else {
+    p->xAxis->setRange(first, std::max(m_decode.back().seconds, first + 1));
+  }
   double top = 0;
   for (const DecodeSample& s : m_decode) top = std::max(top, s.tokensPerSecond);
   p->yAxis->setRange(0, top > 0 ? top * kHeadroom : 1);
