@@ -63,6 +63,8 @@ MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
   setObjectName(QStringLiteral("mainWindow"));
   setWindowTitle(tr("Inferscope"));
   setAcceptDrops(true);
+  // A reply starts only once the finished reply before it and the new user message are committed.
+  m_chat->setCommitGate([recorder = m_recorder](std::function<void()> then) { recorder->whenCommitted(std::move(then)); });
 
   m_view = new ChatView(m_conversation, this);
   m_splitter = new QSplitter(Qt::Vertical, this);

@@ -1,5 +1,7 @@
 #include "engine/model/memory_estimate.h"
 
+#include <cstdio>
+
 #include "engine/kv/kv_cache.h"
 #include "engine/model/forward_pass.h"
 
@@ -13,6 +15,12 @@ MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config
   e.kv_cache_bytes = KvCache::bytes_for(config.n_layer, config.n_embd_kv(), n_ctx, 1);
   e.scratch_bytes = ScratchPlan::for_model(config, n_ctx, max_batch, n_threads).total_bytes();
   return e;
+}
+
+std::string format_gib(uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / double(uint64_t(1) << 30));
+  return buf;
 }
 
 }  // namespace inferscope

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/model/model_config.h"
@@ -22,5 +23,8 @@ struct MemoryEstimate {
 // n_ctx > 0; n_threads >= 1; max_batch as the session will use (SessionOptions::max_batch).
 MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config, int64_t n_ctx, int n_threads,
                                int64_t max_batch = 256);
+
+// "1.50 GiB": bytes as GiB with two decimals, for messages.
+std::string format_gib(uint64_t bytes);
 
 }  // namespace inferscope

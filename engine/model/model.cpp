@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/model/memory_estimate.h"
+
 namespace inferscope {
 
 namespace {
@@ -51,6 +53,21 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const 
   if (model->config_.n_vocab != model->tokenizer_->n_vocab()) {
     return Status::error(path + ": vocab size " + std::to_string(model->config_.n_vocab) +
                          " differs from the tokenizer's " + std::to_string(model->tokenizer_->n_vocab()) + " tokens");
+  }
+  if (options.check_memory) {
+    // available_memory_bytes() (resident_buffer.h): MemAvailable, 0 when unknown (no check then).
+    const uint64_t available = options.available_memory_bytes.value_or(available_memory_bytes());
+    if (available != 0) {
+      const int64_t n_ctx =
+          options.n_ctx > 0 ? options.n_ctx : std::min<int64_t>(std::max<int64_t>(model->config_.n_ctx_train, 1), 4096);
+      const MemoryEstimate need =
+          estimate_memory(*model->file_, model->config_, n_ctx, std::max(options.n_threads, 1));
+      if (need.total_bytes() > available) {
+        return Status::error(path + ": not enough memory to load this model at a context of " + std::to_string(n_ctx) +
+                             " tokens: it needs " + format_gib(need.total_bytes()) + ", " + format_gib(available) +
+                             " available");
+      }
+    }
   }
   // Bind against the mapping first, so a file that cannot be used is refused before the copy.
   auto weights = ModelWeights::bind(*model->file_, model->config_, nullptr);

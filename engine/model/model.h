@@ -3,7 +3,9 @@
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/core/resident_buffer.h"
@@ -22,6 +24,16 @@ struct ModelLoadOptions {
   // Called on the loading thread with the fraction done (0..1, non-decreasing; 1 when loaded).
   // Most of a large file's load time is the copy of its weights, reported in steps.
   std::function<void(double)> on_progress;
+  // Before anything is copied, the memory estimate (weights + KV cache + scratch, see
+  // memory_estimate.h) at this context is compared with the available memory, and a model that
+  // cannot fit fails to load ("needs X GiB, Y GiB available"). n_ctx and n_threads as the session
+  // will use them (0 context: min(training context, 4096), as SessionOptions).
+  bool check_memory = true;
+  int64_t n_ctx = 0;
+  int n_threads = 1;
+  // The available memory to compare with; unset: MemAvailable from /proc/meminfo (no check where
+  // it cannot be read, see resident_buffer.h). Tests set it.
+  std::optional<uint64_t> available_memory_bytes;
 };
 
 class Model {

@@ -4,6 +4,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
+#include "engine/model/memory_estimate.h"
 #include "engine/runtime/session.h"
 #include "tests/support/testdata.h"
 
@@ -92,6 +93,32 @@ TEST(ModelLoad, FullContextIsAClearError) {
   ASSERT_TRUE(result) << result.message();
   EXPECT_EQ(result->stop_reason, "context_full");
   EXPECT_EQ(result->prompt_token_ids.size() + result->token_ids.size(), 9u);
+}
+
+// A model whose estimate (weights + KV cache + scratch at the context) exceeds the available
+// memory is refused before anything is copied, with both figures in the message.
+TEST(ModelLoad, AModelThatDoesNotFitInMemoryIsRefusedWithTheFigures) {
+  ModelLoadOptions options;
+  options.n_ctx = 256;
+  options.available_memory_bytes = 1024;
+  auto model = Model::load(testing::testdata("stories260K.gguf"), options);
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.message().find("needs "), std::string::npos) << model.message();
+  EXPECT_NE(model.message().find(" GiB, 0.00 GiB available"), std::string::npos) << model.message();
+
+  options.available_memory_bytes = uint64_t(1) << 30;
+  auto fits = Model::load(testing::testdata("stories260K.gguf"), options);
+  EXPECT_TRUE(fits) << fits.message();
+
+  options.available_memory_bytes = 1024;
+  options.check_memory = false;
+  auto unchecked = Model::load(testing::testdata("stories260K.gguf"), options);
+  EXPECT_TRUE(unchecked) << unchecked.message();
+}
+
+TEST(ModelLoad, AvailableMemoryIsReadFromTheSystem) {
+  EXPECT_GT(available_memory_bytes(), 0u);
+  EXPECT_EQ(format_gib(uint64_t(3) << 29), "1.50 GiB");
 }
 
 }  // namespace

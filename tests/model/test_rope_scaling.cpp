@@ -138,8 +138,12 @@ TEST(RopeScalingKernel, Llama3FactorsFollowTheRule) {
   int blended = 0;
   for (size_t i = 0; i < f.size(); ++i) {
     const double wavelen = 2 * M_PI * std::pow(500000.0, 2.0 * static_cast<double>(i) / 128);
-    if (wavelen < 8192 / 4.0) EXPECT_EQ(f[i], 1.0f) << i;
-    if (wavelen > 8192 / 1.0) EXPECT_EQ(f[i], 8.0f) << i;
+    if (wavelen < 8192 / 4.0) {
+      EXPECT_EQ(f[i], 1.0f) << i;
+    }
+    if (wavelen > 8192 / 1.0) {
+      EXPECT_EQ(f[i], 8.0f) << i;
+    }
     if (f[i] > 1.0f && f[i] < 8.0f) ++blended;
   }
   EXPECT_GT(blended, 0);

@@ -173,6 +173,35 @@ TEST_F(MainWindowTest, ACorruptFileDroppedOnTheWindowShowsAnErrorAndTheModelStay
   EXPECT_GT(typeAndSend(QStringLiteral("Still there?")).tokens, 0);
 }
 
+// Out of memory: a model whose estimate exceeds the available memory (set low here) is refused by
+// the engine before it is loaded; the usual error dialog gives both figures and the previous model
+// keeps answering.
+TEST_F(MainWindowTest, AModelThatDoesNotFitInMemoryShowsAnErrorAndTheModelStays) {
+  QSignalSpy failed(window_.get(), &MainWindow::loadFailed);
+  LoadOptions options;
+  options.availableMemoryBytes = 1024;
+  window_->loadModel(testing::bundledModel(), options);
+  ASSERT_TRUE(failed.wait(10000));
+  EXPECT_TRUE(failed.front().front().toString().contains(QStringLiteral("0.00 GiB available")))
+      << failed.front().front().toString().toStdString();
+
+  QMessageBox* box = nullptr;
+  for (QWidget* w : QApplication::topLevelWidgets()) {
+    if (auto* b = qobject_cast<QMessageBox*>(w); b && b->isVisible()) box = b;
+  }
+  ASSERT_NE(box, nullptr) << "no error dialog";
+  EXPECT_EQ(box->icon(), QMessageBox::Critical);
+  EXPECT_TRUE(box->text().contains(QStringLiteral("previous model stays loaded")));
+  const QString details = box->text() + box->informativeText();
+  EXPECT_TRUE(details.contains(QStringLiteral("needs "))) << details.toStdString();
+  EXPECT_TRUE(details.contains(QStringLiteral("GiB available"))) << details.toStdString();
+  box->close();
+
+  EXPECT_TRUE(window_->hasModel());
+  chat()->setMaxTokens(16);
+  EXPECT_GT(typeAndSend(QStringLiteral("Still there?")).tokens, 0);
+}
+
 TEST(MainWindowLoading, ShowsProgressUntilTheModelIsLoaded) {
   MainWindow window;
   window.show();

@@ -1,7 +1,8 @@
 // The chat history in the database end to end: sessions and their messages survive a restart,
 // regenerate replaces the stored reply, edit-and-resend, delete with undo, the search box, a damaged
 // database file (kept byte for byte, with a notice and a fresh database beside it), and a newer
-// version's file (read-only, with a notice).
+// version's file (read-only, with a notice; the chat goes on unsaved), and the next reply waiting
+// for the previous turn's commit.
 #include <QFile>
 #include <QLineEdit>
 #include <QListWidget>
@@ -15,10 +16,12 @@
 
 #include "engine/store/store.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/bridge/engine_controller.h"
 #include "ui/chat/chat_session.h"
 #include "ui/chat/chat_view.h"
 #include "ui/chat/message_widget.h"
 #include "ui/sessions/session_sidebar.h"
+#include "ui/status/engine_status_bar.h"
 
 namespace inferscope::ui {
 namespace {
@@ -80,6 +83,45 @@ TEST(Persistence, SessionsAndMessagesSurviveARestart) {
   EXPECT_EQ(widgets[1]->text(), reply);
   EXPECT_TRUE(widgets[1]->statsText().contains(QStringLiteral("tokens/s")));
   EXPECT_TRUE(window->chat()->canRegenerate());
+}
+
+// The next reply is asked of the engine only once the finished reply and the new user message are
+// committed: at the moment the engine receives the second generate request, the database (read
+// through the test's own connection) already holds the first turn, its reply and the second turn.
+TEST(Persistence, TheNextReplyStartsOnlyAfterThePreviousTurnIsCommitted) {
+  const QString path = testing::scratchDatabase(QStringLiteral("persist-commit-before-next"));
+  auto window = testing::windowWithModel(path);
+  window->chat()->setMaxTokens(8);
+  std::vector<size_t> storedAtRequest;
+  QObject::connect(window->engine(), &EngineController::generateRequested, window.get(),
+                   [&](const ChatRequest&) { storedAtRequest.push_back(storedMessages(path).size()); },
+                   Qt::DirectConnection);
+  sendAndWait(window.get(), QStringLiteral("Once upon a time"));
+  sendAndWait(window.get(), QStringLiteral("The end"));
+  ASSERT_EQ(storedAtRequest.size(), 2u);
+  EXPECT_EQ(storedAtRequest[0], 1u);  // the first user message
+  EXPECT_EQ(storedAtRequest[1], 3u);  // ... its reply and the second user message
+  ASSERT_TRUE(waitForStored(path, 4));
+}
+
+// Stop while the reply still waits for the commit: the engine is not asked, the reply ends as
+// cancelled, and the chat goes on.
+TEST(Persistence, StopWhileWaitingForTheCommitCancelsTheReply) {
+  const QString path = testing::scratchDatabase(QStringLiteral("persist-stop-at-gate"));
+  auto window = testing::windowWithModel(path);
+  window->chat()->setMaxTokens(8);
+  int requests = 0;
+  QObject::connect(window->engine(), &EngineController::generateRequested, window.get(),
+                   [&](const ChatRequest&) { ++requests; }, Qt::DirectConnection);
+  QSignalSpy finished(window->chat(), &ChatSession::replyFinished);
+  ASSERT_TRUE(window->chat()->send(QStringLiteral("Once upon a time")));
+  window->chat()->stop();  // no event processed yet: the commit cannot have been confirmed
+  ASSERT_TRUE(finished.wait(kTimeoutMs));
+  EXPECT_EQ(finished.front().front().value<ReplyStats>().stopReason, QStringLiteral("cancelled"));
+  EXPECT_EQ(requests, 0);
+  EXPECT_FALSE(window->chat()->isBusy());
+  EXPECT_GT(sendAndWait(window.get(), QStringLiteral("The end")).tokens, 0);
+  EXPECT_EQ(requests, 1);
 }
 
 TEST(Persistence, RegenerateReplacesTheStoredReply) {
@@ -234,6 +276,31 @@ TEST(Persistence, ADatabaseFromANewerVersionIsShownReadOnly) {
   window.reset();
   ASSERT_TRUE(file.open(QIODevice::ReadOnly));
   EXPECT_EQ(file.readAll(), before) << "a newer version's file is never written";
+}
+
+// A read-only database does not hold the chat up: the writes fail, the status bar says history is
+// not being saved, and each reply still starts and finishes.
+TEST(Persistence, AReadOnlyDatabaseDoesNotHoldUpTheChat) {
+  const QString path = testing::scratchDatabase(QStringLiteral("persist-readonly-chat"));
+  {
+    auto db = store::Store::open(path.toStdString());
+    ASSERT_TRUE(db) << db.message();
+  }
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE;", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  auto window = testing::windowWithModel(path);
+  window->chat()->setMaxTokens(6);
+  EXPECT_GT(sendAndWait(window.get(), QStringLiteral("Once upon a time")).tokens, 0);
+  EXPECT_GT(sendAndWait(window.get(), QStringLiteral("The end")).tokens, 0);
+  EXPECT_TRUE(QTest::qWaitFor(
+      [&] { return window->engineStatusBar()->currentMessage().contains(QStringLiteral("Chat history")); }, kTimeoutMs))
+      << window->engineStatusBar()->currentMessage().toStdString();
+  EXPECT_TRUE(storedMessages(path).empty());
 }
 
 }  // namespace

@@ -77,6 +77,7 @@ void EngineController::loadModel(const QString& path, const LoadOptions& options
 
 void EngineController::generate(const ChatRequest& request) {
   const quint64 ticket = ++m_lastTicket;
+  emit generateRequested(request);
   QMetaObject::invokeMethod(this, [this, request, ticket] { runGeneration(request, ticket); }, Qt::QueuedConnection);
 }
 
@@ -85,6 +86,9 @@ void EngineController::stop() { m_stoppedTicket.store(m_lastTicket.load()); }
 void EngineController::runLoad(const QString& path, const LoadOptions& options) {
   ModelLoadOptions modelOptions;
   modelOptions.resident_weights = options.residentWeights;
+  modelOptions.n_ctx = options.contextLength;
+  modelOptions.n_threads = threadsFor(options);
+  if (options.availableMemoryBytes > 0) modelOptions.available_memory_bytes = static_cast<uint64_t>(options.availableMemoryBytes);
   int lastPercent = -1;
   modelOptions.on_progress = [&](double fraction) {
     const int percent = static_cast<int>(fraction * 100);

@@ -40,6 +40,8 @@ class EngineController : public QObject {
   void stop();
 
  signals:
+  // Emitted by generate() on the calling thread as the request is queued (for tests and tracing).
+  void generateRequested(const inferscope::ui::ChatRequest& request);
   void loadProgress(double fraction);
   void modelLoaded(const inferscope::ui::ModelSummary& summary);
   void loadFailed(const QString& message);

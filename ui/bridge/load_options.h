@@ -9,6 +9,9 @@ struct LoadOptions {
   int threads = 0;  // 0: every core but one, which stays free for the UI
   qint64 contextLength = 0;  // 0: the engine's default for the model
   bool residentWeights = true;  // copy weights to huge pages (see ModelLoadOptions)
+  // The memory a model may need (ModelLoadOptions::available_memory_bytes); 0: the machine's
+  // MemAvailable. Tests set it.
+  qint64 availableMemoryBytes = 0;
 };
 
 }  // namespace inferscope::ui

@@ -1,5 +1,7 @@
 #include "ui/chat/chat_session.h"
 
+#include <QPointer>
+
 #include "ui/bridge/engine_controller.h"
 #include "ui/chat/conversation.h"
 
@@ -38,7 +40,9 @@ bool ChatSession::send(const QString& text) {
 }
 
 void ChatSession::stop() {
-  if (m_busy) m_engine->stop();
+  if (!m_busy) return;
+  if (m_pendingReply != 0) m_stopPending = true;
+  else m_engine->stop();
 }
 
 void ChatSession::regenerate() {
@@ -63,7 +67,25 @@ void ChatSession::startReply() {
   request.sampling = m_sampling;
   m_conversation->beginReply();
   setBusy(true);
-  m_engine->generate(request);
+  if (!m_gate) {
+    m_engine->generate(request);
+    return;
+  }
+  const quint64 reply = ++m_lastReply;
+  m_pendingReply = reply;
+  m_stopPending = false;
+  m_gate([self = QPointer<ChatSession>(this), reply, request] {
+    if (!self || self->m_pendingReply != reply) return;
+    self->m_pendingReply = 0;
+    // Stopped while waiting: the engine is not asked, and the reply ends as cancelled (as a
+    // generation cancelled in the engine's queue does).
+    if (self->m_stopPending) {
+      self->m_stopPending = false;
+      self->onReplyFinished(ReplyStats{0, 0, 0, QStringLiteral("cancelled")});
+      return;
+    }
+    self->m_engine->generate(request);
+  });
 }
 
 void ChatSession::setBusy(bool busy) {

@@ -2,6 +2,8 @@
 // conversation so far to EngineController and streams its reply back into the Conversation.
 #pragma once
 
+#include <functional>
+
 #include <QObject>
 #include <QString>
 
@@ -33,6 +35,11 @@ class ChatSession : public QObject {
   // Sent as the first message of every request (none when empty).
   void setSystemPrompt(const QString& prompt) { m_systemPrompt = prompt; }
   const QString& systemPrompt() const { return m_systemPrompt; }
+  // Each generation waits until `gate` calls the function it is given (the app passes
+  // ChatRecorder::whenCommitted, so a reply starts only once the messages before it are stored).
+  // Without one, generations start at once.
+  using CommitGate = std::function<void(std::function<void()>)>;
+  void setCommitGate(CommitGate gate) { m_gate = std::move(gate); }
 
   // Adds a user message and asks for a reply; false (nothing done) when busy or text is blank.
   bool send(const QString& text);
@@ -60,6 +67,10 @@ class ChatSession : public QObject {
   SamplingSettings m_sampling;
   QString m_systemPrompt;
   bool m_busy = false;
+  CommitGate m_gate;
+  quint64 m_pendingReply = 0;  // the reply waiting at the gate (0: none)
+  quint64 m_lastReply = 0;
+  bool m_stopPending = false;  // stop() came while the reply waited at the gate
 };
 
 }  // namespace inferscope::ui

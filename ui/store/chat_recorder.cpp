@@ -8,6 +8,18 @@ ChatRecorder::ChatRecorder(Conversation* conversation, StoreWorker* store, QObje
     : QObject(parent), m_conversation(conversation), m_store(store) {
   connect(conversation, &Conversation::messageFinished, this, &ChatRecorder::onFinished);
   connect(conversation, &Conversation::truncated, this, &ChatRecorder::onTruncated);
+  connect(store, &StoreWorker::synced, this, &ChatRecorder::onSynced);
+}
+
+void ChatRecorder::whenCommitted(std::function<void()> then) {
+  const quint64 ticket = ++m_lastSync;
+  m_waiting.insert(ticket, std::move(then));
+  m_store->sync(ticket);
+}
+
+void ChatRecorder::onSynced(quint64 ticket) {
+  auto then = m_waiting.take(ticket);
+  if (then) then();
 }
 
 void ChatRecorder::load(const QList<ConversationMessage>& messages) {

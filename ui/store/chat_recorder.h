@@ -4,6 +4,9 @@
 // through here, so those messages are not stored twice.
 #pragma once
 
+#include <functional>
+
+#include <QHash>
 #include <QObject>
 
 #include "ui/chat/conversation.h"
@@ -19,8 +22,13 @@ class ChatRecorder : public QObject {
   ChatRecorder(Conversation* conversation, StoreWorker* store, QObject* parent = nullptr);
 
   void load(const QList<ConversationMessage>& messages);
+  // Calls `then` (on this object's thread) once every message recorded so far has been committed
+  // to the database, or its write has failed (a read-only or unavailable database reports the
+  // failure through StoreWorker::failed and does not hold the chat up).
+  void whenCommitted(std::function<void()> then);
 
  private:
+  void onSynced(quint64 ticket);
   void onFinished(int index);
   void onTruncated(int count);
 
@@ -29,6 +37,8 @@ class ChatRecorder : public QObject {
   int m_stored = 0;  // messages of the Conversation that are in the database
   bool m_loading = false;
   bool m_replaceReply = false;  // the next finished reply replaces the stored last one
+  quint64 m_lastSync = 0;
+  QHash<quint64, std::function<void()>> m_waiting;
 };
 
 }  // namespace inferscope::ui

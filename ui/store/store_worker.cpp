@@ -138,7 +138,11 @@ void StoreWorker::appendMessage(const ConversationMessage& message) {
 }
 
 void StoreWorker::runAppend(const ConversationMessage& message) {
-  if (!m_store || !ensureSession(message)) return;
+  if (!m_store) {
+    emit failed(tr("no database is open, so this chat is not being saved"));
+    return;
+  }
+  if (!ensureSession(message)) return;
   if (!check(m_store->messages().append(*m_current, toNewMessage(message)))) return;
   emit messageStored(*m_current);
   listSessions();
@@ -244,6 +248,10 @@ void StoreWorker::deletePreset(const QString& name) {
   queue([this, name] {
     if (m_store && check(m_store->presets().remove(bytes(name)))) listPresets();
   });
+}
+
+void StoreWorker::sync(quint64 ticket) {
+  queue([this, ticket] { emit synced(ticket); });
 }
 
 void StoreWorker::listPresets() {

@@ -52,6 +52,9 @@ class StoreWorker : public QObject {
   void savePreset(const QString& name, const QString& json);
   void loadPreset(const QString& name);
   void deletePreset(const QString& name);
+  // Emits `synced(ticket)` once every write queued before this call has committed (or failed,
+  // or found no database): the barrier ChatRecorder::whenCommitted waits on.
+  void sync(quint64 ticket);
 
  signals:
   void opened(const QString& path, bool readOnly);
@@ -64,6 +67,7 @@ class StoreWorker : public QObject {
   void messageStored(qint64 sessionId);
   void presetsListed(const QStringList& names);
   void presetLoaded(const QString& name, const QString& json);
+  void synced(quint64 ticket);
 
  private:
   template <typename F>
