@@ -17,6 +17,7 @@
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/matmul_internal.h"
 #include "kernels/cpu/quantize.h"
+#include "tests/support/matmul_problem.h"
 #include "tests/support/simd_levels.h"
 
 namespace inferscope::kernels {
@@ -24,42 +25,15 @@ namespace {
 
 constexpr GgmlType kTypes[] = {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0};
 
-struct Problem {
-  GgmlType type;
-  int64_t k, rows, n_tokens;
-  std::vector<uint8_t> weights;
-  std::vector<float> w_float;  // dequantized weights
-  std::vector<float> x;
-  std::vector<uint8_t> packed;
-};
+using Problem = testing::MatmulProblem;
 
+// Rows of different magnitudes with an all-zero block every 7th row; activations with outliers.
 Problem make_problem(GgmlType type, int64_t k, int64_t rows, int64_t n_tokens, uint32_t seed) {
   Problem p{type, k, rows, n_tokens, {}, {}, {}, {}};
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_real_distribution<float> uni(0.25f, 4.0f);
-  const int64_t rb = row_bytes(type, k);
-  p.weights.resize(static_cast<size_t>(rb * rows));
-  std::vector<float> row(static_cast<size_t>(k));
-  for (int64_t r = 0; r < rows; ++r) {
-    const float scale = 0.05f * uni(rng);  // rows of different magnitudes
-    for (float& v : row) v = normal(rng) * scale;
-    if (r % 7 == 3) std::fill(row.begin(), row.begin() + std::min<int64_t>(k, 32), 0.0f);  // an all-zero block
-    EXPECT_TRUE(quantize_row(type, row.data(), p.weights.data() + r * rb, k));
-  }
-  p.w_float.resize(static_cast<size_t>(k * rows));
-  EXPECT_TRUE(dequantize_row(type, p.weights.data(), p.w_float.data(), k * rows));
-  p.x.resize(static_cast<size_t>(k * n_tokens));
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    const float scale = uni(rng);
-    for (int64_t i = 0; i < k; ++i) {
-      float v = normal(rng) * scale;
-      if (i % 97 == 5) v *= 20.0f;  // outliers, as in real activations
-      p.x[static_cast<size_t>(t * k + i)] = v;
-    }
-  }
-  p.packed.resize(packed_activation_bytes(type, k, n_tokens));
-  pack_activations(type, p.x.data(), k, n_tokens, p.packed.data(), 0, n_tokens);
+  p.weights = testing::random_quantized_rows(type, k, rows, rng, 7, 3, 32);
+  p.x = testing::random_activations(k, n_tokens, rng);
+  testing::decode_and_pack(p);
   return p;
 }
 

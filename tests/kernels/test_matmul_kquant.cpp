@@ -18,6 +18,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_kquant.h"
 #include "kernels/cpu/quantize.h"
+#include "tests/support/matmul_problem.h"
 #include "tests/support/simd_levels.h"
 #include "tests/support/testdata.h"
 
@@ -37,54 +38,20 @@ constexpr TypeFile kTypes[] = {
     {GgmlType::TQ1_0, "tq1_0.gguf", {52, -1}},
 };
 
-struct Problem {
-  GgmlType type;
-  int64_t k, rows, n_tokens;
-  std::vector<uint8_t> weights;
-  std::vector<float> w_float;  // bit-exact dequantized weights
-  std::vector<float> x;
-  std::vector<uint8_t> packed;
-};
+using Problem = testing::MatmulProblem;
 
-std::vector<float> random_activations(int64_t k, int64_t n_tokens, std::mt19937& rng) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_real_distribution<float> uni(0.25f, 4.0f);
-  std::vector<float> x(static_cast<size_t>(k * n_tokens));
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    const float scale = uni(rng);
-    for (int64_t i = 0; i < k; ++i) {
-      float v = normal(rng) * scale;
-      if (i % 97 == 5) v *= 20.0f;  // outliers, as in real activations
-      x[static_cast<size_t>(t * k + i)] = v;
-    }
-  }
-  if (n_tokens > 2) std::fill(x.begin() + k, x.begin() + 2 * k, 0.0f);  // an all-zero token: d = 0
-  return x;
-}
-
+// Random activations with outliers and, from 3 tokens on, an all-zero second token (d = 0).
 void finish_problem(Problem& p, std::mt19937& rng) {
-  p.w_float.resize(static_cast<size_t>(p.k * p.rows));
-  ASSERT_TRUE(dequantize_row(p.type, p.weights.data(), p.w_float.data(), p.k * p.rows));
-  p.x = random_activations(p.k, p.n_tokens, rng);
-  p.packed.resize(packed_activation_bytes(p.type, p.k, p.n_tokens));
-  pack_activations(p.type, p.x.data(), p.k, p.n_tokens, p.packed.data(), 0, p.n_tokens);
+  p.x = testing::random_activations(p.k, p.n_tokens, rng);
+  if (p.n_tokens > 2) std::fill(p.x.begin() + p.k, p.x.begin() + 2 * p.k, 0.0f);
+  testing::decode_and_pack(p);
 }
 
 // Rows quantized from normal values of different magnitudes, one all-zero block in some rows.
 Problem quantized_problem(GgmlType type, int64_t k, int64_t rows, int64_t n_tokens, uint32_t seed) {
   Problem p{type, k, rows, n_tokens, {}, {}, {}, {}};
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::uniform_real_distribution<float> uni(0.25f, 4.0f);
-  const int64_t rb = row_bytes(type, k);
-  p.weights.resize(static_cast<size_t>(rb * rows));
-  std::vector<float> row(static_cast<size_t>(k));
-  for (int64_t r = 0; r < rows; ++r) {
-    const float scale = 0.05f * uni(rng);
-    for (float& v : row) v = normal(rng) * scale;
-    if (r % 5 == 2) std::fill(row.begin(), row.begin() + 256, 0.0f);
-    EXPECT_TRUE(quantize_row(type, row.data(), p.weights.data() + r * rb, k));
-  }
+  p.weights = testing::random_quantized_rows(type, k, rows, rng, 5, 2, 256);
   finish_problem(p, rng);
   return p;
 }

@@ -1,0 +1,34 @@
+// Random matmul inputs for the kernel tests: quantized weight rows, activations with outliers,
+// and their decoded / packed forms.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/ggml_type.h"
+
+namespace inferscope::testing {
+
+struct MatmulProblem {
+  kernels::GgmlType type;
+  int64_t k, rows, n_tokens;
+  std::vector<uint8_t> weights;  // rows of row_bytes(type, k)
+  std::vector<float> w_float;    // the weights decoded bit-exactly
+  std::vector<float> x;          // [n_tokens][k]
+  std::vector<uint8_t> packed;   // pack_activations(type, x)
+};
+
+// n_tokens rows of k normal values, a random scale in [0.25, 4] per token and every 97th value
+// x20 (outliers, as in real activations).
+std::vector<float> random_activations(int64_t k, int64_t n_tokens, std::mt19937& rng);
+
+// `rows` rows of normal values at different magnitudes, quantized to `type`; rows with
+// r % zero_period == zero_phase start with zero_len zeros (an all-zero block).
+std::vector<uint8_t> random_quantized_rows(kernels::GgmlType type, int64_t k, int64_t rows, std::mt19937& rng,
+                                           int64_t zero_period, int64_t zero_phase, int64_t zero_len);
+
+// Fills w_float (dequantized weights) and packed (packed x) from weights and x.
+void decode_and_pack(MatmulProblem& p);
+
+}  // namespace inferscope::testing
