@@ -1,0 +1,1 @@
+// Placeholder entry point; replaced by the backend plugin interface.

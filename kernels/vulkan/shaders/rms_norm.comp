@@ -1,0 +1,43 @@
+#version 450
+#include "header.glsl"
+// RMS normalization of rows (kernels::rms_norm): y[r][i] = x[r][i] * s_r * w[i] with
+// s_r = 1 / sqrt(mean(x[r]^2) + eps). One workgroup per row (looping when there are more rows
+// than workgroups). x and y may be the same buffer range (in place): each element is read and
+// then written by the same invocation, after the row's sum is complete.
+
+layout(std430, set = 0, binding = 0) buffer X { float x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer W { float w[]; };
+layout(std430, set = 0, binding = 2) buffer Y { float y[]; };
+
+layout(push_constant) uniform Push {
+  uint n_rows;
+  uint n;  // row length
+  float eps;
+} pc;
+
+shared float red[WORKGROUP_SIZE];
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  for (uint row = gl_WorkGroupID.x; row < pc.n_rows; row += gl_NumWorkGroups.x) {
+    const uint base = row * pc.n;
+    float sum = 0.0;
+    for (uint i = tid; i < pc.n; i += WORKGROUP_SIZE) {
+      const float v = x[base + i];
+      sum += v * v;
+    }
+    red[tid] = sum;
+    barrier();
+    [[unroll]] for (uint s = WORKGROUP_SIZE / 2; s > 0; s >>= 1) {
+      if (tid < s) red[tid] += red[tid + s];
+      barrier();
+    }
+    const float scale = 1.0 / sqrt(red[0] / float(pc.n) + pc.eps);
+    for (uint i = tid; i < pc.n; i += WORKGROUP_SIZE) {
+      precise float v = x[base + i] * scale;
+      y[base + i] = v * w[i];
+    }
+    // red[0] is read above by every invocation before the next row overwrites it.
+    barrier();
+  }
+}

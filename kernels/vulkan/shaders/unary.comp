@@ -1,0 +1,28 @@
+#version 450
+#include "header.glsl"
+// In-place element-wise maps of x (n elements), one variant per define:
+//   SCALE    x[i] *= a                        Gemma's embedding scale sqrt(n_embd)
+//   SOFTCAP  x[i] = a * tanh(x[i] * b)        kernels::softcap with a = cap, b = 1 / cap
+
+#include "op_math.glsl"
+
+layout(std430, set = 0, binding = 0) buffer X { float x[]; };
+
+layout(push_constant) uniform Push {
+  uint n;
+  float a;
+  float b;
+} pc;
+
+void main() {
+  const uint stride = gl_NumWorkGroups.x * WORKGROUP_SIZE;
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) {
+#if defined(SCALE)
+    x[i] = x[i] * pc.a;
+#elif defined(SOFTCAP)
+    x[i] = pc.a * tanh_safe(x[i] * pc.b);
+#else
+#error "define SCALE or SOFTCAP"
+#endif
+  }
+}
