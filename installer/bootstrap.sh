@@ -13,7 +13,8 @@ jobs=${INFERSCOPE_JOBS:-2}
 
 packages=(build-essential cmake ninja-build pkg-config git
           libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libsqlite3-dev
-          qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 fonts-dejavu-core)
+          qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 fonts-dejavu-core
+          libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools)
 
 install_packages() {
   local missing=()
@@ -29,7 +30,7 @@ install_packages() {
 }
 
 configure_and_build() {
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DINFERSCOPE_VULKAN=ON
   cmake --build "$build" -j "$jobs"
 }
 

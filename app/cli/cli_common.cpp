@@ -16,11 +16,27 @@ std::shared_ptr<const Model> load_model_from_args(Args& args) {
   return *model;
 }
 
-bool check_backend(Args& args) {
-  const std::string backend = args.string("backend", "cpu");
-  if (backend == "cpu") return true;
-  args.fail("backend '" + backend + "' is not available (available: cpu)");
-  return false;
+bool check_backend(Args& args, BackendChoice* choice) {
+  const std::string name = args.string("backend", "cpu");
+  const auto kind = backend_kind_from_name(name);
+  if (!kind || *kind == BackendKind::Cuda) {
+    args.fail("unknown backend '" + name + "' (available: cpu, vulkan)");
+    return false;
+  }
+  choice->kind = *kind;
+  choice->device = static_cast<int>(args.integer("device", 0, 0, 1024));
+  if (!args.ok() || *kind == BackendKind::Cpu) return args.ok();
+  const BackendDevices devices = list_backend_devices(*kind);
+  if (!devices.unavailable_reason.empty()) {
+    args.fail("the " + name + " backend is not available: " + devices.unavailable_reason);
+    return false;
+  }
+  if (choice->device >= static_cast<int>(devices.devices.size())) {
+    args.fail(name + " device " + std::to_string(choice->device) + " does not exist (" +
+              std::to_string(devices.devices.size()) + " found; `inspect --devices` lists them)");
+    return false;
+  }
+  return true;
 }
 
 std::string format_bytes(uint64_t bytes) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/args.h"
+#include "engine/backend/backend_registry.h"
 #include "engine/model/model.h"
 #include "engine/runtime/generate_request.h"
 
@@ -16,14 +17,16 @@ namespace inferscope::cli {
 // Options every model-running command accepts.
 inline const OptionSpec kModelOption{"model", "FILE", "GGUF model (default: the bundled stories260K)"};
 inline const OptionSpec kThreadsOption{"threads", "N", "CPU threads (default: all cores)"};
-inline const OptionSpec kBackendOption{"backend", "NAME", "compute backend: cpu (default)"};
+inline const OptionSpec kBackendOption{"backend", "NAME", "compute backend: cpu (default) or vulkan"};
+inline const OptionSpec kDeviceOption{"device", "N", "device of the backend (default 0; `inspect --devices` lists them)"};
 inline const OptionSpec kMmapOption{"mmap", nullptr, "read weights from the file mapping instead of copying them to huge pages"};
 inline const OptionSpec kContextOption{"context", "N", "context length in tokens (default: min(model's, 4096))"};
 
 // Loads --model (or the bundled model); prints the error and returns nullptr on failure.
 std::shared_ptr<const Model> load_model_from_args(Args& args);
-// Checks --backend; prints an error and returns false for an unknown or unavailable backend.
-bool check_backend(Args& args);
+// Reads --backend and --device into *choice; fails the arguments (false) for an unknown
+// backend, or one whose library, driver or device is missing, saying which.
+bool check_backend(Args& args, BackendChoice* choice);
 
 std::string format_bytes(uint64_t bytes);  // "12.3 MiB"
 void print_memory(const MemoryUsage& m);   // to stderr

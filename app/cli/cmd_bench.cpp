@@ -1,12 +1,15 @@
 // bench: prefill (pp) and decode (tg) tokens/s like llama-bench, next to the decode bound
-// that the memory bandwidth measured in the same run allows.
+// that the memory bandwidth measured in the same run allows. Each run is recorded in the shared
+// database (bench_record.h) unless --no-record.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/bench_record.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "engine/metrics/memory_bandwidth.h"
@@ -75,6 +78,58 @@ std::vector<int32_t> bench_tokens(int64_t n, int64_t n_vocab) {
   return t;
 }
 
+struct BenchFigures {
+  bool ok = false;
+  Summary prefill, decode;  // tokens/s
+  OpProfile prefill_profile, decode_profile;
+  double dispatches_per_token = 0, submissions_per_token = 0;  // of decode, on device backends
+};
+
+// Prefill of n_prompt tokens and n_gen decode steps, `reps` times after one warm-up of each.
+BenchFigures measure(Session& session, const Model& model, int64_t n_prompt, int64_t n_gen, int reps) {
+  ForwardExecutor& fp = session.executor();
+  const int64_t n_vocab = model.config().n_vocab;
+  const std::vector<int32_t> prompt = bench_tokens(n_prompt, n_vocab);
+  const std::vector<int32_t> gen = bench_tokens(n_gen, n_vocab);
+  std::vector<float> logits(static_cast<size_t>(n_vocab));
+  auto run_prefill = [&]() -> double {
+    fp.clear();
+    const auto t0 = Clock::now();
+    if (!fp.forward(0, prompt, false, logits.data())) return -1;
+    return n_prompt / std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  auto run_decode = [&]() -> double {
+    fp.clear();
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < n_gen; ++i) {
+      if (!fp.forward(0, std::span<const int32_t>(&gen[static_cast<size_t>(i)], 1), false, logits.data())) return -1;
+    }
+    return n_gen / std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  run_prefill();  // warm-up: page in the weights, settle the threads
+  run_decode();
+  BenchFigures f;
+  std::vector<double> pp, tg;
+  for (int r = 0; r < reps; ++r) {
+    fp.profile().reset();
+    pp.push_back(run_prefill());
+    add_profile(f.prefill_profile, fp.profile());
+    fp.profile().reset();
+    const ExecutorCounters before = fp.counters();
+    tg.push_back(run_decode());
+    const ExecutorCounters after = fp.counters();
+    f.dispatches_per_token = static_cast<double>(after.dispatches - before.dispatches) / static_cast<double>(n_gen);
+    f.submissions_per_token = static_cast<double>(after.submissions - before.submissions) / static_cast<double>(n_gen);
+    add_profile(f.decode_profile, fp.profile());
+  }
+  f.ok = *std::min_element(pp.begin(), pp.end()) > 0 && *std::min_element(tg.begin(), tg.end()) > 0;
+  if (f.ok) {
+    f.prefill = summarize(pp);
+    f.decode = summarize(tg);
+  }
+  return f;
+}
+
 }  // namespace
 
 int run_bench(int argc, char** argv) {
@@ -86,14 +141,18 @@ int run_bench(int argc, char** argv) {
              kThreadsOption,
              kMmapOption,
              kBackendOption,
-             {"json", nullptr, "print one JSON object"}});
+             kDeviceOption,
+             {"vs-cpu", nullptr, "also run the CPU backend in the same run and print the ratio"},
+             {"json", nullptr, "print one JSON object"},
+             kDatabaseOption,
+             kNoRecordOption});
   if (!args.ok()) return args.exit_code();
   const int64_t n_prompt = args.integer("prompt-tokens", 128, 1, 1 << 16);
   const int64_t n_gen = args.integer("gen-tokens", 64, 1, 1 << 16);
   const int reps = static_cast<int>(args.integer("reps", 5, 1, 1000));
   SessionOptions so;
   so.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
-  if (!args.ok() || !check_backend(args)) return args.exit_code();
+  if (!args.ok() || !check_backend(args, &so.backend)) return args.exit_code();
   auto model = load_model_from_args(args);
   if (!model) return 1;
   so.n_ctx = std::max<int64_t>(n_prompt, n_gen + 1);
@@ -103,63 +162,52 @@ int run_bench(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", session.message().c_str());
     return 1;
   }
-  ForwardPass& fp = (*session)->forward_pass();
-  const int64_t n_vocab = model->config().n_vocab;
-  const std::vector<int32_t> prompt = bench_tokens(n_prompt, n_vocab);
-  const std::vector<int32_t> gen = bench_tokens(n_gen, n_vocab);
-  std::vector<float> logits(static_cast<size_t>(n_vocab));
-
-  auto run_prefill = [&]() -> double {
-    fp.kv().clear();
-    const auto t0 = Clock::now();
-    Status st = fp.forward(0, prompt, false, logits.data());
-    if (!st) return -1;
-    return n_prompt / std::chrono::duration<double>(Clock::now() - t0).count();
-  };
-  auto run_decode = [&]() -> double {
-    fp.kv().clear();
-    const auto t0 = Clock::now();
-    for (int64_t i = 0; i < n_gen; ++i) {
-      if (!fp.forward(0, std::span<const int32_t>(&gen[static_cast<size_t>(i)], 1), false, logits.data())) return -1;
-    }
-    return n_gen / std::chrono::duration<double>(Clock::now() - t0).count();
-  };
-  run_prefill();  // warm-up: page in the weights, settle the threads
-  run_decode();
-  std::vector<double> pp, tg;
-  OpProfile prefill_profile, decode_profile;
-  for (int r = 0; r < reps; ++r) {
-    fp.profile().reset();
-    pp.push_back(run_prefill());
-    add_profile(prefill_profile, fp.profile());
-    fp.profile().reset();
-    tg.push_back(run_decode());
-    add_profile(decode_profile, fp.profile());
-  }
-  if (*std::min_element(pp.begin(), pp.end()) < 0 || *std::min_element(tg.begin(), tg.end()) < 0) {
+  const BenchFigures figures = measure(**session, *model, n_prompt, n_gen, reps);
+  if (!figures.ok) {
     std::fprintf(stderr, "error: forward pass failed\n");
     return 1;
+  }
+  // The same model on the CPU backend, in the same run, for the ratio of the two.
+  std::optional<BenchFigures> cpu;
+  if (args.flag("vs-cpu") && so.backend.kind != BackendKind::Cpu) {
+    SessionOptions cpu_options = so;
+    cpu_options.backend = {};
+    auto cpu_session = Session::create(model, cpu_options);
+    if (!cpu_session) {
+      std::fprintf(stderr, "error: %s\n", cpu_session.message().c_str());
+      return 1;
+    }
+    cpu = measure(**cpu_session, *model, n_prompt, n_gen, reps);
   }
   const double bandwidth = measure_read_bandwidth((*session)->pool());
   const double bytes_per_token = weight_bytes_per_token(*model);
   const double bound = bandwidth / bytes_per_token;
-  const Summary spp = summarize(pp), stg = summarize(tg);
+  const Summary &spp = figures.prefill, &stg = figures.decode;
   const MemoryUsage mem = (*session)->memory();
+  nlohmann::json j = {
+      {"model", args.string("model", default_model_path())},
+      {"threads", (*session)->pool().size()},
+      {"prompt_tokens", n_prompt},
+      {"gen_tokens", n_gen},
+      {"reps", reps},
+      {"prefill_tokens_per_s", {{"median", spp.median}, {"min", spp.min}, {"max", spp.max}}},
+      {"decode_tokens_per_s", {{"median", stg.median}, {"min", stg.min}, {"max", stg.max}}},
+      {"bandwidth_gb_per_s", bandwidth / 1e9},
+      {"weight_bytes_per_token", bytes_per_token},
+      {"decode_bound_tokens_per_s", bound},
+      {"decode_percent_of_bound", 100.0 * stg.median / bound},
+      {"memory", memory_json(mem)},
+      {"backend", (*session)->executor().backend_name()},
+      {"dispatches_per_token", figures.dispatches_per_token},
+      {"submissions_per_token", figures.submissions_per_token}};
+  if (cpu) {
+    j["cpu"] = {{"prefill_tokens_per_s", cpu->prefill.median}, {"decode_tokens_per_s", cpu->decode.median}};
+    j["prefill_ratio_to_cpu"] = spp.median / cpu->prefill.median;
+    j["decode_ratio_to_cpu"] = stg.median / cpu->decode.median;
+  }
   if (args.flag("json")) {
-    nlohmann::json j = {
-        {"model", args.string("model", default_model_path())},
-        {"threads", (*session)->pool().size()},
-        {"prompt_tokens", n_prompt},
-        {"gen_tokens", n_gen},
-        {"reps", reps},
-        {"prefill_tokens_per_s", {{"median", spp.median}, {"min", spp.min}, {"max", spp.max}}},
-        {"decode_tokens_per_s", {{"median", stg.median}, {"min", stg.min}, {"max", stg.max}}},
-        {"bandwidth_gb_per_s", bandwidth / 1e9},
-        {"weight_bytes_per_token", bytes_per_token},
-        {"decode_bound_tokens_per_s", bound},
-        {"decode_percent_of_bound", 100.0 * stg.median / bound},
-        {"memory", memory_json(mem)}};
     std::printf("%s\n", j.dump().c_str());
+    record_bench_run(args, j);
     return 0;
   }
   std::printf("model: %s (%s of weights read per decoded token), %d threads\n",
@@ -169,10 +217,23 @@ int run_bench(int argc, char** argv) {
               spp.max, reps);
   std::printf("tg%-5lld %9.1f tokens/s  (min %.1f, max %.1f over %d reps)\n", (long long)n_gen, stg.median, stg.min,
               stg.max, reps);
-  std::printf("time by op, prefill: %s\n", profile_text(prefill_profile).c_str());
-  std::printf("time by op, decode:  %s\n", profile_text(decode_profile).c_str());
-  std::printf("memory bandwidth %.1f GB/s -> decode bound %.1f tokens/s; decode reaches %.1f%% of it\n",
-              bandwidth / 1e9, bound, 100.0 * stg.median / bound);
+  std::printf("time by op, prefill: %s\n", profile_text(figures.prefill_profile).c_str());
+  std::printf("time by op, decode:  %s\n", profile_text(figures.decode_profile).c_str());
+  if (so.backend.kind != BackendKind::Cpu) {
+    std::printf("backend %s: %.1f dispatches and %.2f submissions per decoded token\n",
+                (*session)->executor().backend_name().c_str(), figures.dispatches_per_token,
+                figures.submissions_per_token);
+  }
+  if (cpu) {
+    std::printf("cpu backend: pp %.1f, tg %.1f tokens/s -> %s/cpu: prefill %.3fx, decode %.3fx\n", cpu->prefill.median,
+                cpu->decode.median, backend_kind_name(so.backend.kind), spp.median / cpu->prefill.median,
+                stg.median / cpu->decode.median);
+  }
+  if (so.backend.kind == BackendKind::Cpu) {
+    std::printf("memory bandwidth %.1f GB/s -> decode bound %.1f tokens/s; decode reaches %.1f%% of it\n",
+                bandwidth / 1e9, bound, 100.0 * stg.median / bound);
+  }
+  record_bench_run(args, j);
   return 0;
 }
 

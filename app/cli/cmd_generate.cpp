@@ -77,6 +77,7 @@ int run_generate(int argc, char** argv) {
              kMmapOption,
              kContextOption,
              kBackendOption,
+             kDeviceOption,
              {"json", nullptr, "print one JSON object instead of streaming text"}});
   if (!args.ok()) return args.exit_code();
   GenerateRequest req;
@@ -100,7 +101,7 @@ int run_generate(int argc, char** argv) {
   const bool json = args.flag("json");
   const bool chat = args.flag("chat");
   if (args.has("system") && !chat) args.fail("--system needs --chat");
-  if (!args.ok() || !check_backend(args)) return args.exit_code();
+  if (!args.ok() || !check_backend(args, &so.backend)) return args.exit_code();
 
   auto model = load_model_from_args(args);
   if (!model) return 1;

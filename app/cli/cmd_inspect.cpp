@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_common.h"
+#include "app/cli/device_listing.h"
 #include "app/cli/commands.h"
 #include "engine/chat/chat_template.h"
 #include "engine/gguf/gguf_file.h"
@@ -125,14 +126,29 @@ nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenize
   return j;
 }
 
+int list_all_devices(bool json) {
+  nlohmann::json all = nlohmann::json::array();
+  for (BackendKind kind : {BackendKind::Cpu, BackendKind::Vulkan}) {
+    const BackendDevices devices = list_backend_devices(kind);
+    if (json) all.push_back(devices_json(devices));
+    else print_devices(devices);
+  }
+  if (json) std::printf("%s\n", all.dump().c_str());
+  return 0;
+}
+
 }  // namespace
 
 int run_inspect(int argc, char** argv) {
   Args args(argc, argv, "inspect", "Shows a GGUF file's architecture, tokenizer, tensors and memory estimate.",
-            {kModelOption, kThreadsOption, {"json", nullptr, "print one JSON object"}});
+            {kModelOption, kThreadsOption, {"json", nullptr, "print one JSON object"},
+             {"devices", nullptr, "list every backend's devices (no model needed)"}, kBackendOption, kDeviceOption});
   if (!args.ok()) return args.exit_code();
   const int threads = static_cast<int>(args.integer("threads", 1, 1, 1024));
   if (!args.ok()) return args.exit_code();
+  if (args.flag("devices")) return list_all_devices(args.flag("json"));
+  BackendChoice backend;
+  if (args.has("backend") && !check_backend(args, &backend)) return args.exit_code();
   const std::string path = args.string("model", default_model_path());
   auto file = gguf::File::open(path);
   if (!file) {
@@ -149,11 +165,17 @@ int run_inspect(int argc, char** argv) {
   const Tokenizer* tokenizer = tok ? tok->get() : nullptr;
   const MemoryEstimate e = estimate_memory(**file, *config, config->n_ctx_train, threads);
   const ChatTemplateInfo chat = chat_template_info(**file);
+  const bool on_device = backend.kind != BackendKind::Cpu;
   if (args.flag("json")) {
-    std::printf("%s\n",
-                to_json(**file, *config, tokenizer, chat, e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    nlohmann::json j = to_json(**file, *config, tokenizer, chat, e);
+    if (on_device) j["device"] = devices_json(list_backend_devices(backend.kind), backend.device);
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     print_text(**file, *config, tokenizer, chat, e);
+    if (on_device) {
+      std::printf("\n");
+      print_devices(list_backend_devices(backend.kind), backend.device);
+    }
   }
   return 0;
 }

@@ -39,12 +39,14 @@ int run_perplexity(int argc, char** argv) {
              {"context", "N", "tokens per chunk (default 512, at most the model's context)"},
              kThreadsOption,
              kMmapOption,
-             kBackendOption});
+             kBackendOption,
+             kDeviceOption});
   if (!args.ok()) return args.exit_code();
   const int threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
   int64_t n_ctx = args.integer("context", 512, 8, int64_t(1) << 20);
   if (!args.has("text")) args.fail("--text FILE is required");
-  if (!args.ok() || !check_backend(args)) return args.exit_code();
+  BackendChoice backend;
+  if (!args.ok() || !check_backend(args, &backend)) return args.exit_code();
 
   std::ifstream in(args.string("text"), std::ios::binary);
   if (!in) {
@@ -65,6 +67,7 @@ int run_perplexity(int argc, char** argv) {
   SessionOptions so;
   so.n_threads = threads;
   so.n_ctx = n_ctx;
+  so.backend = backend;
   auto session = Session::create(model, so);
   if (!session) {
     std::fprintf(stderr, "error: %s\n", session.message().c_str());

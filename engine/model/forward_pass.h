@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/backend/forward_executor.h"
 #include "engine/core/status.h"
 #include "engine/core/thread_pool.h"
 #include "engine/kv/kv_cache.h"
@@ -45,7 +46,8 @@ struct ScratchPlan {
 // n_ctx_orig, short ones otherwise, as llama.cpp chooses). Points into `weights`.
 kernels::RopeParams rope_params_for_context(const ModelConfig& config, const ModelWeights& weights, int64_t n_ctx);
 
-class ForwardPass {
+// The CPU backend's executor.
+class ForwardPass : public ForwardExecutor {
  public:
   static Result<std::unique_ptr<ForwardPass>> create(std::shared_ptr<const Model> model, ThreadPool& pool,
                                                      const ForwardOptions& options);
@@ -53,13 +55,20 @@ class ForwardPass {
   // Appends `tokens` to `slot` (positions continue from the slot's KV length) and writes the
   // logits of the last token, or of every token when `all_logits`, to `logits`
   // ([n_out][n_vocab]). Fails when the context is full or a token id is invalid.
-  Status forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits);
+  Status forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) override;
+
+  int64_t n_ctx() const override { return kv_->n_ctx(); }
+  int n_slots() const override { return kv_->n_slots(); }
+  int64_t kv_length(int slot) const override { return kv_->length(slot); }
+  void clear() override { kv_->clear(); }
+  Status reorder(std::span<const int32_t> parents) override { return kv_->reorder(parents); }
+  ExecutorMemory memory() const override { return {0, kv_->bytes(), scratch_bytes_}; }
+  OpProfile& profile() override { return profile_; }
+  std::string backend_name() const override { return "cpu"; }
 
   KvCache& kv() { return *kv_; }
   const Model& model() const { return *model_; }
-  int64_t n_ctx() const { return kv_->n_ctx(); }
   uint64_t scratch_bytes() const { return scratch_bytes_; }
-  OpProfile& profile() { return profile_; }
   const kernels::RopeParams& rope() const { return rope_; }
 
  private:

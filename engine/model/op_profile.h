@@ -4,6 +4,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 namespace inferscope {
 
@@ -16,7 +17,13 @@ inline const char* op_kind_name(OpKind k) {
 
 struct OpProfile {
   std::array<double, static_cast<size_t>(OpKind::Count)> seconds{};
-  void reset() { seconds.fill(0.0); }
+  // Time per layer, where the backend measures it (the Vulkan backend's timestamp queries);
+  // empty otherwise.
+  std::vector<double> layer_seconds;
+  void reset() {
+    seconds.fill(0.0);
+    layer_seconds.clear();
+  }
 };
 
 // Adds the lifetime of the scope to one op kind.

@@ -64,6 +64,8 @@ struct Preset {
 // Realistic shapes from the models' published configs; "-tiny" ones are for tests (head sizes
 // that differ from n_embd / n_head and windows shorter than a test's context, on purpose).
 const Preset kPresets[] = {
+    // ~125M parameters with a 32000-token vocabulary: the Vulkan-on-lavapipe benchmark shape.
+    {"llama-125m", {.n_embd = 768, .n_layer = 12, .n_head = 12, .n_head_kv = 12, .n_ff = 1792}},
     {"tinyllama-1.1b", {.n_embd = 2048, .n_layer = 22, .n_head = 32, .n_head_kv = 4, .n_ff = 5632}},
     {"llama-7b", {.n_embd = 4096, .n_layer = 32, .n_head = 32, .n_head_kv = 32, .n_ff = 11008, .n_ctx = 4096}},
     {"mixtral-tiny",

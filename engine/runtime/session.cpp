@@ -49,12 +49,13 @@ void finish_timings(GenerateTimings& t, size_t prompt_tokens, size_t decoded_tok
 // Beam search drives the forward pass through this adapter: one KV slot per beam.
 class ForwardBeamModel : public BeamSearchModel {
  public:
-  ForwardBeamModel(ForwardPass& fp, const GenerateRequest& request) : fp_(fp), request_(request) {}
-  int32_t n_vocab() const override { return static_cast<int32_t>(fp_.model().config().n_vocab); }
+  ForwardBeamModel(ForwardExecutor& fp, const Model& model, const GenerateRequest& request)
+      : fp_(fp), model_(model), request_(request) {}
+  int32_t n_vocab() const override { return static_cast<int32_t>(model_.config().n_vocab); }
   Status reorder_slots(std::span<const int32_t> parents) override {
-    std::vector<int32_t> all(static_cast<size_t>(fp_.kv().n_slots()));
+    std::vector<int32_t> all(static_cast<size_t>(fp_.n_slots()));
     for (size_t i = 0; i < all.size(); ++i) all[i] = i < parents.size() ? parents[i] : static_cast<int32_t>(i);
-    return fp_.kv().reorder(all);
+    return fp_.reorder(all);
   }
   Status decode(std::span<const int32_t> slots, std::span<const int32_t> tokens,
                 std::vector<std::vector<float>>& logits) override {
@@ -66,11 +67,12 @@ class ForwardBeamModel : public BeamSearchModel {
     return Status::ok();
   }
   bool is_end_of_generation(int32_t token) const override {
-    return is_stop_token(fp_.model().tokenizer(), request_, token);
+    return is_stop_token(model_.tokenizer(), request_, token);
   }
 
  private:
-  ForwardPass& fp_;
+  ForwardExecutor& fp_;
+  const Model& model_;
   const GenerateRequest& request_;
 };
 
@@ -94,30 +96,43 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
 }
 
 Status Session::ensure_slots(int n_slots) {
-  if (forward_ && forward_->kv().n_slots() == n_slots) return Status::ok();
+  if (forward_ && forward_->n_slots() == n_slots) return Status::ok();
   forward_.reset();
+  auto executor = create_executor(n_slots);
+  if (!executor) return executor.status();
+  forward_ = std::move(*executor);
+  return Status::ok();
+}
+
+Result<std::unique_ptr<ForwardExecutor>> Session::create_executor(int n_slots) {
   ForwardOptions fo;
   fo.n_ctx = options_.n_ctx;
   fo.n_slots = n_slots;
   fo.max_batch = options_.max_batch;
-  auto fp = ForwardPass::create(model_, *pool_, fo);
-  if (!fp) return fp.status();
-  forward_ = std::move(*fp);
-  return Status::ok();
+  if (options_.backend.kind == BackendKind::Cpu) {
+    auto fp = ForwardPass::create(model_, *pool_, fo);
+    if (!fp) return fp.status();
+    return std::unique_ptr<ForwardExecutor>(std::move(*fp));
+  }
+  auto plugin = load_backend(options_.backend.kind);
+  if (!plugin) return plugin.status();
+  return (*plugin)->create_executor(model_, options_.backend.device, fo);
 }
 
 MemoryUsage Session::memory() const {
   MemoryUsage m;
   m.weights_bytes = model_->weights().total_bytes;
-  m.kv_cache_bytes = forward_->kv().bytes();
-  m.scratch_bytes = forward_->scratch_bytes();
+  const ExecutorMemory em = forward_->memory();
+  m.device_weights_bytes = em.device_weight_bytes;
+  m.kv_cache_bytes = em.kv_cache_bytes;
+  m.scratch_bytes = em.scratch_bytes;
   m.peak_rss_bytes = peak_rss_bytes();
   return m;
 }
 
 Status Session::evaluate(std::span<const int32_t> tokens, std::vector<float>& logits) {
   INFERSCOPE_RETURN_IF_ERROR(ensure_slots(1));
-  forward_->kv().clear();
+  forward_->clear();
   logits.resize(tokens.size() * static_cast<size_t>(model_->config().n_vocab));
   return forward_->forward(0, tokens, true, logits.data());
 }
@@ -146,7 +161,7 @@ Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
   if (!sampler) return sampler.status();
   for (int32_t id : result.prompt_token_ids) sampler->accept(id);
 
-  forward_->kv().clear();
+  forward_->clear();
   std::vector<float> logits(static_cast<size_t>(n_vocab));
   INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, result.prompt_token_ids, false, logits.data()));
   result.timings.prefill_ms = ms_since(start);
@@ -175,7 +190,7 @@ Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
       break;
     }
     if (i + 1 == request.max_tokens) break;
-    if (forward_->kv().length(0) >= forward_->n_ctx()) {
+    if (forward_->kv_length(0) >= forward_->n_ctx()) {
       result.stop_reason = "context_full";
       break;
     }
@@ -203,12 +218,12 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
   if (static_cast<int64_t>(result.prompt_token_ids.size()) + request.max_tokens > forward_->n_ctx()) {
     return Status::error("prompt plus max tokens exceed the context length of " + std::to_string(forward_->n_ctx()));
   }
-  forward_->kv().clear();
+  forward_->clear();
   std::vector<float> logits(static_cast<size_t>(model_->config().n_vocab));
   INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, result.prompt_token_ids, false, logits.data()));
   result.timings.prefill_ms = ms_since(start);
 
-  ForwardBeamModel beam_model(*forward_, request);
+  ForwardBeamModel beam_model(*forward_, *model_, request);
   BeamSearchParams params;
   params.beam_width = request.beam_width;
   params.max_tokens = request.max_tokens;

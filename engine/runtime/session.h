@@ -7,6 +7,8 @@
 #include <functional>
 #include <memory>
 
+#include "engine/backend/backend_registry.h"
+#include "engine/backend/forward_executor.h"
 #include "engine/core/status.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/forward_pass.h"
@@ -19,6 +21,7 @@ struct SessionOptions {
   int64_t n_ctx = 0;     // 0 = min(model's training context, 4096)
   int n_threads = 0;     // 0 = all cores
   int64_t max_batch = 256;
+  BackendChoice backend;  // CPU unless chosen; a Vulkan device runs the whole forward pass
 };
 
 class Session {
@@ -38,13 +41,15 @@ class Session {
 
   const Model& model() const { return *model_; }
   ThreadPool& pool() { return *pool_; }
-  ForwardPass& forward_pass() { return *forward_; }
+  ForwardExecutor& executor() { return *forward_; }
+  const SessionOptions& options() const { return options_; }
   int64_t n_ctx() const { return forward_->n_ctx(); }
   MemoryUsage memory() const;
 
  private:
   Session() = default;
   Status ensure_slots(int n_slots);
+  Result<std::unique_ptr<ForwardExecutor>> create_executor(int n_slots);
   Result<GenerateResult> generate_sampled(const GenerateRequest& request,
                                           const std::function<bool(const TokenEvent&)>& on_token);
   Result<GenerateResult> generate_beam(const GenerateRequest& request,
@@ -53,7 +58,7 @@ class Session {
   std::shared_ptr<const Model> model_;
   SessionOptions options_;
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<ForwardPass> forward_;
+  std::unique_ptr<ForwardExecutor> forward_;
   std::atomic<bool> cancelled_{false};
 };
 

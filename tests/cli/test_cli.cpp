@@ -14,6 +14,7 @@ namespace {
 using testing::CliRun;
 using testing::quoted;
 using testing::run_cli;
+using testing::run_cli_with_env;
 
 nlohmann::json load_reference(const std::string& name) {
   std::ifstream in(testing::testdata("reference/" + name));
@@ -153,7 +154,7 @@ TEST(Cli, PerplexityOfTheModelsOwnStyleIsLow) {
 }
 
 TEST(Cli, BenchReportsThroughputAndBound) {
-  CliRun r = run_cli("bench --prompt-tokens 16 --gen-tokens 8 --reps 2 --json");
+  CliRun r = run_cli("bench --prompt-tokens 16 --gen-tokens 8 --reps 2 --json --no-record");  // not the user's database
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_GT(j["prefill_tokens_per_s"]["median"].get<double>(), 0.0);
@@ -164,9 +165,38 @@ TEST(Cli, BenchReportsThroughputAndBound) {
 
 TEST(Cli, UnknownOptionsAndBackendsAreRejected) {
   EXPECT_EQ(run_cli("generate --no-such-option 1").exit_code, 2);
-  CliRun r = run_cli("generate --backend vulkan");
+  CliRun r = run_cli("generate --backend metal");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("not available"), std::string::npos);
+  EXPECT_NE(r.err.find("unknown backend"), std::string::npos) << r.err;
+  r = run_cli("generate --backend vulkan --device 77");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("77"), std::string::npos) << r.err;
+}
+
+TEST(Cli, InspectListsDevicesOfEveryBackend) {
+  CliRun r = run_cli("inspect --devices --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["backend"], "cpu");
+  EXPECT_EQ(j[1]["backend"], "vulkan");
+  // Either devices with their limits, or the reason there are none.
+  if (j[1]["devices"].empty()) {
+    EXPECT_FALSE(j[1]["unavailable"].get<std::string>().empty());
+  } else {
+    EXPECT_FALSE(j[1]["devices"][0]["name"].get<std::string>().empty());
+    EXPECT_TRUE(j[1]["devices"][0]["properties"].contains("max storage buffer range"));
+  }
+}
+
+TEST(Cli, VulkanWithoutADriverIsAClearError) {
+  // The loader finds no driver: the CLI says so and the CPU backend still works.
+  const std::string no_driver = "VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json";
+  CliRun r = run_cli_with_env(no_driver, "generate --backend vulkan --max-tokens 2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("vulkan backend is not available"), std::string::npos) << r.err;
+  r = run_cli_with_env(no_driver, "generate --max-tokens 2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 }  // namespace

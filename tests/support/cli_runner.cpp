@@ -11,9 +11,11 @@
 
 namespace inferscope::testing {
 
-CliRun run_cli(const std::string& args) {
+CliRun run_cli(const std::string& args) { return run_cli_with_env("", args); }
+
+CliRun run_cli_with_env(const std::string& env, const std::string& args) {
   const std::string err_path = (scratch_dir("cli-run") / "stderr.txt").string();
-  const std::string cmd = std::string(INFERSCOPE_CLI_PATH) + " " + args + " 2>" + err_path;
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + INFERSCOPE_CLI_PATH + " " + args + " 2>" + err_path;
   CliRun r;
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return r;

@@ -62,3 +62,17 @@ TEST(VulkanRuntime, UnknownShaderIsAnError) {
 
 }  // namespace
 }  // namespace inferscope::vulkan
+
+namespace inferscope::vulkan {
+namespace {
+
+// The validation run (INFERSCOPE_VULKAN_VALIDATION=1 ctest -R vulkan) relies on the layer being
+// found where the package is installed.
+TEST(VulkanRuntime, ValidationLayerCanBeEnabled) {
+  auto instance = Instance::create(true);
+  if (!instance) GTEST_SKIP() << "no Vulkan loader: " << instance.message();
+  EXPECT_TRUE((*instance)->validation_enabled()) << "VK_LAYER_KHRONOS_validation is not installed";
+}
+
+}  // namespace
+}  // namespace inferscope::vulkan

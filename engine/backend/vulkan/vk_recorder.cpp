@@ -161,6 +161,13 @@ void Recorder::copy(const BufferSpan& src, const BufferSpan& dst, uint64_t bytes
   vkCmdCopyBuffer(cmd_, src.buffer->handle(), dst.buffer->handle(), 1, &region);
 }
 
+Status Recorder::discard() {
+  vkEndCommandBuffer(cmd_);
+  dispatches_ = 0;
+  labels_.clear();
+  return error_;
+}
+
 Status Recorder::submit_and_wait() {
   if (!error_) {
     vkEndCommandBuffer(cmd_);

@@ -52,6 +52,9 @@ class Recorder {
   void copy(const BufferSpan& src, const BufferSpan& dst, uint64_t bytes);
   // Ends, submits and waits. Records the first recording error, if any, as the result.
   Status submit_and_wait();
+  // Ends the recording without running it (after a warm-up recording that only builds the
+  // pipelines); returns the first recording error.
+  Status discard();
 
   uint32_t dispatches() const { return dispatches_; }          // in the last recording
   uint64_t submissions() const { return submissions_; }        // in this recorder's life

@@ -13,19 +13,21 @@ layout(push_constant) uniform Push {
   uint n;
   uint n_cols;  // BIAS: the bias length (row length of y)
   float scale;  // SCALED
+  uint y_off;   // first element of each operand in its binding
+  uint x_off;
 } pc;
 
 void main() {
   const uint stride = gl_NumWorkGroups.x * WORKGROUP_SIZE;
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) {
 #if defined(BIAS)
-    y[i] = y[i] + x[i % pc.n_cols];
+    y[pc.y_off + i] = y[pc.y_off + i] + x[pc.x_off + i % pc.n_cols];
 #elif defined(SCALED)
-    precise float p = x[i] * pc.scale;
-    precise float s = y[i] + p;
-    y[i] = s;
+    precise float p = x[pc.x_off + i] * pc.scale;
+    precise float s = y[pc.y_off + i] + p;
+    y[pc.y_off + i] = s;
 #else
-    y[i] = y[i] + x[i];
+    y[pc.y_off + i] = y[pc.y_off + i] + x[pc.x_off + i];
 #endif
   }
 }

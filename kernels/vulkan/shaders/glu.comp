@@ -18,6 +18,9 @@ layout(push_constant) uniform Push {
   uint gate_stride;
   uint up_stride;
   uint out_stride;
+  uint gate_off;  // first element of each operand in its binding
+  uint up_off;
+  uint out_off;
 } pc;
 
 void main() {
@@ -25,8 +28,8 @@ void main() {
   const uint stride = gl_NumWorkGroups.x * WORKGROUP_SIZE;
   for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
     const uint r = i / pc.n_cols, c = i % pc.n_cols;
-    const float g = gate[r * pc.gate_stride + c];
-    const float u = up[r * pc.up_stride + c];
+    const float g = gate[pc.gate_off + r * pc.gate_stride + c];
+    const float u = up[pc.up_off + r * pc.up_stride + c];
 #if defined(SWIGLU)
     precise float a = g / (1.0 + exp(-g));
     precise float v = a * u;
@@ -38,6 +41,6 @@ void main() {
 #else
 #error "define SWIGLU or GEGLU"
 #endif
-    outv[r * pc.out_stride + c] = v;
+    outv[pc.out_off + r * pc.out_stride + c] = v;
   }
 }

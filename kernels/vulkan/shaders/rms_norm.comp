@@ -13,6 +13,9 @@ layout(push_constant) uniform Push {
   uint n_rows;
   uint n;  // row length
   float eps;
+  uint x_off;  // first element of each operand in its binding
+  uint w_off;
+  uint y_off;
 } pc;
 
 shared float red[WORKGROUP_SIZE];
@@ -21,9 +24,10 @@ void main() {
   const uint tid = gl_LocalInvocationID.x;
   for (uint row = gl_WorkGroupID.x; row < pc.n_rows; row += gl_NumWorkGroups.x) {
     const uint base = row * pc.n;
+    const uint xb = pc.x_off + base, yb = pc.y_off + base;
     float sum = 0.0;
     for (uint i = tid; i < pc.n; i += WORKGROUP_SIZE) {
-      const float v = x[base + i];
+      const float v = x[xb + i];
       sum += v * v;
     }
     red[tid] = sum;
@@ -34,8 +38,8 @@ void main() {
     }
     const float scale = 1.0 / sqrt(red[0] / float(pc.n) + pc.eps);
     for (uint i = tid; i < pc.n; i += WORKGROUP_SIZE) {
-      precise float v = x[base + i] * scale;
-      y[base + i] = v * w[i];
+      precise float v = x[xb + i] * scale;
+      y[yb + i] = v * w[pc.w_off + i];
     }
     // red[0] is read above by every invocation before the next row overwrites it.
     barrier();

@@ -12,15 +12,16 @@ layout(push_constant) uniform Push {
   uint n;
   float a;
   float b;
+  uint x_off;  // first element of x in its binding
 } pc;
 
 void main() {
   const uint stride = gl_NumWorkGroups.x * WORKGROUP_SIZE;
   for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) {
 #if defined(SCALE)
-    x[i] = x[i] * pc.a;
+    x[pc.x_off + i] = x[pc.x_off + i] * pc.a;
 #elif defined(SOFTCAP)
-    x[i] = pc.a * tanh_safe(x[i] * pc.b);
+    x[pc.x_off + i] = pc.a * tanh_safe(x[pc.x_off + i] * pc.b);
 #else
 #error "define SCALE or SOFTCAP"
 #endif

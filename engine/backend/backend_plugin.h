@@ -1,0 +1,45 @@
+// The interface a run-time-loaded backend library (libinferscope_<name>.so) implements. The
+// library exports one C function, kBackendEntryPoint, returning its BackendPlugin for the
+// ABI version it was built with; the engine and the library are built from the same sources.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/backend/forward_executor.h"
+#include "engine/core/status.h"
+#include "engine/model/forward_pass.h"
+#include "engine/model/model.h"
+
+namespace inferscope {
+
+constexpr uint32_t kBackendAbiVersion = 1;
+constexpr const char* kBackendEntryPoint = "inferscope_backend_plugin";
+
+// One device of a backend, as `inspect` and the app's device picker show it.
+struct BackendDevice {
+  int index = 0;  // --device N
+  std::string name;
+  uint64_t memory_bytes = 0;
+  // Ordered (label, value) pairs: type, driver, subgroup size, limits, features...
+  std::vector<std::pair<std::string, std::string>> properties;
+};
+
+class BackendPlugin {
+ public:
+  virtual ~BackendPlugin() = default;
+  virtual const char* name() const = 0;  // "vulkan"
+  // The devices the backend can run on; an error says why there are none (no driver...).
+  virtual Result<std::vector<BackendDevice>> devices() = 0;
+  // Copies the model's weights to `device` and prepares a forward pass there. Fails before
+  // any upload when the model does not fit in the device's memory.
+  virtual Result<std::unique_ptr<ForwardExecutor>> create_executor(std::shared_ptr<const Model> model, int device,
+                                                                  const ForwardOptions& options) = 0;
+};
+
+using BackendEntryPoint = BackendPlugin* (*)(uint32_t abi_version);
+
+}  // namespace inferscope

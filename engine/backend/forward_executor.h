@@ -1,0 +1,54 @@
+// The forward pass of one model on one compute backend, with its own KV cache: what a Session
+// drives. The CPU backend's is ForwardPass (engine/model); the Vulkan backend's lives in its
+// run-time-loaded library (engine/backend/vulkan).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "engine/core/status.h"
+#include "engine/model/op_profile.h"
+
+namespace inferscope {
+
+// Memory an executor holds besides the model's weights in host memory.
+struct ExecutorMemory {
+  uint64_t device_weight_bytes = 0;  // weights copied to the device (0 on the CPU backend)
+  uint64_t kv_cache_bytes = 0;
+  uint64_t scratch_bytes = 0;
+};
+
+// Work submitted to the device per forward call (0 on the CPU backend).
+struct ExecutorCounters {
+  uint64_t forward_calls = 0;
+  uint64_t dispatches = 0;
+  uint64_t submissions = 0;
+};
+
+class ForwardExecutor {
+ public:
+  virtual ~ForwardExecutor() = default;
+
+  // Appends `tokens` to `slot` (positions continue from the slot's KV length) and writes the
+  // logits of the last token, or of every token when `all_logits`, to `logits`
+  // ([n_out][n_vocab]). Fails when the context is full or a token id is invalid.
+  virtual Status forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) = 0;
+
+  virtual int64_t n_ctx() const = 0;
+  virtual int n_slots() const = 0;
+  virtual int64_t kv_length(int slot) const = 0;
+  // Empties every slot.
+  virtual void clear() = 0;
+  // After the call slot i holds what slot parents[i] held (beam search re-ranking).
+  virtual Status reorder(std::span<const int32_t> parents) = 0;
+
+  virtual ExecutorMemory memory() const = 0;
+  virtual ExecutorCounters counters() const { return {}; }
+  // Time per op kind (and per layer where the backend measures it), accumulated over calls.
+  virtual OpProfile& profile() = 0;
+  // "cpu", or "vulkan: <device name>".
+  virtual std::string backend_name() const = 0;
+};
+
+}  // namespace inferscope

@@ -1,0 +1,169 @@
+#include "engine/backend/vulkan/ops/vk_attention.h"
+
+#include <algorithm>
+#include <string>
+
+#include "engine/backend/vulkan/ops/vk_op_util.h"
+
+namespace inferscope::vulkan {
+
+namespace {
+
+struct AttentionPush {
+  uint32_t n_tokens;
+  uint32_t n_head;
+  uint32_t n_head_kv;
+  uint32_t pos0;
+  uint32_t n_swa;
+  uint32_t kv_word0;
+  uint32_t row_words;
+  float scale;
+  float softcap;
+  uint32_t q_off, out_off;
+  uint32_t n_split;
+  uint32_t split_len;
+  uint32_t partial_off;
+};
+
+struct ReducePush {
+  uint32_t n_tokens;
+  uint32_t n_head;
+  uint32_t n_split;
+  uint32_t partial_off;
+  uint32_t out_off;
+};
+
+constexpr int64_t kMaxHeadDim = 1024;
+constexpr uint32_t kMaxTile = 32;
+// Automatic splitting: up to kMaxSplits splits of at least kMinSplitPositions positions each,
+// until heads x tokens x splits reaches kSplitTargetWorkgroups (a few per compute unit of a
+// large GPU). CPU devices (lavapipe) gain nothing from it.
+constexpr int64_t kSplitTargetWorkgroups = 256;
+constexpr int64_t kMaxSplits = 32;
+constexpr int64_t kMinSplitPositions = 128;
+
+int64_t auto_splits(const Device& device, const AttentionParams& p, int64_t n_tokens, int64_t longest_range) {
+  const int64_t groups = p.n_head * n_tokens;
+  if (groups >= kSplitTargetWorkgroups || device.info().type == "CPU") return 1;
+  const int64_t by_groups = (kSplitTargetWorkgroups + groups - 1) / groups;
+  const int64_t by_length = longest_range / kMinSplitPositions;
+  return std::max<int64_t>(1, std::min({kMaxSplits, by_groups, by_length}));
+}
+
+uint32_t ceil_pow2(uint64_t v) {
+  uint32_t p = 1;
+  while (p < v && p < (1u << 31)) p *= 2;
+  return p;
+}
+
+// attention.comp's shared memory: q and the accumulator (head_dim floats each), the partial dot
+// products (one float per invocation), the tile's scores and weights.
+uint64_t shared_bytes(uint32_t head_dim, uint32_t wg, uint32_t tile) {
+  return 2ull * head_dim * sizeof(float) + wg * sizeof(float) + 2ull * tile * sizeof(float);
+}
+
+}  // namespace
+
+uint64_t attention_split_scratch_bytes(const AttentionParams& p) {
+  // n_tokens * n_head * splits < 2 * kSplitTargetWorkgroups whenever auto_splits splits.
+  return 2ull * kSplitTargetWorkgroups * static_cast<uint64_t>(p.head_dim + 2) * sizeof(float);
+}
+
+Status record_attention(Device& device, Recorder& recorder, BufferSpan q, BufferSpan k_cache, BufferSpan v_cache,
+                        const KvCacheLayout& layout, int slot, int64_t layer, BufferSpan out,
+                        const AttentionParams& p, int64_t n_tokens, int64_t pos0, DispatchLabel label,
+                        BufferSpan split_scratch) {
+  constexpr const char* kOp = "attention";
+  if (n_tokens < 0 || pos0 < 0 || p.n_swa < 0 || p.n_split < 0) return Status::error("attention: negative size or position");
+  if (p.n_head <= 0 || p.n_head_kv <= 0 || p.n_head % p.n_head_kv != 0) {
+    return Status::error("attention: n_head (" + std::to_string(p.n_head) + ") must be a positive multiple of n_head_kv (" +
+                         std::to_string(p.n_head_kv) + ")");
+  }
+  if (p.head_dim <= 0 || p.head_dim % 2 != 0 || p.head_dim > kMaxHeadDim) {
+    return Status::error("attention: head_dim = " + std::to_string(p.head_dim) + " must be even and at most " +
+                         std::to_string(kMaxHeadDim));
+  }
+  if (p.n_head_kv * p.head_dim != layout.n_embd_kv) {
+    return Status::error("attention: n_head_kv * head_dim = " + std::to_string(p.n_head_kv * p.head_dim) +
+                         " differs from the cache's n_embd_kv of " + std::to_string(layout.n_embd_kv));
+  }
+  if (pos0 + n_tokens > layout.n_ctx) {
+    return Status::error("attention: positions " + std::to_string(pos0) + " + " + std::to_string(n_tokens) +
+                         " exceed the cache's n_ctx of " + std::to_string(layout.n_ctx));
+  }
+  if (p.n_head > device.info().max_workgroup_count[0]) return Status::error("attention: too many heads for one dispatch");
+  auto kb = kv_layer_binding(device, k_cache, layout, slot, layer, kOp, "k_cache");
+  if (!kb) return kb.status();
+  auto vb = kv_layer_binding(device, v_cache, layout, slot, layer, kOp, "v_cache");
+  if (!vb) return vb.status();
+  if (kb->word0 != vb->word0) return Status::error("attention: k_cache and v_cache spans differ in alignment");
+  if (n_tokens == 0) return Status::ok();
+  const int64_t floats = n_tokens * p.n_head * p.head_dim;
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(floats, kOp, "q size"));
+  INFERSCOPE_BIND_WORDS(qb, device, q, static_cast<uint64_t>(floats), kOp, "q");
+  INFERSCOPE_BIND_WORDS(ob, device, out, static_cast<uint64_t>(floats), kOp, "out");
+
+  // About one invocation per pair of head dimensions (the accumulator update), so that few
+  // sit idle; the tile gives each score WORKGROUP_SIZE / TILE invocations.
+  const uint32_t head_dim = static_cast<uint32_t>(p.head_dim);
+  uint32_t wg = op_workgroup_size(device, std::clamp<uint32_t>(ceil_pow2(head_dim / 2), 32, 256));
+  uint32_t tile = std::min(wg, kMaxTile);
+  while (shared_bytes(head_dim, wg, tile) > device.info().max_shared_memory && wg > 8) {
+    wg /= 2;
+    tile = std::min(wg, kMaxTile);
+  }
+  if (shared_bytes(head_dim, wg, tile) > device.info().max_shared_memory) {
+    return Status::error("attention: head_dim " + std::to_string(head_dim) + " needs more shared memory than the device has");
+  }
+  const uint32_t spec[] = {wg, head_dim, tile};
+  auto kernel = device.kernel("attention", 5, spec);
+  if (!kernel) return kernel.status();
+
+  // The longest KV range of the batch is the last token's.
+  const int64_t last_pos = pos0 + n_tokens - 1;
+  const int64_t longest = p.n_swa > 0 ? std::min(p.n_swa, last_pos + 1) : last_pos + 1;
+  int64_t n_split = p.n_split > 0 ? p.n_split : (split_scratch.buffer ? auto_splits(device, p, n_tokens, longest) : 1);
+  n_split = std::min<int64_t>(n_split, (longest + tile - 1) / tile);  // no split without a tile
+  n_split = std::min<int64_t>(n_split, device.info().max_workgroup_count[2]);
+  // Positions per split, whole tiles, so that n_split of them cover the longest range.
+  const int64_t per_split = (longest + n_split - 1) / n_split;
+  const int64_t split_len = (per_split + tile - 1) / tile * tile;
+  BoundSpan partial{qb.span, 0};
+  if (n_split > 1) {
+    const uint64_t words = static_cast<uint64_t>(n_tokens * p.n_head * n_split) * (head_dim + 2);
+    auto b = bind_words(device, split_scratch, words, kOp, "split scratch");
+    if (!b) return b.status();
+    partial = *b;
+  }
+
+  AttentionPush push{};
+  push.n_tokens = static_cast<uint32_t>(n_tokens);
+  push.n_head = static_cast<uint32_t>(p.n_head);
+  push.n_head_kv = static_cast<uint32_t>(p.n_head_kv);
+  push.pos0 = static_cast<uint32_t>(pos0);
+  push.n_swa = static_cast<uint32_t>(std::min<int64_t>(p.n_swa, layout.n_ctx));
+  push.kv_word0 = kb->word0;
+  push.row_words = static_cast<uint32_t>(layout.n_embd_kv / 2);
+  push.scale = p.scale;
+  push.softcap = p.softcap;
+  push.q_off = qb.first;
+  push.out_off = ob.first;
+  push.n_split = static_cast<uint32_t>(n_split);
+  push.split_len = static_cast<uint32_t>(split_len);
+  push.partial_off = partial.first;
+  const uint32_t gy = static_cast<uint32_t>(std::min<int64_t>(n_tokens, device.info().max_workgroup_count[1]));
+  recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span}, push,
+                    static_cast<uint32_t>(p.n_head), gy, static_cast<uint32_t>(n_split), label);
+  if (n_split == 1) return Status::ok();
+
+  const uint32_t reduce_wg = op_workgroup_size(device, std::clamp<uint32_t>(ceil_pow2(head_dim), 32, 256));
+  const uint32_t reduce_spec[] = {reduce_wg, head_dim};
+  auto reduce = device.kernel("attention_reduce", 2, reduce_spec);
+  if (!reduce) return reduce.status();
+  const ReducePush rp{static_cast<uint32_t>(n_tokens), static_cast<uint32_t>(p.n_head), static_cast<uint32_t>(n_split),
+                      partial.first, ob.first};
+  recorder.dispatch(**reduce, {partial.span, ob.span}, rp, static_cast<uint32_t>(p.n_head), gy, 1, label);
+  return Status::ok();
+}
+
+}  // namespace inferscope::vulkan

@@ -1,0 +1,47 @@
+// Attention of a batch of queries over the F16 KV cache on the Vulkan device (shader
+// attention.comp, tiled with an online softmax): the counterpart of the attention loop of
+// ForwardPass::attention_block (kernels::attention_head_f16 per token and head). Operands may
+// start at any multiple of 4 bytes of their buffers (vk_op_util.h: bind_words).
+#pragma once
+
+#include <cstdint>
+
+#include "engine/backend/vulkan/ops/vk_kv.h"
+#include "engine/backend/vulkan/vk_buffer.h"
+#include "engine/backend/vulkan/vk_device.h"
+#include "engine/backend/vulkan/vk_recorder.h"
+#include "engine/core/status.h"
+
+namespace inferscope::vulkan {
+
+struct AttentionParams {
+  int64_t n_head = 0;
+  int64_t n_head_kv = 0;  // divides n_head (GQA: query head h reads KV head h / (n_head / n_head_kv))
+  int64_t head_dim = 0;   // even, <= 1024; n_head_kv * head_dim == the cache's n_embd_kv
+  float scale = 1.0f;     // score scale (1/sqrt(head_dim) unless the model says otherwise)
+  float softcap = 0.0f;   // > 0: scores become softcap * tanh(score / softcap) (Gemma 2)
+  int64_t n_swa = 0;      // > 0: sliding window, a token sees itself and the n_swa - 1 before it
+  // Splits of each token's KV range, run as separate workgroups and combined by a second
+  // dispatch (flash decoding). 0: record_attention chooses (more than 1 only when heads x
+  // tokens are too few workgroups for the device, the range is long and a scratch span is
+  // given); > 0 forces the count (tests), and needs the scratch when > 1.
+  int64_t n_split = 0;
+};
+
+// Bytes of the scratch span that record_attention needs to split the KV range when it chooses
+// to (n_split = 0); with a forced n_split: n_tokens * n_head * n_split * (head_dim + 2) * 4.
+uint64_t attention_split_scratch_bytes(const AttentionParams& params);
+
+// out[t][h] = softmax(cap(scale * q[t][h] . K^T)) . V for t < n_tokens, h < n_head, over the
+// positions [first, pos0 + t] of (slot, layer) in the caches (first = max(0, pos0 + t - n_swa + 1)
+// with a window, else 0). q, out: [n_tokens][n_head * head_dim] F32. One dispatch, or two when
+// the KV range is split (see AttentionParams::n_split; split_scratch: attention_split_scratch_bytes
+// bytes the op may overwrite, or BufferSpan{} to never split).
+// Preconditions: those cache rows are written (record_kv_store earlier in the recording);
+// pos0 + n_tokens <= n_ctx.
+Status record_attention(Device& device, Recorder& recorder, BufferSpan q, BufferSpan k_cache, BufferSpan v_cache,
+                        const KvCacheLayout& layout, int slot, int64_t layer, BufferSpan out,
+                        const AttentionParams& params, int64_t n_tokens, int64_t pos0, DispatchLabel label = {},
+                        BufferSpan split_scratch = {});
+
+}  // namespace inferscope::vulkan

@@ -1,0 +1,132 @@
+#include "engine/backend/vulkan/ops/vk_elementwise.h"
+
+#include <string>
+
+#include "engine/backend/vulkan/ops/vk_op_util.h"
+
+namespace inferscope::vulkan {
+
+namespace {
+
+constexpr uint32_t kElementwiseWorkgroup = 256;
+
+struct AddPush {
+  uint32_t n;
+  uint32_t n_cols;
+  float scale;
+  uint32_t y_off, x_off;
+};
+
+struct UnaryPush {
+  uint32_t n;
+  float a;
+  float b;
+  uint32_t x_off;
+};
+
+struct GluPush {
+  uint32_t n_rows;
+  uint32_t n_cols;
+  uint32_t gate_stride;
+  uint32_t up_stride;
+  uint32_t out_stride;
+  uint32_t gate_off, up_off, out_off;
+};
+
+// Records y (op) x over n elements with shader `name` (add.comp variants).
+Status record_add_variant(Device& device, Recorder& recorder, const char* name, BufferSpan y, BufferSpan x,
+                          uint64_t x_elements, int64_t n, uint32_t n_cols, float scale, DispatchLabel label) {
+  if (n < 0) return Status::error(std::string(name) + ": negative size");
+  if (n == 0) return Status::ok();
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(n, name, "n"));
+  INFERSCOPE_BIND_WORDS(yb, device, y, static_cast<uint64_t>(n), name, "y");
+  INFERSCOPE_BIND_WORDS(xb, device, x, x_elements, name, "x");
+  const uint32_t wg = op_workgroup_size(device, kElementwiseWorkgroup);
+  const uint32_t spec[] = {wg};
+  auto kernel = device.kernel(name, 2, spec);
+  if (!kernel) return kernel.status();
+  const AddPush push{static_cast<uint32_t>(n), n_cols, scale, yb.first, xb.first};
+  recorder.dispatch(**kernel, {yb.span, xb.span}, push,
+                    op_group_count(device, static_cast<uint64_t>(n), wg), 1, 1, label);
+  return Status::ok();
+}
+
+Status record_unary(Device& device, Recorder& recorder, const char* name, BufferSpan x, int64_t n, float a, float b,
+                    DispatchLabel label) {
+  if (n < 0) return Status::error(std::string(name) + ": negative size");
+  if (n == 0) return Status::ok();
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(n, name, "n"));
+  INFERSCOPE_BIND_WORDS(xb, device, x, static_cast<uint64_t>(n), name, "x");
+  const uint32_t wg = op_workgroup_size(device, kElementwiseWorkgroup);
+  const uint32_t spec[] = {wg};
+  auto kernel = device.kernel(name, 1, spec);
+  if (!kernel) return kernel.status();
+  const UnaryPush push{static_cast<uint32_t>(n), a, b, xb.first};
+  recorder.dispatch(**kernel, {xb.span}, push,
+                    op_group_count(device, static_cast<uint64_t>(n), wg), 1, 1, label);
+  return Status::ok();
+}
+
+}  // namespace
+
+Status record_add(Device& device, Recorder& recorder, BufferSpan y, BufferSpan x, int64_t n, DispatchLabel label) {
+  return record_add_variant(device, recorder, "add", y, x, static_cast<uint64_t>(n > 0 ? n : 0), n, 1, 1.0f, label);
+}
+
+Status record_add_bias(Device& device, Recorder& recorder, BufferSpan y, BufferSpan bias, int64_t n_rows,
+                       int64_t n_cols, DispatchLabel label) {
+  if (n_rows < 0 || n_cols < 0) return Status::error("add_bias: negative size");
+  if (n_rows == 0 || n_cols == 0) return Status::ok();
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(n_rows * n_cols, "add_bias", "n_rows * n_cols"));
+  return record_add_variant(device, recorder, "add_bias", y, bias, static_cast<uint64_t>(n_cols), n_rows * n_cols,
+                            static_cast<uint32_t>(n_cols), 1.0f, label);
+}
+
+Status record_add_scaled(Device& device, Recorder& recorder, BufferSpan y, BufferSpan x, int64_t n, float scale,
+                         DispatchLabel label) {
+  return record_add_variant(device, recorder, "add_scaled", y, x, static_cast<uint64_t>(n > 0 ? n : 0), n, 1, scale,
+                            label);
+}
+
+Status record_scale(Device& device, Recorder& recorder, BufferSpan x, int64_t n, float scale, DispatchLabel label) {
+  return record_unary(device, recorder, "scale", x, n, scale, 0.0f, label);
+}
+
+Status record_softcap(Device& device, Recorder& recorder, BufferSpan x, int64_t n, float cap, DispatchLabel label) {
+  if (!(cap > 0.0f)) return Status::error("softcap: the cap must be positive, got " + std::to_string(cap));
+  // The CPU multiplies by the reciprocal, computed once in F32: the same value here.
+  return record_unary(device, recorder, "softcap", x, n, cap, 1.0f / cap, label);
+}
+
+Status record_glu(Device& device, Recorder& recorder, GluKind kind, BufferSpan gate, BufferSpan up, BufferSpan out,
+                  int64_t n_rows, int64_t n_cols, int64_t gate_stride, int64_t up_stride, int64_t out_stride,
+                  DispatchLabel label) {
+  const char* name = kind == GluKind::GeGlu ? "geglu" : "swiglu";
+  if (n_rows < 0 || n_cols < 0) return Status::error(std::string(name) + ": negative size");
+  if (n_rows == 0 || n_cols == 0) return Status::ok();
+  if (gate_stride == 0) gate_stride = n_cols;
+  if (up_stride == 0) up_stride = n_cols;
+  if (out_stride == 0) out_stride = n_cols;
+  if (gate_stride < n_cols || up_stride < n_cols || out_stride < n_cols) {
+    return Status::error(std::string(name) + ": a row stride is shorter than the row (" + std::to_string(n_cols) + ")");
+  }
+  // Floats each operand spans: the last row ends n_cols after its start.
+  auto extent = [&](int64_t stride) { return (n_rows - 1) * stride + n_cols; };
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(n_rows * n_cols, name, "n_rows * n_cols"));
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(extent(gate_stride), name, "gate extent"));
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(extent(up_stride), name, "up extent"));
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(extent(out_stride), name, "out extent"));
+  INFERSCOPE_BIND_WORDS(gb, device, gate, static_cast<uint64_t>(extent(gate_stride)), name, "gate");
+  INFERSCOPE_BIND_WORDS(ub, device, up, static_cast<uint64_t>(extent(up_stride)), name, "up");
+  INFERSCOPE_BIND_WORDS(ob, device, out, static_cast<uint64_t>(extent(out_stride)), name, "out");
+  const uint32_t wg = op_workgroup_size(device, kElementwiseWorkgroup);
+  const uint32_t spec[] = {wg};
+  auto kernel = device.kernel(name, 3, spec);
+  if (!kernel) return kernel.status();
+  const GluPush push{static_cast<uint32_t>(n_rows), static_cast<uint32_t>(n_cols), static_cast<uint32_t>(gate_stride),
+                     static_cast<uint32_t>(up_stride), static_cast<uint32_t>(out_stride), gb.first, ub.first, ob.first};
+  recorder.dispatch(**kernel, {gb.span, ub.span, ob.span}, push, op_group_count(device, static_cast<uint64_t>(n_rows * n_cols), wg), 1, 1, label);
+  return Status::ok();
+}
+
+}  // namespace inferscope::vulkan

@@ -1,0 +1,355 @@
+#include "engine/backend/vulkan/ops/vk_matmul.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <string>
+
+#include "engine/backend/vulkan/ops/vk_op_util.h"
+
+namespace inferscope::vulkan {
+
+namespace {
+
+using kernels::GgmlType;
+
+// The values of MatmulPush / GetRowsPush mirror the push-constant blocks of matvec.comp and
+// matmat.comp (shared) and get_rows.comp.
+struct MatmulPush {
+  uint32_t cols, rows, row_bytes, w_offset;
+  uint32_t n, x_stride, y_stride, y_offset;
+  uint32_t t_base, matrix_bytes, k_used, x_per_pair, n_mats;
+};
+
+struct GetRowsPush {
+  uint32_t cols, row_bytes, w_offset, n, out_stride, n_rows;
+  float scale;
+};
+
+constexpr uint32_t kMatmatBk = 32;        // columns per matmat step (matmat.comp BK)
+constexpr uint32_t kMatmatStride = 9;     // vec4s per shared tile row (BK / 4 + 1)
+constexpr uint32_t kMaxMatvecTokens = 8;  // NT limit (registers)
+
+MatmulOverrides g_overrides;
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+uint32_t ceil_log2(uint32_t v) {
+  uint32_t l = 0;
+  while ((1u << l) < v) ++l;
+  return l;
+}
+
+// lavapipe / SwiftShader: a workgroup runs on one CPU thread, eight invocations per SIMD
+// instruction, and every buffer read whose address varies per invocation costs a scalar loop.
+bool is_cpu_device(const Device& device) { return device.info().type == "CPU"; }
+
+std::string shader_name(const char* family, GgmlType type) {
+  std::string name = std::string(family) + "_" + kernels::type_name(type);
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return name;
+}
+
+std::string supported_list() {
+  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, tq1_0, tq2_0";
+}
+
+// Checks the weight view common to every op; returns its layout. `bind_bytes` receives the
+// bytes the shaders read from the start of the span (rounded to 4).
+Result<WeightLayout> check_weights(const Device& device, const WeightView& w, const char* op, uint64_t* bind_bytes) {
+  const auto layout = weight_layout(w.type);
+  if (!layout) {
+    return Status::error(std::string(op) + ": weight type " + kernels::type_name(w.type) +
+                         " has no Vulkan shader (supported: " + supported_list() + ")");
+  }
+  const std::string where = std::string(op) + ": weights (" + kernels::type_name(w.type) + ")";
+  const int64_t multiple = std::max(layout->chunk, kernels::type_info(w.type).block_size);
+  if (w.cols <= 0 || w.cols % multiple != 0) {
+    return Status::error(where + " cols = " + std::to_string(w.cols) + ", expected a positive multiple of " +
+                         std::to_string(multiple));
+  }
+  if (w.rows < 0 || w.n_mats < 1) return Status::error(where + ": negative rows or no matrix");
+  if (w.row_bytes < kernels::row_bytes(w.type, w.cols) || w.row_bytes % layout->row_align != 0) {
+    return Status::error(where + " row_bytes = " + std::to_string(w.row_bytes) + ", expected a multiple of " +
+                         std::to_string(layout->row_align) + " of at least " +
+                         std::to_string(kernels::row_bytes(w.type, w.cols)));
+  }
+  if (w.byte_offset % layout->row_align != 0) {
+    return Status::error(where + " byte_offset = " + std::to_string(w.byte_offset) + ", expected a multiple of " +
+                         std::to_string(layout->row_align));
+  }
+  if (w.n_mats > 1 && w.matrix_bytes < static_cast<uint64_t>(w.rows * w.row_bytes)) {
+    return Status::error(where + " matrix_bytes = " + std::to_string(w.matrix_bytes) + " is less than rows * row_bytes");
+  }
+  if (w.n_mats > 1 && w.matrix_bytes % static_cast<uint64_t>(layout->row_align) != 0) {
+    return Status::error(where + " matrix_bytes is not a multiple of " + std::to_string(layout->row_align));
+  }
+  const uint64_t bytes = w.byte_offset + static_cast<uint64_t>(w.n_mats - 1) * w.matrix_bytes +
+                         static_cast<uint64_t>(w.rows) * static_cast<uint64_t>(w.row_bytes);
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(bytes, op, "weight bytes"));
+  *bind_bytes = round_up(bytes, 4);
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, w.span, *bind_bytes, op, "weights"));
+  return *layout;
+}
+
+// Workgroups for `groups` row groups: x up to the device limit, the rest folded into z.
+Result<std::pair<uint32_t, uint32_t>> row_grid(const Device& device, uint64_t groups, const char* op) {
+  const uint64_t max_x = std::max<uint32_t>(device.info().max_workgroup_count[0], 1);
+  const uint64_t max_z = std::max<uint32_t>(device.info().max_workgroup_count[2], 1);
+  const uint64_t gx = std::clamp<uint64_t>(groups, 1, max_x);
+  const uint64_t gz = (groups + gx - 1) / gx;
+  if (gz > max_z) return Status::error(std::string(op) + ": too many rows for one dispatch");
+  return std::pair<uint32_t, uint32_t>{static_cast<uint32_t>(gx), static_cast<uint32_t>(std::max<uint64_t>(gz, 1))};
+}
+
+uint32_t max_groups_y(const Device& device) { return std::max<uint32_t>(device.info().max_workgroup_count[1], 1); }
+
+struct MatvecConfig {
+  uint32_t workgroup, rows, tokens;
+  bool rowwise;
+};
+
+// The row-per-invocation layout (matvec.comp ROWWISE) where it applies: CPU drivers, subgroups
+// of at least 8 invocations, rows of whole 32-value runs.
+bool use_rowwise(const Device& device, int64_t cols) {
+  if (cols % 32 != 0) return false;
+  if (g_overrides.matvec_rowwise >= 0) return g_overrides.matvec_rowwise == 1;
+  return is_cpu_device(device) && device.info().subgroup_size >= 8;
+}
+
+MatvecConfig matvec_config(const Device& device, const WeightLayout& layout, int64_t cols, int64_t n, bool experts) {
+  const bool cpu = is_cpu_device(device);
+  MatvecConfig c{};
+  c.rowwise = use_rowwise(device, cols);
+  const uint32_t subgroup = std::max<uint32_t>(device.info().subgroup_size, 8);
+  // CPU drivers: one SIMD-wide workgroup. GPUs: two or more subgroups over the chunks of the
+  // workgroup's rows.
+  const uint32_t preferred = g_overrides.matvec_workgroup ? g_overrides.matvec_workgroup
+                                                          : (cpu || c.rowwise ? subgroup : std::max(64u, subgroup));
+  c.workgroup = op_workgroup_size(device, preferred);
+  c.tokens = experts ? 1u
+                     : static_cast<uint32_t>(std::clamp<int64_t>(
+                           g_overrides.matvec_tokens ? g_overrides.matvec_tokens : n, 1, kMaxMatvecTokens));
+  if (c.rowwise) {
+    // Rows per invocation: each x value read serves them all, but the unrolled body (rows x
+    // tokens x chunk / 8 decode-and-dot blocks) sets the pipeline's compile time.
+    c.rows = g_overrides.matvec_rows ? g_overrides.matvec_rows : 4u;
+    const uint64_t groups = static_cast<uint64_t>(layout.chunk / 8);
+    while (c.rows > 1 && uint64_t{c.rows} * c.tokens * groups > 256 && !g_overrides.matvec_rows) c.rows /= 2;
+    return c;
+  }
+  c.rows = g_overrides.matvec_rows ? g_overrides.matvec_rows : (cpu ? 4u : 2u);
+  const uint64_t shared = std::max<uint32_t>(device.info().max_shared_memory, 1024);
+  while (uint64_t{c.workgroup} * c.rows * c.tokens * 4 > shared && c.rows > 1) c.rows /= 2;
+  while (uint64_t{c.workgroup} * c.rows * c.tokens * 4 > shared && c.tokens > 1) c.tokens /= 2;
+  while (uint64_t{c.workgroup} * c.rows * c.tokens * 4 > shared && c.workgroup > 8) c.workgroup /= 2;
+  return c;
+}
+
+struct MatmatConfig {
+  uint32_t workgroup, bm, bn, tm, tn;
+};
+
+MatmatConfig matmat_config(const Device& device) {
+  const auto& o = g_overrides;
+  const uint64_t shared = std::max<uint32_t>(device.info().max_shared_memory, 1024);
+  auto fits = [&](const MatmatConfig& c) {
+    return uint64_t{c.bm + c.bn} * kMatmatStride * 16 <= shared && c.workgroup <= device.info().max_workgroup_invocations;
+  };
+  if (o.matmat_bm && o.matmat_bn && o.matmat_tm && o.matmat_tn) {
+    MatmatConfig c{(o.matmat_bm / o.matmat_tm) * (o.matmat_bn / o.matmat_tn), o.matmat_bm, o.matmat_bn, o.matmat_tm,
+                   o.matmat_tn};
+    if (fits(c)) return c;
+  }
+  // A (BM / TM) x (BN / TN) grid of invocations, as square as the workgroup size allows.
+  const bool cpu = is_cpu_device(device);
+  const uint32_t wg = op_workgroup_size(device, cpu ? 64 : 256);
+  const uint32_t a = 1u << ((ceil_log2(wg) + 1) / 2);
+  const uint32_t b = std::max<uint32_t>(wg / a, 1);
+  MatmatConfig c{a * b, 0, 0, 0, 0};
+  for (uint32_t t = 4; t >= 1; t /= 2) {
+    c.tm = t;
+    c.tn = t;
+    c.bm = a * t;
+    c.bn = b * t;
+    if (fits(c)) break;
+  }
+  return c;
+}
+
+int64_t max_matvec_tokens(const Device& device, int64_t cols) {
+  if (g_overrides.max_matvec_tokens > 0) return g_overrides.max_matvec_tokens;
+  if (use_rowwise(device, cols)) return INT64_MAX;  // beats the shared-memory tiles at any n
+  return is_cpu_device(device) ? 8 : 4;
+}
+
+Status dispatch_matvec(Device& device, Recorder& recorder, const WeightView& w, const WeightLayout& layout,
+                       uint64_t w_bytes, BufferSpan x, uint64_t x_bytes, int64_t n, BufferSpan y, uint64_t y_bytes,
+                       MatmulPush push, BufferSpan ids, uint64_t ids_bytes, bool experts, DispatchLabel label) {
+  const char* op = experts ? "matmul_experts" : "matmul";
+  const MatvecConfig cfg = matvec_config(device, layout, w.cols, n, experts);
+  const uint32_t spec[] = {cfg.workgroup, cfg.rows, cfg.tokens};
+  std::string family = experts ? "matvec_id" : "matvec";
+  if (cfg.rowwise) family += "_rowwise";
+  auto kernel = device.kernel(shader_name(family.c_str(), w.type), experts ? 4 : 3, spec);
+  if (!kernel) return kernel.status();
+  const uint64_t rows_per_group = uint64_t{cfg.rows} * (cfg.rowwise ? cfg.workgroup : 1);
+  auto grid = row_grid(device, (static_cast<uint64_t>(w.rows) + rows_per_group - 1) / rows_per_group, op);
+  if (!grid) return grid.status();
+  const uint64_t token_groups = (static_cast<uint64_t>(n) + cfg.tokens - 1) / cfg.tokens;
+  for (uint64_t g0 = 0; g0 < token_groups; g0 += max_groups_y(device)) {
+    const uint64_t gy = std::min<uint64_t>(max_groups_y(device), token_groups - g0);
+    push.t_base = static_cast<uint32_t>(g0 * cfg.tokens);
+    if (experts) {
+      recorder.dispatch(**kernel, {first_bytes(w.span, w_bytes), first_bytes(x, x_bytes), first_bytes(y, y_bytes),
+                                   first_bytes(ids, ids_bytes)},
+                        push, grid->first, static_cast<uint32_t>(gy), grid->second, label);
+    } else {
+      recorder.dispatch(**kernel, {first_bytes(w.span, w_bytes), first_bytes(x, x_bytes), first_bytes(y, y_bytes)}, push,
+                        grid->first, static_cast<uint32_t>(gy), grid->second, label);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+std::optional<WeightLayout> weight_layout(GgmlType type) {
+  switch (type) {
+    case GgmlType::F32:
+    case GgmlType::F16:
+    case GgmlType::BF16:
+      return WeightLayout{8, 16};
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+    case GgmlType::Q5_0:
+    case GgmlType::IQ4_NL:
+      return WeightLayout{32, 2};
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_1:
+      return WeightLayout{32, 4};
+    case GgmlType::Q2_K:
+      return WeightLayout{128, 4};
+    case GgmlType::Q6_K:
+      return WeightLayout{128, 2};
+    case GgmlType::Q3_K:
+    case GgmlType::TQ1_0:
+    case GgmlType::TQ2_0:
+      return WeightLayout{256, 2};
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+      return WeightLayout{64, 16};
+    default:
+      return std::nullopt;
+  }
+}
+
+void set_matmul_overrides(const MatmulOverrides& overrides) { g_overrides = overrides; }
+
+Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, BufferSpan x, int64_t n, BufferSpan y,
+                     int64_t y_stride, int64_t y_col_offset, DispatchLabel label) {
+  constexpr const char* kOp = "matmul";
+  if (n < 0) return Status::error("matmul: negative token count");
+  uint64_t w_bytes = 0;
+  auto layout = check_weights(device, w, kOp, &w_bytes);
+  if (!layout) return layout.status();
+  if (n == 0 || w.rows == 0) return Status::ok();
+  if (y_col_offset < 0 || y_stride < y_col_offset + w.rows) {
+    return Status::error("matmul: y columns [" + std::to_string(y_col_offset) + ", " +
+                         std::to_string(y_col_offset + w.rows) + ") do not fit y_stride " + std::to_string(y_stride));
+  }
+  const uint64_t x_bytes = static_cast<uint64_t>(n) * static_cast<uint64_t>(w.cols) * 4;
+  const uint64_t y_bytes = (static_cast<uint64_t>(n - 1) * static_cast<uint64_t>(y_stride) +
+                            static_cast<uint64_t>(y_col_offset + w.rows)) * 4;
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(x_bytes, kOp, "x bytes"));
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(y_bytes, kOp, "y bytes"));
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, x, x_bytes, kOp, "x"));
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, y, y_bytes, kOp, "y"));
+
+  MatmulPush push{static_cast<uint32_t>(w.cols), static_cast<uint32_t>(w.rows), static_cast<uint32_t>(w.row_bytes),
+                  w.byte_offset, static_cast<uint32_t>(n), static_cast<uint32_t>(w.cols),
+                  static_cast<uint32_t>(y_stride), static_cast<uint32_t>(y_col_offset), 0, 0, 1, 0, 1};
+
+  bool use_matmat = n > max_matvec_tokens(device, w.cols);
+  if (g_overrides.path == MatmulOverrides::Path::Matvec) use_matmat = false;
+  if (g_overrides.path == MatmulOverrides::Path::Matmat) use_matmat = true;
+  if (w.cols % kMatmatBk != 0) use_matmat = false;
+  if (!use_matmat) {
+    return dispatch_matvec(device, recorder, w, *layout, w_bytes, x, x_bytes, n, y, y_bytes, push, {}, 0, false, label);
+  }
+
+  const MatmatConfig cfg = matmat_config(device);
+  const uint32_t spec[] = {cfg.workgroup, cfg.bm, cfg.bn, cfg.tm, cfg.tn};
+  auto kernel = device.kernel(shader_name("matmat", w.type), 3, spec);
+  if (!kernel) return kernel.status();
+  auto grid = row_grid(device, (static_cast<uint64_t>(w.rows) + cfg.bm - 1) / cfg.bm, kOp);
+  if (!grid) return grid.status();
+  const uint64_t token_tiles = (static_cast<uint64_t>(n) + cfg.bn - 1) / cfg.bn;
+  for (uint64_t g0 = 0; g0 < token_tiles; g0 += max_groups_y(device)) {
+    const uint64_t gy = std::min<uint64_t>(max_groups_y(device), token_tiles - g0);
+    push.t_base = static_cast<uint32_t>(g0 * cfg.bn);
+    recorder.dispatch(**kernel, {first_bytes(w.span, w_bytes), first_bytes(x, x_bytes), first_bytes(y, y_bytes)}, push,
+                      grid->first, static_cast<uint32_t>(gy), grid->second, label);
+  }
+  return Status::ok();
+}
+
+Status record_matmul_experts(Device& device, Recorder& recorder, const WeightView& w, BufferSpan x, bool x_per_pair,
+                             BufferSpan ids, int64_t n_tokens, int64_t k_used, BufferSpan y, DispatchLabel label) {
+  constexpr const char* kOp = "matmul_experts";
+  if (n_tokens < 0 || k_used < 0) return Status::error("matmul_experts: negative token or expert count");
+  uint64_t w_bytes = 0;
+  auto layout = check_weights(device, w, kOp, &w_bytes);
+  if (!layout) return layout.status();
+  if (w.n_mats > 1) INFERSCOPE_RETURN_IF_ERROR(check_u32(w.matrix_bytes, kOp, "matrix_bytes"));
+  const int64_t pairs = n_tokens * k_used;
+  if (pairs == 0 || w.rows == 0) return Status::ok();
+  const uint64_t x_rows = static_cast<uint64_t>(x_per_pair ? pairs : n_tokens);
+  const uint64_t x_bytes = x_rows * static_cast<uint64_t>(w.cols) * 4;
+  const uint64_t y_bytes = static_cast<uint64_t>(pairs) * static_cast<uint64_t>(w.rows) * 4;
+  const uint64_t ids_bytes = static_cast<uint64_t>(pairs) * 4;
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(x_bytes, kOp, "x bytes"));
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(y_bytes, kOp, "y bytes"));
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, x, x_bytes, kOp, "x"));
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, ids, ids_bytes, kOp, "ids"));
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, y, y_bytes, kOp, "y"));
+  const MatmulPush push{static_cast<uint32_t>(w.cols),     static_cast<uint32_t>(w.rows),
+                        static_cast<uint32_t>(w.row_bytes), w.byte_offset,
+                        static_cast<uint32_t>(pairs),       static_cast<uint32_t>(w.cols),
+                        static_cast<uint32_t>(w.rows),      0,
+                        0,                                  static_cast<uint32_t>(w.matrix_bytes),
+                        static_cast<uint32_t>(k_used),      x_per_pair ? 1u : 0u,
+                        static_cast<uint32_t>(w.n_mats)};
+  return dispatch_matvec(device, recorder, w, *layout, w_bytes, x, x_bytes, pairs, y, y_bytes, push, ids, ids_bytes,
+                         true, label);
+}
+
+Status record_get_rows(Device& device, Recorder& recorder, const WeightView& table, BufferSpan ids, int64_t n,
+                       float scale, BufferSpan out, DispatchLabel label) {
+  constexpr const char* kOp = "get_rows";
+  if (n < 0) return Status::error("get_rows: negative row count");
+  uint64_t w_bytes = 0;
+  auto layout = check_weights(device, table, kOp, &w_bytes);
+  if (!layout) return layout.status();
+  if (n == 0) return Status::ok();
+  const uint64_t out_bytes = static_cast<uint64_t>(n) * static_cast<uint64_t>(table.cols) * 4;
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(out_bytes, kOp, "out bytes"));
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, ids, static_cast<uint64_t>(n) * 4, kOp, "ids"));
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, out, out_bytes, kOp, "out"));
+  // One workgroup per row; the invocations take the row's chunks.
+  const uint64_t chunks = static_cast<uint64_t>(table.cols / layout->chunk);
+  const uint32_t preferred = is_cpu_device(device) ? 8u : static_cast<uint32_t>(std::clamp<uint64_t>(chunks, 32, 256));
+  const uint32_t spec[] = {op_workgroup_size(device, preferred)};
+  auto kernel = device.kernel(shader_name("get_rows", table.type), 3, spec);
+  if (!kernel) return kernel.status();
+  auto grid = row_grid(device, static_cast<uint64_t>(n), kOp);
+  if (!grid) return grid.status();
+  const GetRowsPush push{static_cast<uint32_t>(table.cols), static_cast<uint32_t>(table.row_bytes), table.byte_offset,
+                         static_cast<uint32_t>(n),          static_cast<uint32_t>(table.cols),      static_cast<uint32_t>(table.rows),
+                         scale};
+  recorder.dispatch(**kernel, {first_bytes(table.span, w_bytes), first_bytes(ids, n * 4), first_bytes(out, out_bytes)},
+                    push, grid->first, 1, grid->second, label);
+  return Status::ok();
+}
+
+}  // namespace inferscope::vulkan

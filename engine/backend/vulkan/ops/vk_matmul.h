@@ -1,0 +1,78 @@
+// Matrix products and embedding lookups with quantized weights on the Vulkan device (shaders
+// matvec.comp, matmat.comp, get_rows.comp; weight decoders in kernels/vulkan/shaders/types).
+// Weights stay in their GGUF block layout, as uploaded. The matvec shader serves few tokens
+// (decode), the tiled matmat shader many (prefill) on GPUs; record_matmul picks one per call.
+// On CPU drivers (lavapipe) matvec's row-per-invocation layout serves every batch size: there
+// each buffer read that differs per invocation is a scalar loop over the SIMD lanes, which
+// makes register blocking beat shared-memory tiles.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "engine/backend/vulkan/vk_buffer.h"
+#include "engine/backend/vulkan/vk_device.h"
+#include "engine/backend/vulkan/vk_recorder.h"
+#include "engine/core/status.h"
+#include "kernels/cpu/ggml_type.h"
+
+namespace inferscope::vulkan {
+
+// One weight matrix (or a run of rows of it, or a stack of expert matrices) on the device.
+struct WeightView {
+  kernels::GgmlType type = kernels::GgmlType::F32;
+  int64_t cols = 0;       // values per row
+  int64_t rows = 0;       // rows (of each matrix)
+  int64_t row_bytes = 0;  // bytes between rows, >= kernels::row_bytes(type, cols)
+  BufferSpan span;        // binding; offset aligned to minStorageBufferOffsetAlignment, size a multiple of 4
+  uint32_t byte_offset = 0;   // first row inside span (row slices, e.g. phi3's fused qkv)
+  uint64_t matrix_bytes = 0;  // stride between stacked expert matrices (rows * row_bytes)
+  int64_t n_mats = 1;
+};
+
+// How the shaders read a weight type: rows are decoded in chunks of `chunk` values (cols must
+// be a multiple of it and of the block size) and row starts (byte_offset and row_bytes) must be multiples of
+// `row_align` bytes. nullopt for types without a shader.
+struct WeightLayout {
+  int64_t chunk = 0;
+  int64_t row_align = 0;
+};
+std::optional<WeightLayout> weight_layout(kernels::GgmlType type);
+
+// y[t][y_col_offset + r] = sum_c W[r][c] x[t][c] for t < n, r < w.rows.
+// x: [n][w.cols] f32 (contiguous rows); y: n rows of y_stride floats, y_col_offset + w.rows <=
+// y_stride (other columns untouched). Uses matrix 0 of a stack. Summation in f32, in an order
+// that differs from the CPU kernels'. n == 0 or w.rows == 0 records nothing.
+// Preconditions (checked, as errors): a supported type, w.cols a multiple of the type's chunk
+// and block, aligned rows (weight_layout), spans large enough, every index below 2^32.
+Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, BufferSpan x, int64_t n, BufferSpan y,
+                     int64_t y_stride, int64_t y_col_offset, DispatchLabel label = {});
+
+// Experts (mixture of experts): for each token t < n_tokens and j < k_used,
+//   y[t * k_used + j][:] = W[ids[t][j]] x[x_per_pair ? t * k_used + j : t]
+// ids: int32 [n_tokens][k_used]; an id outside [0, w.n_mats) gives a row of zeros.
+// x: [n_tokens (* k_used when x_per_pair)][w.cols] f32; y: [n_tokens * k_used][w.rows] f32.
+Status record_matmul_experts(Device& device, Recorder& recorder, const WeightView& w, BufferSpan x, bool x_per_pair,
+                             BufferSpan ids, int64_t n_tokens, int64_t k_used, BufferSpan y, DispatchLabel label = {});
+
+// Embedding lookup: out[i][:] = dequantize(table row ids[i]) * scale for i < n (bit-exact with
+// kernels::dequantize_row followed by one f32 multiply; scale 1 copies exactly).
+// ids: int32 [n]; an id outside [0, table.rows) gives a row of zeros. out: [n][table.cols] f32.
+Status record_get_rows(Device& device, Recorder& recorder, const WeightView& table, BufferSpan ids, int64_t n,
+                       float scale, BufferSpan out, DispatchLabel label = {});
+
+// For tests and benchmarks: overrides of the automatic choices, kept until reset with {}.
+// Zero / Auto fields stay automatic. Not thread-safe.
+struct MatmulOverrides {
+  enum class Path { Auto, Matvec, Matmat };
+  Path path = Path::Auto;          // Matmat falls back to matvec where cols % 32 != 0
+  uint32_t matvec_workgroup = 0;   // invocations per matvec workgroup (power of two >= 8)
+  uint32_t matvec_rows = 0;        // rows per matvec workgroup
+  uint32_t matvec_tokens = 0;      // tokens per matvec workgroup (1..8)
+  int matvec_rowwise = -1;         // row-per-invocation matvec layout: -1 auto, 0 off, 1 on
+  uint32_t matmat_bm = 0, matmat_bn = 0, matmat_tm = 0, matmat_tn = 0;  // tile, micro-tile
+  int64_t max_matvec_tokens = 0;   // Auto: matvec up to this many tokens
+};
+void set_matmul_overrides(const MatmulOverrides& overrides);
+
+}  // namespace inferscope::vulkan

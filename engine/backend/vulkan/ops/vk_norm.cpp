@@ -1,0 +1,39 @@
+#include "engine/backend/vulkan/ops/vk_norm.h"
+
+#include "engine/backend/vulkan/ops/vk_op_util.h"
+
+namespace inferscope::vulkan {
+
+namespace {
+
+struct RmsNormPush {
+  uint32_t n_rows;
+  uint32_t n;
+  float eps;
+  uint32_t x_off, w_off, y_off;
+};
+
+}  // namespace
+
+Status record_rms_norm(Device& device, Recorder& recorder, BufferSpan x, BufferSpan w, BufferSpan y, int64_t n_rows,
+                       int64_t n, float eps, DispatchLabel label) {
+  constexpr const char* kOp = "rms_norm";
+  if (n_rows < 0 || n < 0) return Status::error("rms_norm: negative size");
+  if (n_rows == 0 || n == 0) return Status::ok();
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(n_rows * n, kOp, "n_rows * n"));
+  const uint64_t elements = static_cast<uint64_t>(n_rows * n);
+  INFERSCOPE_BIND_WORDS(xb, device, x, elements, kOp, "x");
+  INFERSCOPE_BIND_WORDS(wb, device, w, static_cast<uint64_t>(n), kOp, "w");
+  INFERSCOPE_BIND_WORDS(yb, device, y, elements, kOp, "y");
+  // A row of a few thousand floats: a few elements per invocation, one workgroup per row.
+  const uint32_t wg = op_workgroup_size(device, 256);
+  const uint32_t spec[] = {wg};
+  auto kernel = device.kernel("rms_norm", 3, spec);
+  if (!kernel) return kernel.status();
+  const RmsNormPush push{static_cast<uint32_t>(n_rows), static_cast<uint32_t>(n), eps, xb.first, wb.first, yb.first};
+  recorder.dispatch(**kernel, {xb.span, wb.span, yb.span}, push, op_group_count(device, static_cast<uint64_t>(n_rows), 1),
+                    1, 1, label);
+  return Status::ok();
+}
+
+}  // namespace inferscope::vulkan

@@ -1,0 +1,154 @@
+#version 450
+#include "header.glsl"
+// Causal attention of a batch of queries over the F16 KV cache, tiled with an online softmax
+// ("flash" attention): out[t][h] = softmax(cap(scale * q[t][h] . K^T)) . V over the cache
+// positions [first, pos0 + t], first = max(0, pos0 + t - n_swa + 1) with a sliding window
+// (n_swa > 0), else 0. Query head h reads KV head h / (n_head / n_head_kv) (GQA); cap(s) =
+// softcap * tanh(s / softcap) when softcap > 0 (Gemma 2), else s.
+//
+// One workgroup per (head, token, split): gl_WorkGroupID.x = head, .y = token (looping when
+// there are more tokens than workgroups in y), .z = split. The KV range is walked in tiles of
+// TILE positions; each position's score is a dot product split over WORKGROUP_SIZE / TILE
+// invocations, then the running max m, the running sum l and the F32 output accumulator
+// (shared, one pair of dimensions per invocation) are rescaled once per tile. Nothing is sized
+// by the context.
+//
+// With n_split > 1 (decode over a long context, where heads x tokens are too few workgroups to
+// fill the device), split s covers positions [first + s * split_len, first + (s+1) * split_len)
+// of the range and writes its unnormalized accumulator, m and l to `partial`
+// ([n_tokens][n_head][n_split][head_dim + 2]); attention_reduce.comp combines them.
+//
+// Numerics (kernels::attention_head_f16): q is rounded to F16 before it meets the F16 keys, as
+// on the CPU; the softmax weights stay F32 (the CPU rounds the normalized weights to F16, which
+// a streaming softmax cannot reproduce; the difference is at the F16 rounding level).
+//
+// Spec constants: 0 = workgroup size, 1 = head_dim (even, <= 1024), 2 = TILE (a power of two
+// <= the workgroup size). Cache row of position p: words kv_word0 + p * row_words of each cache
+// binding (n_embd_kv halves packed two per uint), head kvh at word kvh * head_dim / 2 of it.
+
+#include "op_math.glsl"
+
+layout(constant_id = 1) const uint HEAD_DIM = 128;
+layout(constant_id = 2) const uint TILE = 32;
+const uint HD2 = HEAD_DIM / 2;               // packed words per head row
+const uint LANES = WORKGROUP_SIZE / TILE;    // invocations per score
+
+layout(std430, set = 0, binding = 0) readonly buffer Q { float q[]; };      // [n_tokens][n_head * head_dim] F32
+layout(std430, set = 0, binding = 1) readonly buffer KCache { uint k_cache[]; };
+layout(std430, set = 0, binding = 2) readonly buffer VCache { uint v_cache[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer Out { float outv[]; };  // like q
+layout(std430, set = 0, binding = 4) writeonly buffer Partial { float partial[]; };  // n_split > 1
+
+layout(push_constant) uniform Push {
+  uint n_tokens;
+  uint n_head;
+  uint n_head_kv;
+  uint pos0;       // position of token 0
+  uint n_swa;      // sliding window length, 0 = none
+  uint kv_word0;   // word of (slot, layer, position 0) in each cache binding
+  uint row_words;  // n_embd_kv / 2
+  float scale;
+  float softcap;   // 0 = off
+  uint q_off;      // first element of q and out in their bindings
+  uint out_off;
+  uint n_split;    // 1: write out; > 1: write partial (attention_reduce.comp finishes)
+  uint split_len;  // positions per split, a multiple of TILE
+  uint partial_off;
+} pc;
+
+shared vec2 q_s[HD2];
+shared vec2 o_s[HD2];
+shared float red[WORKGROUP_SIZE];
+shared float score_s[TILE];
+shared float p_s[TILE];
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint lane = tid % LANES, slot = tid / LANES;
+  const uint h = gl_WorkGroupID.x;
+  const uint split = gl_WorkGroupID.z;
+  const uint kvh = h / (pc.n_head / pc.n_head_kv);
+  const uint head_word = kvh * HD2;
+  const float inv_cap = pc.softcap > 0.0 ? 1.0 / pc.softcap : 0.0;
+
+  for (uint t = gl_WorkGroupID.y; t < pc.n_tokens; t += gl_NumWorkGroups.y) {
+    const uint pos = pc.pos0 + t;
+    const uint first = (pc.n_swa > 0u && pos + 1u > pc.n_swa) ? pos + 1u - pc.n_swa : 0u;
+    const uint q_base = (t * pc.n_head + h) * HEAD_DIM;
+    for (uint w = tid; w < HD2; w += WORKGROUP_SIZE) {
+      const uint i = pc.q_off + q_base + 2u * w;
+      q_s[w] = vec2(round_to_f16(q[i]), round_to_f16(q[i + 1u]));
+      o_s[w] = vec2(0.0);
+    }
+    barrier();
+
+    // This split's positions: [begin, last]; empty when begin > last.
+    const uint begin = first + split * pc.split_len;
+    const uint last = min(pos, begin + pc.split_len - 1u);
+    float m = 0.0, l = 0.0;
+    bool started = false;
+    for (uint tile0 = begin; tile0 <= last; tile0 += TILE) {
+      const uint n_valid = min(TILE, last + 1u - tile0);
+      // Scores: LANES invocations per position, each over every LANES-th word of the row.
+      float partial = 0.0;
+      if (slot < n_valid) {
+        const uint row = pc.kv_word0 + (tile0 + slot) * pc.row_words + head_word;
+        for (uint w = lane; w < HD2; w += LANES) {
+          const vec2 kk = unpackHalf2x16(k_cache[row + w]);
+          partial += q_s[w].x * kk.x + q_s[w].y * kk.y;
+        }
+      }
+      red[tid] = partial;
+      barrier();
+      if (lane == 0u && slot < n_valid) {
+        float s = 0.0;
+        for (uint j = 0; j < LANES; ++j) s += red[tid + j];
+        s *= pc.scale;
+        if (pc.softcap > 0.0) s = pc.softcap * tanh_safe(s * inv_cap);
+        score_s[slot] = s;
+      }
+      barrier();
+      // Every invocation computes the same m and l from shared memory, in the same order.
+      float m_tile = score_s[0];
+      for (uint j = 1; j < n_valid; ++j) m_tile = max(m_tile, score_s[j]);
+      const float m_new = started ? max(m, m_tile) : m_tile;
+      const float alpha = started ? exp(m - m_new) : 0.0;
+      if (tid < n_valid) p_s[tid] = exp(score_s[tid] - m_new);
+      barrier();
+      float tile_sum = 0.0;
+      for (uint j = 0; j < n_valid; ++j) tile_sum += p_s[j];
+      l = l * alpha + tile_sum;
+      m = m_new;
+      started = true;
+      for (uint w = tid; w < HD2; w += WORKGROUP_SIZE) {
+        vec2 acc = o_s[w] * alpha;
+        uint row = pc.kv_word0 + tile0 * pc.row_words + head_word + w;
+        for (uint j = 0; j < n_valid; ++j, row += pc.row_words) acc += p_s[j] * unpackHalf2x16(v_cache[row]);
+        o_s[w] = acc;
+      }
+      // red, score_s and p_s are rewritten only after the next tile's first barrier, which
+      // every invocation reaches after its reads above.
+    }
+
+    if (pc.n_split == 1u) {
+      const float inv_l = 1.0 / l;
+      for (uint w = tid; w < HD2; w += WORKGROUP_SIZE) {
+        const uint i = pc.out_off + q_base + 2u * w;
+        outv[i] = o_s[w].x * inv_l;
+        outv[i + 1u] = o_s[w].y * inv_l;
+      }
+    } else {
+      // An empty split leaves l = 0 (and o = 0): the reduction skips it.
+      const uint base = pc.partial_off + ((t * pc.n_head + h) * pc.n_split + split) * (HEAD_DIM + 2u);
+      for (uint w = tid; w < HD2; w += WORKGROUP_SIZE) {
+        partial[base + 2u * w] = o_s[w].x;
+        partial[base + 2u * w + 1u] = o_s[w].y;
+      }
+      if (tid == 0u) {
+        partial[base + HEAD_DIM] = m;
+        partial[base + HEAD_DIM + 1u] = l;
+      }
+    }
+    barrier();
+  }
+}

@@ -1,0 +1,16 @@
+# The non-matmul ops of the forward pass (engine/backend/vulkan/ops/). F32 activations and
+# packed-uint F16 KV cache rows only, so none needs a COMPAT variant.
+inferscope_vulkan_shader(NAME rms_norm SOURCE rms_norm.comp)
+inferscope_vulkan_shader(NAME add SOURCE add.comp)
+inferscope_vulkan_shader(NAME add_bias SOURCE add.comp DEFINES BIAS=1)
+inferscope_vulkan_shader(NAME add_scaled SOURCE add.comp DEFINES SCALED=1)
+inferscope_vulkan_shader(NAME scale SOURCE unary.comp DEFINES SCALE=1)
+inferscope_vulkan_shader(NAME softcap SOURCE unary.comp DEFINES SOFTCAP=1)
+inferscope_vulkan_shader(NAME swiglu SOURCE glu.comp DEFINES SWIGLU=1)
+inferscope_vulkan_shader(NAME geglu SOURCE glu.comp DEFINES GEGLU=1)
+inferscope_vulkan_shader(NAME rope SOURCE rope.comp)
+inferscope_vulkan_shader(NAME kv_store SOURCE kv_store.comp)
+inferscope_vulkan_shader(NAME attention SOURCE attention.comp)
+inferscope_vulkan_shader(NAME moe_route SOURCE moe_route.comp)
+inferscope_vulkan_shader(NAME moe_combine SOURCE moe_combine.comp)
+inferscope_vulkan_shader(NAME attention_reduce SOURCE attention_reduce.comp)

@@ -1,0 +1,91 @@
+#version 450
+#include "header.glsl"
+// Rotary position embedding in place on the query and key rows of a batch (kernels::rope_angles
+// + kernels::rope_apply): token t has position pos0 + t; q is [n_tokens][n_head * head_dim], k is
+// [n_tokens][n_head_kv * head_dim]; the first n_rot components of each head are rotated, as
+// adjacent pairs (2i, 2i+1) or, with neox, as (i, i + n_rot/2). One workgroup per token (looping
+// when there are more tokens than workgroups): the token's n_rot/2 angles go to shared memory,
+// then the workgroup rotates every pair of every q and k head.
+//
+// The angles follow the CPU formula operation by operation: theta_base is the same running
+// product pos * theta_scale^i (theta_scale computed by the host), and precise keeps every
+// multiply-add unfused, so only the cos/sin builtins and the division by a frequency factor can
+// differ from the CPU by a few ulp.
+// Preconditions: n_rot even, n_rot <= head_dim, n_rot <= 2 * kMaxPairs.
+
+#include "op_math.glsl"
+
+layout(std430, set = 0, binding = 0) buffer Q { float q[]; };
+layout(std430, set = 0, binding = 1) buffer K { float k[]; };
+layout(std430, set = 0, binding = 2) readonly buffer FreqFactors { float freq_factors[]; };  // [n_rot/2]
+
+layout(push_constant) uniform Push {
+  uint n_tokens;
+  uint n_head;
+  uint n_head_kv;     // 0: no k rows
+  uint head_dim;
+  uint n_rot;
+  uint pos0;
+  uint neox;
+  uint has_freq_factors;
+  float theta_scale;  // freq_base^(-2/n_rot)
+  float freq_scale;
+  float attn_factor;
+  float yarn_ext_factor;  // 0: YaRN off
+  float yarn_corr_low;
+  float yarn_ramp_width;  // max(0.001, corr_high - corr_low)
+  uint q_off;  // first element of each operand in its binding
+  uint k_off;
+  uint ff_off;
+} pc;
+
+const uint kMaxPairs = 512;
+shared float cos_s[kMaxPairs];
+shared float sin_s[kMaxPairs];
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint half_rot = pc.n_rot / 2;
+  const uint q_row = pc.n_head * pc.head_dim, k_row = pc.n_head_kv * pc.head_dim;
+  const uint pairs = (pc.n_head + pc.n_head_kv) * half_rot;
+  for (uint t = gl_WorkGroupID.x; t < pc.n_tokens; t += gl_NumWorkGroups.x) {
+    for (uint i = tid; i < half_rot; i += WORKGROUP_SIZE) {
+      precise float theta_base = float(pc.pos0 + t);
+      for (uint j = 0; j < i; ++j) theta_base = theta_base * pc.theta_scale;
+      precise float theta_extrap = pc.has_freq_factors != 0u ? theta_base / freq_factors[pc.ff_off + i] : theta_base;
+      precise float theta = pc.freq_scale * theta_extrap;
+      if (pc.yarn_ext_factor != 0.0) {
+        precise float y = (float(i) - pc.yarn_corr_low) / pc.yarn_ramp_width;
+        precise float mix_ = (1.0 - min(1.0, max(0.0, y))) * pc.yarn_ext_factor;
+        theta = theta * (1.0 - mix_) + theta_extrap * mix_;
+      }
+      const vec2 cs = cos_sin(theta);
+      cos_s[i] = cs.x * pc.attn_factor;
+      sin_s[i] = cs.y * pc.attn_factor;
+    }
+    barrier();
+    for (uint p = tid; p < pairs; p += WORKGROUP_SIZE) {
+      const uint head = p / half_rot, i = p % half_rot;
+      const uint ia = pc.neox != 0u ? i : 2u * i;
+      const uint ib = pc.neox != 0u ? i + half_rot : 2u * i + 1u;
+      const float c = cos_s[i], s = sin_s[i];
+      if (head < pc.n_head) {
+        const uint base = pc.q_off + t * q_row + head * pc.head_dim;
+        const float a = q[base + ia], b = q[base + ib];
+        precise float ra = a * c - b * s;
+        precise float rb = a * s + b * c;
+        q[base + ia] = ra;
+        q[base + ib] = rb;
+      } else {
+        const uint base = pc.k_off + t * k_row + (head - pc.n_head) * pc.head_dim;
+        const float a = k[base + ia], b = k[base + ib];
+        precise float ra = a * c - b * s;
+        precise float rb = a * s + b * c;
+        k[base + ia] = ra;
+        k[base + ib] = rb;
+      }
+    }
+    // The angles are read above before the next token overwrites them.
+    barrier();
+  }
+}

@@ -1,0 +1,16 @@
+// BF16 weights: chunks of 8 values (one 16-byte read); a value is its 16 bits followed by 16
+// zero bits (exact). Rows 16-byte aligned.
+#include "types/common.glsl"
+#define QK 1
+#define BLOCK_BYTES 2
+#define CHUNK 8
+#define ROW_ALIGN 16
+
+struct Chunk { uvec4 a; };
+
+void load_chunk(uint row_byte, uint c, out Chunk k) { k.a = w128[(row_byte >> 4) + c]; }
+
+void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+  lo = uintBitsToFloat(uvec4(k.a.x << 16, k.a.x & 0xFFFF0000u, k.a.y << 16, k.a.y & 0xFFFF0000u));
+  hi = uintBitsToFloat(uvec4(k.a.z << 16, k.a.z & 0xFFFF0000u, k.a.w << 16, k.a.w & 0xFFFF0000u));
+}

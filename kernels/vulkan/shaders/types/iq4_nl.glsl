@@ -1,0 +1,32 @@
+// IQ4_NL (GGUF-FORMATS.md 3.15): Q4_0's layout with the nibble indexing a fixed table of 16
+// int8 levels; x = d * table[q]. One chunk = one block (5 words).
+#include "types/common.glsl"
+#define QK 32
+#define BLOCK_BYTES 18
+#define CHUNK 32
+#define ROW_ALIGN 2
+
+struct Chunk { float d; uint q[4]; };
+
+void load_chunk(uint row_byte, uint c, out Chunk k) {
+  uint a[5];
+  LOAD_ALIGNED(a, 5, row_byte + c * 18u, true);
+  k.d = half_lo(a[0]);
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) k.q[i] = funnel16(a[i], a[i + 1u]);
+}
+
+// {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113} as int8 bytes,
+// four per word: selected with two comparisons and a shift instead of an indexed table (an
+// indexed constant array is a memory gather on CPU drivers).
+vec4 iq4nl_levels(uvec4 q) {
+  const uint t0 = 0xBFAD9881u, t1 = 0xF6EADDCFu, t2 = 0x26190D01u, t3 = 0x71594535u;
+  uvec4 w = mix(mix(uvec4(t0), uvec4(t1), greaterThanEqual(q, uvec4(4u))),
+                mix(uvec4(t2), uvec4(t3), greaterThanEqual(q, uvec4(12u))), greaterThanEqual(q, uvec4(8u)));
+  return vec4(ivec4(w << (24u - 8u * (q & 3u))) >> 24);
+}
+
+void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+  uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
+  lo = k.d * iq4nl_levels(bits4(k.q[w], shift, 15u));
+  hi = k.d * iq4nl_levels(bits4(k.q[w + 1u], shift, 15u));
+}

@@ -1,0 +1,32 @@
+// Q2_K (GGUF-FORMATS.md 3.9): 84-byte blocks {u8 scales[16]; u8 qs[64]; f16 d; f16 dmin}.
+// Element e: h = e/128, j = (e%128)/32, l = e%32: q = (qs[32h + l] >> 2j) & 3; scale byte
+// s = scales[e/16]; x = (d * (s & 15)) * q - dmin * (s >> 4) (exact products). One chunk = one
+// 128-value half (11 words, 4-aligned).
+#include "types/common.glsl"
+#define QK 256
+#define BLOCK_BYTES 84
+#define CHUNK 128
+#define ROW_ALIGN 4
+
+struct Chunk { float d, dmin; uint sc[2]; uint q[8]; };
+
+void load_chunk(uint row_byte, uint c, out Chunk k) {
+  uint h = c & 1u;
+  uint w = (row_byte >> 2) + (c >> 1) * 21u;
+  k.sc[0] = w32[w + 2u * h];
+  k.sc[1] = w32[w + 2u * h + 1u];
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) k.q[i] = w32[w + 4u + 8u * h + i];
+  uint dd = w32[w + 20u];
+  k.d = half_lo(dd);
+  k.dmin = half_hi(dd);
+}
+
+// Values 8g..8g+7 of the half: j = g/4, l = 8(g%4)..; scale byte g/2 of the half's eight.
+void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+  uint s = (k.sc[g >> 3] >> (8u * ((g >> 1) & 3u))) & 0xFFu;
+  float dl = k.d * float(s & 15u);
+  float ml = k.dmin * float(s >> 4);
+  uint w = 2u * (g & 3u), shift = 2u * (g >> 2);
+  lo = dl * vec4(bits4(k.q[w], shift, 3u)) - ml;
+  hi = dl * vec4(bits4(k.q[w + 1u], shift, 3u)) - ml;
+}

@@ -1,0 +1,28 @@
+// Q3_K (GGUF-FORMATS.md 3.10): 110-byte blocks {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}.
+// Element e: h = e/128, j = (e%128)/32, l = e%32: low = (qs[32h + l] >> 2j) & 3, high bit
+// (hmask[e%32] >> (e/32)) & 1, q = high ? low : low - 4; 6-bit scale S of sub-block s = e/16:
+// low 4 bits from scales[s] (s < 8) or scales[s-8] >> 4, high 2 bits (scales[8 + s%4] >> 2(s/4)) & 3;
+// x = (d * (S - 32)) * q (exact products). One chunk = the whole block (28 words, 2-aligned).
+#include "types/common.glsl"
+#define QK 256
+#define BLOCK_BYTES 110
+#define CHUNK 256
+#define ROW_ALIGN 2
+
+struct Chunk { uint a[28]; };  // block bytes 4i..4i+3
+
+void load_chunk(uint row_byte, uint c, out Chunk k) { LOAD_ALIGNED(k.a, 28, row_byte + c * 110u, true); }
+
+void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+  uint h = g >> 4, j = (g >> 2) & 3u, l4 = g & 3u;  // elements 8g.. = 128h + 32j + 8 l4 + i
+  uint s = g >> 1;                                   // sub-block of 16
+  uint sw = k.a[24u + ((s & 7u) >> 2)];              // scales[s % 8]
+  uint low4 = (sw >> (8u * (s & 3u) + 4u * (s >> 3))) & 15u;
+  uint high2 = (k.a[26] >> (8u * (s & 3u) + 2u * (s >> 2))) & 3u;
+  float dl = half_lo(k.a[27]) * float(int(low4 | (high2 << 4)) - 32);
+  uint qw = 8u + 8u * h + 2u * l4, mw = 2u * l4;
+  ivec4 q0 = ivec4(bits4(k.a[qw], 2u * j, 3u)) - 4 + 4 * ivec4(bits4(k.a[mw], g >> 2, 1u));
+  ivec4 q1 = ivec4(bits4(k.a[qw + 1u], 2u * j, 3u)) - 4 + 4 * ivec4(bits4(k.a[mw + 1u], g >> 2, 1u));
+  lo = dl * vec4(q0);
+  hi = dl * vec4(q1);
+}

@@ -1,0 +1,40 @@
+// Q4_K (GGUF-FORMATS.md 3.11): 144-byte blocks {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}.
+// Sub-block s (32 values) has a 6-bit scale sc and min mn (scale_min_k4); element e's nibble is
+// the low (e%64 < 32) or high half of qs[32(e/64) + e%32]; x = (d * sc) * q - dmin * mn (exact
+// products). One chunk = 64 values (two sub-blocks): three 16-byte reads (rows 16-aligned).
+#include "types/common.glsl"
+#define QK 256
+#define BLOCK_BYTES 144
+#define CHUNK 64
+#define ROW_ALIGN 16
+
+struct Chunk { float d1[2], m1[2]; uint q[8]; };
+
+// 6-bit scale and min of sub-blocks 2cc and 2cc+1 from scales bytes 0..11 (words y, z, w).
+void k4_scale_min(uvec4 hd, uint cc, out float d1[2], out float m1[2]) {
+  float d = half_lo(hd.x), dmin = half_hi(hd.x);
+  [[unroll]] for (uint i = 0u; i < 2u; ++i) {
+    uint s = 2u * cc + i, sh = 8u * (s & 3u);
+    uint b0 = (hd.y >> sh) & 0xFFu, b4 = (hd.z >> sh) & 0xFFu, b8 = (hd.w >> sh) & 0xFFu;
+    // s < 4: scales[s], scales[s+4]; s >= 4 (bytes s-4, s, s+4 are b0, b4, b8).
+    uint sc = s < 4u ? (b0 & 63u) : ((b8 & 15u) | ((b0 >> 6) << 4));
+    uint mn = s < 4u ? (b4 & 63u) : ((b8 >> 4) | ((b4 >> 6) << 4));
+    d1[i] = d * float(sc);
+    m1[i] = dmin * float(mn);
+  }
+}
+
+void load_chunk(uint row_byte, uint c, out Chunk k) {
+  uint cc = c & 3u;
+  uint v = (row_byte >> 4) + (c >> 2) * 9u;
+  k4_scale_min(w128[v], cc, k.d1, k.m1);
+  uvec4 q0 = w128[v + 1u + 2u * cc], q1 = w128[v + 2u + 2u * cc];
+  k.q[0] = q0.x; k.q[1] = q0.y; k.q[2] = q0.z; k.q[3] = q0.w;
+  k.q[4] = q1.x; k.q[5] = q1.y; k.q[6] = q1.z; k.q[7] = q1.w;
+}
+
+void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+  uint sub = g >> 2, w = 2u * (g & 3u), shift = 4u * sub;
+  lo = k.d1[sub] * vec4(bits4(k.q[w], shift, 15u)) - k.m1[sub];
+  hi = k.d1[sub] * vec4(bits4(k.q[w + 1u], shift, 15u)) - k.m1[sub];
+}

@@ -1,0 +1,43 @@
+// Q5_K (GGUF-FORMATS.md 3.12): 176-byte blocks {f16 d; f16 dmin; u8 scales[12]; u8 qh[32];
+// u8 qs[128]}: Q4_K plus a fifth bit (qh[e%32] >> (e/32)) & 1 worth 16. One chunk = 64 values:
+// five 16-byte reads (rows 16-aligned).
+#include "types/common.glsl"
+#define QK 256
+#define BLOCK_BYTES 176
+#define CHUNK 64
+#define ROW_ALIGN 16
+
+struct Chunk { float d1[2], m1[2]; uint q[8]; uint qh[8]; };  // qh bits 2cc, 2cc+1 moved to 0, 1
+
+void k4_scale_min(uvec4 hd, uint cc, out float d1[2], out float m1[2]) {
+  float d = half_lo(hd.x), dmin = half_hi(hd.x);
+  [[unroll]] for (uint i = 0u; i < 2u; ++i) {
+    uint s = 2u * cc + i, sh = 8u * (s & 3u);
+    uint b0 = (hd.y >> sh) & 0xFFu, b4 = (hd.z >> sh) & 0xFFu, b8 = (hd.w >> sh) & 0xFFu;
+    uint sc = s < 4u ? (b0 & 63u) : ((b8 & 15u) | ((b0 >> 6) << 4));
+    uint mn = s < 4u ? (b4 & 63u) : ((b8 >> 4) | ((b4 >> 6) << 4));
+    d1[i] = d * float(sc);
+    m1[i] = dmin * float(mn);
+  }
+}
+
+void load_chunk(uint row_byte, uint c, out Chunk k) {
+  uint cc = c & 3u;
+  uint v = (row_byte >> 4) + (c >> 2) * 11u;
+  k4_scale_min(w128[v], cc, k.d1, k.m1);
+  uvec4 h0 = w128[v + 1u], h1 = w128[v + 2u];
+  uvec4 q0 = w128[v + 3u + 2u * cc], q1 = w128[v + 4u + 2u * cc];
+  k.q[0] = q0.x; k.q[1] = q0.y; k.q[2] = q0.z; k.q[3] = q0.w;
+  k.q[4] = q1.x; k.q[5] = q1.y; k.q[6] = q1.z; k.q[7] = q1.w;
+  uint sh = 2u * cc;
+  k.qh[0] = h0.x >> sh; k.qh[1] = h0.y >> sh; k.qh[2] = h0.z >> sh; k.qh[3] = h0.w >> sh;
+  k.qh[4] = h1.x >> sh; k.qh[5] = h1.y >> sh; k.qh[6] = h1.z >> sh; k.qh[7] = h1.w >> sh;
+}
+
+void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+  uint sub = g >> 2, w = 2u * (g & 3u), shift = 4u * sub;
+  uvec4 n0 = bits4(k.q[w], shift, 15u) | (bits4(k.qh[w], sub, 1u) << 4);
+  uvec4 n1 = bits4(k.q[w + 1u], shift, 15u) | (bits4(k.qh[w + 1u], sub, 1u) << 4);
+  lo = k.d1[sub] * vec4(n0) - k.m1[sub];
+  hi = k.d1[sub] * vec4(n1) - k.m1[sub];
+}

@@ -1,0 +1,19 @@
+// TQ2_0 (GGUF-FORMATS.md 3.18): 66-byte blocks {u8 qs[64]; f16 d}; element e: c = e/128,
+// k = (e%128)/32, m = e%32: q = (qs[32c + m] >> 2k) & 3, x = (q - 1) * d. One chunk = the
+// whole block (17 words).
+#include "types/common.glsl"
+#define QK 256
+#define BLOCK_BYTES 66
+#define CHUNK 256
+#define ROW_ALIGN 2
+
+struct Chunk { uint a[17]; };
+
+void load_chunk(uint row_byte, uint c, out Chunk k) { LOAD_ALIGNED(k.a, 17, row_byte + c * 66u, true); }
+
+void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+  float d = half_lo(k.a[16]);
+  uint w = 8u * (g >> 4) + 2u * (g & 3u), shift = 2u * ((g >> 2) & 3u);
+  lo = vec4(ivec4(bits4(k.a[w], shift, 3u)) - 1) * d;
+  hi = vec4(ivec4(bits4(k.a[w + 1u], shift, 3u)) - 1) * d;
+}

@@ -1,0 +1,500 @@
+// The Vulkan matmul family (engine/backend/vulkan/ops/vk_matmul.h) for every weight type, on the
+// native (8/16-bit storage) and compat shader variants:
+//   get_rows  bit-exact against kernels::dequantize_row (times the scale, one f32 multiply)
+//   matmul    matvec and matmat paths, awkward sizes, against a double-precision product of the
+//             exactly decoded weights; NMSE = sum (gpu - ref)^2 / sum ref^2 < 1e-8 (f32 sums in
+//             another order give ~1e-12; one wrong element in a row of 32 gives ~3e-2, a scale
+//             off by 1% ~1e-4, both checked to fail)
+//   experts   per-token and per-pair x, an out-of-range id (a zero row), padded matrix stride
+//   slices    byte_offset (row slices at 2-byte-aligned starts), y_stride / y_col_offset with
+//             the other columns untouched
+// Weights come from our quantizer (kernels/cpu/quantize.h) with all-zero blocks mixed in.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine/backend/vulkan/ops/vk_matmul.h"
+#include "engine/backend/vulkan/ops/vk_op_util.h"
+#include "engine/backend/vulkan/vk_device.h"
+#include "engine/backend/vulkan/vk_recorder.h"
+#include "kernels/cpu/dequantize.h"
+#include "kernels/cpu/ggml_type.h"
+#include "tests/support/matmul_problem.h"
+#include "tests/support/vulkan_device.h"
+
+namespace inferscope::vulkan {
+namespace {
+
+using kernels::GgmlType;
+
+constexpr double kNmseMatmul = 1e-8;
+
+const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,  GgmlType::Q4_0,  GgmlType::Q4_1,
+                              GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K,  GgmlType::Q4_K,  GgmlType::Q5_K,
+                              GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::TQ1_0, GgmlType::TQ2_0};
+
+bool is_superblock(GgmlType t) { return kernels::type_info(t).block_size == 256; }
+
+// Columns: one and several blocks (and a size that is not a multiple of 32 for float types).
+std::vector<int64_t> test_cols(GgmlType t) {
+  if (is_superblock(t)) return {256, 768};
+  if (kernels::type_info(t).block_size == 1) return {32, 96, 160, 40};
+  return {32, 96, 160};
+}
+
+// Overrides of the automatic matmul choices for a scope.
+class Overrides {
+ public:
+  explicit Overrides(const MatmulOverrides& o) { set_matmul_overrides(o); }
+  ~Overrides() { set_matmul_overrides({}); }
+};
+
+class WorkgroupSize {
+ public:
+  explicit WorkgroupSize(uint32_t size) { set_op_workgroup_override(size); }
+  ~WorkgroupSize() { set_op_workgroup_override(0); }
+};
+
+MatmulOverrides path(MatmulOverrides::Path p) {
+  MatmulOverrides o;
+  o.path = p;
+  return o;
+}
+
+double nmse(const std::vector<float>& got, const std::vector<double>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  double err = 0.0, ref = 0.0;
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    const double d = static_cast<double>(got[i]) - want[i];
+    err += std::isfinite(d) ? d * d : 1e300;
+    ref += want[i] * want[i];
+  }
+  return err / std::max(ref, 1e-30);
+}
+
+// Device buffers and recordings; failures throw (GoogleTest reports them as test failures).
+class Gpu {
+ public:
+  explicit Gpu(Device& device) : device_(device), recorder_(device) {}
+
+  template <class T>
+  const Buffer& upload(const std::vector<T>& data, uint64_t pad = 16) {
+    const Buffer& b = allocate(data.size() * sizeof(T) + pad);
+    check(device_.upload(b, 0, data.data(), data.size() * sizeof(T)), "upload");
+    return b;
+  }
+  const Buffer& allocate(uint64_t bytes) {
+    auto b = device_.create_buffer((std::max<uint64_t>(bytes, 16) + 3) / 4 * 4, MemoryUse::Scratch);
+    check(b.status(), "create_buffer");
+    buffers_.push_back(std::move(*b));
+    return *buffers_.back();
+  }
+  const Buffer& filled(size_t n_floats, float value) { return upload(std::vector<float>(n_floats, value), 0); }
+  template <class T>
+  std::vector<T> read(const Buffer& b, size_t n) {
+    std::vector<T> v(n);
+    check(device_.download(b, 0, v.data(), n * sizeof(T)), "download");
+    return v;
+  }
+  Recorder& recorder() { return recorder_; }
+  void begin() { check(recorder_.begin(), "Recorder::begin"); }
+  void submit() { check(recorder_.submit_and_wait(), "submit_and_wait"); }
+
+  static void check(const Status& s, const char* what) {
+    if (!s) throw std::runtime_error(std::string(what) + ": " + s.message());
+  }
+
+ private:
+  Device& device_;
+  Recorder recorder_;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+};
+
+// A weight matrix of `rows` rows (of `n_mats` stacked matrices) with its exact decoding.
+struct HostWeights {
+  GgmlType type;
+  int64_t cols, rows, row_bytes;
+  std::vector<uint8_t> bytes;  // rows * row_bytes
+  std::vector<float> decoded;  // rows * cols
+};
+
+HostWeights make_weights(GgmlType type, int64_t cols, int64_t rows, uint32_t seed) {
+  std::mt19937 rng(seed);
+  HostWeights w{type, cols, rows, kernels::row_bytes(type, cols), {}, {}};
+  // Every 5th row starts with 64 zeros (all-zero blocks: d = 0).
+  w.bytes = testing::random_quantized_rows(type, cols, rows, rng, 5, 2, 64);
+  w.decoded.resize(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    EXPECT_TRUE(kernels::dequantize_row(type, w.bytes.data() + r * w.row_bytes, w.decoded.data() + r * cols, cols));
+  }
+  return w;
+}
+
+// ref[t][r] = sum_c w[first_row + r][c] x[t][c] in double.
+std::vector<double> reference(const HostWeights& w, int64_t first_row, int64_t rows, const std::vector<float>& x,
+                              int64_t n) {
+  std::vector<double> ref(static_cast<size_t>(n * rows));
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t r = 0; r < rows; ++r) {
+      double s = 0.0;
+      const float* wr = w.decoded.data() + (first_row + r) * w.cols;
+      const float* xt = x.data() + t * w.cols;
+      for (int64_t c = 0; c < w.cols; ++c) s += static_cast<double>(wr[c]) * xt[c];
+      ref[static_cast<size_t>(t * rows + r)] = s;
+    }
+  }
+  return ref;
+}
+
+WeightView view_of(const HostWeights& w, const Buffer& b, int64_t rows) {
+  return WeightView{w.type, w.cols, rows, w.row_bytes, BufferSpan::whole(b), 0, 0, 1};
+}
+
+std::unique_ptr<Device> open(bool compat, std::string* why) {
+  DeviceOptions options;
+  options.force_compat_storage = compat;
+  return testing::open_test_device(options, why);
+}
+
+std::string variant_name(const ::testing::TestParamInfo<std::tuple<GgmlType, bool>>& info) {
+  return std::string(kernels::type_name(std::get<0>(info.param))) + (std::get<1>(info.param) ? "_compat" : "_native");
+}
+
+class VkMatmulTypes : public ::testing::TestWithParam<std::tuple<GgmlType, bool>> {
+ protected:
+  void SetUp() override {
+    device_ = open(std::get<1>(GetParam()), &why_);
+    if (!device_) GTEST_SKIP() << "no Vulkan device: " << why_;
+    ASSERT_EQ(device_->native_small_storage(),
+              !std::get<1>(GetParam()) && device_->info().storage_16bit && device_->info().storage_8bit &&
+                  device_->info().shader_int8);
+  }
+  GgmlType type() const { return std::get<0>(GetParam()); }
+
+  std::unique_ptr<Device> device_;
+  std::string why_;
+};
+
+// ------------------------------------------------------------------------------------ get_rows
+
+TEST_P(VkMatmulTypes, GetRowsBitExact) {
+  Device& device = *device_;
+  for (int64_t cols : test_cols(type())) {
+    SCOPED_TRACE("cols=" + std::to_string(cols));
+    const int64_t table_rows = 37;
+    const HostWeights w = make_weights(type(), cols, table_rows, 100 + static_cast<uint32_t>(cols));
+    const std::vector<int32_t> ids = {0, 36, 5, 5, 17, 2, 40, 1, 33, -1, 12};  // 40 and -1: zero rows
+    const int64_t n = static_cast<int64_t>(ids.size());
+    for (float scale : {1.0f, 0.125f, 27.712812921102035f}) {
+      SCOPED_TRACE("scale=" + std::to_string(scale));
+      Gpu gpu(device);
+      const Buffer& wb = gpu.upload(w.bytes);
+      const Buffer& ib = gpu.upload(ids);
+      const Buffer& ob = gpu.filled(static_cast<size_t>(n * cols), 777.0f);
+      gpu.begin();
+      Gpu::check(record_get_rows(device, gpu.recorder(), view_of(w, wb, table_rows), BufferSpan::whole(ib), n, scale,
+                                 BufferSpan::whole(ob)),
+                 "record_get_rows");
+      gpu.submit();
+      const auto got = gpu.read<float>(ob, static_cast<size_t>(n * cols));
+      int64_t mismatches = 0, first = -1;
+      for (int64_t i = 0; i < n; ++i) {
+        const bool valid = ids[i] >= 0 && ids[i] < table_rows;
+        for (int64_t c = 0; c < cols; ++c) {
+          const float want = valid ? w.decoded[static_cast<size_t>(ids[i] * cols + c)] * scale : 0.0f;
+          const float have = got[static_cast<size_t>(i * cols + c)];
+          if (std::memcmp(&want, &have, sizeof(float)) != 0) {
+            if (first < 0) first = i * cols + c;
+            ++mismatches;
+          }
+        }
+      }
+      EXPECT_EQ(mismatches, 0) << "first at output " << first / cols << " column " << first % cols << ": got "
+                               << got[static_cast<size_t>(std::max<int64_t>(first, 0))];
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------------- matmul
+
+TEST_P(VkMatmulTypes, MatmulMatchesReference) {
+  Device& device = *device_;
+  const int64_t kMaxRows = 130, kMaxN = 70;
+  double worst = 0.0;
+  for (int64_t cols : test_cols(type())) {
+    const HostWeights w = make_weights(type(), cols, kMaxRows, 200 + static_cast<uint32_t>(cols));
+    std::mt19937 rng(300 + static_cast<uint32_t>(cols));
+    const auto x = testing::random_activations(cols, kMaxN, rng);
+    const auto ref_all = reference(w, 0, kMaxRows, x, kMaxN);
+    for (auto p : {MatmulOverrides::Path::Auto, MatmulOverrides::Path::Matvec, MatmulOverrides::Path::Matmat}) {
+      Overrides scope(path(p));
+      Gpu gpu(device);
+      const Buffer& wb = gpu.upload(w.bytes);
+      const Buffer& xb = gpu.upload(x);
+      struct Case {
+        int64_t rows, n;
+        const Buffer* y;
+      };
+      std::vector<Case> cases;
+      gpu.begin();
+      for (int64_t rows : {1, 7, 33, 130}) {
+        for (int64_t n : {1, 3, 9, 17, 70}) {
+          const Buffer& yb = gpu.filled(static_cast<size_t>(n * rows), 777.0f);
+          Gpu::check(record_matmul(device, gpu.recorder(), view_of(w, wb, rows), BufferSpan::whole(xb), n,
+                                   BufferSpan::whole(yb), rows, 0),
+                     "record_matmul");
+          cases.push_back({rows, n, &yb});
+        }
+      }
+      gpu.submit();
+      for (const Case& c : cases) {
+        SCOPED_TRACE("cols=" + std::to_string(cols) + " rows=" + std::to_string(c.rows) + " n=" +
+                     std::to_string(c.n) + " path=" + std::to_string(static_cast<int>(p)));
+        std::vector<double> want(static_cast<size_t>(c.n * c.rows));
+        for (int64_t t = 0; t < c.n; ++t) {
+          for (int64_t r = 0; r < c.rows; ++r) {
+            want[static_cast<size_t>(t * c.rows + r)] = ref_all[static_cast<size_t>(t * kMaxRows + r)];
+          }
+        }
+        const double e = nmse(gpu.read<float>(*c.y, want.size()), want);
+        worst = std::max(worst, e);
+        EXPECT_LT(e, kNmseMatmul);
+      }
+    }
+  }
+  RecordProperty("worst_nmse", std::to_string(worst));
+  std::printf("[ %s worst NMSE %.3g ]\n", kernels::type_name(type()), worst);
+}
+
+// Row slices (byte_offset, rows starting 2 bytes past a word for 2-aligned types) and output
+// columns inside wider y rows.
+TEST_P(VkMatmulTypes, RowSlicesAndOutputColumns) {
+  Device& device = *device_;
+  const auto layout = weight_layout(type());
+  ASSERT_TRUE(layout.has_value());
+  const int64_t cols = is_superblock(type()) ? 256 : 32, rows = 41;
+  const HostWeights w = make_weights(type(), cols, rows, 400);
+  std::mt19937 rng(401);
+  const auto x = testing::random_activations(cols, 12, rng);
+  // The first slice row whose start is row_align-aligned, past row 0 (row 1 or 3 for odd
+  // 2-aligned row sizes: byte offsets that are 2 mod 4).
+  int64_t first = 1;
+  while ((first * w.row_bytes) % layout->row_align != 0) ++first;
+  const int64_t slice_rows = 19, y_stride = slice_rows + 11, y_col = 5;
+  for (int64_t n : {1, 5, 12}) {
+    for (auto p : {MatmulOverrides::Path::Matvec, MatmulOverrides::Path::Matmat}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " path=" + std::to_string(static_cast<int>(p)) + " first row " +
+                   std::to_string(first));
+      Overrides scope(path(p));
+      Gpu gpu(device);
+      const Buffer& wb = gpu.upload(w.bytes);
+      const Buffer& xb = gpu.upload(x);
+      const Buffer& yb = gpu.filled(static_cast<size_t>(n * y_stride), 777.0f);
+      WeightView v = view_of(w, wb, slice_rows);
+      v.byte_offset = static_cast<uint32_t>(first * w.row_bytes);
+      gpu.begin();
+      Gpu::check(record_matmul(device, gpu.recorder(), v, BufferSpan::whole(xb), n, BufferSpan::whole(yb), y_stride,
+                               y_col),
+                 "record_matmul");
+      gpu.submit();
+      const auto got = gpu.read<float>(yb, static_cast<size_t>(n * y_stride));
+      const auto ref = reference(w, first, slice_rows, x, n);
+      std::vector<float> cols_got;
+      int64_t touched = 0;
+      for (int64_t t = 0; t < n; ++t) {
+        for (int64_t j = 0; j < y_stride; ++j) {
+          const float g = got[static_cast<size_t>(t * y_stride + j)];
+          if (j >= y_col && j < y_col + slice_rows) {
+            cols_got.push_back(g);
+          } else if (g != 777.0f) {
+            ++touched;
+          }
+        }
+      }
+      EXPECT_EQ(touched, 0) << "columns outside [y_col_offset, y_col_offset + rows) were written";
+      EXPECT_LT(nmse(cols_got, ref), kNmseMatmul);
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------------- experts
+
+TEST_P(VkMatmulTypes, ExpertsMatchReference) {
+  Device& device = *device_;
+  const auto layout = weight_layout(type());
+  ASSERT_TRUE(layout.has_value());
+  const int64_t cols = is_superblock(type()) ? 256 : 96, rows = 33, n_mats = 4, n_tokens = 5, k_used = 2;
+  const HostWeights w = make_weights(type(), cols, rows * n_mats, 500);
+  // Stack with a padded stride between the matrices.
+  const uint64_t matrix_bytes = static_cast<uint64_t>(rows * w.row_bytes) + static_cast<uint64_t>(layout->row_align) * 8;
+  std::vector<uint8_t> stacked(matrix_bytes * n_mats, 0xEE);
+  for (int64_t m = 0; m < n_mats; ++m) {
+    std::memcpy(stacked.data() + m * matrix_bytes, w.bytes.data() + m * rows * w.row_bytes,
+                static_cast<size_t>(rows * w.row_bytes));
+  }
+  const std::vector<int32_t> ids = {3, 0, 1, 1, 2, 7, 0, 3, 2, 1};  // 7: out of range
+  std::mt19937 rng(501);
+  const auto x = testing::random_activations(cols, n_tokens * k_used, rng);
+  for (bool per_pair : {false, true}) {
+    SCOPED_TRACE(per_pair ? "x per pair" : "x per token");
+    Gpu gpu(device);
+    const Buffer& wb = gpu.upload(stacked);
+    const Buffer& xb = gpu.upload(x);
+    const Buffer& ib = gpu.upload(ids);
+    const Buffer& yb = gpu.filled(static_cast<size_t>(n_tokens * k_used * rows), 777.0f);
+    WeightView v{type(), cols, rows, w.row_bytes, BufferSpan::whole(wb), 0, matrix_bytes, n_mats};
+    gpu.begin();
+    Gpu::check(record_matmul_experts(device, gpu.recorder(), v, BufferSpan::whole(xb), per_pair, BufferSpan::whole(ib),
+                                     n_tokens, k_used, BufferSpan::whole(yb)),
+               "record_matmul_experts");
+    gpu.submit();
+    const auto got = gpu.read<float>(yb, static_cast<size_t>(n_tokens * k_used * rows));
+    std::vector<double> want(got.size(), 0.0);
+    for (int64_t pair = 0; pair < n_tokens * k_used; ++pair) {
+      const int32_t e = ids[static_cast<size_t>(pair)];
+      if (e < 0 || e >= n_mats) continue;
+      const int64_t xrow = per_pair ? pair : pair / k_used;
+      const std::vector<float> xr(x.begin() + xrow * cols, x.begin() + (xrow + 1) * cols);
+      const auto r = reference(w, e * rows, rows, xr, 1);
+      std::copy(r.begin(), r.end(), want.begin() + pair * rows);
+    }
+    EXPECT_LT(nmse(got, want), kNmseMatmul);
+    for (int64_t r = 0; r < rows; ++r) EXPECT_EQ(got[static_cast<size_t>(5 * rows + r)], 0.0f) << "out-of-range id";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, VkMatmulTypes, ::testing::Combine(::testing::ValuesIn(kAllTypes), ::testing::Bool()),
+                         variant_name);
+
+// ------------------------------------------------------------------- sizes, tiles, failures
+
+// Matvec at several workgroup sizes, rows and tokens per workgroup; matmat at several tiles.
+TEST(VkMatmul, WorkgroupSizesAndTilesAgree) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16}) {
+    const int64_t cols = is_superblock(type) ? 768 : 160, rows = 45, n = 11;
+    const HostWeights w = make_weights(type, cols, rows, 600);
+    std::mt19937 rng(601);
+    const auto x = testing::random_activations(cols, n, rng);
+    const auto want = reference(w, 0, rows, x, n);
+    std::vector<MatmulOverrides> configs;
+    for (uint32_t wg : {8u, 16u, 64u, 256u}) {
+      for (uint32_t r : {1u, 3u, 8u}) {
+        MatmulOverrides o = path(MatmulOverrides::Path::Matvec);
+        o.matvec_workgroup = wg;
+        o.matvec_rows = r;
+        o.matvec_tokens = r == 3 ? 4 : 2;
+        configs.push_back(o);
+      }
+    }
+    for (auto [bm, bn, tm, tn] : {std::tuple{16u, 8u, 4u, 1u}, {32u, 32u, 4u, 4u}, {64u, 16u, 8u, 2u}, {8u, 64u, 1u, 8u}}) {
+      MatmulOverrides o = path(MatmulOverrides::Path::Matmat);
+      o.matmat_bm = bm;
+      o.matmat_bn = bn;
+      o.matmat_tm = tm;
+      o.matmat_tn = tn;
+      configs.push_back(o);
+    }
+    for (const MatmulOverrides& o : configs) {
+      SCOPED_TRACE(std::string(kernels::type_name(type)) + " wg=" + std::to_string(o.matvec_workgroup) + " rows=" +
+                   std::to_string(o.matvec_rows) + " tile=" + std::to_string(o.matmat_bm) + "x" +
+                   std::to_string(o.matmat_bn) + "/" + std::to_string(o.matmat_tm) + "x" + std::to_string(o.matmat_tn));
+      Overrides scope(o);
+      Gpu gpu(*device);
+      const Buffer& wb = gpu.upload(w.bytes);
+      const Buffer& xb = gpu.upload(x);
+      const Buffer& yb = gpu.filled(static_cast<size_t>(n * rows), 777.0f);
+      gpu.begin();
+      Gpu::check(record_matmul(*device, gpu.recorder(), view_of(w, wb, rows), BufferSpan::whole(xb), n,
+                               BufferSpan::whole(yb), rows, 0),
+                 "record_matmul");
+      gpu.submit();
+      EXPECT_LT(nmse(gpu.read<float>(yb, static_cast<size_t>(n * rows)), want), kNmseMatmul);
+    }
+  }
+  {
+    // The workgroup-size override of the other ops applies to get_rows and matmat too.
+    WorkgroupSize size(32);
+    const HostWeights w = make_weights(GgmlType::Q8_0, 96, 9, 602);
+    std::mt19937 rng(603);
+    const auto x = testing::random_activations(96, 20, rng);
+    Gpu gpu(*device);
+    const Buffer& wb = gpu.upload(w.bytes);
+    const Buffer& xb = gpu.upload(x);
+    const Buffer& yb = gpu.filled(20 * 9, 777.0f);
+    gpu.begin();
+    Gpu::check(record_matmul(*device, gpu.recorder(), view_of(w, wb, 9), BufferSpan::whole(xb), 20,
+                             BufferSpan::whole(yb), 9, 0),
+               "record_matmul");
+    gpu.submit();
+    EXPECT_LT(nmse(gpu.read<float>(yb, 20 * 9), reference(w, 0, 9, x, 20)), kNmseMatmul);
+  }
+}
+
+// The comparison is sharp enough to see a scale off by 1% or one wrong element per 32.
+TEST(VkMatmul, WrongReferencesFail) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  const int64_t cols = 96, rows = 7, n = 3;
+  const HostWeights w = make_weights(GgmlType::Q4_0, cols, rows, 700);
+  std::mt19937 rng(701);
+  const auto x = testing::random_activations(cols, n, rng);
+  Gpu gpu(*device);
+  const Buffer& wb = gpu.upload(w.bytes);
+  const Buffer& xb = gpu.upload(x);
+  const Buffer& yb = gpu.filled(n * rows, 0.0f);
+  gpu.begin();
+  Gpu::check(record_matmul(*device, gpu.recorder(), view_of(w, wb, rows), BufferSpan::whole(xb), n,
+                           BufferSpan::whole(yb), rows, 0),
+             "record_matmul");
+  gpu.submit();
+  const auto got = gpu.read<float>(yb, n * rows);
+  EXPECT_LT(nmse(got, reference(w, 0, rows, x, n)), kNmseMatmul);
+  HostWeights scaled = w, one_wrong = w;
+  for (float& v : scaled.decoded) v *= 1.01f;
+  for (size_t i = 0; i < one_wrong.decoded.size(); i += 32) one_wrong.decoded[i] = one_wrong.decoded[i + 1];
+  EXPECT_GT(nmse(got, reference(scaled, 0, rows, x, n)), 1e3 * kNmseMatmul);
+  EXPECT_GT(nmse(got, reference(one_wrong, 0, rows, x, n)), 1e3 * kNmseMatmul);
+}
+
+TEST(VkMatmul, RejectsBadShapesWithMessages) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  const HostWeights w = make_weights(GgmlType::Q4_K, 256, 4, 800);
+  Gpu gpu(*device);
+  const Buffer& wb = gpu.upload(w.bytes);
+  const Buffer& xb = gpu.allocate(4 * 256 * 4);
+  const Buffer& yb = gpu.allocate(4 * 4 * 4);
+  gpu.begin();
+  auto matmul = [&](WeightView v, int64_t n, int64_t y_stride, int64_t y_col) {
+    return record_matmul(*device, gpu.recorder(), v, BufferSpan::whole(xb), n, BufferSpan::whole(yb), y_stride, y_col);
+  };
+  WeightView v = view_of(w, wb, 4);
+  EXPECT_TRUE(matmul(v, 4, 4, 0));
+  WeightView bad_cols = v;
+  bad_cols.cols = 128;
+  EXPECT_NE(matmul(bad_cols, 1, 4, 0).message().find("multiple of 256"), std::string::npos);
+  WeightView misaligned = v;
+  misaligned.byte_offset = 8;
+  misaligned.rows = 1;
+  EXPECT_NE(matmul(misaligned, 1, 4, 0).message().find("byte_offset"), std::string::npos);
+  WeightView too_many_rows = v;
+  too_many_rows.rows = 40;
+  EXPECT_NE(matmul(too_many_rows, 1, 40, 0).message().find("weights"), std::string::npos);
+  EXPECT_NE(matmul(v, 5, 4, 0).message().find(": x "), std::string::npos);
+  EXPECT_NE(matmul(v, 1, 4, 2).message().find("y_stride"), std::string::npos);
+  WeightView iq2 = v;
+  iq2.type = GgmlType::IQ2_XXS;
+  EXPECT_NE(matmul(iq2, 1, 4, 0).message().find("no Vulkan shader"), std::string::npos);
+  gpu.submit();
+}
+
+}  // namespace
+}  // namespace inferscope::vulkan

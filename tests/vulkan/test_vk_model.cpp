@@ -1,0 +1,256 @@
+// Whole models on the Vulkan backend, loaded at run time as the CLI and the app load it: the
+// same greedy tokens as llama.cpp's reference outputs and as the CPU backend, logits close to
+// the CPU backend's for every architecture and weight type, and clean errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/backend/backend_registry.h"
+#include "engine/model/random_model.h"
+#include "engine/runtime/session.h"
+#include "tests/support/distributions.h"
+#include "tests/support/testdata.h"
+
+namespace inferscope {
+namespace {
+
+using nlohmann::json;
+
+// Skips the calling test when the Vulkan backend or a device is missing, saying why.
+#define SKIP_WITHOUT_VULKAN()                                                     \
+  do {                                                                            \
+    const BackendDevices d = list_backend_devices(BackendKind::Vulkan);           \
+    if (!d.unavailable_reason.empty()) GTEST_SKIP() << "no Vulkan device: " << d.unavailable_reason; \
+  } while (0)
+
+std::unique_ptr<Session> open_session(std::shared_ptr<const Model> model, BackendKind kind, int64_t n_ctx = 256) {
+  SessionOptions so;
+  so.n_ctx = n_ctx;
+  so.n_threads = 2;
+  so.backend.kind = kind;
+  auto session = Session::create(std::move(model), so);
+  EXPECT_TRUE(session) << session.message();
+  return session ? std::move(*session) : nullptr;
+}
+
+std::vector<int32_t> greedy(Session& s, const std::string& prompt, int n) {
+  GenerateRequest req;
+  req.prompt = prompt;
+  req.sampling.temperature = 0.0f;
+  req.max_tokens = n;
+  auto r = s.generate(req);
+  EXPECT_TRUE(r) << r.message();
+  return r ? r->token_ids : std::vector<int32_t>{};
+}
+
+// Teacher-forced comparison of two backends' logits over a token sequence: the largest
+// KL(cpu || vulkan) per position and the largest |difference| relative to the logit range.
+struct LogitComparison {
+  double max_kl = 0, max_rel_diff = 0;
+  int top1_disagreements = 0;
+};
+
+LogitComparison compare_logits(const std::vector<float>& cpu, const std::vector<float>& gpu, int64_t n_vocab) {
+  LogitComparison c;
+  for (size_t p = 0; p * n_vocab < cpu.size(); ++p) {
+    const float* a = cpu.data() + p * n_vocab;
+    const float* b = gpu.data() + p * n_vocab;
+    c.max_kl = std::max(c.max_kl, testing::kl_divergence(a, b, n_vocab));
+    float lo = a[0], hi = a[0];
+    double diff = 0;
+    int64_t arg_a = 0, arg_b = 0;
+    for (int64_t i = 0; i < n_vocab; ++i) {
+      lo = std::min(lo, a[i]);
+      hi = std::max(hi, a[i]);
+      diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
+      if (a[i] > a[arg_a]) arg_a = i;
+      if (b[i] > b[arg_b]) arg_b = i;
+    }
+    c.max_rel_diff = std::max(c.max_rel_diff, diff / std::max(1e-6f, hi - lo));
+    if (arg_a != arg_b) ++c.top1_disagreements;
+  }
+  return c;
+}
+
+void expect_logits_match_cpu(const std::shared_ptr<const Model>& model, double max_kl, double max_rel_diff) {
+  auto cpu = open_session(model, BackendKind::Cpu);
+  auto gpu = open_session(model, BackendKind::Vulkan);
+  ASSERT_TRUE(cpu && gpu);
+  const int64_t n_vocab = model->config().n_vocab;
+  std::vector<int32_t> tokens;
+  for (int i = 0; i < 40; ++i) tokens.push_back(static_cast<int32_t>((i * 7919 + 13) % n_vocab));
+  std::vector<float> a, b;
+  ASSERT_TRUE(cpu->evaluate(tokens, a));
+  ASSERT_TRUE(gpu->evaluate(tokens, b));
+  const LogitComparison c = compare_logits(a, b, n_vocab);
+  std::printf("KL(cpu||vulkan) max %.3g, max |diff| / logit range %.3g, top-1 disagreements %d of %zu\n", c.max_kl,
+              c.max_rel_diff, c.top1_disagreements, tokens.size());
+  EXPECT_LT(c.max_kl, max_kl);
+  EXPECT_LT(c.max_rel_diff, max_rel_diff);
+  // Decoding token by token (the matrix-vector path) gives the prefill's last logits.
+  gpu->executor().clear();
+  std::vector<float> last(static_cast<size_t>(n_vocab));
+  for (int32_t t : tokens) ASSERT_TRUE(gpu->executor().forward(0, std::span<const int32_t>(&t, 1), false, last.data()));
+  const std::vector<float> prefill_last(b.end() - n_vocab, b.end());
+  const LogitComparison d = compare_logits(prefill_last, last, n_vocab);
+  EXPECT_LT(d.max_kl, max_kl);
+  EXPECT_LT(d.max_rel_diff, max_rel_diff);
+}
+
+struct ReferenceCase {
+  const char* model;
+  const char* reference;
+  bool exact_greedy;
+};
+void PrintTo(const ReferenceCase& c, std::ostream* os) { *os << c.model; }
+
+class VulkanReferenceModel : public ::testing::TestWithParam<ReferenceCase> {};
+
+TEST_P(VulkanReferenceModel, GreedyTokensMatchLlamaCppAndTheCpuBackend) {
+  SKIP_WITHOUT_VULKAN();
+  const ReferenceCase& c = GetParam();
+  std::ifstream in(testing::testdata(c.reference));
+  const json ref = json::parse(in);
+  auto model = Model::load(testing::testdata(c.model));
+  ASSERT_TRUE(model) << model.message();
+  std::vector<int32_t> expected;
+  size_t trusted = 0;
+  bool gap_ok = true;
+  for (const json& s : ref["steps"]) {
+    expected.push_back(s["id"].get<int32_t>());
+    gap_ok = gap_ok && s["top5"][0][1].get<double>() - s["top5"][1][1].get<double>() >= 0.05;
+    if (gap_ok) ++trusted;
+  }
+  if (c.exact_greedy) trusted = expected.size();
+  auto gpu = open_session(*model, BackendKind::Vulkan);
+  auto cpu = open_session(*model, BackendKind::Cpu);
+  ASSERT_TRUE(gpu && cpu);
+  const std::string prompt = ref["prompt"].get<std::string>();
+  const auto gpu_ids = greedy(*gpu, prompt, static_cast<int>(expected.size()));
+  const auto cpu_ids = greedy(*cpu, prompt, static_cast<int>(expected.size()));
+  ASSERT_GE(gpu_ids.size(), trusted);
+  for (size_t i = 0; i < trusted; ++i) {
+    EXPECT_EQ(gpu_ids[i], expected[i]) << "step " << i << " (llama.cpp)";
+    EXPECT_EQ(gpu_ids[i], cpu_ids[i]) << "step " << i << " (CPU backend)";
+  }
+  EXPECT_NE(gpu->executor().backend_name().find("vulkan"), std::string::npos);
+}
+
+TEST_P(VulkanReferenceModel, LogitsMatchTheCpuBackend) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata(GetParam().model));
+  ASSERT_TRUE(model) << model.message();
+  expect_logits_match_cpu(*model, 1e-4, 1e-3);
+}
+
+std::string case_name(const std::string& path) {
+  std::string out;
+  for (char ch : path.substr(path.rfind('/') + 1)) {
+    if (ch == '.') break;
+    out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LlamaCpp, VulkanReferenceModel,
+    ::testing::Values(
+        ReferenceCase{"stories260K.gguf", "reference/stories260K.llama.cpp-b4747.json", true},
+        ReferenceCase{"derived/stories260K-moe4-identical.gguf", "reference/stories260K-moe4-identical.llama.cpp-b4747.json", true},
+        ReferenceCase{"derived/stories260K-moe4-distinct.gguf", "reference/stories260K-moe4-distinct.llama.cpp-b4747.json", true},
+        ReferenceCase{"derived/stories260K-qwen2moe.gguf", "reference/stories260K-qwen2moe.llama.cpp-b4747.json", false},
+        ReferenceCase{"llama-2-tiny-random.gguf", "reference/llama-2-tiny-random.llama.cpp-b4747.json", false}),
+    [](const ::testing::TestParamInfo<ReferenceCase>& info) { return case_name(info.param.model); });
+
+// Every architecture and RoPE variant the CPU backend runs, as tiny random models.
+class VulkanArchitecture : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(VulkanArchitecture, LogitsMatchTheCpuBackend) {
+  SKIP_WITHOUT_VULKAN();
+  RandomModelSpec spec;
+  ASSERT_TRUE(random_model_preset(GetParam(), &spec.shape));
+  spec.vocab_path = testing::testdata("stories260K.gguf");
+  spec.name = GetParam();
+  const std::string path = (testing::scratch_dir("vulkan-arch") / (std::string(GetParam()) + ".gguf")).string();
+  ASSERT_TRUE(write_random_model(spec, path));
+  auto model = Model::load(path);
+  ASSERT_TRUE(model) << model.message();
+  expect_logits_match_cpu(*model, 1e-3, 2e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiny, VulkanArchitecture,
+                         ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2-tiny", "phi3-tiny", "phi3.5-tiny",
+                                           "llama3-tiny", "gemma-tiny", "gemma2-tiny"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                           return name;
+                         });
+
+// Every weight type, through llama.cpp's own quantized files of one model. The CPU packs
+// activations to 8 bits for quantized types and the shaders do not, hence the looser bound.
+class VulkanWeightType : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(VulkanWeightType, LogitsMatchTheCpuBackend) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata(std::string("quant/") + GetParam() + ".gguf"));
+  ASSERT_TRUE(model) << model.message();
+  const bool exact_activations = std::string(GetParam()).find('f') == 0 || std::string(GetParam()) == "base-f32";
+  expect_logits_match_cpu(*model, exact_activations ? 1e-4 : 2e-2, exact_activations ? 1e-3 : 5e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Quant, VulkanWeightType,
+                         ::testing::Values("base-f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k",
+                                           "q3_k", "q4_k", "q4_k_m", "q5_k", "q6_k", "iq4_nl", "tq1_0", "tq2_0"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
+
+TEST(VulkanModel, BeamSearchMatchesTheCpuBackend) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(model);
+  GenerateRequest req;
+  req.prompt = "Once upon a time";
+  req.max_tokens = 16;
+  req.beam_width = 3;
+  auto cpu = open_session(*model, BackendKind::Cpu);
+  auto gpu = open_session(*model, BackendKind::Vulkan);
+  ASSERT_TRUE(cpu && gpu);
+  auto a = cpu->generate(req);
+  auto b = gpu->generate(req);
+  ASSERT_TRUE(a && b) << a.message() << b.message();
+  EXPECT_EQ(a->token_ids, b->token_ids);
+}
+
+TEST(VulkanModel, OneSubmissionPerDecodedToken) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(model);
+  auto gpu = open_session(*model, BackendKind::Vulkan);
+  ASSERT_TRUE(gpu);
+  const ExecutorCounters before = gpu->executor().counters();
+  greedy(*gpu, "Once upon a time", 10);
+  const ExecutorCounters after = gpu->executor().counters();
+  EXPECT_EQ(after.submissions - before.submissions, after.forward_calls - before.forward_calls);
+  const OpProfile& profile = gpu->executor().profile();
+  double total = 0;
+  for (double s : profile.seconds) total += s;
+  EXPECT_GT(total, 0.0) << "timestamp queries give per-op device time";
+  EXPECT_EQ(profile.layer_seconds.size(), static_cast<size_t>(model.value()->config().n_layer));
+}
+
+TEST(VulkanModel, MissingDeviceIsAClearError) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(model);
+  SessionOptions so;
+  so.backend = {BackendKind::Vulkan, 99};
+  auto session = Session::create(*model, so);
+  ASSERT_FALSE(session);
+  EXPECT_NE(session.message().find("99"), std::string::npos) << session.message();
+}
+
+}  // namespace
+}  // namespace inferscope

@@ -1,0 +1,934 @@
+// The non-matmul ops of the Vulkan backend (engine/backend/vulkan/ops) against the CPU kernels
+// they stand in for, on random inputs of awkward sizes and at several workgroup sizes.
+//
+// Agreement is measured as the normalized mean squared error
+//   NMSE = sum (gpu - cpu)^2 / sum cpu^2
+// with these thresholds (what the arithmetic allows, each far below what a wrong index, layout or
+// formula produces, which is NMSE >= 1e-3; several tests check that a deliberately wrong
+// reference does fail by that much):
+//   exact (bitwise): add, add_bias, add_scaled, scale, kv_store (F16 bits), moe_combine without
+//                    the shared expert, moe_route ids
+//   1e-11  rms_norm (F32 sums in another order; the CPU sums in double), swiglu, moe_route
+//          weights, moe_combine with the shared expert (its gate's dot product order), softcap
+//          and geglu (the device's tanh against the C library's); lavapipe: 1e-16..3e-14
+//   1e-11  rope at positions < 300, 1e-9 up to position 70000 (the angles are bit-identical;
+//          cos/sin are the device's builtins after an exact range reduction); lavapipe: 5e-17..4e-15
+//   1e-6   attention against the CPU kernel, which rounds the normalized softmax weights to F16
+//          while the tiled online softmax keeps them in F32: differences at the F16 rounding
+//          level; lavapipe: 3e-8..6e-8 (0 for a context of 1)
+//   1e-10  attention against the same formula in double precision (no F16 weights); lavapipe:
+//          2e-14..4e-13
+// Run with INFERSCOPE_PRINT_NMSE=1 to see each value.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/backend/vulkan/ops/vk_attention.h"
+#include "engine/backend/vulkan/ops/vk_elementwise.h"
+#include "engine/backend/vulkan/ops/vk_kv.h"
+#include "engine/backend/vulkan/ops/vk_moe.h"
+#include "engine/backend/vulkan/ops/vk_norm.h"
+#include "engine/backend/vulkan/ops/vk_op_util.h"
+#include "engine/backend/vulkan/ops/vk_rope.h"
+#include "engine/backend/vulkan/vk_device.h"
+#include "engine/backend/vulkan/vk_recorder.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/fp16.h"
+#include "kernels/cpu/ops.h"
+#include "tests/support/vulkan_device.h"
+
+namespace inferscope::vulkan {
+namespace {
+
+constexpr double kNmseReduction = 1e-11;
+constexpr double kNmseTanh = 1e-11;
+constexpr double kNmseRope = 1e-11;
+constexpr double kNmseRopeFar = 1e-9;
+constexpr double kNmseAttention = 1e-6;
+constexpr double kNmseAttentionDouble = 1e-10;
+
+// The CPU references run their scalar loops (the SIMD ones are checked against those in
+// tests/kernels); the previous level comes back at scope exit.
+class ScalarCpu {
+ public:
+  ScalarCpu() : saved_(kernels::active_simd_level()) { kernels::set_simd_level(kernels::SimdLevel::Scalar); }
+  ~ScalarCpu() { kernels::set_simd_level(saved_); }
+
+ private:
+  kernels::SimdLevel saved_;
+};
+
+// Forces every op's workgroup size for the scope (0: each op's own choice).
+class WorkgroupSize {
+ public:
+  explicit WorkgroupSize(uint32_t size) { set_op_workgroup_override(size); }
+  ~WorkgroupSize() { set_op_workgroup_override(0); }
+};
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// INFERSCOPE_PRINT_NMSE=1 prints every comparison (to see the margins under the thresholds).
+double nmse(const std::vector<float>& got, const std::vector<float>& want) {
+  EXPECT_EQ(got.size(), want.size());
+  double err = 0.0, ref = 0.0;
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    const double d = static_cast<double>(got[i]) - want[i];
+    err += d * d;
+    ref += static_cast<double>(want[i]) * want[i];
+  }
+  const double result = err / std::max(ref, 1e-30);
+  static const bool print = std::getenv("INFERSCOPE_PRINT_NMSE") != nullptr;
+  if (print) std::fprintf(stderr, "    nmse %.3g over %zu values\n", result, want.size());
+  return result;
+}
+
+// Index of the first element whose bits differ, or -1.
+template <class T>
+int64_t first_bit_difference(const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.size() != b.size()) return 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+// Device buffers and one recording; failures throw (GoogleTest reports them as test failures).
+class Gpu {
+ public:
+  explicit Gpu(Device& device) : device_(device), recorder_(device) {}
+
+  template <class T>
+  const Buffer& upload(const std::vector<T>& data) {
+    const Buffer& b = allocate(data.size() * sizeof(T));
+    check(device_.upload(b, 0, data.data(), data.size() * sizeof(T)), "upload");
+    return b;
+  }
+  const Buffer& allocate(uint64_t bytes) {
+    auto b = device_.create_buffer(std::max<uint64_t>(bytes, 4), MemoryUse::Scratch);
+    check(b.status(), "create_buffer");
+    buffers_.push_back(std::move(*b));
+    return *buffers_.back();
+  }
+  template <class T>
+  std::vector<T> read(const Buffer& b, size_t n, uint64_t offset = 0) {
+    std::vector<T> v(n);
+    check(device_.download(b, offset, v.data(), n * sizeof(T)), "download");
+    return v;
+  }
+
+  Recorder& recorder() { return recorder_; }
+  void begin() { check(recorder_.begin(), "Recorder::begin"); }
+  // Records with `op` (a Status-returning call), submits and waits.
+  template <class F>
+  void run(F&& op) {
+    begin();
+    check(op(), "recording");
+    check(recorder_.submit_and_wait(), "submit_and_wait");
+  }
+
+  static void check(const Status& s, const char* what) {
+    if (!s) throw std::runtime_error(std::string(what) + ": " + s.message());
+  }
+
+ private:
+  Device& device_;
+  Recorder recorder_;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+};
+
+BufferSpan whole(const Buffer& b) { return BufferSpan::whole(b); }
+
+// ---------------------------------------------------------------------------------- rms_norm
+
+// x_scale: the spread of x (at 3e-3, mean(x^2) is about eps, so eps matters).
+void check_rms_norm(Device& device, int64_t rows, int64_t n, bool in_place, uint32_t seed, float x_scale = 3.0f) {
+  SCOPED_TRACE("rms_norm rows=" + std::to_string(rows) + " n=" + std::to_string(n) + (in_place ? " in place" : ""));
+  Gpu gpu(device);
+  auto x = random_floats(static_cast<size_t>(rows * n), seed, x_scale);
+  const auto w = random_floats(static_cast<size_t>(n), seed + 1);
+  std::vector<float> want(x.size());
+  for (int64_t r = 0; r < rows; ++r) kernels::rms_norm(x.data() + r * n, w.data(), want.data() + r * n, n, 1e-5f);
+  const Buffer& xb = gpu.upload(x);
+  const Buffer& wb = gpu.upload(w);
+  const Buffer& yb = in_place ? xb : gpu.allocate(x.size() * sizeof(float));
+  gpu.run([&] { return record_rms_norm(device, gpu.recorder(), whole(xb), whole(wb), whole(yb), rows, n, 1e-5f); });
+  const auto got = gpu.read<float>(yb, x.size());
+  EXPECT_LT(nmse(got, want), kNmseReduction);
+  if (!in_place) {
+    EXPECT_EQ(first_bit_difference(gpu.read<float>(xb, x.size()), x), -1) << "x was modified";
+  }
+}
+
+TEST(VulkanOps, RmsNormMatchesCpu) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  check_rms_norm(*device, 1, 67, false, 1);
+  check_rms_norm(*device, 7, 1000, false, 2);
+  check_rms_norm(*device, 3, 4097, true, 3);
+  check_rms_norm(*device, 5, 5, true, 4);
+  check_rms_norm(*device, 2, 2048, false, 5, 3e-3f);
+}
+
+// ------------------------------------------------------------------------------- elementwise
+
+TEST(VulkanOps, AddAndAddScaledAreExact) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  for (int64_t n : {1, 37, 100003}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    Gpu gpu(*device);
+    const auto y = random_floats(static_cast<size_t>(n), 10), x = random_floats(static_cast<size_t>(n), 11, 5.0f);
+    auto sum = y, scaled = y;
+    kernels::add(sum.data(), x.data(), n);
+    kernels::add_scaled(scaled.data(), x.data(), n, 0.3712f);
+    const Buffer& yb = gpu.upload(y);
+    const Buffer& y2 = gpu.upload(y);
+    const Buffer& xb = gpu.upload(x);
+    gpu.run([&] {
+      INFERSCOPE_RETURN_IF_ERROR(record_add(*device, gpu.recorder(), whole(yb), whole(xb), n));
+      return record_add_scaled(*device, gpu.recorder(), whole(y2), whole(xb), n, 0.3712f);
+    });
+    EXPECT_EQ(first_bit_difference(gpu.read<float>(yb, sum.size()), sum), -1);
+    EXPECT_EQ(first_bit_difference(gpu.read<float>(y2, scaled.size()), scaled), -1);
+  }
+}
+
+TEST(VulkanOps, AddBiasBroadcastsOverRows) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  Gpu gpu(*device);
+  const int64_t rows = 7, cols = 896 + 3;
+  const auto y = random_floats(static_cast<size_t>(rows * cols), 20), b = random_floats(static_cast<size_t>(cols), 21);
+  auto want = y;
+  for (int64_t r = 0; r < rows; ++r) kernels::add(want.data() + r * cols, b.data(), cols);
+  const Buffer& yb = gpu.upload(y);
+  const Buffer& bb = gpu.upload(b);
+  gpu.run([&] { return record_add_bias(*device, gpu.recorder(), whole(yb), whole(bb), rows, cols); });
+  EXPECT_EQ(first_bit_difference(gpu.read<float>(yb, want.size()), want), -1);
+}
+
+TEST(VulkanOps, ScaleIsExactAndSoftcapMatchesCpu) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  ScalarCpu scalar;
+  const int64_t n = 32000 + 17;
+  auto x = random_floats(static_cast<size_t>(n), 30, 20.0f);
+  x[0] = 1e6f;  // far in the saturated range of tanh
+  x[1] = -1e6f;
+  x[2] = 0.0f;
+  x[3] = 1e-3f;
+  Gpu gpu(*device);
+  const Buffer& sb = gpu.upload(x);
+  const Buffer& cb = gpu.upload(x);
+  const float scale = std::sqrt(2048.0f);
+  gpu.run([&] {
+    INFERSCOPE_RETURN_IF_ERROR(record_scale(*device, gpu.recorder(), whole(sb), n, scale));
+    return record_softcap(*device, gpu.recorder(), whole(cb), n, 30.0f);
+  });
+  std::vector<float> scaled = x, capped = x;
+  for (float& v : scaled) v *= scale;
+  kernels::softcap(capped.data(), n, 30.0f);
+  EXPECT_EQ(first_bit_difference(gpu.read<float>(sb, scaled.size()), scaled), -1);
+  const auto got = gpu.read<float>(cb, capped.size());
+  EXPECT_LT(nmse(got, capped), kNmseTanh);
+  EXPECT_EQ(got[0], 30.0f);
+  EXPECT_EQ(got[1], -30.0f);
+  EXPECT_GT(nmse(x, capped), 1e-3) << "the test inputs do not exercise the cap";
+}
+
+void check_glu(Device& device, GluKind kind, int64_t rows, int64_t cols, bool fused, uint32_t seed) {
+  SCOPED_TRACE(std::string(kind == GluKind::GeGlu ? "geglu" : "swiglu") + " rows=" + std::to_string(rows) +
+               " cols=" + std::to_string(cols) + (fused ? " fused gate|up rows" : ""));
+  ScalarCpu scalar;
+  Gpu gpu(device);
+  std::vector<float> gate = random_floats(static_cast<size_t>(rows * cols), seed, 4.0f);
+  const std::vector<float> up = random_floats(static_cast<size_t>(rows * cols), seed + 1);
+  gate[0] = -100.0f;  // exp overflow in silu, saturated tanh in gelu
+  if (gate.size() > 1) gate[1] = 100.0f;
+  std::vector<float> want = gate;
+  if (kind == GluKind::GeGlu) kernels::geglu(want.data(), up.data(), rows * cols);
+  else kernels::swiglu(want.data(), up.data(), rows * cols);
+  std::vector<float> got;
+  if (fused) {
+    // phi3's ffn_up output: each row is [gate | up]; the result goes in place into the gate half.
+    std::vector<float> rows_buf(static_cast<size_t>(rows * 2 * cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      std::copy_n(gate.data() + r * cols, cols, rows_buf.data() + r * 2 * cols);
+      std::copy_n(up.data() + r * cols, cols, rows_buf.data() + r * 2 * cols + cols);
+    }
+    const Buffer& b = gpu.upload(rows_buf);
+    const BufferSpan up_span{&b, static_cast<uint64_t>(cols) * sizeof(float), 0};
+    gpu.run([&] {
+      return record_glu(device, gpu.recorder(), kind, whole(b), up_span, whole(b), rows, cols, 2 * cols, 2 * cols,
+                        2 * cols);
+    });
+    const auto all = gpu.read<float>(b, rows_buf.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      got.insert(got.end(), all.begin() + r * 2 * cols, all.begin() + r * 2 * cols + cols);
+      // The up half is left alone.
+      EXPECT_TRUE(std::equal(all.begin() + r * 2 * cols + cols, all.begin() + (r + 1) * 2 * cols, up.begin() + r * cols));
+    }
+  } else {
+    const Buffer& gb = gpu.upload(gate);
+    const Buffer& ub = gpu.upload(up);
+    const Buffer& ob = gpu.allocate(gate.size() * sizeof(float));
+    gpu.run([&] { return record_glu(device, gpu.recorder(), kind, whole(gb), whole(ub), whole(ob), rows, cols); });
+    got = gpu.read<float>(ob, gate.size());
+  }
+  EXPECT_LT(nmse(got, want), kind == GluKind::GeGlu ? kNmseTanh : kNmseReduction);
+}
+
+TEST(VulkanOps, SwigluMatchesCpu) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  check_glu(*device, GluKind::SwiGlu, 1, 1, false, 40);
+  check_glu(*device, GluKind::SwiGlu, 5, 5632 + 1, false, 41);
+  check_glu(*device, GluKind::SwiGlu, 3, 1024, true, 42);
+}
+
+TEST(VulkanOps, GegluMatchesCpu) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  check_glu(*device, GluKind::GeGlu, 1, 3, false, 50);
+  check_glu(*device, GluKind::GeGlu, 9, 2049, false, 51);
+  check_glu(*device, GluKind::GeGlu, 2, 512, true, 52);
+}
+
+// -------------------------------------------------------------------------------------- rope
+
+struct RopeCase {
+  int64_t n_head, n_head_kv, head_dim, n_rot;
+  bool neox;
+  int64_t n_tokens, pos0;
+  bool freq_factors, yarn;
+  float freq_scale, attn_factor;
+};
+
+std::string describe(const RopeCase& c) {
+  return "rope heads " + std::to_string(c.n_head) + "/" + std::to_string(c.n_head_kv) + " hd " +
+         std::to_string(c.head_dim) + " n_rot " + std::to_string(c.n_rot) + (c.neox ? " neox" : " normal") +
+         " tokens " + std::to_string(c.n_tokens) + " pos0 " + std::to_string(c.pos0) +
+         (c.freq_factors ? " factors" : "") + (c.yarn ? " yarn" : "");
+}
+
+// Returns the NMSE of q and k (together) against the CPU; `wrong_layout` computes the CPU side
+// with the other pair layout (for the test's own sensitivity check).
+// pad > 0: q, k and the factors start `pad` floats into their buffers.
+double rope_nmse(Device& device, const RopeCase& c, uint32_t seed, bool wrong_layout = false, int64_t pad = 0) {
+  Gpu gpu(device);
+  const int64_t Q = c.n_head * c.head_dim, KV = c.n_head_kv * c.head_dim;
+  const auto q = random_floats(static_cast<size_t>(c.n_tokens * Q), seed);
+  const auto k = random_floats(static_cast<size_t>(c.n_tokens * KV), seed + 1);
+  std::vector<float> factors(static_cast<size_t>(c.n_rot / 2));
+  std::mt19937 rng(seed + 2);
+  std::uniform_real_distribution<float> factor_dist(1.0f, 40.0f);
+  for (float& f : factors) f = factor_dist(rng);
+  factors[0] = 1.0f;
+
+  kernels::RopeParams params;
+  params.freq_base = c.yarn ? 1000000.0f : 10000.0f;
+  params.freq_scale = c.freq_scale;
+  params.attn_factor = c.attn_factor;
+  if (c.freq_factors) params.freq_factors = factors.data();
+  if (c.yarn) {
+    params.yarn_ext_factor = 1.0f;
+    kernels::rope_yarn_corr_dims(c.n_rot, 4096, params.freq_base, 32.0f, 1.0f, &params.yarn_corr_low,
+                                 &params.yarn_corr_high);
+  }
+  auto want_q = q, want_k = k;
+  std::vector<float> cs(static_cast<size_t>(c.n_rot / 2)), sn(cs.size());
+  for (int64_t t = 0; t < c.n_tokens; ++t) {
+    kernels::rope_angles(c.pos0 + t, c.n_rot, params, cs.data(), sn.data());
+    const bool neox = wrong_layout ? !c.neox : c.neox;
+    kernels::rope_apply(want_q.data() + t * Q, c.n_head, c.head_dim, c.n_rot, cs.data(), sn.data(), neox);
+    kernels::rope_apply(want_k.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cs.data(), sn.data(), neox);
+  }
+  auto padded = [&](const std::vector<float>& v) {
+    std::vector<float> p(static_cast<size_t>(pad), -7.0f);
+    p.insert(p.end(), v.begin(), v.end());
+    return p;
+  };
+  const uint64_t at = static_cast<uint64_t>(pad) * sizeof(float);
+  const Buffer& qb = gpu.upload(padded(q));
+  const Buffer& kb = gpu.upload(padded(k));
+  const Buffer& fb = gpu.upload(padded(factors));
+  const RopeDims dims{c.n_head, c.n_head_kv, c.head_dim, c.n_rot, c.neox};
+  gpu.run([&] {
+    return record_rope(device, gpu.recorder(), BufferSpan{&qb, at, 0}, BufferSpan{&kb, at, 0},
+                       c.freq_factors ? BufferSpan{&fb, at, 0} : BufferSpan{}, dims, params, c.n_tokens, c.pos0);
+  });
+  auto got = gpu.read<float>(qb, q.size(), at);
+  const auto got_k = gpu.read<float>(kb, k.size(), at);
+  got.insert(got.end(), got_k.begin(), got_k.end());
+  auto want = want_q;
+  want.insert(want.end(), want_k.begin(), want_k.end());
+  return nmse(got, want);
+}
+
+const RopeCase kRopeCases[] = {
+    // heads  hd   n_rot neox   tokens pos0 factors yarn  scale  attn
+    {4, 2, 64, 64, false, 1, 0, false, false, 1.0f, 1.0f},
+    {4, 2, 64, 64, true, 17, 3, false, false, 1.0f, 1.0f},
+    {6, 1, 80, 80, true, 5, 290, false, false, 1.0f, 1.0f},
+    {6, 1, 80, 32, false, 7, 11, false, false, 1.0f, 1.0f},  // partial rotation (phi-2 style)
+    {4, 2, 128, 128, false, 9, 100, true, false, 1.0f, 1.0f},  // Llama 3.1 rope_freqs
+    {4, 2, 128, 96, true, 3, 250, true, false, 1.0f, 1.19f},   // LongRoPE factors + attn_factor
+    {4, 4, 256, 256, true, 2, 123, false, true, 0.25f, 1.1386f},  // YaRN
+    {6, 2, 256, 128, false, 4, 7, true, true, 0.5f, 1.0f},     // YaRN with factors, partial
+    {32, 8, 128, 128, false, 1, 299, false, false, 0.5f, 1.0f},  // linear scaling, decode
+    {8, 8, 8, 8, false, 6, 30, false, false, 1.0f, 1.0f},        // stories260K's tiny heads
+};
+
+TEST(VulkanOps, RopeMatchesCpu) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  uint32_t seed = 100;
+  for (const RopeCase& c : kRopeCases) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_LT(rope_nmse(*device, c, seed), kNmseRope);
+    seed += 10;
+  }
+}
+
+TEST(VulkanOps, RopeLargePositions) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  const RopeCase cases[] = {
+      {4, 2, 128, 128, false, 3, 4093, false, false, 1.0f, 1.0f},
+      {4, 2, 128, 128, true, 2, 32766, true, false, 1.0f, 1.0f},
+      {4, 1, 64, 64, true, 2, 70000, false, true, 0.125f, 1.2f},
+  };
+  for (const RopeCase& c : cases) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_LT(rope_nmse(*device, c, 7), kNmseRopeFar);
+  }
+}
+
+TEST(VulkanOps, RopeTestDetectsTheWrongPairLayout) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  EXPECT_GT(rope_nmse(*device, kRopeCases[1], 5, /*wrong_layout=*/true), 1e-3);
+  EXPECT_GT(rope_nmse(*device, kRopeCases[4], 5, /*wrong_layout=*/true), 1e-3);
+}
+
+// ---------------------------------------------------------------------------------- kv_store
+
+TEST(VulkanOps, KvStoreIsBitExactAndTouchesOnlyItsRows) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  const KvCacheLayout layout{3, 40, 2 * 80};  // n_layer, n_ctx, n_embd_kv
+  const int n_slots = 2, slot = 1;
+  const int64_t layer = 2, pos0 = 21, n = 19;
+  auto k = random_floats(static_cast<size_t>(n * layout.n_embd_kv), 60, 2.0f);
+  auto v = random_floats(static_cast<size_t>(n * layout.n_embd_kv), 61, 1000.0f);
+  // Rounding corner cases: ties to even, subnormal halves, overflow, infinities, NaN.
+  const float specials[] = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 65504.0f, 65519.0f, 65520.0f, 1e9f,
+                            -INFINITY, NAN, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, 3e-6f, -0.0f, 1e-40f, 6.1e-5f};
+  std::copy(std::begin(specials), std::end(specials), v.begin());
+  std::copy(std::begin(specials), std::end(specials), k.begin() + 100);
+  const uint64_t cache_halves = layout.bytes(n_slots) / 2;
+  std::vector<uint16_t> sentinel(cache_halves, 0x5555);
+
+  Gpu gpu(*device);
+  const Buffer& kb = gpu.upload(k);
+  const Buffer& vb = gpu.upload(v);
+  const Buffer& kc = gpu.upload(sentinel);
+  const Buffer& vc = gpu.upload(sentinel);
+  gpu.run([&] {
+    return record_kv_store(*device, gpu.recorder(), whole(kb), whole(vb), whole(kc), whole(vc), layout, slot, layer,
+                           pos0, n);
+  });
+  std::vector<uint16_t> want_k = sentinel, want_v = sentinel;
+  const uint64_t row0 = layout.row_half(slot, layer, pos0);
+  kernels::to_fp16(k.data(), want_k.data() + row0, n * layout.n_embd_kv);
+  kernels::to_fp16(v.data(), want_v.data() + row0, n * layout.n_embd_kv);
+  EXPECT_EQ(first_bit_difference(gpu.read<uint16_t>(kc, cache_halves), want_k), -1);
+  EXPECT_EQ(first_bit_difference(gpu.read<uint16_t>(vc, cache_halves), want_v), -1);
+}
+
+// --------------------------------------------------------------------------------- attention
+
+struct AttentionCase {
+  int64_t head_dim, n_head, n_head_kv;
+  int64_t pos0, n_tokens;  // the batch's positions: pos0 .. pos0 + n_tokens - 1
+  int64_t n_swa;
+  float softcap;
+  float q_scale;  // spread of q (peakier softmax when larger)
+};
+
+std::string describe(const AttentionCase& c) {
+  return "attention hd " + std::to_string(c.head_dim) + " heads " + std::to_string(c.n_head) + "/" +
+         std::to_string(c.n_head_kv) + " positions " + std::to_string(c.pos0) + ".." +
+         std::to_string(c.pos0 + c.n_tokens - 1) + " swa " + std::to_string(c.n_swa) + " softcap " +
+         std::to_string(c.softcap);
+}
+
+// Exact: the CPU kernel. Double: the same formula in double precision without the CPU's F16
+// rounding of the softmax weights (what the tiled kernel computes, up to F32 rounding). The
+// others are deliberately wrong references, for the test's own sensitivity check.
+enum class AttentionReference { Exact, Double, NoWindow, NoSoftcap, WrongKvHead };
+
+// softmax(cap(scale * round16(q) . K^T)) . V in double; k, v rows kv_stride halves apart.
+void attention_head_double(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
+                           int64_t head_dim, double scale, double softcap, float* out) {
+  std::vector<double> p(static_cast<size_t>(n_kv));
+  double max = -INFINITY;
+  for (int64_t j = 0; j < n_kv; ++j) {
+    double dot = 0.0;
+    for (int64_t d = 0; d < head_dim; ++d) {
+      dot += static_cast<double>(kernels::round_to_fp16(q[d])) * kernels::fp16_to_fp32(k[j * kv_stride + d]);
+    }
+    double score = dot * scale;
+    if (softcap > 0.0) score = softcap * std::tanh(score / softcap);
+    p[static_cast<size_t>(j)] = score;
+    max = std::max(max, score);
+  }
+  double sum = 0.0;
+  for (double& x : p) sum += (x = std::exp(x - max));
+  for (int64_t d = 0; d < head_dim; ++d) {
+    double acc = 0.0;
+    for (int64_t j = 0; j < n_kv; ++j) acc += p[static_cast<size_t>(j)] * kernels::fp16_to_fp32(v[j * kv_stride + d]);
+    out[d] = static_cast<float>(acc / sum);
+  }
+}
+
+// Cache slot 1, layer 1 of a 2-slot, 2-layer cache holds random F16 rows (the other rows hold
+// other random rows, so offset mistakes show). Returns the NMSE against the CPU's
+// attention_head_f16_scalar loop as ForwardPass::attention_block runs it.
+struct AttentionRun {
+  AttentionReference reference = AttentionReference::Exact;
+  bool via_kv_store = false;  // the batch's rows written by kv_store in the same recording
+  int64_t pad = 0;            // q, out and the new K/V rows start `pad` floats into their buffers
+  int64_t n_split = 0;        // > 0: forced KV-range splits (with a scratch buffer)
+};
+
+double attention_nmse(Device& device, const AttentionCase& c, uint32_t seed, const AttentionRun& run = {}) {
+  const AttentionReference reference = run.reference;
+  const bool via_kv_store = run.via_kv_store;
+  const int64_t pad = run.pad;
+  const int64_t n_ctx = 320;
+  const KvCacheLayout layout{2, n_ctx, c.n_head_kv * c.head_dim};
+  const int n_slots = 2, slot = 1;
+  const int64_t layer = 1, KV = layout.n_embd_kv, Q = c.n_head * c.head_dim;
+  const uint64_t halves = layout.bytes(n_slots) / 2;
+  std::vector<uint16_t> k_cache(halves), v_cache(halves);
+  {
+    const auto kf = random_floats(halves, seed), vf = random_floats(halves, seed + 1);
+    kernels::to_fp16(kf.data(), k_cache.data(), static_cast<int64_t>(halves));
+    kernels::to_fp16(vf.data(), v_cache.data(), static_cast<int64_t>(halves));
+  }
+  const auto q = random_floats(static_cast<size_t>(c.n_tokens * Q), seed + 2, c.q_scale);
+  const auto k_new = random_floats(static_cast<size_t>(c.n_tokens * KV), seed + 3);
+  const auto v_new = random_floats(static_cast<size_t>(c.n_tokens * KV), seed + 4);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+
+  Gpu gpu(device);
+  auto padded = [&](const std::vector<float>& v) {
+    std::vector<float> p(static_cast<size_t>(pad), -7.0f);
+    p.insert(p.end(), v.begin(), v.end());
+    return p;
+  };
+  const uint64_t at = static_cast<uint64_t>(pad) * sizeof(float);
+  const Buffer& qb = gpu.upload(padded(q));
+  const Buffer& kc = gpu.upload(k_cache);
+  const Buffer& vc = gpu.upload(v_cache);
+  const Buffer& kn = gpu.upload(padded(k_new));
+  const Buffer& vn = gpu.upload(padded(v_new));
+  const Buffer& out = gpu.allocate(at + q.size() * sizeof(float));
+  if (via_kv_store) {
+    // The batch's own rows come from kv_store in the same recording, as in a forward pass.
+    kernels::to_fp16(k_new.data(), k_cache.data() + layout.row_half(slot, layer, c.pos0), c.n_tokens * KV);
+    kernels::to_fp16(v_new.data(), v_cache.data() + layout.row_half(slot, layer, c.pos0), c.n_tokens * KV);
+  }
+  const AttentionParams params{c.n_head, c.n_head_kv, c.head_dim, scale, c.softcap, c.n_swa, run.n_split};
+  const Buffer& scratch = gpu.allocate(static_cast<uint64_t>(c.n_tokens * c.n_head * std::max<int64_t>(run.n_split, 1) *
+                                                             (c.head_dim + 2)) * 4 + 64);
+  gpu.run([&] {
+    if (via_kv_store) {
+      INFERSCOPE_RETURN_IF_ERROR(record_kv_store(device, gpu.recorder(), BufferSpan{&kn, at, 0}, BufferSpan{&vn, at, 0},
+                                                 whole(kc), whole(vc), layout, slot, layer, c.pos0, c.n_tokens));
+    }
+    return record_attention(device, gpu.recorder(), BufferSpan{&qb, at, 0}, whole(kc), whole(vc), layout, slot, layer,
+                            BufferSpan{&out, at, 0}, params, c.n_tokens, c.pos0, {},
+                            run.n_split > 1 ? BufferSpan{&scratch, 4, 0} : BufferSpan{});
+  });
+  const auto got = gpu.read<float>(out, q.size(), at);
+
+  ScalarCpu scalar;
+  std::vector<float> want(q.size()), scores(static_cast<size_t>(n_ctx));
+  const int64_t group = c.n_head / c.n_head_kv;
+  for (int64_t t = 0; t < c.n_tokens; ++t) {
+    for (int64_t h = 0; h < c.n_head; ++h) {
+      int64_t kvh = h / group;
+      if (reference == AttentionReference::WrongKvHead) kvh = (kvh + 1) % c.n_head_kv;
+      const int64_t pos = c.pos0 + t;
+      const bool windowed = c.n_swa > 0 && reference != AttentionReference::NoWindow;
+      const int64_t first = windowed ? std::max<int64_t>(0, pos - c.n_swa + 1) : 0;
+      const uint16_t* k_rows = k_cache.data() + layout.row_half(slot, layer, first) + kvh * c.head_dim;
+      const uint16_t* v_rows = v_cache.data() + layout.row_half(slot, layer, first) + kvh * c.head_dim;
+      if (reference == AttentionReference::Double) {
+        attention_head_double(q.data() + t * Q + h * c.head_dim, k_rows, v_rows, KV, pos - first + 1, c.head_dim, scale,
+                              c.softcap, want.data() + t * Q + h * c.head_dim);
+        continue;
+      }
+      kernels::detail::attention_head_f16_scalar(q.data() + t * Q + h * c.head_dim, k_rows, v_rows, KV, pos - first + 1,
+                                                 c.head_dim, scale, scores.data(), want.data() + t * Q + h * c.head_dim,
+                                                 reference == AttentionReference::NoSoftcap ? 0.0f : c.softcap);
+    }
+  }
+  return nmse(got, want);
+}
+
+const AttentionCase kAttentionCases[] = {
+    // hd  heads  pos0 tokens swa softcap q_scale
+    {64, 4, 2, 0, 1, 0, 0.0f, 1.0f},       // context of 1
+    {80, 6, 1, 16, 1, 0, 0.0f, 2.0f},      // 17 positions, one KV head for six
+    {128, 4, 2, 299, 1, 0, 0.0f, 2.0f},    // decode at 300 positions: many tiles
+    {256, 4, 2, 290, 10, 0, 0.0f, 1.0f},   // prefill chunk after a long history
+    {128, 6, 1, 0, 17, 0, 0.0f, 3.0f},     // prefill from position 0
+    {64, 4, 2, 280, 20, 64, 0.0f, 2.0f},   // sliding window
+    {80, 4, 4, 250, 7, 100, 2.0f, 3.0f},   // window and softcap
+    {256, 6, 1, 0, 33, 8, 0.0f, 1.0f},     // window shorter than the batch
+    {128, 8, 2, 100, 3, 0, 5.0f, 4.0f},    // softcap on peaky scores
+    {64, 4, 2, 200, 2, 0, 0.0f, 60.0f},    // scores hundreds apart: exp overflows without the running max
+    {8, 8, 4, 40, 5, 0, 0.0f, 1.0f},       // stories260K's tiny heads
+};
+
+TEST(VulkanOps, AttentionMatchesCpu) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  uint32_t seed = 200;
+  for (const AttentionCase& c : kAttentionCases) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_LT(attention_nmse(*device, c, seed), kNmseAttention);
+    seed += 10;
+  }
+}
+
+// The kernel's own error, without the CPU's F16 weights: F32 rounding only.
+TEST(VulkanOps, AttentionMatchesDoublePrecision) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  uint32_t seed = 200;
+  for (const AttentionCase& c : kAttentionCases) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_LT(attention_nmse(*device, c, seed, {.reference = AttentionReference::Double}), kNmseAttentionDouble);
+    seed += 10;
+  }
+}
+
+// Flash decoding: the KV range in several workgroups, combined by attention_reduce.comp. Splits
+// may be empty for the early tokens of a batch (their ranges are shorter than the last's).
+TEST(VulkanOps, AttentionSplitOverTheKvRange) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  uint32_t seed = 250;
+  for (int64_t n_split : {2, 3, 7, 32}) {
+    for (const AttentionCase& c : {kAttentionCases[1], kAttentionCases[2], kAttentionCases[4], kAttentionCases[5],
+                                   kAttentionCases[6], kAttentionCases[8]}) {
+      SCOPED_TRACE(describe(c) + " split " + std::to_string(n_split));
+      EXPECT_LT(attention_nmse(*device, c, seed, {.n_split = n_split}), kNmseAttention);
+      EXPECT_LT(attention_nmse(*device, c, seed, {.reference = AttentionReference::Double, .n_split = n_split}),
+                kNmseAttentionDouble);
+      seed += 10;
+    }
+  }
+}
+
+TEST(VulkanOps, KvStoreThenAttentionInOneRecording) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  for (const AttentionCase& c : {kAttentionCases[3], kAttentionCases[6], kAttentionCases[7]}) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_LT(attention_nmse(*device, c, 300, {.via_kv_store = true}), kNmseAttention);
+  }
+}
+
+TEST(VulkanOps, AttentionTestDetectsWrongMasksAndHeads) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  EXPECT_GT(attention_nmse(*device, kAttentionCases[5], 400, {.reference = AttentionReference::NoWindow}), 1e-3);
+  EXPECT_GT(attention_nmse(*device, kAttentionCases[8], 400, {.reference = AttentionReference::NoSoftcap}), 1e-3);
+  EXPECT_GT(attention_nmse(*device, kAttentionCases[3], 400, {.reference = AttentionReference::WrongKvHead}), 1e-3);
+}
+
+// --------------------------------------------------------------------------------------- MoE
+
+struct Routes {
+  std::vector<int32_t> ids;
+  std::vector<float> weights;
+};
+
+// ForwardPass::moe_ffn's routing loop.
+Routes cpu_route(std::vector<float> logits, int64_t n, int64_t n_expert, int64_t k, bool renormalize) {
+  Routes r{std::vector<int32_t>(static_cast<size_t>(n * k)), std::vector<float>(static_cast<size_t>(n * k))};
+  std::vector<int32_t> order(static_cast<size_t>(n_expert));
+  for (int64_t t = 0; t < n; ++t) {
+    float* p = logits.data() + t * n_expert;
+    kernels::softmax_exact(p, n_expert);
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+    float sum = 0.0f;
+    for (int64_t j = 0; j < k; ++j) sum += p[order[static_cast<size_t>(j)]];
+    for (int64_t j = 0; j < k; ++j) {
+      const int32_t e = order[static_cast<size_t>(j)];
+      r.ids[static_cast<size_t>(t * k + j)] = e;
+      r.weights[static_cast<size_t>(t * k + j)] = renormalize ? p[e] / sum : p[e];
+    }
+  }
+  return r;
+}
+
+Routes gpu_route(Device& device, const std::vector<float>& logits, int64_t n, int64_t n_expert, int64_t k,
+                 bool renormalize) {
+  Gpu gpu(device);
+  const Buffer& lb = gpu.upload(logits);
+  const Buffer& ib = gpu.allocate(static_cast<uint64_t>(n * k) * 4);
+  const Buffer& wb = gpu.allocate(static_cast<uint64_t>(n * k) * 4);
+  gpu.run([&] {
+    return record_moe_route(device, gpu.recorder(), whole(lb), whole(ib), whole(wb), n, n_expert, k, renormalize);
+  });
+  return {gpu.read<int32_t>(ib, static_cast<size_t>(n * k)), gpu.read<float>(wb, static_cast<size_t>(n * k))};
+}
+
+TEST(VulkanOps, MoeRouteMatchesCpu) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  struct Case {
+    int64_t n, n_expert, k;
+    bool renormalize;
+  };
+  // Mixtral (8, top 2, renormalized), qwen2moe (60, top 4), many small experts (128, top 8).
+  for (const Case& c : {Case{13, 8, 2, true}, Case{7, 60, 4, false}, Case{5, 128, 8, true}, Case{1, 3, 3, false}}) {
+    SCOPED_TRACE("n=" + std::to_string(c.n) + " experts=" + std::to_string(c.n_expert) + " k=" + std::to_string(c.k));
+    const auto logits = random_floats(static_cast<size_t>(c.n * c.n_expert), 500 + static_cast<uint32_t>(c.n_expert), 2.0f);
+    const Routes want = cpu_route(logits, c.n, c.n_expert, c.k, c.renormalize);
+    const Routes got = gpu_route(*device, logits, c.n, c.n_expert, c.k, c.renormalize);
+    EXPECT_EQ(got.ids, want.ids);
+    EXPECT_LT(nmse(got.weights, want.weights), kNmseReduction);
+  }
+}
+
+TEST(VulkanOps, MoeRouteTiesPickTheLowerIndex) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  const std::vector<float> logits = {
+      1.0f, 3.0f, 3.0f, 0.0f, 3.0f, 2.0f,  // three-way tie for the top: experts 1, 2
+      5.0f, 5.0f, 5.0f, 5.0f, 5.0f, 5.0f,  // all equal: 0, 1
+      0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 1.0f,  // the tie is the top pair: 4, 5
+  };
+  const Routes want = cpu_route(logits, 3, 6, 2, false);
+  const Routes got = gpu_route(*device, logits, 3, 6, 2, false);
+  EXPECT_EQ(want.ids, (std::vector<int32_t>{1, 2, 0, 1, 4, 5}));
+  EXPECT_EQ(got.ids, want.ids);
+  EXPECT_LT(nmse(got.weights, want.weights), kNmseReduction);
+}
+
+// ForwardPass::moe_ffn's accumulation: experts in ascending id, then the shared expert.
+std::vector<float> cpu_combine(const std::vector<float>& y, const Routes& r, int64_t n, int64_t E, int64_t k,
+                               int64_t n_expert, const std::vector<float>* shexp_out, const std::vector<float>* gate_inp,
+                               const std::vector<float>* h) {
+  std::vector<float> out(static_cast<size_t>(n * E), 0.0f);
+  for (int64_t e = 0; e < n_expert; ++e) {
+    for (int64_t t = 0; t < n; ++t) {
+      for (int64_t j = 0; j < k; ++j) {
+        const size_t s = static_cast<size_t>(t * k + j);
+        if (r.ids[s] != e) continue;
+        kernels::add_scaled(out.data() + t * E, y.data() + static_cast<int64_t>(s) * E, E, r.weights[s]);
+      }
+    }
+  }
+  if (shexp_out) {
+    for (int64_t t = 0; t < n; ++t) {
+      float dot = 0.0f;
+      for (int64_t i = 0; i < E; ++i) dot += (*gate_inp)[static_cast<size_t>(i)] * (*h)[static_cast<size_t>(t * E + i)];
+      const float gate = 1.0f / (1.0f + std::exp(-dot));
+      kernels::add_scaled(out.data() + t * E, shexp_out->data() + t * E, E, gate);
+    }
+  }
+  return out;
+}
+
+void check_moe_combine(Device& device, int64_t n, int64_t E, int64_t n_expert, int64_t k, bool shared,
+                       uint32_t seed) {
+  SCOPED_TRACE("moe_combine n=" + std::to_string(n) + " E=" + std::to_string(E) + " k=" + std::to_string(k) +
+               (shared ? " + shared expert" : ""));
+  const auto logits = random_floats(static_cast<size_t>(n * n_expert), seed);
+  const Routes r = cpu_route(logits, n, n_expert, k, !shared);
+  const auto y = random_floats(static_cast<size_t>(n * k * E), seed + 1);
+  const auto shexp_out = random_floats(static_cast<size_t>(n * E), seed + 2);
+  const auto gate_inp = random_floats(static_cast<size_t>(E), seed + 3, 0.05f);
+  const auto h = random_floats(static_cast<size_t>(n * E), seed + 4);
+  const auto want = cpu_combine(y, r, n, E, k, n_expert, shared ? &shexp_out : nullptr, &gate_inp, &h);
+
+  Gpu gpu(device);
+  const Buffer& yb = gpu.upload(y);
+  const Buffer& ib = gpu.upload(r.ids);
+  const Buffer& wb = gpu.upload(r.weights);
+  const Buffer& ob = gpu.allocate(static_cast<uint64_t>(n * E) * sizeof(float));
+  const Buffer& sb = gpu.upload(shexp_out);
+  const Buffer& gb = gpu.upload(gate_inp);
+  const Buffer& hb = gpu.upload(h);
+  const SharedExpertInputs inputs{whole(sb), whole(gb), whole(hb)};
+  gpu.run([&] {
+    return record_moe_combine(device, gpu.recorder(), whole(yb), whole(ib), whole(wb), whole(ob), n, E, k,
+                              shared ? &inputs : nullptr);
+  });
+  const auto got = gpu.read<float>(ob, want.size());
+  if (shared) {
+    EXPECT_LT(nmse(got, want), kNmseReduction);
+    // Without the gate the result is far off: the shared term matters in this test.
+    const auto routed_only = cpu_combine(y, r, n, E, k, n_expert, nullptr, nullptr, nullptr);
+    EXPECT_GT(nmse(got, routed_only), 1e-3);
+  } else {
+    EXPECT_EQ(first_bit_difference(got, want), -1);
+  }
+}
+
+TEST(VulkanOps, MoeCombineMatchesCpu) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  check_moe_combine(*device, 5, 1000, 8, 2, false, 600);
+  check_moe_combine(*device, 3, 67, 60, 4, false, 610);
+  check_moe_combine(*device, 9, 2048, 64, 8, false, 620);
+}
+
+TEST(VulkanOps, MoeCombineWithSharedExpert) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  check_moe_combine(*device, 4, 896, 60, 4, true, 700);
+  check_moe_combine(*device, 1, 33, 8, 2, true, 710);
+}
+
+// ------------------------------------------------------------------------- workgroup sizes
+
+// Shaders must give the same results at every workgroup size the host may pick.
+TEST(VulkanOps, EveryWorkgroupSize) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  for (uint32_t wg : {8u, 16u, 64u, 512u, 1024u}) {
+    if (wg > device->info().max_workgroup_invocations) continue;
+    SCOPED_TRACE("workgroup size " + std::to_string(wg));
+    WorkgroupSize forced(wg);
+    check_rms_norm(*device, 3, 1001, false, 800);
+    check_glu(*device, GluKind::GeGlu, 3, 333, true, 801);
+    EXPECT_LT(rope_nmse(*device, kRopeCases[5], 802), kNmseRope);
+    EXPECT_LT(rope_nmse(*device, kRopeCases[7], 803), kNmseRope);
+    EXPECT_LT(attention_nmse(*device, kAttentionCases[1], 804), kNmseAttention);
+    EXPECT_LT(attention_nmse(*device, kAttentionCases[6], 805), kNmseAttention);
+    EXPECT_LT(attention_nmse(*device, kAttentionCases[2], 809, {.n_split = 5}), kNmseAttention);
+    EXPECT_LT(attention_nmse(*device, kAttentionCases[3], 806, {.via_kv_store = true}), kNmseAttention);
+    check_moe_combine(*device, 3, 500, 8, 2, true, 807);
+    check_moe_combine(*device, 2, 129, 16, 3, false, 808);
+    const auto logits = random_floats(5 * 60, 809, 2.0f);
+    const Routes want = cpu_route(logits, 5, 60, 4, true);
+    EXPECT_EQ(gpu_route(*device, logits, 5, 60, 4, true).ids, want.ids);
+  }
+}
+
+// ------------------------------------------------------------------------------ offsets
+
+// Operands may start at any whole float of a buffer (rows in the middle of a batch), not only at
+// minStorageBufferOffsetAlignment: the wrappers bind from the aligned offset before them.
+TEST(VulkanOps, OperandsMayStartAtAnyWholeFloat) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  {
+    SCOPED_TRACE("rms_norm of rows 2..4 of a batch");
+    Gpu gpu(*device);
+    const int64_t n = 67;
+    const auto x = random_floats(static_cast<size_t>(5 * n), 900, 2.0f);
+    const auto w = random_floats(static_cast<size_t>(n + 1), 901);
+    std::vector<float> want(static_cast<size_t>(3 * n));
+    for (int64_t r = 0; r < 3; ++r) kernels::rms_norm(x.data() + (2 + r) * n, w.data() + 1, want.data() + r * n, n, 1e-6f);
+    const Buffer& xb = gpu.upload(x);
+    const Buffer& wb = gpu.upload(w);
+    const Buffer& yb = gpu.allocate(static_cast<uint64_t>(3 + 3 * n) * 4);
+    gpu.run([&] {
+      return record_rms_norm(*device, gpu.recorder(), BufferSpan{&xb, static_cast<uint64_t>(2 * n) * 4, 0},
+                             BufferSpan{&wb, 4, 0}, BufferSpan{&yb, 12, 0}, 3, n, 1e-6f);
+    });
+    EXPECT_LT(nmse(gpu.read<float>(yb, want.size(), 12), want), kNmseReduction);
+  }
+  {
+    SCOPED_TRACE("moe_route of the last token into routes at float 1");
+    Gpu gpu(*device);
+    const auto logits = random_floats(3 * 60, 902, 2.0f);
+    const Routes want = cpu_route(std::vector<float>(logits.begin() + 120, logits.end()), 1, 60, 4, false);
+    const Buffer& lb = gpu.upload(logits);
+    const Buffer& ib = gpu.allocate(20);
+    const Buffer& wb = gpu.allocate(20);
+    gpu.run([&] {
+      return record_moe_route(*device, gpu.recorder(), BufferSpan{&lb, 120 * 4, 0}, BufferSpan{&ib, 4, 0},
+                              BufferSpan{&wb, 4, 0}, 1, 60, 4, false);
+    });
+    EXPECT_EQ(gpu.read<int32_t>(ib, 4, 4), want.ids);
+    EXPECT_LT(nmse(gpu.read<float>(wb, 4, 4), want.weights), kNmseReduction);
+  }
+  EXPECT_LT(rope_nmse(*device, kRopeCases[4], 903, false, /*pad=*/3), kNmseRope);
+  EXPECT_LT(attention_nmse(*device, kAttentionCases[6], 904, {.via_kv_store = true, .pad = 1, .n_split = 3}), kNmseAttention);
+}
+
+// ---------------------------------------------------------------------------- preconditions
+
+TEST(VulkanOps, WrappersRejectBadArguments) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  Gpu gpu(*device);
+  const Buffer& small = gpu.allocate(64);
+  const Buffer& big = gpu.allocate(1 << 16);
+  gpu.begin();
+  Recorder& rec = gpu.recorder();
+  // Too small a span.
+  EXPECT_FALSE(record_add(*device, rec, whole(small), whole(big), 17));
+  EXPECT_FALSE(record_rms_norm(*device, rec, whole(big), whole(small), whole(big), 2, 100, 1e-5f));
+  // Not a whole float from the buffer's start.
+  EXPECT_FALSE(record_scale(*device, rec, BufferSpan{&big, 2, 0}, 8, 2.0f));
+  EXPECT_FALSE(record_softcap(*device, rec, whole(big), 8, 0.0f));
+  const RopeDims odd_rot{4, 2, 64, 63, false};
+  EXPECT_FALSE(record_rope(*device, rec, whole(big), whole(big), {}, odd_rot, {}, 1, 0));
+  const KvCacheLayout layout{2, 16, 128};
+  EXPECT_FALSE(record_kv_store(*device, rec, whole(big), whole(big), whole(big), whole(big), layout, 0, 0, 10, 7))
+      << "positions past n_ctx";
+  EXPECT_FALSE(record_kv_store(*device, rec, whole(big), whole(big), whole(small), whole(small), layout, 0, 0, 0, 1))
+      << "cache too small";
+  const AttentionParams bad_gqa{6, 4, 32, 1.0f, 0.0f, 0};
+  EXPECT_FALSE(record_attention(*device, rec, whole(big), whole(big), whole(big), layout, 0, 0, whole(big), bad_gqa, 1, 0));
+  EXPECT_FALSE(record_moe_route(*device, rec, whole(big), whole(big), whole(big), 1, 8, 9, false)) << "k > n_expert";
+  EXPECT_FALSE(record_moe_combine(*device, rec, whole(big), whole(big), whole(big), whole(big), 1, 8, 33));
+  // Nothing was recorded, so the submission is empty and fine.
+  EXPECT_EQ(rec.dispatches(), 0u);
+  EXPECT_TRUE(rec.submit_and_wait());
+}
+
+// ------------------------------------------------------------------------ performance mode
+
+// Device time of attention at a few model-like shapes (run with
+// --gtest_also_run_disabled_tests --gtest_filter='VulkanOpsPerf.*'). Prints, checks nothing.
+TEST(VulkanOpsPerf, DISABLED_Attention) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  struct Shape {
+    const char* what;
+    int64_t n_head, n_head_kv, head_dim, n_ctx, n_tokens, n_split;
+  };
+  for (const Shape& s : {Shape{"decode 32/8 x 128 at 4096", 32, 8, 128, 4096, 1, 0},
+                         Shape{"decode 32/8 x 128 at 4096, 8 splits", 32, 8, 128, 4096, 1, 8},
+                         Shape{"prefill 512 tokens, 32/8 x 128", 32, 8, 128, 512, 512, 0}}) {
+    const KvCacheLayout layout{1, s.n_ctx, s.n_head_kv * s.head_dim};
+    Gpu gpu(*device);
+    const Buffer& q = gpu.upload(random_floats(static_cast<size_t>(s.n_tokens * s.n_head * s.head_dim), 1));
+    const Buffer& kc = gpu.allocate(layout.bytes(1));
+    const Buffer& vc = gpu.allocate(layout.bytes(1));
+    const Buffer& out = gpu.allocate(static_cast<uint64_t>(s.n_tokens * s.n_head * s.head_dim) * 4);
+    const Buffer& scratch = gpu.allocate(static_cast<uint64_t>(s.n_tokens * s.n_head * 32 * (s.head_dim + 2)) * 4);
+    AttentionParams p{s.n_head, s.n_head_kv, s.head_dim, 0.088f, 0.0f, 0, s.n_split};
+    for (int rep = 0; rep < 2; ++rep) {  // the first run builds the pipelines
+      gpu.run([&] {
+        return record_attention(*device, gpu.recorder(), whole(q), whole(kc), whole(vc), layout, 0, 0, whole(out), p,
+                                s.n_tokens, s.n_ctx - s.n_tokens, {}, whole(scratch));
+      });
+    }
+    double seconds = 0.0;
+    for (const DispatchTiming& t : gpu.recorder().timings()) seconds += t.seconds;
+    std::printf("%-40s %8.3f ms device time, %u dispatches\n", s.what, seconds * 1e3, gpu.recorder().dispatches());
+  }
+}
+
+}  // namespace
+}  // namespace inferscope::vulkan
