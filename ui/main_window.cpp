@@ -1,5 +1,7 @@
 #include "ui/main_window.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
@@ -14,6 +16,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QScrollArea>
+#include <QScreen>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
@@ -42,6 +45,7 @@ constexpr const char* kStateKey = "window/state";
 constexpr const char* kSplitterKey = "window/splitter";
 constexpr const char* kRecentModelsKey = "models/recent";
 constexpr int kRecentModels = 8;
+constexpr int kChatMinimumHeight = 120;  // a message or two, in the smallest window
 
 // The single local file of a drag, or an empty string.
 QString droppedFile(const QMimeData* mime) {
@@ -67,6 +71,7 @@ MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
   m_chat->setCommitGate([recorder = m_recorder](std::function<void()> then) { recorder->whenCommitted(std::move(then)); });
 
   m_view = new ChatView(m_conversation, this);
+  m_view->setMinimumHeight(kChatMinimumHeight);  // the docks give way before the chat does
   m_splitter = new QSplitter(Qt::Vertical, this);
   m_splitter->setObjectName(QStringLiteral("chatSplitter"));
   m_splitter->setChildrenCollapsible(false);
@@ -111,6 +116,10 @@ void MainWindow::buildActions() {
                                QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
   m_editAction = addChatAction(QStringLiteral("editAction"), tr("&Edit Last Message"), QKeySequence(Qt::CTRL | Qt::Key_E));
   m_newChatAction = addChatAction(QStringLiteral("newChatAction"), tr("&New Chat"), QKeySequence::New);
+  // The buttons under the input show short names, so the chat fits a small window; menus and
+  // tooltips keep the full ones.
+  m_editAction->setIconText(tr("Edit"));
+  m_copyAction->setIconText(tr("Copy"));
   connect(m_sendAction, &QAction::triggered, this, &MainWindow::sendInput);
   connect(m_stopAction, &QAction::triggered, m_chat, &ChatSession::stop);
   connect(m_regenerateAction, &QAction::triggered, m_chat, &ChatSession::regenerate);
@@ -152,6 +161,13 @@ void MainWindow::connectStore() {
   connect(store, &StoreWorker::failed, this, [this](const QString& message) {
     m_status->showMessage(tr("Chat history: %1").arg(message), 10000);
   });
+  connect(store, &StoreWorker::lockChanged, this, [this](bool locked) {
+    if (locked) {
+      m_status->showMessage(tr("Chat history: locked by another program; new messages are saved once it is released"));
+    } else {
+      m_status->showMessage(tr("Chat history: the lock is released and everything is saved"), 10000);
+    }
+  });
   connect(store, &StoreWorker::sessionsListed, m_sidebar, &SessionSidebar::setSessions);
   connect(store, &StoreWorker::currentSessionChanged, m_sidebar, &SessionSidebar::setCurrent);
   connect(store, &StoreWorker::sessionLoaded, this, &MainWindow::onSessionLoaded);
@@ -189,9 +205,13 @@ void MainWindow::applySystemPrompt() {
   m_store.worker()->setSystemPrompt(m_systemPrompt->text());
 }
 
-// Not blocking: the database and the engine keep working while it is open.
-void MainWindow::showNotice(const QString& title, const QString& text) {
-  auto* box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+// Not blocking: the database and the engine keep working while it is open. The title heads the
+// box too, as window decorations do not always show it.
+void MainWindow::showNotice(const QString& title, const QString& text, const QString& details) {
+  auto* box = new QMessageBox(QMessageBox::Warning, title, QStringLiteral("<b>%1</b>").arg(title.toHtmlEscaped()),
+                              QMessageBox::Ok, this);
+  box->setInformativeText(text);
+  box->setDetailedText(details);
   box->setObjectName(QStringLiteral("storeNotice"));
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->open();
@@ -450,12 +470,20 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 
 void MainWindow::restoreWindowState() {
   const QSettings settings;
-  if (!restoreGeometry(settings.value(kGeometryKey).toByteArray())) resize(900, 700);
-  if (!restoreState(settings.value(kStateKey).toByteArray())) {
-    resizeDocks({m_sessionsDock, m_settings}, {220, 320}, Qt::Horizontal);
-    resizeDocks({m_performanceDock}, {240}, Qt::Vertical);
+  // First start: 900x700, or the screen's free space if smaller; the docks share the width so
+  // that the chat keeps the most of it.
+  if (!restoreGeometry(settings.value(kGeometryKey).toByteArray())) {
+    const QSize available = screen() != nullptr ? screen()->availableSize() : QSize(900, 700);
+    resize(std::min(900, available.width()), std::min(700, available.height()));
   }
-  if (!m_splitter->restoreState(settings.value(kSplitterKey).toByteArray())) m_splitter->setSizes({560, 140});
+  if (!restoreState(settings.value(kStateKey).toByteArray())) {
+    resizeDocks({m_sessionsDock, m_settings}, {width() * 22 / 100, width() * 32 / 100}, Qt::Horizontal);
+    resizeDocks({m_performanceDock}, {height() * 34 / 100}, Qt::Vertical);
+  }
+  // The composer starts at its own height (three lines and the buttons); the chat takes the rest.
+  if (!m_splitter->restoreState(settings.value(kSplitterKey).toByteArray())) {
+    m_splitter->setSizes({560, m_splitter->widget(1)->sizeHint().height()});
+  }
 }
 
 void MainWindow::saveWindowState() const {

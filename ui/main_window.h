@@ -88,7 +88,7 @@ class MainWindow : public QMainWindow {
   void startNewChat();
   void onSessionLoaded(const SessionInfo& session, const QList<ConversationMessage>& messages);
   void applySystemPrompt();
-  void showNotice(const QString& title, const QString& text);
+  void showNotice(const QString& title, const QString& text, const QString& details);
   void buildActions();
   void buildMenus();
   void connectEngine();

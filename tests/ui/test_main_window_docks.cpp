@@ -1,13 +1,17 @@
 // The main window's docks wired to the engine and the database: sampling settings reach the next
 // reply without a reload, Apply reloads the model, presets round-trip through the database, the
 // performance panel follows the replies, Model Info opens, and the system prompt is stored with
-// the session. Screenshots of the whole window mid-generation and idle.
+// the session. Screenshots of the whole window mid-generation and idle, and at small sizes, where
+// everything still fits.
+#include <QAbstractButton>
 #include <QAction>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTest>
@@ -17,6 +21,7 @@
 #include "engine/store/store.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/chat/chat_session.h"
+#include "ui/chat/message_input.h"
 #include "ui/metrics/performance_panel.h"
 #include "ui/model_info/model_info_dialog.h"
 #include "ui/sessions/session_sidebar.h"
@@ -155,6 +160,48 @@ TEST_F(MainWindowDocks, ScreenshotsMidGenerationAndIdle) {
   ASSERT_TRUE(finished.wait(kTimeoutMs));
   QTest::qWait(300);  // the performance panel redraws on its timer
   testing::saveScreenshot(window_.get(), QStringLiteral("main_window_docks_idle"));
+}
+
+// True when nothing of `widget` is cut off by its ancestors up to the window.
+bool fullyVisible(QWidget* widget) {
+  if (!widget->isVisible()) return false;
+  QRect area = widget->rect();
+  for (QWidget* w = widget; !w->isWindow(); w = w->parentWidget()) {
+    area.translate(w->pos());
+    if (!w->parentWidget()->rect().contains(area)) return false;
+  }
+  return true;
+}
+
+// The window at small sizes, all docks open, after a reply (so every chart has data): the window
+// takes the size (no dock or button row forces it wider), nothing needs a horizontal scroll bar,
+// the buttons show their whole text, and the chat keeps room for a message. Screenshots of each.
+TEST_F(MainWindowDocks, FitsSmallWindowsWithEveryDockOpen) {
+  dockChild<QSpinBox>("maxTokens")->setValue(24);
+  send(QStringLiteral("Tell me about a cat"));
+  for (const QSize size : {QSize(800, 600), QSize(1024, 700)}) {
+    SCOPED_TRACE(size.width());
+    window_->resize(size);
+    QTest::qWait(400);  // layouts settle; the performance panel redraws on its timer
+    const QString name = QStringLiteral("main_window_small_%1x%2").arg(size.width()).arg(size.height());
+    testing::saveScreenshot(window_.get(), name);
+    EXPECT_EQ(window_->width(), size.width()) << "the window's minimum width is " << window_->minimumSizeHint().width();
+    EXPECT_EQ(window_->height(), size.height()) << "its minimum height is " << window_->minimumSizeHint().height();
+    for (QScrollArea* scroll : window_->findChildren<QScrollArea*>()) {
+      EXPECT_FALSE(scroll->horizontalScrollBar()->isVisible()) << scroll->objectName().toStdString();
+    }
+    auto* chat = window_->findChild<QScrollArea*>(QStringLiteral("chatView"));
+    EXPECT_GE(chat->viewport()->height(), 100);
+    EXPECT_LE(chat->widget()->width(), chat->viewport()->width()) << "messages wrap instead of being cut off";
+    for (QAbstractButton* button : window_->findChildren<QAbstractButton*>()) {
+      const bool shown = button->isVisible() && button->window() == window_.get();
+      if (!shown || button->text().isEmpty() || button->objectName().startsWith(QLatin1String("qt_"))) continue;
+      const QString text = button->text().remove(QLatin1Char('&'));
+      EXPECT_GE(button->width(), button->fontMetrics().horizontalAdvance(text)) << text.toStdString();
+    }
+    EXPECT_TRUE(fullyVisible(window_->input()));
+    EXPECT_TRUE(fullyVisible(window_->sessions()->findChild<QPushButton*>(QStringLiteral("sessionDelete"))));
+  }
 }
 
 }  // namespace

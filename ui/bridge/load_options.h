@@ -3,6 +3,8 @@
 
 #include <QMetaType>
 
+#include "engine/backend/backend_registry.h"
+
 namespace inferscope::ui {
 
 struct LoadOptions {
@@ -12,6 +14,9 @@ struct LoadOptions {
   // The memory a model may need (ModelLoadOptions::available_memory_bytes); 0: the machine's
   // MemAvailable. Tests set it.
   qint64 availableMemoryBytes = 0;
+  // Where the forward pass runs (SessionOptions::backend): the CPU, or a device of a backend
+  // whose library is loaded at run time (Vulkan).
+  BackendChoice backend;
 };
 
 }  // namespace inferscope::ui

@@ -8,8 +8,10 @@ namespace inferscope::ui {
 struct MetricsSample {
   double decodeTokensPerSecond = 0;  // over the interval since the previous sample
   int tokens = 0;                    // generated so far in this reply
-  // Memory by category, bytes.
+  // Memory by category, bytes. On a GPU backend the KV cache and scratch live on the device,
+  // beside the weights copied there; weightsBytes stays the host copy.
   quint64 weightsBytes = 0;
+  quint64 deviceWeightsBytes = 0;  // 0 on the CPU
   quint64 kvCacheBytes = 0;
   quint64 scratchBytes = 0;
   quint64 peakRssBytes = 0;  // whole process

@@ -16,7 +16,16 @@ struct ModelSummary {
   qint64 contextLength = 0;  // of the session, in tokens
   int layers = 0;
   int threads = 0;
-  QString backend;  // "CPU"
+  // Where the forward pass runs.
+  QString backend;            // "CPU", "Vulkan: llvmpipe (LLVM 15.0.6, 256 bits)"
+  QString backendShort;       // "CPU", "Vulkan: llvmpipe"
+  QString backendId;          // "cpu", "vulkan:0" (see backend_devices.h)
+  QString deviceName;         // the device's own name; empty on the CPU
+  qint64 deviceMemoryBytes = 0;  // the device's memory; 0 on the CPU
+  // The session's memory right after loading (MemoryUsage).
+  qint64 deviceWeightsBytes = 0;  // weights copied to the device; 0 on the CPU
+  qint64 kvCacheBytes = 0;
+  qint64 scratchBytes = 0;
 };
 
 }  // namespace inferscope::ui

@@ -45,6 +45,7 @@ MessageWidget::MessageWidget(const ConversationMessage& message, QWidget* parent
   m_role->setText(user ? tr("You") : tr("Assistant"));
   m_stats->setForegroundRole(QPalette::PlaceholderText);
   m_stats->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_stats->setWordWrap(true);  // a narrow chat wraps the statistics instead of clipping them
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(12, 8, 12, 8);
   layout->setSpacing(4);

@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <QEvent>
-#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLocale>
+#include <QResizeEvent>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -17,6 +19,9 @@ namespace inferscope::ui {
 namespace {
 
 constexpr int kRedrawIntervalMs = 80;  // ~12 Hz
+constexpr int kChartMinimumHeight = 170;
+constexpr int kLegendHeight = 30;
+constexpr int kChartMinimumWidth = 180;
 constexpr QSize kExportSizeWhenHidden{900, 450};
 constexpr double kHeadroom = 1.15;           // space above the largest value
 constexpr double kRamInViewFraction = 0.25;  // the RAM line joins the memory axis from this share on
@@ -65,6 +70,34 @@ void placeLegendBelow(QCustomPlot* plot) {
   plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
 }
 
+// As many legend entries to a row as fit the plot's width (all in one row when they do).
+void fitLegend(QCustomPlot* plot) {
+  QCPLegend* legend = plot->legend;
+  std::vector<int> entryWidths;  // the grid's cells include empty ones once it wraps
+  for (int i = 0; i < legend->itemCount(); ++i) {
+    if (QCPAbstractLegendItem* entry = legend->item(i)) entryWidths.push_back(entry->minimumOuterSizeHint().width());
+  }
+  const int entries = static_cast<int>(entryWidths.size());
+  const QMargins margins = legend->margins();
+  auto rowWidth = [&](int columns) {
+    std::vector<int> columnWidths(static_cast<size_t>(columns), 0);  // each as wide as its widest entry
+    for (int i = 0; i < entries; ++i) {
+      int& width = columnWidths[static_cast<size_t>(i % columns)];
+      width = std::max(width, entryWidths[static_cast<size_t>(i)]);
+    }
+    int sum = margins.left() + margins.right() + (columns - 1) * legend->columnSpacing();
+    for (int width : columnWidths) sum += width;
+    return sum;
+  };
+  int columns = std::max(entries, 1);
+  while (columns > 1 && rowWidth(columns) > plot->width()) --columns;
+  const int wrap = columns >= entries ? 0 : columns;
+  if (legend->wrap() == wrap) return;
+  legend->setWrap(wrap);
+  legend->setFillOrder(QCPLegend::foColumnsFirst, true);
+  plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void styleBars(QCPBars* bars, const QColor& color) {
   bars->setPen(QPen(color.darker(120)));
   bars->setBrush(color);
@@ -102,20 +135,56 @@ PerformancePanel::PerformancePanel(QWidget* parent)
   m_memorySummary->setObjectName("memorySummary");
   m_memorySummary->setWordWrap(true);
 
+  // The memory chart and its summary share a cell of the grid.
+  auto* memory = new QWidget(this);
+  auto* memoryColumn = new QVBoxLayout(memory);
+  memoryColumn->setContentsMargins(0, 0, 0, 0);
+  memoryColumn->addWidget(plot(Chart::Memory), 1);
+  memoryColumn->addWidget(m_memorySummary);
+  m_cells = {plot(Chart::DecodeRate), plot(Chart::TimeToFirstToken), memory};
+  m_grid = new QGridLayout;
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(plot(Chart::DecodeRate), 3);
-  layout->addWidget(plot(Chart::TimeToFirstToken), 3);
-  layout->addWidget(plot(Chart::Memory), 2);
-  layout->addWidget(m_memorySummary);
+  layout->addLayout(m_grid, 1);
   layout->addWidget(createCacheRates());
+  arrangeCharts(1);
   applyPalette();
   clear();
+}
+
+// All in a row or all stacked: two columns would leave the third chart alone on a row.
+int PerformancePanel::columnsFor(int width) { return width >= kChartCount * kMinChartWidth ? kChartCount : 1; }
+
+// Side by side in a wide, short bottom dock; stacked (and scrolled) in a narrow one, where the
+// memory chart, a single bar, gets the smaller share of the height.
+void PerformancePanel::arrangeCharts(int columns) {
+  if (columns == m_columns) return;
+  m_columns = columns;
+  constexpr std::array<int, kChartCount> kStackedStretch{3, 3, 2};
+  for (QWidget* cell : m_cells) m_grid->removeWidget(cell);
+  for (int i = 0; i < kChartCount; ++i) {
+    m_grid->addWidget(m_cells[static_cast<size_t>(i)], i / columns, i % columns);
+    m_grid->setColumnStretch(i, i < columns ? 1 : 0);
+    m_grid->setRowStretch(i, columns == 1 ? kStackedStretch[static_cast<size_t>(i)] : (i == 0 ? 1 : 0));
+  }
+}
+
+bool PerformancePanel::eventFilter(QObject* watched, QEvent* event) {
+  auto* p = qobject_cast<QCustomPlot*>(watched);
+  if (event->type() == QEvent::Resize && p != nullptr && p->legend->visible()) fitLegend(p);
+  return QWidget::eventFilter(watched, event);
+}
+
+void PerformancePanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  arrangeCharts(columnsFor(event->size().width()));
 }
 
 QCustomPlot* PerformancePanel::createPlot(Chart chart, const QString& title) {
   auto* p = new QCustomPlot(this);
   p->setObjectName(QString::fromLatin1(QMetaEnum::fromType<Chart>().valueToKey(static_cast<int>(chart))));
-  p->setMinimumHeight(200);  // title, axes and plot area legible; the dock scrolls
+  p->setMinimumHeight(kChartMinimumHeight);  // title, axes and plot area legible; the dock scrolls
+  p->setMinimumWidth(kChartMinimumWidth);    // not the legend's one-row width: it wraps (fitLegend)
+  p->installEventFilter(this);
   p->plotLayout()->insertRow(0);
   QFont font = p->font();
   font.setBold(true);
@@ -149,13 +218,12 @@ void PerformancePanel::createReplyChart() {
   m_replyRateGraph->setLineStyle(QCPGraph::lsNone);
   m_replyRateGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
   placeLegendBelow(p);
-  p->setMinimumHeight(240);  // the legend takes a row too
+  p->setMinimumHeight(kChartMinimumHeight + kLegendHeight);
 }
 
 // One horizontal bar, weights + KV cache + scratch stacked, with the machine's RAM as a line.
 void PerformancePanel::createMemoryChart() {
   QCustomPlot* p = createPlot(Chart::Memory, tr("Memory"));
-  p->setMinimumHeight(180);
   p->yAxis->setTicks(false);
   p->yAxis->grid()->setVisible(false);
   p->yAxis->setRange(kMemoryBarKey - 0.6, kMemoryBarKey + 0.6);
@@ -173,17 +241,21 @@ void PerformancePanel::createMemoryChart() {
   placeLegendBelow(p);
 }
 
+// One line: the two rates are placeholders until the engine has those caches.
 QWidget* PerformancePanel::createCacheRates() {
   auto* box = new QGroupBox(tr("Cache hit rate"), this);
-  auto* form = new QFormLayout(box);
+  auto* row = new QHBoxLayout(box);
   const std::array<std::pair<const char*, QString>, 2> caches{
-      {{"prefixCacheRate", tr("Prefix cache")}, {"semanticCacheRate", tr("Semantic cache")}}};
+      {{"prefixCacheRate", tr("Prefix")}, {"semanticCacheRate", tr("Semantic")}}};
   for (const auto& [name, label] : caches) {
     auto* value = new QLabel(tr("off"), box);
     value->setObjectName(QString::fromLatin1(name));
     value->setToolTip(tr("Not part of the engine yet"));
-    form->addRow(label, value);
+    row->addWidget(new QLabel(label + QLatin1Char(':'), box));
+    row->addWidget(value);
+    row->addSpacing(16);
   }
+  row->addStretch(1);
   return box;
 }
 

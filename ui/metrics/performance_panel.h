@@ -1,7 +1,8 @@
 // PerformancePanel: live charts of the chat session: decode speed over time, time to first token
 // per reply, memory by category against the machine's RAM, and cache hit rates (shown as "off"
 // until the engine has those caches). Samples are recorded as they come; redraws are paced by a
-// timer, never one per sample. Everything recorded can be exported as CSV, each chart as PNG.
+// timer, never one per sample. The charts sit side by side when the panel is wide enough and
+// stack when it is not. Everything recorded can be exported as CSV, each chart as PNG.
 #pragma once
 
 #include <QWidget>
@@ -13,6 +14,7 @@ class QCPGraph;
 class QCPItemStraightLine;
 class QCPItemText;
 class QCustomPlot;
+class QGridLayout;
 class QLabel;
 class QTimer;
 
@@ -42,6 +44,8 @@ class PerformancePanel : public QWidget {
 
  protected:
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;  // the plots' resizes
 
  private:
   struct DecodeSample {
@@ -61,6 +65,10 @@ class PerformancePanel : public QWidget {
     bool operator==(const MemorySample&) const = default;
   };
   static constexpr int kChartCount = 3;
+  static constexpr int kMinChartWidth = 260;  // narrower, and the charts stack
+
+  static int columnsFor(int width);
+  void arrangeCharts(int columns);
 
   QCustomPlot* createPlot(Chart chart, const QString& title);
   void createDecodeChart();
@@ -85,6 +93,9 @@ class PerformancePanel : public QWidget {
   const quint64 m_ramBytes;
 
   std::array<QCustomPlot*, kChartCount> m_plots{};
+  std::array<QWidget*, kChartCount> m_cells{};  // what the grid places: the plots (memory with its summary)
+  QGridLayout* m_grid = nullptr;
+  int m_columns = 0;
   std::array<bool, kChartCount> m_dirty{};
   QTimer* m_redrawTimer = nullptr;
   QCPGraph* m_decodeGraph = nullptr;

@@ -9,6 +9,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "ui/layout/narrow_button.h"
+
 namespace inferscope::ui {
 
 namespace {
@@ -61,7 +63,10 @@ QWidget* SessionSidebar::buildButtons() {
   m_delete->setObjectName(QStringLiteral("sessionDelete"));
   auto* layout = new QHBoxLayout(buttons);
   layout->setContentsMargins(0, 0, 0, 0);
-  for (QPushButton* button : {newButton, m_rename, m_delete}) layout->addWidget(button);
+  for (QPushButton* button : {newButton, m_rename, m_delete}) {
+    letShrinkToText(button);
+    layout->addWidget(button);
+  }
   connect(newButton, &QPushButton::clicked, this, &SessionSidebar::newRequested);
   connect(m_rename, &QPushButton::clicked, this, &SessionSidebar::renameCurrent);
   connect(m_delete, &QPushButton::clicked, this, &SessionSidebar::deleteCurrent);

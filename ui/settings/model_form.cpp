@@ -5,12 +5,14 @@
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QThread>
 
 #include "kernels/cpu/cpu_features.h"
+#include "ui/layout/narrow_button.h"
 
 namespace inferscope::ui {
 
@@ -23,7 +25,9 @@ constexpr int kContextStep = 512;
 
 ModelForm::ModelForm(QWidget* parent) : QWidget(parent) {
   auto* layout = new QFormLayout(this);
-  layout->addRow(tr("Model file"), createFileRow());
+  // The path gets the whole width, so that more of it than the file name's end shows.
+  layout->addRow(new QLabel(tr("Model file"), this));
+  layout->addRow(createFileRow());
 
   m_recent = new QComboBox(this);
   m_recent->setObjectName("recentModels");
@@ -66,7 +70,9 @@ QWidget* ModelForm::createFileRow() {
   m_path->setPlaceholderText(tr("path/to/model.gguf"));
   auto* browse = new QPushButton(tr("Browse..."), row);
   browse->setObjectName("browseModel");
+  letShrinkToText(browse);
   connect(browse, &QPushButton::clicked, this, &ModelForm::browse);
+  connect(m_path, &QLineEdit::textChanged, m_path, &QWidget::setToolTip);  // the whole path, however narrow
   auto* layout = new QHBoxLayout(row);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_path, 1);

@@ -6,6 +6,8 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "ui/layout/narrow_button.h"
+
 namespace inferscope::ui {
 
 PresetBar::PresetBar(QWidget* parent) : QWidget(parent), m_name(new QComboBox(this)) {
@@ -33,6 +35,7 @@ PresetBar::PresetBar(QWidget* parent) : QWidget(parent), m_name(new QComboBox(th
 QPushButton* PresetBar::addButton(const QString& name, const QString& text) {
   auto* button = new QPushButton(text, this);
   button->setObjectName(name);
+  letShrinkToText(button);
   return button;
 }
 

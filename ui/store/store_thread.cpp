@@ -13,8 +13,10 @@ StoreThread::StoreThread(const QString& databasePath) : m_worker(new StoreWorker
   m_thread.start();
 }
 
-// Quitting from the worker's own queue lets every write queued before it commit first.
+// Quitting from the worker's own queue lets every write queued before it commit first, and
+// gives writes still waiting for another program's lock a last try.
 StoreThread::~StoreThread() {
+  m_worker->finishWrites();
   QMetaObject::invokeMethod(m_worker, [this] { m_thread.quit(); }, Qt::QueuedConnection);
   m_thread.wait();
 }

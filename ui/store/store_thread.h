@@ -1,5 +1,6 @@
 // Owns the database's thread and the StoreWorker that lives on it. Destruction finishes the
-// queued writes and joins the thread; the worker (with its connection) is deleted on it.
+// queued writes (with a last try for those waiting for a lock) and joins the thread; the worker
+// (with its connection) is deleted on it.
 #pragma once
 
 #include <QThread>

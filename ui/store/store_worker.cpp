@@ -1,13 +1,16 @@
 #include "ui/store/store_worker.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QStandardPaths>
+#include <QTimer>
 
 #include "engine/store/store.h"
+#include "ui/store/write_lock_probe.h"
 
 namespace inferscope::ui {
 
@@ -54,6 +57,13 @@ ConversationMessage toMessage(const store::MessageRecord& record) {
   return message;
 }
 
+template <typename T>
+Status statusOf(const Result<T>& result) {
+  return result.status();
+}
+
+bool isLocked(const Status& status) { return store::store_error_kind(status) == store::StoreErrorKind::locked; }
+
 store::NewMessage toNewMessage(const ConversationMessage& message) {
   const bool reply = message.role == ConversationMessage::Role::Assistant;
   return {reply ? store::MessageRole::assistant : store::MessageRole::user, bytes(message.text),
@@ -63,7 +73,13 @@ store::NewMessage toNewMessage(const ConversationMessage& message) {
 }  // namespace
 
 StoreWorker::StoreWorker(const QString& path, QObject* parent)
-    : QObject(parent), m_path(path.isEmpty() ? defaultPath() : path) {}
+    : QObject(parent),
+      m_path(path.isEmpty() ? defaultPath() : path),
+      m_options(optionsFromEnvironment()),
+      m_lockRetry(new QTimer(this)) {
+  m_lockRetry->setInterval(kLockRetryMs);
+  connect(m_lockRetry, &QTimer::timeout, this, &StoreWorker::retryAfterLock);
+}
 
 StoreWorker::~StoreWorker() = default;
 
@@ -73,9 +89,24 @@ QString StoreWorker::defaultPath() {
   return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/inferscope.sqlite");
 }
 
+store::StoreOptions StoreWorker::optionsFromEnvironment() {
+  store::StoreOptions options;
+  bool valid = false;
+  const int ms = qEnvironmentVariableIntValue("INFERSCOPE_DATABASE_BUSY_TIMEOUT_MS", &valid);
+  if (valid && ms >= 0) options.busy_timeout = std::chrono::milliseconds(ms);
+  return options;
+}
+
+std::string StoreWorker::nativePath() const { return QFile::encodeName(m_path).toStdString(); }
+
 template <typename F>
 void StoreWorker::queue(F work) {
   QMetaObject::invokeMethod(this, std::move(work), Qt::QueuedConnection);
+}
+
+template <typename F>
+void StoreWorker::writeToStore(F work) {
+  write([this, work = std::move(work)]() -> Status { return m_store ? work(*m_store) : Status::ok(); });
 }
 
 template <typename S>
@@ -91,26 +122,109 @@ void StoreWorker::open() {
 
 void StoreWorker::runOpen() {
   QDir().mkpath(QFileInfo(m_path).absolutePath());
-  const std::string path = QFile::encodeName(m_path).toStdString();
-  auto result = store::Store::open(path);
+  const std::string path = nativePath();
+  auto result = store::Store::open(path, m_options);
   QString title = tr("Chat history opened read-only");
-  QString notice;
   if (!result && store::store_error_kind(result.status()) == store::StoreErrorKind::damaged) {
-    result = store::Store::open_fresh_beside(path);
+    result = store::Store::open_fresh_beside(path, m_options);
     title = tr("The chat history database is damaged");
-  } else if (!result && store::store_error_kind(result.status()) == store::StoreErrorKind::locked) {
-    notice = tr("Another program is writing to the chat history, so it is open read-only: new chats are not "
-                "saved until Inferscope is restarted.\n\n%1").arg(qstr(result.message()));
-    result = store::Store::open_read_only(path);
+  } else if (!result && isLocked(result.status())) {
+    openWhileLocked(result.status());
+    return;
   }
   if (!check(result)) return;
   m_store = std::make_unique<store::Store>(std::move(*result));
-  if (notice.isEmpty()) notice = qstr(m_store->notice());
-  if (!notice.isEmpty()) emit noticeRaised(title, notice);
-  if (!m_store->is_read_only()) check(m_store->sessions().purge_deleted());
+  const QString notice = qstr(m_store->notice());
+  if (!notice.isEmpty()) emit noticeRaised(title, notice, QString());
+  emit opened(qstr(m_store->path()), m_store->is_read_only());
+  listSessions();  // soft-deleted sessions are never listed, so the purge can come after
+  listPresets();
+  // The first write: a file another program holds locked shows here, after the busy timeout.
+  if (m_store->is_read_only()) return;
+  writeToStore([](store::Store& store) { return statusOf(store.sessions().purge_deleted()); });
+}
+
+// The lock came before the file could be opened for writing: show what can be read (nothing,
+// when the lock keeps readers out too) and let the writes wait.
+void StoreWorker::openWhileLocked(const Status& lock) {
+  enterLocked(lock);
+  auto readOnly = store::Store::open_read_only(nativePath(), m_options);
+  if (!readOnly) return;
+  m_store = std::make_unique<store::Store>(std::move(*readOnly));
+  emit opened(qstr(m_store->path()), true);
+  listSessions();
+  listPresets();
+}
+
+// Replaces a store opened read-only because of a lock; false while the lock is still there.
+bool StoreWorker::reopenForWriting() {
+  auto reopened = store::Store::open(nativePath(), m_options);
+  if (!reopened) {
+    if (!isLocked(reopened.status())) giveUpWaitingWrites(qstr(reopened.message()));
+    return false;
+  }
+  m_store = std::make_unique<store::Store>(std::move(*reopened));
   emit opened(qstr(m_store->path()), m_store->is_read_only());
   listSessions();
   listPresets();
+  return true;
+}
+
+// Runs now unless writes already wait for a lock: then it waits behind them.
+void StoreWorker::write(WriteQueue::Write write) {
+  m_writes.push(std::move(write));
+  if (m_locked) return;
+  const Status lock = runWrites();
+  if (!lock) enterLocked(lock);
+}
+
+Status StoreWorker::runWrites() {
+  return m_writes.drain([this](const Status& failure) { emit failed(qstr(failure.message())); });
+}
+
+void StoreWorker::enterLocked(const Status& lock) {
+  m_lockRetry->start();
+  if (m_locked) return;
+  m_locked = true;
+  emit lockChanged(true);
+  emit noticeRaised(tr("The chat history is locked by another program"),
+                    tr("Another program holds a lock on the chat history database, so Inferscope cannot save to "
+                       "it right now. You can go on chatting: new messages are kept in this window and saved as "
+                       "soon as the lock is released (checked every few seconds). Nothing already stored is "
+                       "changed or deleted.\n\nIf you quit before the lock is released, the messages not saved "
+                       "yet are lost."),
+                    qstr(lock.message()));
+}
+
+// The timer's tick while locked: a quick look at the lock first, so a tick never waits for it.
+void StoreWorker::retryAfterLock() {
+  if (!m_locked || !writeLockIsFree(nativePath())) return;
+  if ((!m_store || m_store->is_read_only()) && !reopenForWriting()) return;
+  if (!runWrites()) return;  // taken again meanwhile: the next tick tries again
+  m_locked = false;
+  m_lockRetry->stop();
+  emit lockChanged(false);
+}
+
+// The file turned into something the writes cannot go to (damaged, say): they are dropped, saying so.
+void StoreWorker::giveUpWaitingWrites(const QString& why) {
+  const int dropped = static_cast<int>(m_writes.size());
+  emit failed(tr("%n change(s) waiting for the lock could not be saved: %1", "", dropped).arg(why));
+  m_writes.clear();
+  m_locked = false;
+  m_lockRetry->stop();
+  emit lockChanged(false);
+}
+
+void StoreWorker::finishWrites() {
+  queue([this] {
+    if (!m_locked || m_writes.empty()) return;
+    if ((!m_store || m_store->is_read_only()) && !reopenForWriting()) return;
+    const Status lock = runWrites();
+    if (lock) return;
+    const int lost = static_cast<int>(m_writes.size());
+    emit failed(tr("%n change(s) could not be saved before quitting: %1", "", lost).arg(qstr(lock.message())));
+  });
 }
 
 void StoreWorker::newSession(const QString& systemPrompt) {
@@ -134,69 +248,113 @@ void StoreWorker::selectSession(qint64 id) {
 }
 
 void StoreWorker::appendMessage(const ConversationMessage& message) {
-  queue([this, message] { runAppend(message); });
+  queue([this, message] {
+    const qint64 session = currentOrNewSession(message);
+    write([this, session, message] { return runAppend(session, message); });
+  });
 }
 
-void StoreWorker::runAppend(const ConversationMessage& message) {
-  if (!m_store) {
-    emit failed(tr("no database is open, so this chat is not being saved"));
-    return;
+qint64 StoreWorker::currentOrNewSession(const ConversationMessage& first) {
+  if (m_current) return *m_current;
+  const qint64 provisional = --m_lastProvisional;
+  m_current = provisional;  // not announced: until it is stored, the sidebar shows a new chat
+  write([this, provisional, first, prompt = m_newSessionPrompt] {
+    return runCreateSession(provisional, first, prompt);
+  });
+  return provisional;
+}
+
+Status StoreWorker::runCreateSession(qint64 provisional, const ConversationMessage& first,
+                                     const QString& systemPrompt) {
+  auto created = m_store ? m_store->sessions().create({bytes(titleFrom(first.text)), bytes(systemPrompt), {}})
+                         : Result<store::SessionRecord>::error(
+                               bytes(tr("no database is open, so this chat is not being saved")));
+  if (!created) {
+    // A lock keeps it waiting; after any other failure the chat's next message tries again.
+    if (!isLocked(created.status()) && m_current == provisional) m_current.reset();
+    return created.status();
   }
-  if (!ensureSession(message)) return;
-  if (!check(m_store->messages().append(*m_current, toNewMessage(message)))) return;
-  emit messageStored(*m_current);
-  listSessions();
+  m_provisionalIds.insert(provisional, created->id);
+  if (m_current == provisional) setCurrent(created->id);
+  return Status::ok();
 }
 
-bool StoreWorker::ensureSession(const ConversationMessage& first) {
-  if (m_current) return true;
-  auto session = m_store->sessions().create({bytes(titleFrom(first.text)), bytes(m_newSessionPrompt), {}});
-  if (!check(session)) return false;
-  setCurrent(session->id);
-  return true;
+Status StoreWorker::runAppend(qint64 session, const ConversationMessage& message) {
+  const qint64 id = storedId(session);
+  if (id == 0 || !m_store) return Status::ok();  // the session could not be created: reported then
+  auto appended = m_store->messages().append(id, toNewMessage(message));
+  if (!appended) return appended.status();
+  emit messageStored(id);
+  listSessions();
+  return Status::ok();
+}
+
+qint64 StoreWorker::storedId(qint64 session) const {
+  return session > 0 ? session : m_provisionalIds.value(session, 0);
 }
 
 void StoreWorker::replaceLastReply(const ConversationMessage& message) {
-  queue([this, message] { runReplaceLastReply(message); });
-}
-
-void StoreWorker::runReplaceLastReply(const ConversationMessage& message) {
-  if (!m_store || !m_current) return;
-  if (!check(m_store->messages().replace_last_assistant(*m_current, bytes(message.text), toStoreStats(message.stats))))
-    return;
-  emit messageStored(*m_current);
+  queue([this, message] {
+    if (!m_current) return;
+    writeToStore([this, session = *m_current, message](store::Store& store) -> Status {
+      const qint64 id = storedId(session);
+      if (id == 0) return Status::ok();
+      auto replaced = store.messages().replace_last_assistant(id, bytes(message.text), toStoreStats(message.stats));
+      if (replaced) emit messageStored(id);
+      return statusOf(replaced);
+    });
+  });
 }
 
 void StoreWorker::keepFirst(int count) {
   queue([this, count] {
-    if (m_store && m_current) check(m_store->messages().keep_first(*m_current, count));
+    if (!m_current) return;
+    writeToStore([this, session = *m_current, count](store::Store& store) -> Status {
+      const qint64 id = storedId(session);
+      return id == 0 ? Status::ok() : store.messages().keep_first(id, count);
+    });
   });
 }
 
 void StoreWorker::setSystemPrompt(const QString& systemPrompt) {
   queue([this, systemPrompt] {
     m_newSessionPrompt = systemPrompt;
-    if (m_store && m_current) check(m_store->sessions().set_system_prompt(*m_current, bytes(systemPrompt)));
+    if (!m_current) return;
+    writeToStore([this, session = *m_current, prompt = bytes(systemPrompt)](store::Store& store) -> Status {
+      const qint64 id = storedId(session);
+      return id == 0 ? Status::ok() : store.sessions().set_system_prompt(id, prompt);
+    });
   });
 }
 
 void StoreWorker::renameSession(qint64 id, const QString& title) {
   queue([this, id, title] {
-    if (m_store && check(m_store->sessions().rename(id, bytes(title)))) listSessions();
+    writeToStore([this, id, title = bytes(title)](store::Store& store) -> Status {
+      Status renamed = store.sessions().rename(id, title);
+      if (renamed) listSessions();
+      return renamed;
+    });
   });
 }
 
 void StoreWorker::deleteSession(qint64 id) {
   queue([this, id] {
-    if (!m_store || !check(m_store->sessions().soft_delete(id))) return;
     if (m_current == id) setCurrent(std::nullopt);
-    listSessions();
+    writeToStore([this, id](store::Store& store) -> Status {
+      Status deleted = store.sessions().soft_delete(id);
+      if (deleted) listSessions();
+      return deleted;
+    });
   });
 }
 
 void StoreWorker::undoDelete(qint64 id) {
   queue([this, id] {
-    if (m_store && check(m_store->sessions().undo_delete(id))) listSessions();
+    writeToStore([this, id](store::Store& store) -> Status {
+      Status restored = store.sessions().undo_delete(id);
+      if (restored) listSessions();
+      return restored;
+    });
   });
 }
 
@@ -232,7 +390,11 @@ void StoreWorker::listSessions() {
 
 void StoreWorker::savePreset(const QString& name, const QString& json) {
   queue([this, name, json] {
-    if (m_store && check(m_store->presets().save(bytes(name), bytes(json)))) listPresets();
+    writeToStore([this, name = bytes(name), json = bytes(json)](store::Store& store) -> Status {
+      Status saved = store.presets().save(name, json);
+      if (saved) listPresets();
+      return saved;
+    });
   });
 }
 
@@ -246,7 +408,11 @@ void StoreWorker::loadPreset(const QString& name) {
 
 void StoreWorker::deletePreset(const QString& name) {
   queue([this, name] {
-    if (m_store && check(m_store->presets().remove(bytes(name)))) listPresets();
+    writeToStore([this, name = bytes(name)](store::Store& store) -> Status {
+      Status removed = store.presets().remove(name);
+      if (removed) listPresets();
+      return removed;
+    });
   });
 }
 
@@ -255,6 +421,7 @@ void StoreWorker::sync(quint64 ticket) {
 }
 
 void StoreWorker::listPresets() {
+  if (!m_store) return;
   auto presets = m_store->presets().list();
   if (!check(presets)) return;
   QStringList names;
