@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/backend/backend_registry.h"
+#include "engine/backend/vulkan/vk_forward_pass.h"
 #include "engine/model/random_model.h"
 #include "engine/runtime/session.h"
 #include "tests/support/distributions.h"
@@ -254,3 +255,55 @@ TEST(VulkanModel, MissingDeviceIsAClearError) {
 
 }  // namespace
 }  // namespace inferscope
+
+namespace inferscope::vulkan {
+namespace {
+
+std::unique_ptr<VulkanForwardPass> forward_on(const std::shared_ptr<const Model>& model, const DeviceOptions& options,
+                                              std::string* error) {
+  auto device = Device::create(0, options);
+  if (!device) {
+    *error = device.message();
+    return nullptr;
+  }
+  auto fp = VulkanForwardPass::create(model, std::move(*device), {.n_ctx = 64, .max_batch = 8});
+  if (!fp) {
+    *error = fp.message();
+    return nullptr;
+  }
+  return std::move(*fp);
+}
+
+TEST(VulkanModel, AModelThatDoesNotFitIsRefusedBeforeAnyUpload) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("quant/q8_0.gguf"));
+  ASSERT_TRUE(model);
+  std::string error;
+  auto fp = forward_on(*model, {.memory_bytes = 1 << 20}, &error);
+  ASSERT_FALSE(fp);
+  EXPECT_NE(error.find("needs"), std::string::npos) << error;
+  EXPECT_NE(error.find("GiB"), std::string::npos) << error;
+}
+
+// Every matrix above a 64 KiB binding limit is split into row ranges; the results must not
+// change.
+TEST(VulkanModel, MatricesAboveTheBindingLimitAreSplit) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("quant/q4_k_m.gguf"));
+  ASSERT_TRUE(model);
+  std::string error;
+  auto split = forward_on(*model, {.max_storage_buffer_range = 64 << 10}, &error);
+  ASSERT_TRUE(split) << error;
+  auto whole = forward_on(*model, {}, &error);
+  ASSERT_TRUE(whole) << error;
+  const int64_t n_vocab = model.value()->config().n_vocab;
+  const std::vector<int32_t> tokens = {1, 400, 7, 500, 33, 2, 260, 130, 90, 511};  // two chunks of 8
+  std::vector<float> a(tokens.size() * n_vocab), b(tokens.size() * n_vocab);
+  Status st = split->forward(0, tokens, true, a.data());
+  ASSERT_TRUE(st) << st.message();
+  ASSERT_TRUE(whole->forward(0, tokens, true, b.data()));
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4f * (1.0f + std::fabs(b[i]))) << i;
+}
+
+}  // namespace
+}  // namespace inferscope::vulkan

@@ -45,6 +45,7 @@ Result<std::unique_ptr<Device>> Device::create(uint32_t index, const DeviceOptio
 Status Device::init_device(uint32_t index) {
   physical_ = instance_->physical_devices()[index];
   info_ = instance_->devices()[index];
+  if (options_.memory_bytes) info_.memory_bytes = std::min(info_.memory_bytes, options_.memory_bytes);
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
   max_range_ = info_.max_storage_buffer_range;
   if (options_.max_storage_buffer_range) max_range_ = std::min(max_range_, options_.max_storage_buffer_range);

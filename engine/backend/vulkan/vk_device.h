@@ -28,6 +28,8 @@ struct DeviceOptions {
   uint64_t max_storage_buffer_range = 0;
   // Caps the size of one memory allocation below maxMemoryAllocationSize.
   uint64_t max_allocation_size = 0;
+  // Caps the device memory the fit check assumes (tests a model that does not fit).
+  uint64_t memory_bytes = 0;
   bool timestamps = true;  // per-dispatch timestamp queries when the device has them
 };
 

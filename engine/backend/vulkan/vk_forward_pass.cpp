@@ -33,7 +33,9 @@ KvCacheLayout layer_layout(const ModelConfig& c, int64_t n_ctx) { return {1, n_c
 // Device buffers of one batch of up to max_batch tokens ([max_batch][width] F32 each unless
 // noted), sized like the CPU's ScratchPlan.
 struct VulkanForwardPass::Activations {
-  std::unique_ptr<Buffer> tokens;       // [max_batch] int32, host-visible (written before submit)
+  // Token ids, host-visible (written before submit): per part of the embedding table, the ids
+  // relative to its first row, or -1 (a zero row) for ids in other parts; parts kTokenStride apart.
+  std::unique_ptr<Buffer> tokens;
   std::unique_ptr<Buffer> x, h, q, k, v, attn, ffn_a, ffn_b, ffn_out;
   std::unique_ptr<Buffer> router;       // [max_batch][n_expert]
   std::unique_ptr<Buffer> expert_ids;   // [max_batch][k] int32
@@ -76,7 +78,6 @@ Result<std::unique_ptr<VulkanForwardPass>> VulkanForwardPass::create(std::shared
                          ", KV cache " + gib(kv_bytes) + "), " + dev.info().name + " has " +
                          gib(dev.info().memory_bytes) + "; try a smaller --context or another device");
   }
-  INFERSCOPE_RETURN_IF_ERROR(fp->allocate(options));
   const WeightVector* factors = nullptr;
   const ModelWeights& w = fp->model_->weights();
   if (w.rope_freqs.present()) factors = &w.rope_freqs;
@@ -84,6 +85,7 @@ Result<std::unique_ptr<VulkanForwardPass>> VulkanForwardPass::create(std::shared
   auto weights = DeviceWeights::upload(dev, w, factors ? factors->data : nullptr, factors ? factors->size : 0);
   if (!weights) return weights.status();
   fp->weights_ = std::move(*weights);
+  INFERSCOPE_RETURN_IF_ERROR(fp->allocate(options));
   fp->recorder_ = std::make_unique<Recorder>(dev);
   INFERSCOPE_RETURN_IF_ERROR(fp->build_pipelines());
   return fp;
@@ -126,7 +128,9 @@ Status VulkanForwardPass::allocate(const ForwardOptions& options) {
     a.bytes += b->size();
     return Status::ok();
   };
-  INFERSCOPE_RETURN_IF_ERROR(make(a.tokens, B, MemoryUse::Staging));
+  token_stride_ = (static_cast<uint64_t>(B) * 4 + 255) / 256 * 256;
+  const auto table_parts = static_cast<int64_t>(weights_->token_embd.parts.size());
+  INFERSCOPE_RETURN_IF_ERROR(make(a.tokens, static_cast<int64_t>(token_stride_ / 4) * table_parts, MemoryUse::Staging));
   for (auto* b : {&a.x, &a.h, &a.ffn_out}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * E));
   for (auto* b : {&a.q, &a.attn}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * c.n_embd_q()));
   for (auto* b : {&a.k, &a.v}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * c.n_embd_kv()));
@@ -144,7 +148,10 @@ Status VulkanForwardPass::allocate(const ForwardOptions& options) {
   split.n_head = c.n_head;
   split.n_head_kv = c.n_head_kv;
   split.head_dim = c.head_dim;
-  INFERSCOPE_RETURN_IF_ERROR(make(a.attention_split, static_cast<int64_t>(attention_split_scratch_bytes(split) / 4)));
+  // CPU drivers run one workgroup per core anyway: no split there.
+  if (dev.info().type != "CPU") {
+    INFERSCOPE_RETURN_IF_ERROR(make(a.attention_split, static_cast<int64_t>(attention_split_scratch_bytes(split) / 4)));
+  }
 
   const KvCacheLayout layout = layer_layout(c, n_ctx_);
   const uint64_t layer_bytes = layout.bytes(options.n_slots);
@@ -190,7 +197,7 @@ Status VulkanForwardPass::forward(int slot, std::span<const int32_t> tokens, boo
   for (size_t done = 0; done < tokens.size();) {
     const int64_t n = std::min<int64_t>(max_batch_, static_cast<int64_t>(tokens.size() - done));
     const bool last_chunk = done + static_cast<size_t>(n) == tokens.size();
-    std::memcpy(act_->tokens->mapped(), tokens.data() + done, static_cast<size_t>(n) * sizeof(int32_t));
+    write_token_ids(tokens.subspan(done, static_cast<size_t>(n)));
     INFERSCOPE_RETURN_IF_ERROR(recorder_->begin());
     const LogitRows rows = all_logits ? LogitRows::All : last_chunk ? LogitRows::Last : LogitRows::None;
     INFERSCOPE_RETURN_IF_ERROR(record_chunk(slot, length, n, rows));
@@ -216,11 +223,7 @@ Status VulkanForwardPass::record_chunk(int slot, int64_t pos0, int64_t n, LogitR
   Device& dev = *device_;
   Recorder& rec = *recorder_;
   const DeviceWeights& w = *weights_;
-  if (w.token_embd.parts.size() != 1) {
-    return Status::error("the token embedding table is larger than " + dev.info().name + " can bind at once");
-  }
-  INFERSCOPE_RETURN_IF_ERROR(record_get_rows(dev, rec, w.token_embd.parts[0].view, span(a.tokens), n, c.embd_scale,
-                                             span(a.x), label(OpKind::Embed)));
+  INFERSCOPE_RETURN_IF_ERROR(record_embedding(n));
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const DeviceLayer& l = w.layers[static_cast<size_t>(il)];
     INFERSCOPE_RETURN_IF_ERROR(record_attention_block(l, il, slot, pos0, n));
@@ -239,6 +242,36 @@ Status VulkanForwardPass::record_chunk(int slot, int64_t pos0, int64_t n, LogitR
         record_softcap(dev, rec, span(a.logits), n_out * c.n_vocab, c.final_softcap, label(OpKind::Output)));
   }
   rec.copy(span(a.logits), span(a.logits_host), static_cast<uint64_t>(n_out * c.n_vocab) * 4);
+  return Status::ok();
+}
+
+// Writes the ids of a batch for each part of the embedding table (see Activations::tokens).
+void VulkanForwardPass::write_token_ids(std::span<const int32_t> tokens) {
+  const auto& parts = weights_->token_embd.parts;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    auto* ids = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(act_->tokens->mapped()) + p * token_stride_);
+    const int64_t first = parts[p].first_row, rows = parts[p].view.rows;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const int64_t r = tokens[i] - first;
+      ids[i] = r >= 0 && r < rows ? static_cast<int32_t>(r) : -1;
+    }
+  }
+}
+
+// x = embedding rows of the batch (times embd_scale). A table split into parts is looked up
+// part by part, each giving zero rows for the ids it does not hold, and the results summed
+// (exactly: every row gets one non-zero term).
+Status VulkanForwardPass::record_embedding(int64_t n) {
+  const ModelConfig& c = model_->config();
+  Activations& a = *act_;
+  const auto& parts = weights_->token_embd.parts;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const BufferSpan ids{a.tokens.get(), p * token_stride_, token_stride_};
+    const BufferSpan out = p == 0 ? span(a.x) : span(a.h);
+    INFERSCOPE_RETURN_IF_ERROR(record_get_rows(*device_, *recorder_, parts[p].view, ids, n, c.embd_scale, out,
+                                               label(OpKind::Embed)));
+    if (p > 0) INFERSCOPE_RETURN_IF_ERROR(record_add(*device_, *recorder_, span(a.x), span(a.h), n * c.n_embd, label(OpKind::Embed)));
+  }
   return Status::ok();
 }
 
@@ -273,7 +306,8 @@ Status VulkanForwardPass::record_attention_block(const DeviceLayer& l, int64_t i
   ap.softcap = c.attn_softcap;
   ap.n_swa = c.uses_sliding_window(il) ? c.n_swa : 0;
   INFERSCOPE_RETURN_IF_ERROR(record_attention(dev, rec, span(a.q), kc, vc, layout, slot, 0, span(a.attn), ap, n, pos0,
-                                              label(OpKind::Attention, il), span(a.attention_split)));
+                                              label(OpKind::Attention, il),
+                                              a.attention_split ? span(a.attention_split) : BufferSpan{}));
   INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.wo, span(a.attn), n, span(a.h), E, label(OpKind::Matmul, il)));
   if (l.attn_post_norm.present()) {
     INFERSCOPE_RETURN_IF_ERROR(

@@ -44,6 +44,8 @@ class VulkanForwardPass : public ForwardExecutor {
   Status allocate(const ForwardOptions& options);
   Status build_pipelines();
   Status record_chunk(int slot, int64_t pos0, int64_t n, LogitRows rows);
+  void write_token_ids(std::span<const int32_t> tokens);
+  Status record_embedding(int64_t n);
   Status record_attention_block(const DeviceLayer& l, int64_t layer, int slot, int64_t pos0, int64_t n);
   Status record_ffn_block(const DeviceLayer& l, int64_t layer, int64_t n);
   Status record_moe(const DeviceLayer& l, int64_t layer, int64_t n);
@@ -60,6 +62,7 @@ class VulkanForwardPass : public ForwardExecutor {
   std::vector<int64_t> lengths_;
   int64_t n_ctx_ = 0;
   int64_t max_batch_ = 0;
+  uint64_t token_stride_ = 0;  // bytes between the id lists of the embedding table's parts
   kernels::RopeParams rope_;
   OpProfile profile_;
   ExecutorCounters counters_;
