@@ -1,6 +1,7 @@
 #include "ui/main_window.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <QAction>
 #include <QApplication>
@@ -46,6 +47,7 @@ constexpr const char* kSplitterKey = "window/splitter";
 constexpr const char* kRecentModelsKey = "models/recent";
 constexpr int kRecentModels = 8;
 constexpr int kChatMinimumHeight = 120;  // a message or two, in the smallest window
+constexpr int kNoteTimeoutMs = 15000;
 
 // The single local file of a drag, or an empty string.
 QString droppedFile(const QMimeData* mime) {
@@ -90,6 +92,9 @@ MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
   connectStore();
   connectSettings();
   connectPerformance();
+  m_settings->setLoadSettings(savedLoadSettings());
+  // Off the UI thread: loading the Vulkan library and creating an instance takes 100 ms and more.
+  m_engine.controller()->listBackends();
   m_store.worker()->open();
   restoreWindowState();
   updateActions();
@@ -318,7 +323,9 @@ void MainWindow::connectPerformance() {
   m_clock.start();
   connect(m_engine.controller(), &EngineController::metrics, m_performance, [this](const MetricsSample& sample) {
     m_performance->addDecodeSample(m_clock.elapsed() / 1000.0, sample.decodeTokensPerSecond);
-    m_performance->setMemory(sample.weightsBytes, sample.kvCacheBytes, sample.scratchBytes);
+    m_performance->setMemory(m_memoryOnDevice ? sample.deviceWeightsBytes : sample.weightsBytes, sample.kvCacheBytes,
+                             sample.scratchBytes);
+    m_performance->setOpTimes(sample.opSeconds, m_loaded.backendShort);
     if (m_chat->isBusy()) m_replyHasDecodeSample = true;
   });
   connect(m_chat, &ChatSession::busyChanged, m_performance, [this](bool busy) {
@@ -334,11 +341,106 @@ void MainWindow::connectPerformance() {
   });
 }
 
-void MainWindow::reload(const LoadSettings& settings) {
+void MainWindow::reload(const LoadSettings& settings) { loadModel(settings.modelPath, optionsFor(settings)); }
+
+LoadOptions MainWindow::optionsFor(const LoadSettings& settings) const {
   LoadOptions options;
   options.threads = settings.threads;
   options.contextLength = settings.contextLength;
-  loadModel(settings.modelPath, options);
+  options.backend = backendChoiceFromId(settings.backend).value_or(BackendChoice{});
+  return options;
+}
+
+LoadSettings MainWindow::savedLoadSettings() const {
+  const QSettings settings;
+  LoadSettings saved;
+  saved.backend = settings.value(kLoadBackendKey, saved.backend).toString();
+  saved.threads = settings.value(kLoadThreadsKey, 0).toInt();
+  saved.contextLength = settings.value(kLoadContextKey, 0).toLongLong();
+  return saved;
+}
+
+void MainWindow::saveLoadSettings(const ModelSummary& summary) const {
+  QSettings settings;
+  settings.setValue(kLoadBackendKey, summary.backendId);
+  settings.setValue(kLoadDeviceNameKey, summary.deviceName);
+  settings.setValue(kLoadThreadsKey, m_loadedOptions.threads);
+  settings.setValue(kLoadContextKey, m_loadedOptions.contextLength);
+}
+
+LoadOptions MainWindow::currentOptions() const {
+  if (m_hasModel) return m_loadedOptions;
+  return optionsFor(m_settings->loadSettings());
+}
+
+void MainWindow::loadModelWithSavedSettings(const QString& path) {
+  const LoadSettings saved = savedLoadSettings();
+  const LoadOptions options = optionsFor(saved);
+  if (options.backend.kind == BackendKind::Cpu) {
+    loadModel(path, options);
+    return;
+  }
+  // The saved device is looked up by name once the engine has listed the devices.
+  m_startupPath = path;
+  m_chat->stop();
+  m_loading = true;
+  m_loadingPath = path;
+  m_status->showLoading(path, backendDisplayName(options.backend.kind, QSettings().value(kLoadDeviceNameKey).toString()));
+  updateActions();
+  if (m_backendsListed) loadPendingStartupModel();
+}
+
+// "Vulkan: llvmpipe (...)" when the listing has the device, else "Vulkan device 0".
+QString MainWindow::deviceLabel(const BackendChoice& choice) const {
+  for (const BackendInfo& backend : m_backends) {
+    for (const BackendDeviceInfo& device : backend.devices) {
+      if (sameChoice(device.choice, choice)) return backendDisplayName(choice.kind, device.name);
+    }
+  }
+  return tr("%1 device %2").arg(backendKindLabel(choice.kind)).arg(choice.device);
+}
+
+void MainWindow::onBackendsListed(const QList<BackendInfo>& backends) {
+  m_backends = backends;
+  m_backendsListed = true;
+  m_settings->setBackends(backends);
+  // The dock shows the loaded model's device, or the saved one before the first load.
+  LoadSettings shown = m_settings->loadSettings();
+  shown.backend = m_hasModel ? m_loaded.backendId : savedLoadSettings().backend;
+  m_settings->setLoadSettings(shown);
+  if (!m_startupPath.isEmpty()) loadPendingStartupModel();
+  emit backendsListed();
+}
+
+// The saved device by name (its number may have changed since); the CPU when it is gone.
+void MainWindow::loadPendingStartupModel() {
+  const QString path = std::exchange(m_startupPath, QString());
+  const LoadSettings saved = savedLoadSettings();
+  LoadOptions options = optionsFor(saved);
+  const QString savedName = QSettings().value(kLoadDeviceNameKey).toString();
+  const BackendDeviceInfo* found = nullptr;
+  QString reason;
+  for (const BackendInfo& backend : m_backends) {
+    if (backend.kind != options.backend.kind) continue;
+    reason = backend.unavailableReason;
+    for (const BackendDeviceInfo& device : backend.devices) {
+      const bool sameName = savedName.isEmpty() || device.name == savedName;
+      if (!sameName) continue;
+      if (!found || device.choice.device == options.backend.device) found = &device;
+    }
+  }
+  if (found) {
+    options.backend = found->choice;
+    loadModel(path, options);
+    return;
+  }
+  const QString device = savedName.isEmpty() ? deviceLabel(options.backend) : backendDisplayName(options.backend.kind, savedName);
+  options.backend = BackendChoice{};
+  loadModel(path, options);
+  m_status->showMessage(reason.isEmpty() ? tr("The saved device, %1, is no longer there: the model runs on the CPU.").arg(device)
+                                         : tr("The saved device, %1, is not available (%2): the model runs on the CPU.")
+                                               .arg(device, reason),
+                        kNoteTimeoutMs);
 }
 
 void MainWindow::rememberModel(const QString& path) {
@@ -363,6 +465,8 @@ void MainWindow::connectEngine() {
   connect(engine, &EngineController::loadProgress, m_status, &EngineStatusBar::showLoadProgress);
   connect(engine, &EngineController::modelLoaded, this, &MainWindow::onModelLoaded);
   connect(engine, &EngineController::loadFailed, this, &MainWindow::onLoadFailed);
+  connect(engine, &EngineController::backendFailed, this, &MainWindow::onBackendFailed);
+  connect(engine, &EngineController::backendsListed, this, &MainWindow::onBackendsListed);
   connect(engine, &EngineController::metrics, m_status,
           [this](const MetricsSample& sample) { m_status->showSpeed(sample.decodeTokensPerSecond); });
   connect(m_chat, &ChatSession::busyChanged, this, &MainWindow::updateActions);
@@ -377,7 +481,8 @@ void MainWindow::loadModel(const QString& path, const LoadOptions& options) {
   m_chat->stop();
   m_loading = true;
   m_loadingPath = path;
-  m_status->showLoading(path);
+  m_loadingOptions = options;
+  m_status->showLoading(path, options.backend.kind == BackendKind::Cpu ? QString() : deviceLabel(options.backend));
   updateActions();
   m_engine.controller()->loadModel(path, options);
 }
@@ -387,10 +492,21 @@ void MainWindow::onModelLoaded(const ModelSummary& summary) {
   m_hasModel = true;
   m_status->showModel(summary);
   m_modelPath = summary.path;
+  m_loaded = summary;
+  m_loadedOptions = m_loadingOptions;
   LoadSettings loaded = m_settings->loadSettings();
   loaded.modelPath = summary.path;
+  loaded.backend = summary.backendId;
   m_settings->setLoadSettings(loaded);
   rememberModel(summary.path);
+  saveLoadSettings(summary);
+  // The memory chart: the device's memory when the model runs on one, the host's otherwise.
+  m_memoryOnDevice = !summary.deviceName.isEmpty();
+  m_performance->setMemoryDevice(summary.deviceName, static_cast<quint64>(summary.deviceMemoryBytes),
+                                 static_cast<quint64>(summary.weightsBytes));
+  m_performance->setMemory(static_cast<quint64>(m_memoryOnDevice ? summary.deviceWeightsBytes : summary.weightsBytes),
+                           static_cast<quint64>(summary.kvCacheBytes), static_cast<quint64>(summary.scratchBytes));
+  m_performance->setOpTimes({}, summary.backendShort);  // a new session measures from zero
   setWindowTitle(tr("%1 — Inferscope").arg(QFileInfo(summary.path).fileName()));
   updateActions();
   emit modelLoaded(summary);
@@ -406,15 +522,35 @@ void MainWindow::onLoadFailed(const QString& message) {
   emit loadFailed(message);
 }
 
+// The file loaded but the chosen device could not run it: the dialog names the backend and the
+// engine's reason, the picker goes back to the device the loaded model runs on.
+void MainWindow::onBackendFailed(const QString& backend, const QString& message) {
+  m_loading = false;
+  m_status->showLoadFailed();
+  updateActions();
+  LoadSettings shown = m_settings->loadSettings();
+  shown.backend = m_hasModel ? m_loaded.backendId : QStringLiteral("cpu");
+  m_settings->setLoadSettings(shown);
+  const QString kind = backendKindLabel(m_loadingOptions.backend.kind);
+  const QString kept = m_hasModel ? tr("The previous model stays loaded on %1.").arg(m_loaded.backend) : tr("No model is loaded.");
+  showError(tr("%1 backend unavailable").arg(kind),
+            tr("<b>The %1 backend could not start.</b><br>%2 could not be loaded on %3. %4")
+                .arg(kind, QFileInfo(m_loadingPath).fileName().toHtmlEscaped(), backend.toHtmlEscaped(), kept.toHtmlEscaped()),
+            tr("Reason: %1").arg(message), QStringLiteral("backendErrorDialog"));
+  emit backendFailed(backend, message);
+  emit loadFailed(message);
+}
+
 void MainWindow::onReplyFinished() {
   updateActions();
   m_input->setFocus();
 }
 
 // Window-modal but not blocking: the engine's signals keep flowing while it is open.
-void MainWindow::showError(const QString& title, const QString& text, const QString& details) {
+void MainWindow::showError(const QString& title, const QString& text, const QString& details, const QString& objectName) {
   auto* box = new QMessageBox(QMessageBox::Critical, title, text, QMessageBox::Ok, this);
   box->setInformativeText(details);
+  if (!objectName.isEmpty()) box->setObjectName(objectName);
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->open();
 }
@@ -437,7 +573,7 @@ void MainWindow::copyLastReply() { QApplication::clipboard()->setText(m_chat->la
 
 void MainWindow::openModelDialog() {
   const QString path = QFileDialog::getOpenFileName(this, tr("Open Model"), QString(), tr("GGUF models (*.gguf);;All files (*)"));
-  if (!path.isEmpty()) loadModel(path);
+  if (!path.isEmpty()) loadModel(path, currentOptions());
 }
 
 void MainWindow::updateActions() {
@@ -460,7 +596,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
   const QString path = droppedFile(event->mimeData());
   if (path.isEmpty()) return;
   event->acceptProposedAction();
-  loadModel(path);
+  loadModel(path, currentOptions());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

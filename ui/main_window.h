@@ -1,14 +1,18 @@
 // The desktop app's main window: the chat (the session's system prompt, ChatView over the
 // MessageInput, in a splitter), the chat actions with their shortcuts, the status bar, loading
 // models (File > Open, a .gguf dropped on the window, Apply in the settings dock) with a progress
-// bar and an error dialog that leaves the previous model in place; the docks (sessions, settings,
-// performance), Model Info, File > Export, and the chat history through StoreWorker with its
-// notices. Geometry, dock and splitter state persist in QSettings.
+// bar and an error dialog that leaves the previous model in place (one for a bad file, one for a
+// backend that cannot start on the chosen device); the docks (sessions, settings with the device
+// picker, performance), Model Info, File > Export, and the chat history through StoreWorker with
+// its notices. Geometry, dock and splitter state, and the settings the model last loaded with
+// (device, threads, context), persist in QSettings.
 #pragma once
 
 #include <QElapsedTimer>
+#include <QList>
 #include <QMainWindow>
 
+#include "ui/bridge/backend_devices.h"
 #include "ui/bridge/engine_thread.h"
 #include "ui/bridge/load_options.h"
 #include "ui/bridge/model_summary.h"
@@ -40,6 +44,11 @@ class MainWindow : public QMainWindow {
 
  public:
   static constexpr const char* kMaxTokensKey = "chat/maxTokens";
+  // The settings the last loaded model used; the app starts with them (loadModelWithSavedSettings).
+  static constexpr const char* kLoadBackendKey = "load/backend";        // "cpu", "vulkan:0"
+  static constexpr const char* kLoadDeviceNameKey = "load/deviceName";  // to find the device again
+  static constexpr const char* kLoadThreadsKey = "load/threads";
+  static constexpr const char* kLoadContextKey = "load/contextLength";
 
   explicit MainWindow(QWidget* parent = nullptr);
   // `databasePath` empty: StoreWorker::defaultPath().
@@ -48,7 +57,12 @@ class MainWindow : public QMainWindow {
 
   // Loads in the background; the current model stays usable until the new one is ready.
   void loadModel(const QString& path, const LoadOptions& options = {});
+  // At start-up: loads `path` with the saved device, threads and context. A saved device waits
+  // for the device listing; when it is gone the model loads on the CPU, with a status-bar note.
+  void loadModelWithSavedSettings(const QString& path);
   bool isLoading() const { return m_loading; }
+  // The engine's listing of backends and devices (empty until backendsListed).
+  const QList<BackendInfo>& backends() const { return m_backends; }
   bool hasModel() const { return m_hasModel; }
 
   EngineController* engine() const { return m_engine.controller(); }
@@ -66,6 +80,10 @@ class MainWindow : public QMainWindow {
  signals:
   void modelLoaded(const inferscope::ui::ModelSummary& summary);
   void loadFailed(const QString& message);
+  // The model's backend could not start on the chosen device (loadFailed follows).
+  void backendFailed(const QString& backend, const QString& message);
+  // The settings dock's picker holds the engine's listing.
+  void backendsListed();
   void noticeShown(const QString& title, const QString& text);
 
  protected:
@@ -83,6 +101,15 @@ class MainWindow : public QMainWindow {
   void connectPerformance();
   void rememberModel(const QString& path);
   void reload(const LoadSettings& settings);
+  LoadOptions optionsFor(const LoadSettings& settings) const;
+  LoadSettings savedLoadSettings() const;
+  void saveLoadSettings(const ModelSummary& summary) const;
+  // What File > Open and a dropped file load with: the loaded model's settings.
+  LoadOptions currentOptions() const;
+  void onBackendsListed(const QList<BackendInfo>& backends);
+  QString deviceLabel(const BackendChoice& choice) const;
+  void loadPendingStartupModel();
+  void onBackendFailed(const QString& backend, const QString& message);
   void openModelInfo();
   void connectStore();
   void startNewChat();
@@ -103,7 +130,7 @@ class MainWindow : public QMainWindow {
   void onModelLoaded(const ModelSummary& summary);
   void onLoadFailed(const QString& message);
   void onReplyFinished();
-  void showError(const QString& title, const QString& text, const QString& details);
+  void showError(const QString& title, const QString& text, const QString& details, const QString& objectName = {});
   void updateActions();
 
   StoreThread m_store;  // destroyed last: the writes queued until then still commit
@@ -133,7 +160,14 @@ class MainWindow : public QMainWindow {
   QAction* m_editAction = nullptr;
   QAction* m_newChatAction = nullptr;
   QString m_loadingPath;
+  LoadOptions m_loadingOptions;
+  LoadOptions m_loadedOptions;
+  ModelSummary m_loaded;
   QString m_modelPath;
+  QList<BackendInfo> m_backends;
+  bool m_backendsListed = false;
+  QString m_startupPath;  // a start-up load waiting for the device listing
+  bool m_memoryOnDevice = false;  // the performance panel charts the device's memory
   bool m_loading = false;
   bool m_hasModel = false;
 };

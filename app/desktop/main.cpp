@@ -1,5 +1,6 @@
 // inferscope: the desktop chat app. Opens the main window with the model given on the command
-// line, or the bundled one, already loading.
+// line, or the bundled one, already loading on the device (and with the threads and context) it
+// last loaded with.
 #include <cstdio>
 #include <cstring>
 
@@ -49,6 +50,6 @@ int main(int argc, char** argv) {
   inferscope::ui::MainWindow window;
   window.show();
   const QString model = parser.positionalArguments().value(0, inferscope::desktop::bundledModelPath());
-  if (!model.isEmpty()) window.loadModel(model);
+  if (!model.isEmpty()) window.loadModelWithSavedSettings(model);
   return app.exec();
 }

@@ -1,5 +1,6 @@
 // EngineController on its worker thread: loading with progress, replies streamed in paced
-// batches, stop, and a corrupt file that leaves the loaded model usable.
+// batches, stop, a corrupt file that leaves the loaded model usable, the backends listed on its
+// thread, and a device that does not exist failing as a backend error.
 #include <atomic>
 
 #include <QElapsedTimer>
@@ -108,6 +109,55 @@ TEST_F(EngineControllerTest, ACorruptFileFailsAndTheModelStaysUsable) {
   engine()->generate(storyRequest(32));
   ASSERT_TRUE(testing::waitForSignal(finished, 10000));
   EXPECT_GT(finished.front().front().value<ReplyStats>().tokens, 0);
+}
+
+TEST_F(EngineControllerTest, ListsTheBackendsOnItsThread) {
+  QSignalSpy listed(engine(), &EngineController::backendsListed);
+  engine()->listBackends();
+  ASSERT_TRUE(testing::waitForSignal(listed, 10000));
+  const auto backends = listed.front().front().value<QList<BackendInfo>>();
+  ASSERT_EQ(backends.size(), 2);
+  EXPECT_EQ(backends[0].kind, BackendKind::Cpu);
+  ASSERT_EQ(backends[0].devices.size(), 1);
+  EXPECT_EQ(backendId(backends[0].devices[0].choice), QStringLiteral("cpu"));
+  EXPECT_EQ(backends[1].kind, BackendKind::Vulkan);
+  // Devices, or the reason there are none.
+  EXPECT_NE(backends[1].devices.isEmpty(), backends[1].unavailableReason.isEmpty());
+}
+
+TEST_F(EngineControllerTest, ADeviceThatDoesNotExistIsABackendErrorAndTheModelStaysUsable) {
+  QSignalSpy backendFailed(engine(), &EngineController::backendFailed);
+  QSignalSpy loadFailed(engine(), &EngineController::loadFailed);
+  QSignalSpy progress(engine(), &EngineController::loadProgress);
+  LoadOptions options;
+  options.backend = BackendChoice{BackendKind::Vulkan, 77};
+  engine()->loadModel(testing::bundledModel(), options);
+  ASSERT_TRUE(testing::waitForSignal(backendFailed, 10000));
+  EXPECT_EQ(backendFailed.front().at(0).toString(), QStringLiteral("Vulkan device 77"));
+  EXPECT_FALSE(backendFailed.front().at(1).toString().isEmpty());
+  EXPECT_TRUE(loadFailed.isEmpty());
+  EXPECT_TRUE(progress.isEmpty());  // refused before the file is read
+  QSignalSpy finished(engine(), &EngineController::replyFinished);
+  engine()->generate(storyRequest(16));
+  ASSERT_TRUE(testing::waitForSignal(finished, 10000));
+  const auto stats = finished.front().front().value<ReplyStats>();
+  EXPECT_GT(stats.tokens, 0);
+  EXPECT_EQ(stats.backend, QStringLiteral("CPU"));
+}
+
+TEST(BackendIds, RoundTrip) {
+  EXPECT_EQ(backendId(BackendChoice{}), QStringLiteral("cpu"));
+  EXPECT_EQ(backendId(BackendChoice{BackendKind::Vulkan, 2}), QStringLiteral("vulkan:2"));
+  const auto vulkan = backendChoiceFromId(QStringLiteral("vulkan:2"));
+  ASSERT_TRUE(vulkan.has_value());
+  EXPECT_EQ(vulkan->kind, BackendKind::Vulkan);
+  EXPECT_EQ(vulkan->device, 2);
+  EXPECT_TRUE(backendChoiceFromId(QStringLiteral("cpu")).has_value());
+  for (const char* bad : {"", "gpu", "vulkan", "vulkan:", "vulkan:-1", "vulkan:x", "cpu:0"}) {
+    EXPECT_FALSE(backendChoiceFromId(QString::fromLatin1(bad)).has_value()) << bad;
+  }
+  EXPECT_EQ(backendShortName(BackendKind::Vulkan, QStringLiteral("llvmpipe (LLVM 15.0.6, 256 bits)")), QStringLiteral("Vulkan: llvmpipe"));
+  EXPECT_EQ(backendDisplayName(BackendKind::Cpu, {}), QStringLiteral("CPU"));
 }
 
 }  // namespace

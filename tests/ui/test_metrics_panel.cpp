@@ -1,5 +1,6 @@
 // PerformancePanel: recorded samples come back exactly in the CSV, charts export as PNG files,
-// redraws are paced by the timer, and the caches that do not exist yet read "off".
+// redraws are paced by the timer, the caches that do not exist yet read "off", memory on a
+// device is counted against the device's, and the time per op shows as shares.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -105,6 +106,28 @@ TEST(PerformancePanel, MemorySummaryNamesEachCategoryAndTheRam) {
   EXPECT_TRUE(text.contains(locale.formattedDataSize(1 << 20))) << text.toStdString();
   EXPECT_TRUE(text.contains(locale.formattedDataSize((3 << 20) + (1 << 20) + (1 << 19)))) << text.toStdString();
   EXPECT_TRUE(text.contains("RAM")) << text.toStdString();
+}
+
+TEST(PerformancePanel, MemoryOnADeviceCountsAgainstTheDevice) {
+  PerformancePanel panel;
+  panel.setMemoryDevice("Test GPU (driver 1.2)", 4ull << 30, 3 << 20);
+  panel.setMemory(3 << 20, 1 << 20, 1 << 19);
+  const QString text = panel.memorySummary();
+  const QLocale locale;
+  EXPECT_TRUE(text.startsWith("On Test GPU: ")) << text.toStdString();
+  EXPECT_TRUE(text.contains(locale.formattedDataSize(4ll << 30) + " device memory")) << text.toStdString();
+  EXPECT_TRUE(text.contains("host copy, " + locale.formattedDataSize(3 << 20))) << text.toStdString();
+  EXPECT_FALSE(text.contains("RAM)")) << text.toStdString();
+
+  panel.setMemoryDevice({}, 0, 0);  // back on the CPU
+  EXPECT_TRUE(panel.memorySummary().contains("RAM")) << panel.memorySummary().toStdString();
+}
+
+TEST(PerformancePanel, TimePerOpShowsTheLargestShares) {
+  PerformancePanel panel;
+  EXPECT_EQ(panel.opTimesText(), "Time per op: after the first reply.");
+  panel.setOpTimes({{"embed", 0.0}, {"norm", 0.5}, {"matmul", 6.0}, {"attention", 3.0}, {"rope", 0.5}}, "Vulkan: Test GPU");
+  EXPECT_EQ(panel.opTimesText(), "Time per op (Vulkan: Test GPU): matmul 60% · attention 30% · norm 5% · rope 5%");
 }
 
 TEST(PerformancePanel, RedrawsArePacedNotPerSample) {

@@ -1,13 +1,17 @@
-// SettingsDock: sampling edits are emitted at once, model settings only on Apply, presets only
-// as requests; SamplingSettings carries over to the engine's request.
+// SettingsDock: sampling edits are emitted at once, model settings (device included) only on
+// Apply, presets only as requests; the device picker's entries; SamplingSettings carries over to
+// the engine's request.
 #include <gtest/gtest.h>
 
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDoubleSpinBox>
+#include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <vector>
 
 #include "engine/runtime/generate_request.h"
@@ -140,12 +144,86 @@ TEST(SettingsDock, ChoosingARecentModelFillsInThePath) {
   EXPECT_EQ(dock.loadSettings().modelPath, "/models/b.gguf");
 }
 
-TEST(SettingsDock, ListsOnlyTheCpuBackend) {
+// Before the engine has listed the devices: the CPU, and Vulkan greyed out while it looks.
+TEST(SettingsDock, ListsTheCpuWhileTheDevicesAreListed) {
   SettingsDock dock;
   auto* backend = child<QComboBox>(dock, "backend");
-  ASSERT_EQ(backend->count(), 1);
+  ASSERT_EQ(backend->count(), 2);
   EXPECT_EQ(backend->itemData(0).toString(), "cpu");
   EXPECT_TRUE(backend->itemText(0).startsWith("CPU"));
+  EXPECT_TRUE(backend->itemText(1).startsWith("Vulkan")) << backend->itemText(1).toStdString();
+  EXPECT_FALSE(qobject_cast<QStandardItemModel*>(backend->model())->item(1)->isEnabled());
+  EXPECT_EQ(dock.loadSettings().backend, "cpu");
+}
+
+BackendInfo cpuBackend() {
+  BackendInfo cpu;
+  cpu.devices = {BackendDeviceInfo{BackendChoice{}, QStringLiteral("CPU"), 8ll << 30, QStringLiteral("threads: 2")}};
+  return cpu;
+}
+
+BackendInfo vulkanBackend(const QStringList& names) {
+  BackendInfo vulkan;
+  vulkan.kind = BackendKind::Vulkan;
+  for (int i = 0; i < names.size(); ++i) {
+    vulkan.devices.append(
+        BackendDeviceInfo{BackendChoice{BackendKind::Vulkan, i}, names[i], (i + 1ll) << 30, QStringLiteral("type: test")});
+  }
+  if (names.isEmpty()) vulkan.unavailableReason = QStringLiteral("no Vulkan driver is installed (VK_ERROR_INCOMPATIBLE_DRIVER)");
+  return vulkan;
+}
+
+TEST(SettingsDock, ListsEveryDeviceByNameAndMemory) {
+  SettingsDock dock;
+  Recorder rec(dock);
+  dock.setBackends({cpuBackend(), vulkanBackend({"GPU One", "GPU Two"})});
+  auto* backend = child<QComboBox>(dock, "backend");
+  ASSERT_EQ(backend->count(), 3);
+  EXPECT_EQ(backend->itemData(1).toString(), "vulkan:0");
+  EXPECT_EQ(backend->itemData(2).toString(), "vulkan:1");
+  const QLocale locale;
+  EXPECT_TRUE(backend->itemText(1).contains("Vulkan: GPU One")) << backend->itemText(1).toStdString();
+  EXPECT_TRUE(backend->itemText(2).contains(locale.formattedDataSize(2ll << 30, 1))) << backend->itemText(2).toStdString();
+  EXPECT_FALSE(child<QLabel>(dock, "backendNote")->isVisibleTo(&dock));
+
+  child<QLineEdit>(dock, "modelPath")->setText("/models/tiny.gguf");
+  backend->setCurrentIndex(2);
+  EXPECT_TRUE(rec.reloads.empty());  // only Apply reloads
+  child<QPushButton>(dock, "applyModel")->click();
+  ASSERT_EQ(rec.reloads.size(), 1u);
+  EXPECT_EQ(rec.reloads[0].backend, "vulkan:1");
+}
+
+TEST(SettingsDock, AnUnavailableBackendShowsWhy) {
+  SettingsDock dock;
+  dock.setBackends({cpuBackend(), vulkanBackend({})});
+  auto* backend = child<QComboBox>(dock, "backend");
+  ASSERT_EQ(backend->count(), 2);
+  EXPECT_EQ(backend->itemText(1), "Vulkan — unavailable: no Vulkan driver is installed (VK_ERROR_INCOMPATIBLE_DRIVER)");
+  EXPECT_FALSE(qobject_cast<QStandardItemModel*>(backend->model())->item(1)->isEnabled());
+  EXPECT_TRUE(backend->itemData(1, Qt::ToolTipRole).toString().contains("no Vulkan driver"));
+  auto* note = child<QLabel>(dock, "backendNote");
+  EXPECT_TRUE(note->isVisibleTo(&dock));
+  EXPECT_TRUE(note->text().contains("no Vulkan driver")) << note->text().toStdString();
+  EXPECT_EQ(dock.loadSettings().backend, "cpu");
+}
+
+// A saved choice arrives before the listing: it stays the choice until the devices are listed,
+// and gives way to the CPU when its device is not among them.
+TEST(SettingsDock, ASavedDeviceIsSelectedOnceListed) {
+  SettingsDock dock;
+  LoadSettings saved;
+  saved.backend = "vulkan:1";
+  dock.setLoadSettings(saved);
+  EXPECT_EQ(dock.loadSettings().backend, "vulkan:1");
+  dock.setBackends({cpuBackend(), vulkanBackend({"GPU One", "GPU Two"})});
+  EXPECT_EQ(dock.loadSettings().backend, "vulkan:1");
+  EXPECT_EQ(child<QComboBox>(dock, "backend")->currentIndex(), 2);
+
+  SettingsDock other;
+  other.setLoadSettings(saved);
+  other.setBackends({cpuBackend(), vulkanBackend({"GPU One"})});
+  EXPECT_EQ(other.loadSettings().backend, "cpu");
 }
 
 TEST(SettingsDock, PresetButtonsAskForTheNamedPreset) {

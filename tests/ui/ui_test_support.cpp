@@ -29,10 +29,12 @@ QString garbageGguf(const QString& name, int bytes) {
   return path;
 }
 
-QString saveScreenshot(QWidget* widget, const QString& name) {
+QString saveScreenshot(QWidget* widget, const QString& name) { return saveScreenshot(widget->grab(), name); }
+
+QString saveScreenshot(const QPixmap& pixmap, const QString& name) {
   QDir().mkpath(QStringLiteral(INFERSCOPE_SCREENSHOT_DIR));
   const QString path = QDir(QStringLiteral(INFERSCOPE_SCREENSHOT_DIR)).filePath(name + QStringLiteral(".png"));
-  EXPECT_TRUE(widget->grab().save(path)) << path.toStdString();
+  EXPECT_TRUE(pixmap.save(path)) << path.toStdString();
   return path;
 }
 

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include <QPixmap>
 #include <QSignalSpy>
 #include <QString>
 
@@ -19,6 +20,7 @@ bool waitForSignal(const QSignalSpy& spy, int timeoutMs = 10000);
 QString garbageGguf(const QString& name, int bytes);
 // Saves the widget's rendering as <build>/tests/ui/screenshots/<name>.png; returns the path.
 QString saveScreenshot(QWidget* widget, const QString& name);
+QString saveScreenshot(const QPixmap& pixmap, const QString& name);
 // A shown 900x700 main window with the bundled model loaded (fails the test otherwise), on the
 // database at `databasePath` (the tests' shared scratch database when empty).
 std::unique_ptr<MainWindow> windowWithModel(const QString& databasePath = {});

@@ -18,6 +18,10 @@ namespace {
 
 QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
+// On a device the file is read into memory first and then uploaded; the file's progress takes
+// this share of the bar, the upload (which reports none) the rest.
+constexpr double kFileShareOnDevice = 0.8;
+
 int threadsFor(const LoadOptions& options) {
   if (options.threads > 0) return options.threads;
   return std::max(1, QThread::idealThreadCount() - 1);
@@ -36,7 +40,8 @@ std::unique_ptr<ChatTemplate> chatTemplateFor(const Model& model, QString& label
   return tmpl ? std::make_unique<ChatTemplate>(std::move(*tmpl)) : nullptr;
 }
 
-ModelSummary summarize(const QString& path, const Model& model, const Session& session, int threads) {
+ModelSummary summarize(const QString& path, const Model& model, Session& session, int threads,
+                       const BackendDeviceInfo* device) {
   ModelSummary s;
   s.path = path;
   s.name = model.config().name.empty() ? QFileInfo(path).completeBaseName() : qstr(model.config().name);
@@ -46,7 +51,21 @@ ModelSummary summarize(const QString& path, const Model& model, const Session& s
   s.contextLength = session.n_ctx();
   s.layers = static_cast<int>(model.config().n_layer);
   s.threads = threads;
-  s.backend = QStringLiteral("CPU");
+  const BackendKind kind = session.options().backend.kind;
+  s.backendId = backendId(session.options().backend);
+  if (kind != BackendKind::Cpu) {
+    // "vulkan: <device>", as the executor names itself; the listing's name when it has none.
+    const QString name = qstr(session.executor().backend_name());
+    const qsizetype colon = name.indexOf(QStringLiteral(": "));
+    s.deviceName = colon >= 0 ? name.mid(colon + 2) : (device ? device->name : QString());
+    s.deviceMemoryBytes = device ? device->memoryBytes : 0;
+  }
+  s.backend = backendDisplayName(kind, s.deviceName);
+  s.backendShort = backendShortName(kind, s.deviceName);
+  const MemoryUsage memory = session.memory();
+  s.deviceWeightsBytes = static_cast<qint64>(memory.device_weights_bytes);
+  s.kvCacheBytes = static_cast<qint64>(memory.kv_cache_bytes);
+  s.scratchBytes = static_cast<qint64>(memory.scratch_bytes);
   return s;
 }
 
@@ -56,8 +75,9 @@ std::vector<ChatMessage> toEngineMessages(const ChatRequest& request) {
   return messages;
 }
 
-ReplyStats toReplyStats(const GenerateResult& result) {
+ReplyStats toReplyStats(const GenerateResult& result, const QString& backend) {
   ReplyStats stats;
+  stats.backend = backend;
   stats.tokens = static_cast<int>(result.token_ids.size());
   stats.tokensPerSecond = result.timings.decode_tokens_per_s;
   stats.ttftMs = result.timings.ttft_ms;
@@ -83,7 +103,53 @@ void EngineController::generate(const ChatRequest& request) {
 
 void EngineController::stop() { m_stoppedTicket.store(m_lastTicket.load()); }
 
+void EngineController::listBackends() {
+  QMetaObject::invokeMethod(
+      this,
+      [this] {
+        m_backends = inferscope::ui::listBackends();
+        emit backendsListed(m_backends);
+      },
+      Qt::QueuedConnection);
+}
+
+const BackendDeviceInfo* EngineController::findDevice(const BackendChoice& choice) {
+  for (const BackendInfo& backend : m_backends) {
+    if (backend.kind != choice.kind) continue;
+    for (const BackendDeviceInfo& device : backend.devices) {
+      if (sameChoice(device.choice, choice)) return &device;
+    }
+  }
+  return nullptr;
+}
+
 void EngineController::runLoad(const QString& path, const LoadOptions& options) {
+  const bool onDevice = options.backend.kind != BackendKind::Cpu;
+  const BackendDeviceInfo* device = nullptr;
+  QString backendName = backendDisplayName(options.backend.kind, QString());
+  if (onDevice) {
+    // A fresh listing (tens of ms): a backend without a driver, or a device that is gone, is
+    // refused before the file is read, with the engine's reason.
+    BackendInfo listed = toBackendInfo(list_backend_devices(options.backend.kind));
+    m_backends.erase(std::remove_if(m_backends.begin(), m_backends.end(),
+                                    [&](const BackendInfo& b) { return b.kind == listed.kind; }),
+                     m_backends.end());
+    m_backends.append(listed);
+    device = findDevice(options.backend);
+    backendName = device ? backendDisplayName(options.backend.kind, device->name)
+                         : tr("%1 device %2").arg(backendKindLabel(options.backend.kind)).arg(options.backend.device);
+    if (!device) {
+      QString reason = listed.unavailableReason;
+      if (reason.isEmpty()) {
+        QStringList names;
+        for (const BackendDeviceInfo& d : listed.devices) names << QStringLiteral("%1 %2").arg(d.choice.device).arg(d.name);
+        reason = tr("there is no %1 (the devices are: %2)").arg(backendName, names.join(QStringLiteral(", ")));
+      }
+      emit backendFailed(backendName, reason);
+      return;
+    }
+  }
+  const double fileShare = onDevice ? kFileShareOnDevice : 1.0;
   ModelLoadOptions modelOptions;
   modelOptions.resident_weights = options.residentWeights;
   modelOptions.n_ctx = options.contextLength;
@@ -91,10 +157,10 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   if (options.availableMemoryBytes > 0) modelOptions.available_memory_bytes = static_cast<uint64_t>(options.availableMemoryBytes);
   int lastPercent = -1;
   modelOptions.on_progress = [&](double fraction) {
-    const int percent = static_cast<int>(fraction * 100);
+    const int percent = static_cast<int>(fraction * fileShare * 100);
     if (percent == lastPercent) return;
     lastPercent = percent;
-    emit loadProgress(fraction);
+    emit loadProgress(fraction * fileShare);
   };
   auto model = Model::load(QFile::encodeName(path).toStdString(), modelOptions);
   if (!model) {
@@ -110,22 +176,26 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   SessionOptions sessionOptions;
   sessionOptions.n_threads = threadsFor(options);
   sessionOptions.n_ctx = options.contextLength;
+  sessionOptions.backend = options.backend;
   auto session = Session::create(*model, sessionOptions);
   if (!session) {
-    emit loadFailed(qstr(session.message()));
+    if (onDevice) emit backendFailed(backendName, qstr(session.message()));
+    else emit loadFailed(qstr(session.message()));
     return;
   }
-  ModelSummary summary = summarize(path, **model, **session, sessionOptions.n_threads);
+  if (onDevice) emit loadProgress(1.0);
+  ModelSummary summary = summarize(path, **model, **session, sessionOptions.n_threads, device);
   summary.chatFormat = chatFormat;
   m_session = std::move(*session);
   m_model = std::move(*model);
   m_template = std::move(chatTemplate);
+  m_backendShort = summary.backendShort;
   emit modelLoaded(summary);
 }
 
 void EngineController::runGeneration(const ChatRequest& request, quint64 ticket) {
   if (stopRequested(ticket)) {
-    emit replyFinished(ReplyStats{0, 0, 0, QStringLiteral("cancelled")});
+    emit replyFinished(ReplyStats{0, 0, 0, QStringLiteral("cancelled"), m_backendShort});
     return;
   }
   if (!m_session) {
@@ -156,7 +226,7 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
     emit replyFailed(qstr(result.message()));
     return;
   }
-  emit replyFinished(toReplyStats(*result));
+  emit replyFinished(toReplyStats(*result, m_backendShort));
 }
 
 void EngineController::publish(const QString& text, int generated, double tokensPerSecond) {
@@ -166,9 +236,14 @@ void EngineController::publish(const QString& text, int generated, double tokens
   sample.decodeTokensPerSecond = tokensPerSecond;
   sample.tokens = generated;
   sample.weightsBytes = memory.weights_bytes;
+  sample.deviceWeightsBytes = memory.device_weights_bytes;
   sample.kvCacheBytes = memory.kv_cache_bytes;
   sample.scratchBytes = memory.scratch_bytes;
   sample.peakRssBytes = memory.peak_rss_bytes;
+  const OpProfile& profile = m_session->executor().profile();
+  for (size_t k = 0; k < profile.seconds.size(); ++k) {
+    sample.opSeconds.append({QString::fromLatin1(op_kind_name(static_cast<OpKind>(k))), profile.seconds[k]});
+  }
   emit metrics(sample);
 }
 

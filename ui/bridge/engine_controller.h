@@ -7,9 +7,11 @@
 #include <atomic>
 #include <memory>
 
+#include <QList>
 #include <QObject>
 #include <QString>
 
+#include "ui/bridge/backend_devices.h"
 #include "ui/bridge/chat_request.h"
 #include "ui/bridge/load_options.h"
 #include "ui/bridge/metrics_sample.h"
@@ -33,8 +35,12 @@ class EngineController : public QObject {
 
  public slots:
   // Thread-safe; call them directly from any thread: each queues its work on the controller's
-  // thread. A model that fails to load leaves the previous one loaded and usable.
+  // thread. A model that fails to load, or whose backend fails to start, leaves the previous
+  // one loaded and usable.
   void loadModel(const QString& path, const inferscope::ui::LoadOptions& options);
+  // Lists the backends and their devices (backendsListed); it loads backend libraries and
+  // creates a Vulkan instance, so it runs on the engine's thread like everything else.
+  void listBackends();
   void generate(const inferscope::ui::ChatRequest& request);
   // Ends the running generation after its current token, and cancels the queued ones.
   void stop();
@@ -44,7 +50,13 @@ class EngineController : public QObject {
   void generateRequested(const inferscope::ui::ChatRequest& request);
   void loadProgress(double fraction);
   void modelLoaded(const inferscope::ui::ModelSummary& summary);
+  // The file could not be loaded (or its session not created on the CPU).
   void loadFailed(const QString& message);
+  // The model loaded but its backend could not start on the chosen device (missing library or
+  // driver, no such device, device lost, out of device memory). `backend` names it ("Vulkan
+  // device 0", "Vulkan: llvmpipe (...)"); `message` is the engine's reason.
+  void backendFailed(const QString& backend, const QString& message);
+  void backendsListed(const QList<inferscope::ui::BackendInfo>& backends);
   void tokens(const QString& chunk);
   void replyFinished(const inferscope::ui::ReplyStats& stats);
   void replyFailed(const QString& message);
@@ -52,6 +64,8 @@ class EngineController : public QObject {
 
  private:
   void runLoad(const QString& path, const LoadOptions& options);
+  // The listed device behind `choice` (listing its backend first if that was not done yet).
+  const BackendDeviceInfo* findDevice(const BackendChoice& choice);
   void runGeneration(const ChatRequest& request, quint64 ticket);
   bool stopRequested(quint64 ticket) const { return ticket <= m_stoppedTicket.load(); }
   void publish(const QString& text, int generated, double tokensPerSecond);
@@ -59,6 +73,8 @@ class EngineController : public QObject {
   std::shared_ptr<const Model> m_model;
   std::unique_ptr<Session> m_session;
   std::unique_ptr<ChatTemplate> m_template;
+  QString m_backendShort;  // where the session runs, for ReplyStats
+  QList<BackendInfo> m_backends;  // the last listing (engine thread only)
   // Generations are numbered as they are requested; stop() cancels every number issued so far.
   std::atomic<quint64> m_lastTicket{0};
   std::atomic<quint64> m_stoppedTicket{0};

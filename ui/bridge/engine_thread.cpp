@@ -8,6 +8,8 @@ EngineThread::EngineThread() : m_controller(new EngineController()) {
   qRegisterMetaType<MetricsSample>();
   qRegisterMetaType<ChatRequest>();
   qRegisterMetaType<LoadOptions>();
+  qRegisterMetaType<BackendInfo>();
+  qRegisterMetaType<QList<BackendInfo>>();
   m_thread.setObjectName(QStringLiteral("inferscope-engine"));
   m_controller->moveToThread(&m_thread);
   QObject::connect(&m_thread, &QThread::finished, m_controller, &QObject::deleteLater);

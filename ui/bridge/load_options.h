@@ -16,7 +16,7 @@ struct LoadOptions {
   qint64 availableMemoryBytes = 0;
   // Where the forward pass runs (SessionOptions::backend): the CPU, or a device of a backend
   // whose library is loaded at run time (Vulkan).
-  BackendChoice backend;
+  BackendChoice backend = {};
 };
 
 }  // namespace inferscope::ui

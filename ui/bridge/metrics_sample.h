@@ -1,7 +1,10 @@
 // A live measurement taken while a reply streams (~30 per second; a value type carried by signals).
 #pragma once
 
+#include <QList>
 #include <QMetaType>
+#include <QPair>
+#include <QString>
 
 namespace inferscope::ui {
 
@@ -15,6 +18,9 @@ struct MetricsSample {
   quint64 kvCacheBytes = 0;
   quint64 scratchBytes = 0;
   quint64 peakRssBytes = 0;  // whole process
+  // Seconds per op kind ("matmul", "attention"...) since the model loaded: wall time on the CPU,
+  // the device's timestamps on a GPU backend (OpProfile).
+  QList<QPair<QString, double>> opSeconds;
 };
 
 }  // namespace inferscope::ui

@@ -11,7 +11,7 @@ struct ReplyStats {
   double tokensPerSecond = 0;  // decode speed
   double ttftMs = 0;           // request to first token, prefill included
   QString stopReason;          // the engine's: "eos", "end_of_turn", "max_tokens", "context_full", "cancelled"
-  QString backend;             // where it ran: "CPU", "Vulkan: llvmpipe"; empty when unknown
+  QString backend = {};        // where it ran: "CPU", "Vulkan: llvmpipe"; empty when unknown
 };
 
 }  // namespace inferscope::ui

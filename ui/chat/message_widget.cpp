@@ -27,10 +27,11 @@ QString stopReasonText(const QString& reason) {
 
 QString formatReplyStats(const ReplyStats& stats) {
   const QLocale locale;
-  return QObject::tr("%1 tokens · %2 tokens/s · first token %3 ms · %4")
-      .arg(stats.tokens)
-      .arg(locale.toString(stats.tokensPerSecond, 'f', 1), locale.toString(stats.ttftMs, 'f', 1),
-           stopReasonText(stats.stopReason));
+  const QString line = QObject::tr("%1 tokens · %2 tokens/s · first token %3 ms · %4")
+                           .arg(stats.tokens)
+                           .arg(locale.toString(stats.tokensPerSecond, 'f', 1), locale.toString(stats.ttftMs, 'f', 1),
+                                stopReasonText(stats.stopReason));
+  return stats.backend.isEmpty() ? line : QObject::tr("%1 · %2").arg(line, stats.backend);
 }
 
 MessageWidget::MessageWidget(const ConversationMessage& message, QWidget* parent)

@@ -146,6 +146,11 @@ PerformancePanel::PerformancePanel(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(m_grid, 1);
   layout->addWidget(createCacheRates());
+  m_opTimes = new QLabel(this);
+  m_opTimes->setObjectName("opTimes");
+  m_opTimes->setWordWrap(true);
+  m_opTimes->setToolTip(tr("Since the model loaded: wall time per op on the CPU, the device's own timestamps on a GPU"));
+  layout->addWidget(m_opTimes);
   arrangeCharts(1);
   applyPalette();
   clear();
@@ -237,7 +242,7 @@ void PerformancePanel::createMemoryChart() {
   m_ramLine = new QCPItemStraightLine(p);
   m_ramText = new QCPItemText(p);
   m_ramText->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
-  m_ramText->setText(tr("RAM %1").arg(sizeText(m_ramBytes)));
+  m_ramText->setText(limitText());
   placeLegendBelow(p);
 }
 
@@ -301,6 +306,47 @@ void PerformancePanel::setMemory(quint64 weightsBytes, quint64 kvCacheBytes, qui
   markDirty(Chart::Memory);
 }
 
+void PerformancePanel::setMemoryDevice(const QString& deviceName, quint64 memoryBytes, quint64 hostWeightsBytes) {
+  if (deviceName == m_deviceName && memoryBytes == m_deviceBytes && hostWeightsBytes == m_hostWeightsBytes) return;
+  m_deviceName = deviceName;
+  m_deviceBytes = memoryBytes;
+  m_hostWeightsBytes = hostWeightsBytes;
+  m_ramText->setText(limitText());
+  m_memorySummary->setToolTip(m_deviceName);
+  updateMemorySummary();
+  markDirty(Chart::Memory);
+}
+
+QString PerformancePanel::limitText() const {
+  return m_deviceName.isEmpty() ? tr("RAM %1").arg(sizeText(m_ramBytes)) : tr("device %1").arg(sizeText(m_deviceBytes));
+}
+
+QString PerformancePanel::memorySummary() const { return m_memorySummary->text(); }
+
+// "llvmpipe" of "llvmpipe (LLVM 15.0.6, 256 bits)": the summary line stays short; its tooltip
+// has the whole name.
+QString PerformancePanel::shortDeviceName() const { return m_deviceName.section(QStringLiteral(" ("), 0, 0); }
+
+QString PerformancePanel::opTimesText() const { return m_opTimes->text(); }
+
+void PerformancePanel::setOpTimes(const QList<QPair<QString, double>>& seconds, const QString& where) {
+  constexpr int kShown = 5;
+  QList<QPair<QString, double>> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  double total = 0;
+  for (const auto& op : sorted) total += op.second;
+  if (total <= 0) {
+    m_opTimes->setText(tr("Time per op: after the first reply."));
+    return;
+  }
+  QStringList shares;
+  for (const auto& [name, time] : sorted.mid(0, kShown)) {
+    if (time <= 0) break;
+    shares << tr("%1 %2%").arg(name, QLocale().toString(100.0 * time / total, 'f', 0));
+  }
+  m_opTimes->setText(tr("Time per op (%1): %2").arg(where, shares.join(QStringLiteral(" · "))));
+}
+
 void PerformancePanel::clear() {
   m_decode.clear();
   m_replies.clear();
@@ -309,6 +355,7 @@ void PerformancePanel::clear() {
   m_ttftBars->data()->clear();
   m_replyRateGraph->data()->clear();
   updateMemorySummary();
+  setOpTimes({}, {});
   for (int c = 0; c < kChartCount; ++c) markDirty(static_cast<Chart>(c));
 }
 
@@ -379,7 +426,7 @@ void PerformancePanel::rescaleReplies() {
 void PerformancePanel::rescaleMemory() {
   QCustomPlot* p = plot(Chart::Memory);
   const MemorySample now = m_memory.empty() ? MemorySample{0, 0, 0} : m_memory.back();
-  const double ram = static_cast<double>(m_ramBytes);
+  const double ram = static_cast<double>(limitBytes());
   const double used = static_cast<double>(now.total());
   const bool ramInView = used == 0 || used >= ram * kRamInViewFraction;
   const double top = ramInView ? std::max(ram, used) * 1.05 : used * 1.25;
@@ -397,16 +444,23 @@ void PerformancePanel::rescaleMemory() {
 }
 
 void PerformancePanel::updateMemorySummary() {
-  const QString ram = sizeText(m_ramBytes);
+  const QString limit = sizeText(limitBytes());
   if (m_memory.empty()) {
-    m_memorySummary->setText(tr("No model loaded. RAM: %1.").arg(ram));
+    m_memorySummary->setText(m_deviceName.isEmpty() ? tr("No model loaded. RAM: %1.").arg(limit)
+                                                    : tr("On %1: nothing yet. Device memory: %2.").arg(shortDeviceName(), limit));
     return;
   }
   const MemorySample& m = m_memory.back();
-  const double share = m_ramBytes ? 100.0 * static_cast<double>(m.total()) / static_cast<double>(m_ramBytes) : 0;
-  m_memorySummary->setText(tr("Weights %1 + KV cache %2 + scratch %3 = %4 (%5% of %6 RAM)")
-                               .arg(sizeText(m.weights), sizeText(m.kvCache), sizeText(m.scratch),
-                                    sizeText(m.total()), QLocale().toString(share, 'g', 2), ram));
+  const double share = limitBytes() ? 100.0 * static_cast<double>(m.total()) / static_cast<double>(limitBytes()) : 0;
+  const QString sum = tr("Weights %1 + KV cache %2 + scratch %3 = %4")
+                          .arg(sizeText(m.weights), sizeText(m.kvCache), sizeText(m.scratch), sizeText(m.total()));
+  const QString percent = QLocale().toString(share, 'g', 2);
+  if (m_deviceName.isEmpty()) {
+    m_memorySummary->setText(tr("%1 (%2% of %3 RAM)").arg(sum, percent, limit));
+  } else {
+    m_memorySummary->setText(tr("On %1: %2 (%3% of %4 device memory). In RAM: the weights' host copy, %5.")
+                                 .arg(shortDeviceName(), sum, percent, limit, sizeText(m_hostWeightsBytes)));
+  }
 }
 
 bool PerformancePanel::exportChartPng(const QString& path, Chart which) {

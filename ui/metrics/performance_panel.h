@@ -1,10 +1,13 @@
 // PerformancePanel: live charts of the chat session: decode speed over time, time to first token
-// per reply, memory by category against the machine's RAM, and cache hit rates (shown as "off"
+// per reply, memory by category against the machine's RAM (or, when the model runs on a GPU
+// backend, the device's memory by category against the device's), and cache hit rates (shown as "off"
 // until the engine has those caches). Samples are recorded as they come; redraws are paced by a
 // timer, never one per sample. The charts sit side by side when the panel is wide enough and
 // stack when it is not. Everything recorded can be exported as CSV, each chart as PNG.
 #pragma once
 
+#include <QList>
+#include <QPair>
 #include <QWidget>
 #include <array>
 #include <vector>
@@ -39,7 +42,17 @@ class PerformancePanel : public QWidget {
   void addDecodeSample(double seconds, double tokensPerSecond);
   void addReply(int index, double ttftMs, double tokensPerSecond);
   // The current memory by category; a call that repeats the current values records nothing.
+  // On a device: the weights copied there, its KV cache and scratch.
   void setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes);
+  // Where that memory is: `deviceName` empty for the host (against the machine's RAM), else a
+  // device with `memoryBytes`, the host copy of the weights (`hostWeightsBytes`) then only named
+  // in the summary.
+  void setMemoryDevice(const QString& deviceName, quint64 memoryBytes, quint64 hostWeightsBytes);
+  QString memorySummary() const;
+  // Where the forward pass spends its time (seconds per op kind, as MetricsSample::opSeconds),
+  // measured on `where` ("CPU", "Vulkan: llvmpipe"); shown as shares on one line.
+  void setOpTimes(const QList<QPair<QString, double>>& seconds, const QString& where);
+  QString opTimesText() const;
   void clear();
 
  protected:
@@ -91,6 +104,12 @@ class PerformancePanel : public QWidget {
   std::vector<ReplySample> m_replies;
   std::vector<MemorySample> m_memory;  // each change; the last is the current state
   const quint64 m_ramBytes;
+  QString m_deviceName;  // empty: the memory is the host's
+  quint64 m_deviceBytes = 0;
+  quint64 m_hostWeightsBytes = 0;
+  quint64 limitBytes() const { return m_deviceName.isEmpty() ? m_ramBytes : m_deviceBytes; }
+  QString limitText() const;
+  QString shortDeviceName() const;
 
   std::array<QCustomPlot*, kChartCount> m_plots{};
   std::array<QWidget*, kChartCount> m_cells{};  // what the grid places: the plots (memory with its summary)
@@ -105,6 +124,7 @@ class PerformancePanel : public QWidget {
   QCPItemStraightLine* m_ramLine = nullptr;
   QCPItemText* m_ramText = nullptr;
   QLabel* m_memorySummary = nullptr;
+  QLabel* m_opTimes = nullptr;
 };
 
 }  // namespace inferscope::ui

@@ -9,7 +9,7 @@ namespace inferscope::ui {
 
 struct LoadSettings {
   QString modelPath;
-  QString backend = QStringLiteral("cpu");  // id of an entry in the dock's backend list
+  QString backend = QStringLiteral("cpu");  // "cpu", "vulkan:0": backendId() of the chosen device
   int threads = 0;                          // 0 = the engine's default thread count
   qint64 contextLength = 0;                 // 0 = the engine's default for the model
 

@@ -1,5 +1,6 @@
 #include "ui/settings/model_form.h"
 
+#include <QAbstractItemView>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -7,11 +8,15 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QThread>
 
 #include "kernels/cpu/cpu_features.h"
+#include "ui/layout/eliding_combo_box.h"
 #include "ui/layout/narrow_button.h"
 
 namespace inferscope::ui {
@@ -20,6 +25,8 @@ namespace {
 
 constexpr int kMaxContext = 1 << 20;
 constexpr int kContextStep = 512;
+// The closed picker elides long device names rather than widening the dock; the list shows them.
+constexpr int kBackendMinimumCharacters = 6;
 
 }  // namespace
 
@@ -34,10 +41,18 @@ ModelForm::ModelForm(QWidget* parent) : QWidget(parent) {
   m_recent->setPlaceholderText(tr("Recent models"));
   layout->addRow(tr("Recent"), m_recent);
 
-  m_backend = new QComboBox(this);
+  m_backend = new ElidingComboBox(this);
   m_backend->setObjectName("backend");
-  fillBackends();
-  layout->addRow(tr("Backend"), m_backend);
+  m_backend->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_backend->setMinimumContentsLength(kBackendMinimumCharacters);
+  m_backendNote = new QLabel(this);
+  m_backendNote->setObjectName("backendNote");
+  m_backendNote->setWordWrap(true);
+  m_backendNote->setForegroundRole(QPalette::PlaceholderText);
+  m_backendNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  fillBackends({}, false);
+  layout->addRow(tr("Device"), m_backend);
+  layout->addRow(m_backendNote);
 
   m_threads = new QSpinBox(this);
   m_threads->setObjectName("threads");
@@ -58,6 +73,8 @@ ModelForm::ModelForm(QWidget* parent) : QWidget(parent) {
   layout->addRow(m_apply);
 
   connect(m_recent, &QComboBox::activated, this, [this](int index) { m_path->setText(m_recent->itemText(index)); });
+  connect(m_backend, &QComboBox::activated, this, [this] { m_wantedBackend.clear(); });
+  connect(m_backend, &QComboBox::currentIndexChanged, this, &ModelForm::updateBackendNote);
   connect(m_path, &QLineEdit::textChanged, this, &ModelForm::updateApply);
   connect(m_apply, &QPushButton::clicked, this, [this] { emit applyRequested(settings()); });
   updateApply();
@@ -80,10 +97,69 @@ QWidget* ModelForm::createFileRow() {
   return row;
 }
 
-// Only the backends the engine has: the CPU, labelled with the SIMD level its kernels use.
-void ModelForm::fillBackends() {
+// The CPU (labelled with the SIMD level its kernels use), then each listed backend's devices by
+// name and memory, or one disabled entry saying why it has none. Before the listing: "looking".
+void ModelForm::fillBackends(const QList<BackendInfo>& backends, bool listed) {
+  m_listed = listed;
+  const QString current = m_wantedBackend.isEmpty() ? m_backend->currentData().toString() : m_wantedBackend;
+  const QSignalBlocker block(m_backend);
+  m_backend->clear();
   const QString simd = QString::fromLatin1(inferscope::kernels::simd_level_name(inferscope::kernels::active_simd_level()));
   m_backend->addItem(tr("CPU (%1)").arg(simd.toUpper()), QStringLiteral("cpu"));
+  m_backend->setItemData(0, tr("The CPU: %1 kernels, %n thread(s) available", nullptr, QThread::idealThreadCount()).arg(simd.toUpper()),
+                         Qt::ToolTipRole);
+  const QLocale locale;
+  if (!listed) {
+    addUnavailableBackend(tr("Vulkan — looking for devices…"), tr("The engine is listing the Vulkan devices."));
+  }
+  for (const BackendInfo& backend : backends) {
+    if (backend.kind == BackendKind::Cpu) continue;
+    const QString kind = backendKindLabel(backend.kind);
+    if (backend.devices.isEmpty()) {
+      const QString reason = backend.unavailableReason.isEmpty() ? tr("no device found") : backend.unavailableReason;
+      addUnavailableBackend(tr("%1 — unavailable: %2").arg(kind, reason), reason);
+      continue;
+    }
+    for (const BackendDeviceInfo& device : backend.devices) {
+      const QString text = tr("%1 — %2").arg(backendDisplayName(backend.kind, device.name),
+                                            locale.formattedDataSize(device.memoryBytes, 1));
+      m_backend->addItem(text, backendId(device.choice));
+      m_backend->setItemData(m_backend->count() - 1, tr("%1\n%2").arg(text, device.details), Qt::ToolTipRole);
+    }
+  }
+  // The open list is as wide as its longest entry, however narrow the dock.
+  m_backend->view()->setMinimumWidth(m_backend->view()->sizeHintForColumn(0) + 2 * m_backend->view()->frameWidth());
+  selectBackend(current);
+  updateBackendNote();
+}
+
+void ModelForm::addUnavailableBackend(const QString& text, const QString& reason) {
+  m_backend->addItem(text, QString());
+  auto* model = qobject_cast<QStandardItemModel*>(m_backend->model());
+  if (model) model->item(m_backend->count() - 1)->setEnabled(false);
+  m_backend->setItemData(m_backend->count() - 1, reason, Qt::ToolTipRole);
+}
+
+// Selects the entry `id` names. Before the devices are listed the CPU shows and `id` stays
+// wanted; once they are, an id that is not among them gives the CPU.
+void ModelForm::selectBackend(const QString& id) {
+  const int index = id.isEmpty() ? -1 : m_backend->findData(id);
+  m_wantedBackend = index < 0 && !m_listed && id != QLatin1String("cpu") ? id : QString();
+  m_backend->setCurrentIndex(std::max(index, 0));
+}
+
+void ModelForm::setBackends(const QList<BackendInfo>& backends) { fillBackends(backends, true); }
+
+// Under the picker: why a backend has no devices (visible without opening the list), and the
+// chosen device's tooltip on the closed picker.
+void ModelForm::updateBackendNote() {
+  QStringList notes;
+  for (int i = 0; i < m_backend->count(); ++i) {
+    if (m_backend->itemData(i).toString().isEmpty()) notes << m_backend->itemText(i);
+  }
+  m_backendNote->setText(notes.join(QLatin1Char('\n')));
+  m_backendNote->setVisible(!notes.isEmpty());
+  m_backend->setToolTip(m_backend->itemData(m_backend->currentIndex(), Qt::ToolTipRole).toString());
 }
 
 void ModelForm::browse() {
@@ -97,7 +173,8 @@ void ModelForm::updateApply() { m_apply->setEnabled(!m_path->text().trimmed().is
 LoadSettings ModelForm::settings() const {
   LoadSettings s;
   s.modelPath = m_path->text().trimmed();
-  s.backend = m_backend->currentData().toString();
+  // A saved choice whose device was not listed yet stays the choice until it is.
+  s.backend = m_wantedBackend.isEmpty() ? m_backend->currentData().toString() : m_wantedBackend;
   s.threads = m_threads->value();
   s.contextLength = m_context->value();
   return s;
@@ -105,8 +182,7 @@ LoadSettings ModelForm::settings() const {
 
 void ModelForm::setSettings(const LoadSettings& s) {
   m_path->setText(s.modelPath);
-  const int backend = m_backend->findData(s.backend);
-  if (backend >= 0) m_backend->setCurrentIndex(backend);
+  selectBackend(s.backend);
   m_threads->setValue(s.threads);
   m_context->setValue(static_cast<int>(std::min<qint64>(s.contextLength, kMaxContext)));
 }

@@ -1,13 +1,18 @@
-// ModelForm: which model to load and how (file, backend, threads, context length). Edits take
-// effect only on Apply, which reloads the model.
+// ModelForm: which model to load and how (file, backend and device, threads, context length).
+// Edits take effect only on Apply, which reloads the model. The device picker starts with the
+// CPU alone; setBackends fills in the devices once the engine has listed them (off the UI
+// thread), and a backend without devices shows as a disabled entry with the reason.
 #pragma once
 
+#include <QList>
 #include <QStringList>
 #include <QWidget>
 
+#include "ui/bridge/backend_devices.h"
 #include "ui/settings/load_settings.h"
 
 class QComboBox;
+class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
@@ -24,19 +29,28 @@ class ModelForm : public QWidget {
   void setSettings(const LoadSettings& settings);
   // Most recent first; choosing one fills in the model file.
   void setRecentModels(const QStringList& paths);
+  // The backends and their devices, as EngineController::listBackends found them. A chosen
+  // backend id that was not listed yet is selected once it is.
+  void setBackends(const QList<BackendInfo>& backends);
 
  signals:
   void applyRequested(const LoadSettings& settings);
 
  private:
   QWidget* createFileRow();
-  void fillBackends();
+  void fillBackends(const QList<BackendInfo>& backends, bool listed);
+  void addUnavailableBackend(const QString& text, const QString& reason);
+  void selectBackend(const QString& id);
+  void updateBackendNote();
   void browse();
   void updateApply();
 
   QLineEdit* m_path = nullptr;
   QComboBox* m_recent = nullptr;
   QComboBox* m_backend = nullptr;
+  QLabel* m_backendNote = nullptr;  // why a backend has no devices, shown without opening the list
+  QString m_wantedBackend;          // chosen before the devices were listed
+  bool m_listed = false;
   QSpinBox* m_threads = nullptr;
   QSpinBox* m_context = nullptr;
   QPushButton* m_apply = nullptr;

@@ -62,4 +62,6 @@ void SettingsDock::setLoadSettings(const LoadSettings& settings) { m_model->setS
 
 void SettingsDock::setRecentModels(const QStringList& paths) { m_model->setRecentModels(paths); }
 
+void SettingsDock::setBackends(const QList<BackendInfo>& backends) { m_model->setBackends(backends); }
+
 }  // namespace inferscope::ui

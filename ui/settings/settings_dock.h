@@ -1,11 +1,13 @@
 // SettingsDock: sampling settings (apply to the next reply), sampling presets, and the model to
-// load (applied by a reload on Apply). It holds no state beyond its controls: the main window
+// load with its backend/device (applied by a reload on Apply). It holds no state beyond its controls: the main window
 // wires its signals to the engine bridge and the preset store.
 #pragma once
 
 #include <QDockWidget>
+#include <QList>
 #include <QStringList>
 
+#include "ui/bridge/backend_devices.h"
 #include "ui/settings/load_settings.h"
 #include "ui/settings/sampling_settings.h"
 
@@ -31,6 +33,8 @@ class SettingsDock : public QDockWidget {
   // Fills in the model section without requesting a reload.
   void setLoadSettings(const LoadSettings& settings);
   void setRecentModels(const QStringList& paths);
+  // The device picker's entries (EngineController::backendsListed).
+  void setBackends(const QList<inferscope::ui::BackendInfo>& backends);
 
  signals:
   void samplingChanged(const SamplingSettings& settings);

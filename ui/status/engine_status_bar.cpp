@@ -10,15 +10,24 @@ namespace inferscope::ui {
 namespace {
 
 constexpr int kProgressSteps = 1000;
+constexpr int kBackendMaximumWidth = 300;  // a long device name elides; its tooltip has it all
 
 QString describe(const ModelSummary& s) {
   const QLocale locale;
-  return QObject::tr("%1 (%2)\nName: %3\nArchitecture: %4, %5 layers\nChat format: %6\nContext: %7 tokens\nWeights: %8")
+  return QObject::tr("%1 (%2)\nName: %3\nArchitecture: %4, %5 layers\nChat format: %6\nContext: %7 tokens\nWeights: %8\nRuns on: %9")
       .arg(s.path, locale.formattedDataSize(s.fileBytes), s.name, s.architecture)
       .arg(s.layers)
       .arg(s.chatFormat)
       .arg(s.contextLength)
-      .arg(locale.formattedDataSize(s.weightsBytes));
+      .arg(locale.formattedDataSize(s.weightsBytes), s.backend);
+}
+
+QString describeBackend(const ModelSummary& s) {
+  if (s.deviceName.isEmpty()) return QObject::tr("The model runs on the CPU with %n thread(s).", nullptr, s.threads);
+  const QLocale locale;
+  return QObject::tr("%1\nDevice memory: %2\nOn the device: weights %3, KV cache %4, scratch %5")
+      .arg(s.backend, locale.formattedDataSize(s.deviceMemoryBytes), locale.formattedDataSize(s.deviceWeightsBytes),
+           locale.formattedDataSize(s.kvCacheBytes), locale.formattedDataSize(s.scratchBytes));
 }
 
 }  // namespace
@@ -31,6 +40,7 @@ EngineStatusBar::EngineStatusBar(QWidget* parent)
       m_progress(new QProgressBar(this)),
       m_loadedModelText(tr("No model: open or drop a .gguf file")) {
   setObjectName(QStringLiteral("statusBar"));
+  m_backend->setObjectName(QStringLiteral("backendLabel"));
   m_progress->setObjectName(QStringLiteral("loadProgress"));
   m_progress->setRange(0, kProgressSteps);
   m_progress->setMaximumWidth(200);
@@ -45,8 +55,9 @@ EngineStatusBar::EngineStatusBar(QWidget* parent)
   addPermanentWidget(m_speed);
 }
 
-void EngineStatusBar::showLoading(const QString& path) {
-  m_model->setText(tr("Loading %1…").arg(QFileInfo(path).fileName()));
+void EngineStatusBar::showLoading(const QString& path, const QString& backend) {
+  const QString file = QFileInfo(path).fileName();
+  m_model->setText(backend.isEmpty() ? tr("Loading %1…").arg(file) : tr("Loading %1 on %2…").arg(file, backend));
   m_progress->setValue(0);
   m_progress->show();
 }
@@ -58,7 +69,11 @@ void EngineStatusBar::showModel(const ModelSummary& summary) {
   m_loadedModelText = tr("%1 (%2, %3)").arg(QFileInfo(summary.path).fileName(), summary.architecture, summary.chatFormat);
   m_model->setText(m_loadedModelText);
   m_model->setToolTip(describe(summary));
-  m_backend->setText(tr("%1 · %n thread(s)", nullptr, summary.threads).arg(summary.backend));
+  // Threads only where they run the model: on a device they just sample.
+  m_backendText = summary.deviceName.isEmpty() ? tr("%1 · %n thread(s)", nullptr, summary.threads).arg(summary.backend)
+                                               : summary.backend;
+  m_backend->setText(m_backend->fontMetrics().elidedText(m_backendText, Qt::ElideRight, kBackendMaximumWidth));
+  m_backend->setToolTip(describeBackend(summary));
   m_speed->clear();
 }
 

@@ -1,5 +1,5 @@
-// The main window's status bar: the loaded model, backend and threads, the live decode speed,
-// and a progress bar while a model loads.
+// The main window's status bar: the loaded model, the backend it runs on ("CPU · 2 threads",
+// "Vulkan: llvmpipe (...)"), the live decode speed, and a progress bar while a model loads.
 #pragma once
 
 #include <QStatusBar>
@@ -17,7 +17,8 @@ class EngineStatusBar : public QStatusBar {
  public:
   explicit EngineStatusBar(QWidget* parent = nullptr);
 
-  void showLoading(const QString& path);
+  // `backend` empty: the CPU (not named while loading).
+  void showLoading(const QString& path, const QString& backend = {});
   void showLoadProgress(double fraction);
   void showModel(const ModelSummary& summary);
   // Back to the model that stays loaded (or "No model").
@@ -26,6 +27,8 @@ class EngineStatusBar : public QStatusBar {
 
   QString modelText() const;
   QString speedText() const;
+  // The whole backend text (the label may elide a long device name).
+  QString backendText() const { return m_backendText; }
 
  private:
   QLabel* m_model;
@@ -33,6 +36,7 @@ class EngineStatusBar : public QStatusBar {
   QLabel* m_speed;
   QProgressBar* m_progress;
   QString m_loadedModelText;
+  QString m_backendText;
 };
 
 }  // namespace inferscope::ui

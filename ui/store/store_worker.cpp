@@ -38,6 +38,7 @@ store::MessageStats toStoreStats(const std::optional<ReplyStats>& stats) {
   out.tokens_per_second = stats->tokensPerSecond;
   out.ttft_ms = stats->ttftMs;
   out.stop_reason = bytes(stats->stopReason);
+  if (!stats->backend.isEmpty()) out.backend = bytes(stats->backend);
   return out;
 }
 
@@ -52,6 +53,7 @@ ConversationMessage toMessage(const store::MessageRecord& record) {
     stats.tokensPerSecond = record.stats.tokens_per_second.value_or(0);
     stats.ttftMs = record.stats.ttft_ms.value_or(0);
     stats.stopReason = qstr(record.stats.stop_reason.value_or(std::string()));
+    stats.backend = qstr(record.stats.backend.value_or(std::string()));
     message.stats = stats;
   }
   return message;
