@@ -96,7 +96,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
 }
 
 Status Session::ensure_slots(int n_slots) {
-  if (forward_ && forward_->n_slots() == n_slots) return Status::ok();
+  // Slots only grow: after a beam search the next sampled reply reuses the executor (on a GPU
+  // backend a new one would upload the weights again), at the cost of keeping the beams' KV.
+  if (forward_ && forward_->n_slots() >= n_slots) return Status::ok();
   forward_.reset();
   auto executor = create_executor(n_slots);
   if (!executor) return executor.status();
