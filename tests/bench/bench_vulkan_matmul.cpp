@@ -1,7 +1,9 @@
 // Throughput of the Vulkan matmul shaders (engine/backend/vulkan/ops/vk_matmul.h) on device 0:
 //   matvec  n = 1..8 tokens through `copies` distinct copies of a rows x cols matrix (64 MiB of
 //           weights in all, so they stream from memory as a model's do): GB/s of weights
-//   matmat  n = 64..512 tokens through one matrix: rows * tokens / s and GFLOP/s
+//   auto    n = 64..512 tokens through one matrix with record_matmul's own choice (on CPU
+//           drivers the row-per-invocation matvec): rows * tokens / s and GFLOP/s
+//   matmat  the same with the tiled matmat shader forced
 // Times are wall clock around one submission of many dispatches (dispatch overhead included),
 // and the process's CPU time (per CPU-second figures: what one core does, unaffected by other
 // load on a shared machine).
@@ -167,10 +169,12 @@ int main(int argc, char** argv) {
       o.path = MatmulOverrides::Path::Matvec;
       set_matmul_overrides(o);
       for (int64_t n : {1, 2, 4, 8}) {
-        // Warm-up (pipeline creation), then enough passes over all copies for ~0.3 s.
+        // Warm-up (pipeline creation, timed), then enough passes over all copies for ~0.3 s.
+        const auto w0 = std::chrono::steady_clock::now();
         check(recorder.begin(), "begin");
         check(record_matmul(device, recorder, view(0), BufferSpan::whole(*x), n, BufferSpan::whole(*y), rows, 0), "matmul");
         check(recorder.submit_and_wait(), "submit");
+        const double first = seconds_since(w0);
         int passes = 1;
         double t = 0.0, cpu = 0.0;
         for (;;) {
@@ -190,15 +194,19 @@ int main(int argc, char** argv) {
           passes *= 2;
         }
         const double calls = static_cast<double>(passes) * copies;
-        std::printf("matvec %-5s %5lldx%-5lld n=%lld  %7.3f GB/s of weights  %8.1f us/call  %7.3f GB per CPU-second\n",
+        std::printf("matvec %-5s %5lldx%-5lld n=%lld  %7.3f GB/s of weights  %8.1f us/call  %7.3f GB per CPU-second"
+                    "  (first call %.0f ms)\n",
                     name.c_str(), static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(n),
-                    calls * matrix / t * 1e-9, t / calls * 1e6, calls * matrix / cpu * 1e-9);
+                    calls * matrix / t * 1e-9, t / calls * 1e6, calls * matrix / cpu * 1e-9, first * 1e3);
       }
     }
-    if (mm) {
+    // Prefill: what record_matmul picks on its own (rowwise matvec on CPU drivers), then the
+    // tiled matmat shader forced.
+    for (int mode = 0; mode < 2 && mm; ++mode) {
       MatmulOverrides o = overrides;
-      o.path = MatmulOverrides::Path::Matmat;
+      o.path = mode == 0 ? MatmulOverrides::Path::Auto : MatmulOverrides::Path::Matmat;
       set_matmul_overrides(o);
+      const char* label = mode == 0 ? "auto  " : "matmat";
       for (int64_t n : {64, 128, 512}) {
         check(recorder.begin(), "begin");
         check(record_matmul(device, recorder, view(0), BufferSpan::whole(*x), n, BufferSpan::whole(*y), rows, 0), "matmul");
@@ -221,8 +229,8 @@ int main(int argc, char** argv) {
           reps *= 2;
         }
         const double per = t / reps;
-        std::printf("matmat %-5s %5lldx%-5lld n=%-4lld %10.3g rows*tokens/s  %7.2f GFLOP/s  %8.2f ms/call  %7.2f GFLOP per CPU-second\n",
-                    name.c_str(), static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(n),
+        std::printf("%s %-5s %5lldx%-5lld n=%-4lld %10.3g rows*tokens/s  %7.2f GFLOP/s  %8.2f ms/call  %7.2f GFLOP per CPU-second\n",
+                    label, name.c_str(), static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(n),
                     static_cast<double>(rows * n) / per, 2.0 * rows * cols * n / per * 1e-9, per * 1e3,
                     2.0 * rows * cols * n * reps / cpu * 1e-9);
       }

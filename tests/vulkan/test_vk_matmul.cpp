@@ -1,7 +1,7 @@
 // The Vulkan matmul family (engine/backend/vulkan/ops/vk_matmul.h) for every weight type, on the
 // native (8/16-bit storage) and compat shader variants:
 //   get_rows  bit-exact against kernels::dequantize_row (times the scale, one f32 multiply)
-//   matmul    matvec and matmat paths, awkward sizes, against a double-precision product of the
+//   matmul    matvec (both layouts) and matmat, awkward sizes, against a double-precision product of the
 //             exactly decoded weights; NMSE = sum (gpu - ref)^2 / sum ref^2 < 1e-8 (f32 sums in
 //             another order give ~1e-12; one wrong element in a row of 32 gives ~3e-2, a scale
 //             off by 1% ~1e-4, both checked to fail)
@@ -44,10 +44,11 @@ const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, Gg
 
 bool is_superblock(GgmlType t) { return kernels::type_info(t).block_size == 256; }
 
-// Columns: one and several blocks (and a size that is not a multiple of 32 for float types).
+// Columns: one and several blocks; for float types also lengths that are not a multiple of 32
+// (40), of 8 (172, as stories260K's F32 feed-forward) or of anything (13).
 std::vector<int64_t> test_cols(GgmlType t) {
   if (is_superblock(t)) return {256, 768};
-  if (kernels::type_info(t).block_size == 1) return {32, 96, 160, 40};
+  if (kernels::type_info(t).block_size == 1) return {32, 96, 160, 40, 172, 13};
   return {32, 96, 160};
 }
 
@@ -64,11 +65,23 @@ class WorkgroupSize {
   ~WorkgroupSize() { set_op_workgroup_override(0); }
 };
 
-MatmulOverrides path(MatmulOverrides::Path p) {
+MatmulOverrides path(MatmulOverrides::Path p, int rowwise = -1) {
   MatmulOverrides o;
   o.path = p;
+  o.matvec_rowwise = rowwise;
   return o;
 }
+
+// The three kernels: matvec in its GPU layout (chunks split over invocations), matvec in its
+// CPU layout (rows per invocation, subgroup-shared x; needs cols % 32 == 0, else the GPU
+// layout runs), and the tiled matmat (needs cols % 32 == 0, else matvec runs).
+struct Kernel {
+  const char* name;
+  MatmulOverrides overrides;
+};
+const Kernel kKernels[] = {{"matvec", path(MatmulOverrides::Path::Matvec, 0)},
+                           {"matvec_rowwise", path(MatmulOverrides::Path::Matvec, 1)},
+                           {"matmat", path(MatmulOverrides::Path::Matmat)}};
 
 double nmse(const std::vector<float>& got, const std::vector<double>& want) {
   EXPECT_EQ(got.size(), want.size());
@@ -235,8 +248,8 @@ TEST_P(VkMatmulTypes, MatmulMatchesReference) {
     std::mt19937 rng(300 + static_cast<uint32_t>(cols));
     const auto x = testing::random_activations(cols, kMaxN, rng);
     const auto ref_all = reference(w, 0, kMaxRows, x, kMaxN);
-    for (auto p : {MatmulOverrides::Path::Auto, MatmulOverrides::Path::Matvec, MatmulOverrides::Path::Matmat}) {
-      Overrides scope(path(p));
+    for (const Kernel& kernel : kKernels) {
+      Overrides scope(kernel.overrides);
       Gpu gpu(device);
       const Buffer& wb = gpu.upload(w.bytes);
       const Buffer& xb = gpu.upload(x);
@@ -258,7 +271,7 @@ TEST_P(VkMatmulTypes, MatmulMatchesReference) {
       gpu.submit();
       for (const Case& c : cases) {
         SCOPED_TRACE("cols=" + std::to_string(cols) + " rows=" + std::to_string(c.rows) + " n=" +
-                     std::to_string(c.n) + " path=" + std::to_string(static_cast<int>(p)));
+                     std::to_string(c.n) + " " + kernel.name);
         std::vector<double> want(static_cast<size_t>(c.n * c.rows));
         for (int64_t t = 0; t < c.n; ++t) {
           for (int64_t r = 0; r < c.rows; ++r) {
@@ -291,10 +304,9 @@ TEST_P(VkMatmulTypes, RowSlicesAndOutputColumns) {
   while ((first * w.row_bytes) % layout->row_align != 0) ++first;
   const int64_t slice_rows = 19, y_stride = slice_rows + 11, y_col = 5;
   for (int64_t n : {1, 5, 12}) {
-    for (auto p : {MatmulOverrides::Path::Matvec, MatmulOverrides::Path::Matmat}) {
-      SCOPED_TRACE("n=" + std::to_string(n) + " path=" + std::to_string(static_cast<int>(p)) + " first row " +
-                   std::to_string(first));
-      Overrides scope(path(p));
+    for (const Kernel& kernel : kKernels) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " " + kernel.name + " first row " + std::to_string(first));
+      Overrides scope(kernel.overrides);
       Gpu gpu(device);
       const Buffer& wb = gpu.upload(w.bytes);
       const Buffer& xb = gpu.upload(x);
@@ -344,8 +356,11 @@ TEST_P(VkMatmulTypes, ExpertsMatchReference) {
   const std::vector<int32_t> ids = {3, 0, 1, 1, 2, 7, 0, 3, 2, 1};  // 7: out of range
   std::mt19937 rng(501);
   const auto x = testing::random_activations(cols, n_tokens * k_used, rng);
-  for (bool per_pair : {false, true}) {
-    SCOPED_TRACE(per_pair ? "x per pair" : "x per token");
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool per_pair = (variant & 1) != 0;
+    const int rowwise = variant >> 1;
+    SCOPED_TRACE(std::string(per_pair ? "x per pair" : "x per token") + (rowwise ? ", rowwise" : ""));
+    Overrides scope(path(MatmulOverrides::Path::Auto, rowwise));
     Gpu gpu(device);
     const Buffer& wb = gpu.upload(stacked);
     const Buffer& xb = gpu.upload(x);
@@ -387,13 +402,15 @@ TEST(VkMatmul, WorkgroupSizesAndTilesAgree) {
     const auto x = testing::random_activations(cols, n, rng);
     const auto want = reference(w, 0, rows, x, n);
     std::vector<MatmulOverrides> configs;
-    for (uint32_t wg : {8u, 16u, 64u, 256u}) {
-      for (uint32_t r : {1u, 3u, 8u}) {
-        MatmulOverrides o = path(MatmulOverrides::Path::Matvec);
-        o.matvec_workgroup = wg;
-        o.matvec_rows = r;
-        o.matvec_tokens = r == 3 ? 4 : 2;
-        configs.push_back(o);
+    for (int rowwise : {0, 1}) {
+      for (uint32_t wg : {8u, 16u, 64u, 256u}) {
+        for (uint32_t r : {1u, 3u, 8u}) {
+          MatmulOverrides o = path(MatmulOverrides::Path::Matvec, rowwise);
+          o.matvec_workgroup = wg;
+          o.matvec_rows = r;
+          o.matvec_tokens = r == 3 ? 4 : 2;
+          configs.push_back(o);
+        }
       }
     }
     for (auto [bm, bn, tm, tn] : {std::tuple{16u, 8u, 4u, 1u}, {32u, 32u, 4u, 4u}, {64u, 16u, 8u, 2u}, {8u, 64u, 1u, 8u}}) {
@@ -405,7 +422,8 @@ TEST(VkMatmul, WorkgroupSizesAndTilesAgree) {
       configs.push_back(o);
     }
     for (const MatmulOverrides& o : configs) {
-      SCOPED_TRACE(std::string(kernels::type_name(type)) + " wg=" + std::to_string(o.matvec_workgroup) + " rows=" +
+      SCOPED_TRACE(std::string(kernels::type_name(type)) + (o.matvec_rowwise == 1 ? " rowwise" : "") +
+                   " wg=" + std::to_string(o.matvec_workgroup) + " rows=" +
                    std::to_string(o.matvec_rows) + " tile=" + std::to_string(o.matmat_bm) + "x" +
                    std::to_string(o.matmat_bn) + "/" + std::to_string(o.matmat_tm) + "x" + std::to_string(o.matmat_tn));
       Overrides scope(o);

@@ -1,6 +1,7 @@
 #version 450
 #include "header.glsl"
-// y = W x for a few tokens (the decode path): y[t][y_offset + r] = sum_c W[r][c] x[t][c].
+// y = W x for up to NT = 8 tokens per workgroup: y[t][y_offset + r] = sum_c W[r][c] x[t][c].
+// GPUs use it for decoding (few tokens); CPU drivers for every batch (ROWWISE below).
 // Two layouts of the work (the host picks the variant):
 //  default   a workgroup computes ROWS rows for NT tokens; its invocations split the row into
 //            chunks (types/common.glsl), each decoding its chunk of the ROWS rows once and
@@ -18,7 +19,9 @@
 // ids[pair], x row is the pair's (x_per_pair) or its token's (pair / k_used), y row the pair's.
 // Bindings: 0 W, 1 x (f32 rows of x_stride floats), 2 y (f32), 3 ids (int32, MUL_MAT_ID).
 // Preconditions (host): cols % CHUNK == 0, x_stride % 4 == 0, row starts ROW_ALIGN-aligned;
-// default layout: WORKGROUP_SIZE * ROWS * NT floats of shared memory.
+// default layout: WORKGROUP_SIZE * ROWS * NT floats of shared memory. Float types (QK == 1)
+// also take rows of any length in the default layout: when cols % 8 != 0 they are read one
+// value at a time (load_value), x as floats, with any x_stride and element-aligned rows.
 #if ROWWISE
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -27,10 +30,19 @@
 #include "weights.glsl"
 #include "types/select_type.glsl"
 
-layout(constant_id = 1) const uint ROWS = 4;  // rows per workgroup
+// The 32-value parts of a chunk: a real loop for large chunks (bounded code size), unrolled
+// for small ones.
+#if CHUNK >= 128
+#define PART_LOOP [[dont_unroll]]
+#else
+#define PART_LOOP [[unroll]]
+#endif
+
+layout(constant_id = 1) const uint ROWS = 4;  // rows per workgroup (ROWWISE: per invocation)
 layout(constant_id = 2) const uint NT = 1;    // tokens per workgroup
 
 layout(std430, set = 0, binding = 1) readonly buffer X { vec4 x4[]; };
+layout(std430, set = 0, binding = 1) readonly buffer X1 { float x1[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
 #ifdef MUL_MAT_ID
 layout(std430, set = 0, binding = 3) readonly buffer Ids { int ids[]; };
@@ -81,16 +93,18 @@ void main() {
   if (group_row0 >= p.rows) return;  // whole workgroup
   uint t0 = p.t_base + gl_WorkGroupID.y * NT;
   uint w_base = p.w_offset;
-  uint x_base[NT];  // vec4 index of each token's x row
+  uint x_row[NT];   // float index of each token's x row
+  uint x_base[NT];  // the same in vec4s (x_stride % 4 == 0)
   bool valid = true;
 #ifdef MUL_MAT_ID
   int expert = ids[t0];
   valid = expert >= 0 && uint(expert) < p.n_mats;
   w_base += uint(valid ? expert : 0) * p.matrix_bytes;
-  x_base[0] = ((p.x_per_pair != 0u ? t0 : t0 / p.k_used) * p.x_stride) >> 2;
+  x_row[0] = (p.x_per_pair != 0u ? t0 : t0 / p.k_used) * p.x_stride;
 #else
-  [[unroll]] for (uint t = 0u; t < NT; ++t) x_base[t] = (min(t0 + t, p.n - 1u) * p.x_stride) >> 2;
+  [[unroll]] for (uint t = 0u; t < NT; ++t) x_row[t] = min(t0 + t, p.n - 1u) * p.x_stride;
 #endif
+  [[unroll]] for (uint t = 0u; t < NT; ++t) x_base[t] = x_row[t] >> 2;
   // This invocation's rows (ROWWISE) or the workgroup's (default): row0 + r.
 #if ROWWISE
   uint row0 = group_row0 + lane * ROWS;
@@ -110,18 +124,18 @@ void main() {
   for (uint c = 0u; c < n_chunks; ++c) {  // the same c in every invocation
     Chunk k[ROWS];
     [[unroll]] for (uint r = 0u; r < ROWS; ++r) load_chunk(row_byte[r], c, k[r]);
-    [[unroll]] for (uint part = 0u; part < CHUNK / 32u; ++part) {
+    PART_LOOP for (uint part = 0u; part < CHUNK / 32u; ++part) {
       vec4 xm[NT];  // this invocation's vec4 of the part's x, per token
       [[unroll]] for (uint t = 0u; t < NT; ++t) xm[t] = x4[x_base[t] + c * (CHUNK / 4u) + 8u * part + sub];
-      [[unroll]] for (uint gg = 0u; gg < 4u; ++gg) {
+      [[unroll]] for (uint g4 = 0u; g4 < 4u; ++g4) {
         vec4 xlo[NT], xhi[NT];
         [[unroll]] for (uint t = 0u; t < NT; ++t) {
-          xlo[t] = subgroupBroadcast(xm[t], 2u * gg);
-          xhi[t] = subgroupBroadcast(xm[t], 2u * gg + 1u);
+          xlo[t] = subgroupBroadcast(xm[t], 2u * g4);
+          xhi[t] = subgroupBroadcast(xm[t], 2u * g4 + 1u);
         }
         [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
           vec4 wlo, whi;
-          decode8(k[r], 4u * part + gg, wlo, whi);
+          decode8(k[r], part, g4, wlo, whi);
           [[unroll]] for (uint t = 0u; t < NT; ++t) acc[r * NT + t] = dot8(wlo, whi, xlo[t], xhi[t], acc[r * NT + t]);
         }
       }
@@ -142,7 +156,7 @@ void main() {
         Chunk k;
         load_chunk(row_byte[r], c4 + gg, k);
         vec4 wlo, whi;
-        decode8(k, 0u, wlo, whi);
+        decode8(k, 0u, 0u, wlo, whi);
         [[unroll]] for (uint t = 0u; t < NT; ++t) acc[r * NT + t] = dot8(wlo, whi, xlo[t], xhi[t], acc[r * NT + t]);
       }
     }
@@ -153,20 +167,42 @@ void main() {
     if (row0 + r < p.rows && t0 + t < p.n) y[(t0 + t) * p.y_stride + p.y_offset + row0 + r] = valid ? acc[i] : 0.0;
   }
 #else
+#if QK == 1
+  if ((p.cols & 7u) != 0u) {  // float rows of any length: one value at a time
+    for (uint c = lane; c < p.cols; c += WORKGROUP_SIZE) {
+      float xv[NT];
+      [[unroll]] for (uint t = 0u; t < NT; ++t) xv[t] = x1[x_row[t] + c];
+      [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+        float wv = load_value(row_byte[r], c);
+        [[unroll]] for (uint t = 0u; t < NT; ++t) acc[r * NT + t] = fma(wv, xv[t], acc[r * NT + t]);
+      }
+    }
+    n_chunks = 0u;
+  }
+#endif
   for (uint c = lane; c < n_chunks; c += WORKGROUP_SIZE) {
     Chunk k[ROWS];
     [[unroll]] for (uint r = 0u; r < ROWS; ++r) load_chunk(row_byte[r], c, k[r]);
-    uint xc = c * (CHUNK / 4u);
-    [[unroll]] for (uint g = 0u; g < CHUNK / 8u; ++g) {
-      vec4 xlo[NT], xhi[NT];
-      [[unroll]] for (uint t = 0u; t < NT; ++t) {
-        xlo[t] = x4[x_base[t] + xc + 2u * g];
-        xhi[t] = x4[x_base[t] + xc + 2u * g + 1u];
-      }
-      [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
-        vec4 wlo, whi;
-        decode8(k[r], g, wlo, whi);
-        [[unroll]] for (uint t = 0u; t < NT; ++t) acc[r * NT + t] = dot8(wlo, whi, xlo[t], xhi[t], acc[r * NT + t]);
+#if CHUNK >= 32
+    PART_LOOP for (uint part = 0u; part < CHUNK / 32u; ++part) {
+      uint xc = c * (CHUNK / 4u) + 8u * part;
+      [[unroll]] for (uint g4 = 0u; g4 < 4u; ++g4) {
+#else
+    {
+      uint part = 0u, xc = c * 2u;
+      {
+        uint g4 = 0u;
+#endif
+        vec4 xlo[NT], xhi[NT];
+        [[unroll]] for (uint t = 0u; t < NT; ++t) {
+          xlo[t] = x4[x_base[t] + xc + 2u * g4];
+          xhi[t] = x4[x_base[t] + xc + 2u * g4 + 1u];
+        }
+        [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+          vec4 wlo, whi;
+          decode8(k[r], part, g4, wlo, whi);
+          [[unroll]] for (uint t = 0u; t < NT; ++t) acc[r * NT + t] = dot8(wlo, whi, xlo[t], xhi[t], acc[r * NT + t]);
+        }
       }
     }
   }

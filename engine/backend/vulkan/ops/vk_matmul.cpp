@@ -57,12 +57,18 @@ std::string supported_list() {
 // Checks the weight view common to every op; returns its layout. `bind_bytes` receives the
 // bytes the shaders read from the start of the span (rounded to 4).
 Result<WeightLayout> check_weights(const Device& device, const WeightView& w, const char* op, uint64_t* bind_bytes) {
-  const auto layout = weight_layout(w.type);
+  auto layout = weight_layout(w.type);
   if (!layout) {
     return Status::error(std::string(op) + ": weight type " + kernels::type_name(w.type) +
                          " has no Vulkan shader (supported: " + supported_list() + ")");
   }
   const std::string where = std::string(op) + ": weights (" + kernels::type_name(w.type) + ")";
+  WeightLayout effective = *layout;
+  if (kernels::type_info(w.type).block_size == 1 && w.cols % layout->chunk != 0) {
+    // Float rows of any length: the shaders read them one value at a time.
+    effective = WeightLayout{1, kernels::type_info(w.type).type_size};
+  }
+  layout = effective;
   const int64_t multiple = std::max(layout->chunk, kernels::type_info(w.type).block_size);
   if (w.cols <= 0 || w.cols % multiple != 0) {
     return Status::error(where + " cols = " + std::to_string(w.cols) + ", expected a positive multiple of " +
@@ -127,15 +133,22 @@ MatvecConfig matvec_config(const Device& device, const WeightLayout& layout, int
   const uint32_t preferred = g_overrides.matvec_workgroup ? g_overrides.matvec_workgroup
                                                           : (cpu || c.rowwise ? subgroup : std::max(64u, subgroup));
   c.workgroup = op_workgroup_size(device, preferred);
-  c.tokens = experts ? 1u
-                     : static_cast<uint32_t>(std::clamp<int64_t>(
-                           g_overrides.matvec_tokens ? g_overrides.matvec_tokens : n, 1, kMaxMatvecTokens));
+  // Tokens per workgroup: 1, 2, 4 or 8 (each is its own pipeline; a batch of 3 runs as 4 with
+  // one clamped token, instead of compiling a pipeline per batch size).
+  uint32_t tokens = 1;
+  while (tokens < kMaxMatvecTokens && tokens < n) tokens *= 2;
+  c.tokens = experts ? 1u : (g_overrides.matvec_tokens ? std::min(g_overrides.matvec_tokens, kMaxMatvecTokens) : tokens);
   if (c.rowwise) {
-    // Rows per invocation: each x value read serves them all, but the unrolled body (rows x
-    // tokens x chunk / 8 decode-and-dot blocks) sets the pipeline's compile time.
-    c.rows = g_overrides.matvec_rows ? g_overrides.matvec_rows : 4u;
-    const uint64_t groups = static_cast<uint64_t>(layout.chunk / 8);
-    while (c.rows > 1 && uint64_t{c.rows} * c.tokens * groups > 256 && !g_overrides.matvec_rows) c.rows /= 2;
+    // Rows per invocation (measured on lavapipe, AVX2): each x value read serves them all, but
+    // the body unrolls rows x tokens decode-and-dot blocks, and the pipeline's compile time
+    // grows with it (16 x 8 costs 3-8 s of JIT for the K-quants, 2.5 s for Q4_0).
+    if (g_overrides.matvec_rows) {
+      c.rows = g_overrides.matvec_rows;
+    } else if (c.tokens == 1) {
+      c.rows = layout.chunk == 8 ? 4u : 8u;
+    } else {
+      c.rows = layout.chunk <= 32 ? 16u : 8u;
+    }
     return c;
   }
   c.rows = g_overrides.matvec_rows ? g_overrides.matvec_rows : (cpu ? 4u : 2u);

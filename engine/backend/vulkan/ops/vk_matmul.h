@@ -31,8 +31,10 @@ struct WeightView {
 };
 
 // How the shaders read a weight type: rows are decoded in chunks of `chunk` values (cols must
-// be a multiple of it and of the block size) and row starts (byte_offset and row_bytes) must be multiples of
-// `row_align` bytes. nullopt for types without a shader.
+// be a multiple of it and of the block size) and row starts (byte_offset and row_bytes) must
+// be multiples of `row_align` bytes. nullopt for types without a shader. Float types (F32,
+// F16, BF16) also take rows of any length, read one value at a time (slowly) from rows aligned
+// to their element size, when cols is not a multiple of their chunk.
 struct WeightLayout {
   int64_t chunk = 0;
   int64_t row_align = 0;
@@ -67,7 +69,7 @@ struct MatmulOverrides {
   enum class Path { Auto, Matvec, Matmat };
   Path path = Path::Auto;          // Matmat falls back to matvec where cols % 32 != 0
   uint32_t matvec_workgroup = 0;   // invocations per matvec workgroup (power of two >= 8)
-  uint32_t matvec_rows = 0;        // rows per matvec workgroup
+  uint32_t matvec_rows = 0;        // rows per matvec workgroup (rowwise: per invocation)
   uint32_t matvec_tokens = 0;      // tokens per matvec workgroup (1..8)
   int matvec_rowwise = -1;         // row-per-invocation matvec layout: -1 auto, 0 off, 1 on
   uint32_t matmat_bm = 0, matmat_bn = 0, matmat_tm = 0, matmat_tn = 0;  // tile, micro-tile

@@ -1,5 +1,6 @@
 // BF16 weights: chunks of 8 values (one 16-byte read); a value is its 16 bits followed by 16
-// zero bits (exact). Rows 16-byte aligned.
+// zero bits (exact). Rows 16-byte aligned when the
+// row length is a multiple of 8; load_value reads any row.
 #include "types/common.glsl"
 #define QK 1
 #define BLOCK_BYTES 2
@@ -10,7 +11,11 @@ struct Chunk { uvec4 a; };
 
 void load_chunk(uint row_byte, uint c, out Chunk k) { k.a = w128[(row_byte >> 4) + c]; }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   lo = uintBitsToFloat(uvec4(k.a.x << 16, k.a.x & 0xFFFF0000u, k.a.y << 16, k.a.y & 0xFFFF0000u));
   hi = uintBitsToFloat(uvec4(k.a.z << 16, k.a.z & 0xFFFF0000u, k.a.w << 16, k.a.w & 0xFFFF0000u));
 }
+
+// Value c of the row at row_byte (any alignment of the type's values): the path for rows whose
+// length is not a multiple of 8 (tiny models, e.g. stories260K's 172-column F32 matrices).
+float load_value(uint row_byte, uint c) { return load_bf16(row_byte + 2u * c); }

@@ -5,16 +5,23 @@
 //   QK, BLOCK_BYTES  block geometry (values, bytes); float types are 1-value blocks
 //   CHUNK            values decoded from one load of weight words: a run of CHUNK values of a
 //                    row starting at a multiple of CHUNK, inside one block (CHUNK divides QK) or,
-//                    for float types, CHUNK single-value blocks. CHUNK is a multiple of 8.
+//                    for float types, CHUNK single-value blocks. CHUNK is 8 (float types) or a
+//                    multiple of 32.
 //   ROW_ALIGN        byte alignment the row starts need (the host checks row_bytes and offsets)
 //   struct Chunk     the words of one chunk (plus scales decoded once per chunk)
 //   void load_chunk(uint row_byte, uint c, out Chunk k)
 //                    reads every weight word chunk c of the row at byte row_byte needs; all
 //                    memory reads of a decoder happen here, once per chunk
-//   void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi)
-//                    values [c*CHUNK + 8g, c*CHUNK + 8g + 8) of the row, g < CHUNK / 8; pure
-//                    arithmetic. Callers pass a constant g (an unrolled loop), so that array
-//                    indices inside fold to constants.
+//   void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi)
+//                    values [c*CHUNK + 32 part + 8 g4, +8) of the row: part < CHUNK / 32 (0 for
+//                    8-value chunks) may vary at run time, g4 < 4 (0 for 8-value chunks) is a
+//                    constant at every call (an unrolled loop), so that indices into the Chunk
+//                    fold to constants or to selects, never to indexed local arrays. Pure
+//                    arithmetic; callers unroll only the 8-value groups of one 32-value part,
+//                    which bounds the size of the compiled code for large chunks.
+//   float load_value(uint row_byte, uint c)   (float types only, QK == 1)
+//                    value c of a row of any length: the slow path for rows that are not a
+//                    whole number of chunks.
 // decode8 reproduces kernels::dequantize_row bit for bit: the same binary32 operations in the
 // same order (every product in the formulas is exact except Q6_K's second one, which keeps its
 // order), f16 widened exactly.

@@ -1,4 +1,5 @@
-// F32 weights: chunks of 8 values (two 16-byte reads). Rows 16-byte aligned.
+// F32 weights: chunks of 8 values (two 16-byte reads). Rows 16-byte aligned when the
+// row length is a multiple of 8; load_value reads any row.
 #include "types/common.glsl"
 #define QK 1
 #define BLOCK_BYTES 4
@@ -13,7 +14,11 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   k.b = w128[q + 1u];
 }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   lo = uintBitsToFloat(k.a);
   hi = uintBitsToFloat(k.b);
 }
+
+// Value c of the row at row_byte (any alignment of the type's values): the path for rows whose
+// length is not a multiple of 8 (tiny models, e.g. stories260K's 172-column F32 matrices).
+float load_value(uint row_byte, uint c) { return uintBitsToFloat(w32[(row_byte >> 2) + c]); }

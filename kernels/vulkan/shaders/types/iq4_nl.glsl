@@ -25,7 +25,7 @@ vec4 iq4nl_levels(uvec4 q) {
   return vec4(ivec4(w << (24u - 8u * (q & 3u))) >> 24);
 }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
   lo = k.d * iq4nl_levels(bits4(k.q[w], shift, 15u));
   hi = k.d * iq4nl_levels(bits4(k.q[w + 1u], shift, 15u));

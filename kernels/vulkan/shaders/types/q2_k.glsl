@@ -21,12 +21,14 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   k.dmin = half_hi(dd);
 }
 
-// Values 8g..8g+7 of the half: j = g/4, l = 8(g%4)..; scale byte g/2 of the half's eight.
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
-  uint s = (k.sc[g >> 3] >> (8u * ((g >> 1) & 3u))) & 0xFFu;
+// Values 8g..8g+7 of the half, g = 4 part + g4: j = part, l = 8 g4..; scale byte g/2 of the
+// half's eight.
+void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
+  uint g = 4u * part + g4;
+  uint s = ((part < 2u ? k.sc[0] : k.sc[1]) >> (8u * ((g >> 1) & 3u))) & 0xFFu;
   float dl = k.d * float(s & 15u);
   float ml = k.dmin * float(s >> 4);
-  uint w = 2u * (g & 3u), shift = 2u * (g >> 2);
+  uint w = 2u * g4, shift = 2u * part;
   lo = dl * vec4(bits4(k.q[w], shift, 3u)) - ml;
   hi = dl * vec4(bits4(k.q[w + 1u], shift, 3u)) - ml;
 }

@@ -13,16 +13,18 @@ struct Chunk { uint a[28]; };  // block bytes 4i..4i+3
 
 void load_chunk(uint row_byte, uint c, out Chunk k) { LOAD_ALIGNED(k.a, 28, row_byte + c * 110u, true); }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
-  uint h = g >> 4, j = (g >> 2) & 3u, l4 = g & 3u;  // elements 8g.. = 128h + 32j + 8 l4 + i
-  uint s = g >> 1;                                   // sub-block of 16
-  uint sw = k.a[24u + ((s & 7u) >> 2)];              // scales[s % 8]
+void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
+  uint g = 4u * part + g4;  // elements 8g.. = 128h + 32j + 8 g4 + i with h = part / 4, j = part % 4
+  uint h = part >> 2, j = part & 3u;
+  uint s = g >> 1;          // sub-block of 16
+  uint sw = (s & 7u) < 4u ? k.a[24] : k.a[25];  // scales[s % 8]
   uint low4 = (sw >> (8u * (s & 3u) + 4u * (s >> 3))) & 15u;
   uint high2 = (k.a[26] >> (8u * (s & 3u) + 2u * (s >> 2))) & 3u;
   float dl = half_lo(k.a[27]) * float(int(low4 | (high2 << 4)) - 32);
-  uint qw = 8u + 8u * h + 2u * l4, mw = 2u * l4;
-  ivec4 q0 = ivec4(bits4(k.a[qw], 2u * j, 3u)) - 4 + 4 * ivec4(bits4(k.a[mw], g >> 2, 1u));
-  ivec4 q1 = ivec4(bits4(k.a[qw + 1u], 2u * j, 3u)) - 4 + 4 * ivec4(bits4(k.a[mw + 1u], g >> 2, 1u));
+  uint q0w = h == 0u ? k.a[8u + 2u * g4] : k.a[16u + 2u * g4];
+  uint q1w = h == 0u ? k.a[9u + 2u * g4] : k.a[17u + 2u * g4];
+  ivec4 q0 = ivec4(bits4(q0w, 2u * j, 3u)) - 4 + 4 * ivec4(bits4(k.a[2u * g4], part, 1u));
+  ivec4 q1 = ivec4(bits4(q1w, 2u * j, 3u)) - 4 + 4 * ivec4(bits4(k.a[2u * g4 + 1u], part, 1u));
   lo = dl * vec4(q0);
   hi = dl * vec4(q1);
 }

@@ -16,7 +16,7 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
 }
 
 // g = 0, 1: low nibbles of qs[8g..8g+7]; g = 2, 3: high nibbles of qs[8(g-2)..].
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
   lo = vec4(ivec4(bits4(k.q[w], shift, 15u)) - 8) * k.d;
   hi = vec4(ivec4(bits4(k.q[w + 1u], shift, 15u)) - 8) * k.d;

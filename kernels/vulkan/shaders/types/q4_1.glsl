@@ -17,7 +17,7 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   [[unroll]] for (uint i = 0u; i < 4u; ++i) k.q[i] = w32[w + 1u + i];
 }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
   lo = vec4(bits4(k.q[w], shift, 15u)) * k.d + k.m;
   hi = vec4(bits4(k.q[w + 1u], shift, 15u)) * k.d + k.m;

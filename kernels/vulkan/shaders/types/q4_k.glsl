@@ -33,8 +33,10 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   k.q[4] = q1.x; k.q[5] = q1.y; k.q[6] = q1.z; k.q[7] = q1.w;
 }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
-  uint sub = g >> 2, w = 2u * (g & 3u), shift = 4u * sub;
-  lo = k.d1[sub] * vec4(bits4(k.q[w], shift, 15u)) - k.m1[sub];
-  hi = k.d1[sub] * vec4(bits4(k.q[w + 1u], shift, 15u)) - k.m1[sub];
+// part = sub-block of the chunk (low nibbles, then high), g4 = 8-value group in it.
+void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
+  uint w = 2u * g4, shift = 4u * part;
+  float d1 = part == 0u ? k.d1[0] : k.d1[1], m1 = part == 0u ? k.m1[0] : k.m1[1];
+  lo = d1 * vec4(bits4(k.q[w], shift, 15u)) - m1;
+  hi = d1 * vec4(bits4(k.q[w + 1u], shift, 15u)) - m1;
 }

@@ -19,7 +19,7 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
 // The high bits of elements 8g..8g+7 as bit 4 of each lane.
 uvec4 q5_high(uint qh, uint first) { return ((uvec4(qh) >> (uvec4(0u, 1u, 2u, 3u) + first)) & 1u) << 4; }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
   lo = vec4(ivec4(bits4(k.q[w], shift, 15u) | q5_high(k.qh, 8u * g)) - 16) * k.d;
   hi = vec4(ivec4(bits4(k.q[w + 1u], shift, 15u) | q5_high(k.qh, 8u * g + 4u)) - 16) * k.d;

@@ -34,10 +34,12 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   k.qh[4] = h1.x >> sh; k.qh[5] = h1.y >> sh; k.qh[6] = h1.z >> sh; k.qh[7] = h1.w >> sh;
 }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
-  uint sub = g >> 2, w = 2u * (g & 3u), shift = 4u * sub;
-  uvec4 n0 = bits4(k.q[w], shift, 15u) | (bits4(k.qh[w], sub, 1u) << 4);
-  uvec4 n1 = bits4(k.q[w + 1u], shift, 15u) | (bits4(k.qh[w + 1u], sub, 1u) << 4);
-  lo = k.d1[sub] * vec4(n0) - k.m1[sub];
-  hi = k.d1[sub] * vec4(n1) - k.m1[sub];
+// part = sub-block of the chunk, g4 = 8-value group in it.
+void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
+  uint w = 2u * g4, shift = 4u * part;
+  float d1 = part == 0u ? k.d1[0] : k.d1[1], m1 = part == 0u ? k.m1[0] : k.m1[1];
+  uvec4 n0 = bits4(k.q[w], shift, 15u) | (bits4(k.qh[w], part, 1u) << 4);
+  uvec4 n1 = bits4(k.q[w + 1u], shift, 15u) | (bits4(k.qh[w + 1u], part, 1u) << 4);
+  lo = d1 * vec4(n0) - m1;
+  hi = d1 * vec4(n1) - m1;
 }

@@ -23,13 +23,16 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   k.d = half_lo(sd[4]);
 }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
-  uint gg = g >> 2, l4 = g & 3u;
-  uint lw = 8u * (gg & 1u) + 2u * l4, hw = 2u * l4;
+// part = the 32-value group gg of the half (0..3), g4 = 8-value group in it.
+void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
+  uint g = 4u * part + g4;
+  uint ql0 = (part & 1u) == 0u ? k.ql[2u * g4] : k.ql[8u + 2u * g4];
+  uint ql1 = (part & 1u) == 0u ? k.ql[2u * g4 + 1u] : k.ql[9u + 2u * g4];
   uint sh = 8u * ((g >> 1) & 3u);
-  precise float ds = k.d * float(int(k.sc[g >> 3] << (24u - sh)) >> 24);
-  ivec4 q0 = ivec4(bits4(k.ql[lw], 4u * (gg >> 1), 15u) | (bits4(k.qh[hw], 2u * gg, 3u) << 4)) - 32;
-  ivec4 q1 = ivec4(bits4(k.ql[lw + 1u], 4u * (gg >> 1), 15u) | (bits4(k.qh[hw + 1u], 2u * gg, 3u) << 4)) - 32;
+  precise float ds = k.d * float(int((part < 2u ? k.sc[0] : k.sc[1]) << (24u - sh)) >> 24);
+  uint lshift = 4u * (part >> 1), hshift = 2u * part;
+  ivec4 q0 = ivec4(bits4(ql0, lshift, 15u) | (bits4(k.qh[2u * g4], hshift, 3u) << 4)) - 32;
+  ivec4 q1 = ivec4(bits4(ql1, lshift, 15u) | (bits4(k.qh[2u * g4 + 1u], hshift, 3u) << 4)) - 32;
   precise vec4 v0 = ds * vec4(q0);
   precise vec4 v1 = ds * vec4(q1);
   lo = v0;

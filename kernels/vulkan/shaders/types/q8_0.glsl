@@ -15,7 +15,7 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   [[unroll]] for (uint i = 0u; i < 8u; ++i) k.q[i] = funnel16(a[i], a[i + 1u]);
 }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   lo = i8x4(k.q[2u * g]) * k.d;
   hi = i8x4(k.q[2u * g + 1u]) * k.d;
 }

@@ -40,20 +40,6 @@
 #error "define one TYPE_* (TYPE_F32, TYPE_Q4_0, ...)"
 #endif
 
-// Values [8 i8, 8 i8 + 8) of the row at byte row_byte, for any i8 (the group inside the chunk
-// is selected by an unrolled ladder so that decode8 still sees constants). Reads the whole
-// chunk: for code that needs a few groups at scattered places.
-void dequant8_row(uint row_byte, uint i8, out vec4 lo, out vec4 hi) {
-  Chunk k;
-  load_chunk(row_byte, i8 / (CHUNK / 8u), k);
-  uint g = i8 % (CHUNK / 8u);
-  lo = vec4(0.0);
-  hi = vec4(0.0);
-  [[unroll]] for (uint gg = 0u; gg < CHUNK / 8u; ++gg) {
-    if (g == gg) decode8(k, gg, lo, hi);
-  }
-}
-
 // Values [32 j, 32 j + 32) of the row at byte row_byte as v[0..7] (the row has at least
 // 32 (j + 1) values): one chunk read (four for 8-value chunks).
 void dequant32_row(uint row_byte, uint j, out vec4 v[8]) {
@@ -61,17 +47,12 @@ void dequant32_row(uint row_byte, uint j, out vec4 v[8]) {
   Chunk k;
   load_chunk(row_byte, j / (CHUNK / 32u), k);
   uint part = j % (CHUNK / 32u);
-  [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = vec4(0.0);
-  [[unroll]] for (uint pp = 0u; pp < CHUNK / 32u; ++pp) {
-    if (part == pp) {
-      [[unroll]] for (uint i = 0u; i < 4u; ++i) decode8(k, 4u * pp + i, v[2u * i], v[2u * i + 1u]);
-    }
-  }
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) decode8(k, part, i, v[2u * i], v[2u * i + 1u]);
 #else
   [[unroll]] for (uint i = 0u; i < 4u; ++i) {
     Chunk k;
     load_chunk(row_byte, 4u * j + i, k);
-    decode8(k, 0u, v[2u * i], v[2u * i + 1u]);
+    decode8(k, 0u, 0u, v[2u * i], v[2u * i + 1u]);
   }
 #endif
 }

@@ -12,27 +12,24 @@ struct Chunk { uint a[14]; };
 
 void load_chunk(uint row_byte, uint c, out Chunk k) { LOAD_ALIGNED(k.a, 14, row_byte + c * 54u, true); }
 
-vec4 tq1_digits(uvec4 v, uvec4 pow3, float d) {
+vec4 tq1_digits(uvec4 v, uint pow3, float d) {
   uvec4 t = (((v * pow3) & 0xFFu) * 3u) >> 8;
   return vec4(ivec4(t) - 1) * d;
 }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
-  const uint pow3[5] = uint[5](1u, 3u, 9u, 27u, 81u);
+uint tq1_pow3(uint p) { return p == 0u ? 1u : p == 1u ? 3u : p == 2u ? 9u : p == 3u ? 27u : 81u; }
+
+// Values 8g.. with g = 4 part + g4 (part may vary at run time: the three regions are selected).
+void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
   float d = half_lo(k.a[13]);
-  if (g < 20u) {
-    uvec4 p = uvec4(pow3[g >> 2]);
-    lo = tq1_digits(bits4(k.a[2u * (g & 3u)], 0u, 0xFFu), p, d);
-    hi = tq1_digits(bits4(k.a[2u * (g & 3u) + 1u], 0u, 0xFFu), p, d);
-  } else if (g < 30u) {
-    uint gp = g - 20u;
-    uvec4 p = uvec4(pow3[gp >> 1]);
-    lo = tq1_digits(bits4(k.a[8u + 2u * (gp & 1u)], 0u, 0xFFu), p, d);
-    hi = tq1_digits(bits4(k.a[8u + 2u * (gp & 1u) + 1u], 0u, 0xFFu), p, d);
-  } else {
-    uint gp = g - 30u;
-    uvec4 qh = bits4(k.a[12], 0u, 0xFFu);
-    lo = tq1_digits(qh, uvec4(pow3[2u * gp]), d);
-    hi = tq1_digits(qh, uvec4(pow3[2u * gp + 1u]), d);
-  }
+  uint g = 4u * part + g4;
+  bool in_a = g < 20u, in_b = g < 30u;
+  uint gp = in_b ? g - 20u : g - 30u;
+  // Region A: qs[8 g4 ..] digit g / 4; B: qs[32 + 8 (gp % 2) ..] digit gp / 2; C: qh digit 2 gp (+1).
+  uint wl = in_a ? k.a[2u * g4] : in_b ? ((gp & 1u) == 0u ? k.a[8] : k.a[10]) : k.a[12];
+  uint wh = in_a ? k.a[2u * g4 + 1u] : in_b ? ((gp & 1u) == 0u ? k.a[9] : k.a[11]) : k.a[12];
+  uint pl = in_a ? part : in_b ? gp >> 1 : 2u * gp;
+  uint ph = in_a ? part : in_b ? gp >> 1 : 2u * gp + 1u;
+  lo = tq1_digits(bits4(wl, 0u, 0xFFu), tq1_pow3(pl), d);
+  hi = tq1_digits(bits4(wh, 0u, 0xFFu), tq1_pow3(ph), d);
 }

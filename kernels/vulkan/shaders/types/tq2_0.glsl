@@ -11,9 +11,12 @@ struct Chunk { uint a[17]; };
 
 void load_chunk(uint row_byte, uint c, out Chunk k) { LOAD_ALIGNED(k.a, 17, row_byte + c * 66u, true); }
 
-void decode8(Chunk k, uint g, out vec4 lo, out vec4 hi) {
+// Values 8g.. with g = 4 part + g4: c = part / 4, k = part % 4, m = 8 g4 + i.
+void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
   float d = half_lo(k.a[16]);
-  uint w = 8u * (g >> 4) + 2u * (g & 3u), shift = 2u * ((g >> 2) & 3u);
-  lo = vec4(ivec4(bits4(k.a[w], shift, 3u)) - 1) * d;
-  hi = vec4(ivec4(bits4(k.a[w + 1u], shift, 3u)) - 1) * d;
+  uint w0 = part < 4u ? k.a[2u * g4] : k.a[8u + 2u * g4];
+  uint w1 = part < 4u ? k.a[2u * g4 + 1u] : k.a[9u + 2u * g4];
+  uint shift = 2u * (part & 3u);
+  lo = vec4(ivec4(bits4(w0, shift, 3u)) - 1) * d;
+  hi = vec4(ivec4(bits4(w1, shift, 3u)) - 1) * d;
 }
