@@ -30,6 +30,7 @@
 #include "kernels/cpu/ggml_type.h"
 #include "tests/support/matmul_problem.h"
 #include "tests/support/vulkan_device.h"
+#include "tests/support/vulkan_gpu.h"
 
 namespace inferscope::vulkan {
 namespace {
@@ -94,43 +95,7 @@ double nmse(const std::vector<float>& got, const std::vector<double>& want) {
   return err / std::max(ref, 1e-30);
 }
 
-// Device buffers and recordings; failures throw (GoogleTest reports them as test failures).
-class Gpu {
- public:
-  explicit Gpu(Device& device) : device_(device), recorder_(device) {}
-
-  template <class T>
-  const Buffer& upload(const std::vector<T>& data, uint64_t pad = 16) {
-    const Buffer& b = allocate(data.size() * sizeof(T) + pad);
-    check(device_.upload(b, 0, data.data(), data.size() * sizeof(T)), "upload");
-    return b;
-  }
-  const Buffer& allocate(uint64_t bytes) {
-    auto b = device_.create_buffer((std::max<uint64_t>(bytes, 16) + 3) / 4 * 4, MemoryUse::Scratch);
-    check(b.status(), "create_buffer");
-    buffers_.push_back(std::move(*b));
-    return *buffers_.back();
-  }
-  const Buffer& filled(size_t n_floats, float value) { return upload(std::vector<float>(n_floats, value), 0); }
-  template <class T>
-  std::vector<T> read(const Buffer& b, size_t n) {
-    std::vector<T> v(n);
-    check(device_.download(b, 0, v.data(), n * sizeof(T)), "download");
-    return v;
-  }
-  Recorder& recorder() { return recorder_; }
-  void begin() { check(recorder_.begin(), "Recorder::begin"); }
-  void submit() { check(recorder_.submit_and_wait(), "submit_and_wait"); }
-
-  static void check(const Status& s, const char* what) {
-    if (!s) throw std::runtime_error(std::string(what) + ": " + s.message());
-  }
-
- private:
-  Device& device_;
-  Recorder recorder_;
-  std::vector<std::unique_ptr<Buffer>> buffers_;
-};
+using testing::Gpu;
 
 // A weight matrix of `rows` rows (of `n_mats` stacked matrices) with its exact decoding.
 struct HostWeights {
@@ -209,7 +174,7 @@ TEST_P(VkMatmulTypes, GetRowsBitExact) {
     const int64_t n = static_cast<int64_t>(ids.size());
     for (float scale : {1.0f, 0.125f, 27.712812921102035f}) {
       SCOPED_TRACE("scale=" + std::to_string(scale));
-      Gpu gpu(device);
+      Gpu gpu(device, 16);
       const Buffer& wb = gpu.upload(w.bytes);
       const Buffer& ib = gpu.upload(ids);
       const Buffer& ob = gpu.filled(static_cast<size_t>(n * cols), 777.0f);
@@ -250,7 +215,7 @@ TEST_P(VkMatmulTypes, MatmulMatchesReference) {
     const auto ref_all = reference(w, 0, kMaxRows, x, kMaxN);
     for (const Kernel& kernel : kKernels) {
       Overrides scope(kernel.overrides);
-      Gpu gpu(device);
+      Gpu gpu(device, 16);
       const Buffer& wb = gpu.upload(w.bytes);
       const Buffer& xb = gpu.upload(x);
       struct Case {
@@ -307,7 +272,7 @@ TEST_P(VkMatmulTypes, RowSlicesAndOutputColumns) {
     for (const Kernel& kernel : kKernels) {
       SCOPED_TRACE("n=" + std::to_string(n) + " " + kernel.name + " first row " + std::to_string(first));
       Overrides scope(kernel.overrides);
-      Gpu gpu(device);
+      Gpu gpu(device, 16);
       const Buffer& wb = gpu.upload(w.bytes);
       const Buffer& xb = gpu.upload(x);
       const Buffer& yb = gpu.filled(static_cast<size_t>(n * y_stride), 777.0f);
@@ -361,7 +326,7 @@ TEST_P(VkMatmulTypes, ExpertsMatchReference) {
     const int rowwise = variant >> 1;
     SCOPED_TRACE(std::string(per_pair ? "x per pair" : "x per token") + (rowwise ? ", rowwise" : ""));
     Overrides scope(path(MatmulOverrides::Path::Auto, rowwise));
-    Gpu gpu(device);
+    Gpu gpu(device, 16);
     const Buffer& wb = gpu.upload(stacked);
     const Buffer& xb = gpu.upload(x);
     const Buffer& ib = gpu.upload(ids);
@@ -427,7 +392,7 @@ TEST(VkMatmul, WorkgroupSizesAndTilesAgree) {
                    std::to_string(o.matvec_rows) + " tile=" + std::to_string(o.matmat_bm) + "x" +
                    std::to_string(o.matmat_bn) + "/" + std::to_string(o.matmat_tm) + "x" + std::to_string(o.matmat_tn));
       Overrides scope(o);
-      Gpu gpu(*device);
+      Gpu gpu(*device, 16);
       const Buffer& wb = gpu.upload(w.bytes);
       const Buffer& xb = gpu.upload(x);
       const Buffer& yb = gpu.filled(static_cast<size_t>(n * rows), 777.0f);
@@ -445,7 +410,7 @@ TEST(VkMatmul, WorkgroupSizesAndTilesAgree) {
     const HostWeights w = make_weights(GgmlType::Q8_0, 96, 9, 602);
     std::mt19937 rng(603);
     const auto x = testing::random_activations(96, 20, rng);
-    Gpu gpu(*device);
+    Gpu gpu(*device, 16);
     const Buffer& wb = gpu.upload(w.bytes);
     const Buffer& xb = gpu.upload(x);
     const Buffer& yb = gpu.filled(20 * 9, 777.0f);
@@ -465,7 +430,7 @@ TEST(VkMatmul, WrongReferencesFail) {
   const HostWeights w = make_weights(GgmlType::Q4_0, cols, rows, 700);
   std::mt19937 rng(701);
   const auto x = testing::random_activations(cols, n, rng);
-  Gpu gpu(*device);
+  Gpu gpu(*device, 16);
   const Buffer& wb = gpu.upload(w.bytes);
   const Buffer& xb = gpu.upload(x);
   const Buffer& yb = gpu.filled(n * rows, 0.0f);
@@ -486,7 +451,7 @@ TEST(VkMatmul, WrongReferencesFail) {
 TEST(VkMatmul, RejectsBadShapesWithMessages) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
   const HostWeights w = make_weights(GgmlType::Q4_K, 256, 4, 800);
-  Gpu gpu(*device);
+  Gpu gpu(*device, 16);
   const Buffer& wb = gpu.upload(w.bytes);
   const Buffer& xb = gpu.allocate(4 * 256 * 4);
   const Buffer& yb = gpu.allocate(4 * 4 * 4);

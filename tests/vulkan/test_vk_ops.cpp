@@ -47,6 +47,7 @@
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/ops.h"
 #include "tests/support/vulkan_device.h"
+#include "tests/support/vulkan_gpu.h"
 
 namespace inferscope::vulkan {
 namespace {
@@ -109,49 +110,7 @@ int64_t first_bit_difference(const std::vector<T>& a, const std::vector<T>& b) {
   return -1;
 }
 
-// Device buffers and one recording; failures throw (GoogleTest reports them as test failures).
-class Gpu {
- public:
-  explicit Gpu(Device& device) : device_(device), recorder_(device) {}
-
-  template <class T>
-  const Buffer& upload(const std::vector<T>& data) {
-    const Buffer& b = allocate(data.size() * sizeof(T));
-    check(device_.upload(b, 0, data.data(), data.size() * sizeof(T)), "upload");
-    return b;
-  }
-  const Buffer& allocate(uint64_t bytes) {
-    auto b = device_.create_buffer(std::max<uint64_t>(bytes, 4), MemoryUse::Scratch);
-    check(b.status(), "create_buffer");
-    buffers_.push_back(std::move(*b));
-    return *buffers_.back();
-  }
-  template <class T>
-  std::vector<T> read(const Buffer& b, size_t n, uint64_t offset = 0) {
-    std::vector<T> v(n);
-    check(device_.download(b, offset, v.data(), n * sizeof(T)), "download");
-    return v;
-  }
-
-  Recorder& recorder() { return recorder_; }
-  void begin() { check(recorder_.begin(), "Recorder::begin"); }
-  // Records with `op` (a Status-returning call), submits and waits.
-  template <class F>
-  void run(F&& op) {
-    begin();
-    check(op(), "recording");
-    check(recorder_.submit_and_wait(), "submit_and_wait");
-  }
-
-  static void check(const Status& s, const char* what) {
-    if (!s) throw std::runtime_error(std::string(what) + ": " + s.message());
-  }
-
- private:
-  Device& device_;
-  Recorder recorder_;
-  std::vector<std::unique_ptr<Buffer>> buffers_;
-};
+using testing::Gpu;
 
 BufferSpan whole(const Buffer& b) { return BufferSpan::whole(b); }
 

@@ -3,26 +3,13 @@
 // the low (e%64 < 32) or high half of qs[32(e/64) + e%32]; x = (d * sc) * q - dmin * mn (exact
 // products). One chunk = 64 values (two sub-blocks): three 16-byte reads (rows 16-aligned).
 #include "types/common.glsl"
+#include "types/k4_scales.glsl"
 #define QK 256
 #define BLOCK_BYTES 144
 #define CHUNK 64
 #define ROW_ALIGN 16
 
 struct Chunk { float d1[2], m1[2]; uint q[8]; };
-
-// 6-bit scale and min of sub-blocks 2cc and 2cc+1 from scales bytes 0..11 (words y, z, w).
-void k4_scale_min(uvec4 hd, uint cc, out float d1[2], out float m1[2]) {
-  float d = half_lo(hd.x), dmin = half_hi(hd.x);
-  [[unroll]] for (uint i = 0u; i < 2u; ++i) {
-    uint s = 2u * cc + i, sh = 8u * (s & 3u);
-    uint b0 = (hd.y >> sh) & 0xFFu, b4 = (hd.z >> sh) & 0xFFu, b8 = (hd.w >> sh) & 0xFFu;
-    // s < 4: scales[s], scales[s+4]; s >= 4 (bytes s-4, s, s+4 are b0, b4, b8).
-    uint sc = s < 4u ? (b0 & 63u) : ((b8 & 15u) | ((b0 >> 6) << 4));
-    uint mn = s < 4u ? (b4 & 63u) : ((b8 >> 4) | ((b4 >> 6) << 4));
-    d1[i] = d * float(sc);
-    m1[i] = dmin * float(mn);
-  }
-}
 
 void load_chunk(uint row_byte, uint c, out Chunk k) {
   uint cc = c & 3u;

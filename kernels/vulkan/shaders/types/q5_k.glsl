@@ -2,24 +2,13 @@
 // u8 qs[128]}: Q4_K plus a fifth bit (qh[e%32] >> (e/32)) & 1 worth 16. One chunk = 64 values:
 // five 16-byte reads (rows 16-aligned).
 #include "types/common.glsl"
+#include "types/k4_scales.glsl"
 #define QK 256
 #define BLOCK_BYTES 176
 #define CHUNK 64
 #define ROW_ALIGN 16
 
 struct Chunk { float d1[2], m1[2]; uint q[8]; uint qh[8]; };  // qh bits 2cc, 2cc+1 moved to 0, 1
-
-void k4_scale_min(uvec4 hd, uint cc, out float d1[2], out float m1[2]) {
-  float d = half_lo(hd.x), dmin = half_hi(hd.x);
-  [[unroll]] for (uint i = 0u; i < 2u; ++i) {
-    uint s = 2u * cc + i, sh = 8u * (s & 3u);
-    uint b0 = (hd.y >> sh) & 0xFFu, b4 = (hd.z >> sh) & 0xFFu, b8 = (hd.w >> sh) & 0xFFu;
-    uint sc = s < 4u ? (b0 & 63u) : ((b8 & 15u) | ((b0 >> 6) << 4));
-    uint mn = s < 4u ? (b4 & 63u) : ((b8 >> 4) | ((b4 >> 6) << 4));
-    d1[i] = d * float(sc);
-    m1[i] = dmin * float(mn);
-  }
-}
 
 void load_chunk(uint row_byte, uint c, out Chunk k) {
   uint cc = c & 3u;
