@@ -9,7 +9,7 @@
 namespace inferscope::vulkan {
 
 struct EmbeddedShader {
-  const char* name;  // "matvec_q4_0", "matvec_q4_0@compat", ...
+  const char* name;  // "matvec_q4_0", "rms_norm", ...
   const uint32_t* words;
   size_t word_count;
 };

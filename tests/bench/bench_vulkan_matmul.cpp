@@ -7,7 +7,7 @@
 // Times are wall clock around one submission of many dispatches (dispatch overhead included),
 // and the process's CPU time (per CPU-second figures: what one core does, unaffected by other
 // load on a shared machine).
-// Usage: bench_vulkan_matmul [--types q4_0,q8_0,q4_K,f16] [--shape 2048x768] [--compat]
+// Usage: bench_vulkan_matmul [--types q4_0,q8_0,q4_K,f16] [--shape 2048x768]
 //          [--mv-wg N] [--mv-rows N] [--mv-tokens N] [--rowwise 0|1] [--mm-tile BM,BN,TM,TN]
 //          [--mv-only] [--mm-only]
 #include <algorithm>
@@ -90,7 +90,7 @@ double cpu_seconds() {
 int main(int argc, char** argv) {
   std::vector<std::string> types = {"q4_0", "q8_0", "q4_K", "f16"};
   int64_t rows = 2048, cols = 768;
-  bool compat = false, mv = true, mm = true;
+  bool mv = true, mm = true;
   MatmulOverrides overrides;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -105,8 +105,6 @@ int main(int argc, char** argv) {
       if (p.size() != 2) die("--shape ROWSxCOLS");
       rows = std::atoll(p[0].c_str());
       cols = std::atoll(p[1].c_str());
-    } else if (a == "--compat") {
-      compat = true;
     } else if (a == "--mv-wg") {
       overrides.matvec_workgroup = static_cast<uint32_t>(std::atoi(next().c_str()));
     } else if (a == "--mv-rows") {
@@ -132,14 +130,12 @@ int main(int argc, char** argv) {
   }
 
   DeviceOptions options;
-  options.force_compat_storage = compat;
   options.timestamps = false;
   auto created = Device::create(0, options);
   if (!created) die(created.message());
   Device& device = **created;
-  std::printf("device: %s (%s, %s), subgroup %u, %s variants\n", device.info().name.c_str(), device.info().type.c_str(),
-              device.info().driver.c_str(), device.info().subgroup_size,
-              device.native_small_storage() ? "native" : "compat");
+  std::printf("device: %s (%s, %s), subgroup %u\n", device.info().name.c_str(), device.info().type.c_str(),
+              device.info().driver.c_str(), device.info().subgroup_size);
   Recorder recorder(device);
 
   for (const std::string& name : types) {

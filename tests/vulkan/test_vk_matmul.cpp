@@ -1,5 +1,4 @@
-// The Vulkan matmul family (engine/backend/vulkan/ops/vk_matmul.h) for every weight type, on the
-// native (8/16-bit storage) and compat shader variants:
+// The Vulkan matmul family (engine/backend/vulkan/ops/vk_matmul.h) for every weight type:
 //   get_rows  bit-exact against kernels::dequantize_row (times the scale, one f32 multiply)
 //   matmul    matvec (both layouts) and matmat, awkward sizes, against a double-precision product of the
 //             exactly decoded weights; NMSE = sum (gpu - ref)^2 / sum ref^2 < 1e-8 (f32 sums in
@@ -137,26 +136,15 @@ WeightView view_of(const HostWeights& w, const Buffer& b, int64_t rows) {
   return WeightView{w.type, w.cols, rows, w.row_bytes, BufferSpan::whole(b), 0, 0, 1};
 }
 
-std::unique_ptr<Device> open(bool compat, std::string* why) {
-  DeviceOptions options;
-  options.force_compat_storage = compat;
-  return testing::open_test_device(options, why);
-}
+std::string type_name_of(const ::testing::TestParamInfo<GgmlType>& info) { return kernels::type_name(info.param); }
 
-std::string variant_name(const ::testing::TestParamInfo<std::tuple<GgmlType, bool>>& info) {
-  return std::string(kernels::type_name(std::get<0>(info.param))) + (std::get<1>(info.param) ? "_compat" : "_native");
-}
-
-class VkMatmulTypes : public ::testing::TestWithParam<std::tuple<GgmlType, bool>> {
+class VkMatmulTypes : public ::testing::TestWithParam<GgmlType> {
  protected:
   void SetUp() override {
-    device_ = open(std::get<1>(GetParam()), &why_);
+    device_ = testing::open_test_device({}, &why_);
     if (!device_) GTEST_SKIP() << "no Vulkan device: " << why_;
-    ASSERT_EQ(device_->native_small_storage(),
-              !std::get<1>(GetParam()) && device_->info().storage_16bit && device_->info().storage_8bit &&
-                  device_->info().shader_int8);
   }
-  GgmlType type() const { return std::get<0>(GetParam()); }
+  GgmlType type() const { return GetParam(); }
 
   std::unique_ptr<Device> device_;
   std::string why_;
@@ -352,8 +340,7 @@ TEST_P(VkMatmulTypes, ExpertsMatchReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTypes, VkMatmulTypes, ::testing::Combine(::testing::ValuesIn(kAllTypes), ::testing::Bool()),
-                         variant_name);
+INSTANTIATE_TEST_SUITE_P(AllTypes, VkMatmulTypes, ::testing::ValuesIn(kAllTypes), type_name_of);
 
 // ------------------------------------------------------------------- sizes, tiles, failures
 

@@ -66,30 +66,13 @@ Status Device::init_device(uint32_t index) {
   queue_family_ = static_cast<uint32_t>(compute);
   timestamps_ = options_.timestamps && info_.timestamps && families[queue_family_].timestampValidBits > 0;
 
-  native_small_storage_ =
-      !options_.force_compat_storage && info_.storage_16bit && info_.storage_8bit && info_.shader_int8;
-  VkPhysicalDeviceFeatures2 supported{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  vkGetPhysicalDeviceFeatures2(physical_, &supported);
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-  f11.pNext = &f12;
-  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  features.pNext = &f11;
-  features.features.shaderInt16 = supported.features.shaderInt16;
-  if (native_small_storage_) {
-    f11.storageBuffer16BitAccess = VK_TRUE;
-    f12.storageBuffer8BitAccess = VK_TRUE;
-    f12.shaderInt8 = VK_TRUE;
-  }
-  f12.shaderFloat16 = info_.shader_float16;
-
+  // The shaders need no optional feature (weights are read as 32-bit words, see weights.glsl).
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = queue_family_;
   qci.queueCount = 1;
   qci.pQueuePriorities = &priority;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  dci.pNext = &features;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   INFERSCOPE_VK_CHECK(vkCreateDevice(physical_, &dci, nullptr, &device_));
@@ -258,8 +241,7 @@ Status Device::copy_via_staging(const Buffer& device_buffer, uint64_t offset, vo
 bool Device::has_shader(std::string_view name) const { return find_shader(name) != nullptr; }
 
 Result<const Kernel*> Device::kernel(std::string_view name, uint32_t n_bindings, std::span<const uint32_t> spec) {
-  std::string chosen(name);
-  if (!native_small_storage_ && has_shader(chosen + "@compat")) chosen += "@compat";
+  const std::string chosen(name);
   std::string key = chosen;
   for (uint32_t v : spec) key += "/" + std::to_string(v);
   if (auto it = kernels_.find(key); it != kernels_.end()) return static_cast<const Kernel*>(it->second.get());

@@ -22,8 +22,6 @@ namespace inferscope::vulkan {
 
 struct DeviceOptions {
   bool validation = false;  // VK_LAYER_KHRONOS_validation (also: INFERSCOPE_VULKAN_VALIDATION=1)
-  // Use the 32-bit-word shader variants even where 16/8-bit storage exists (tests both paths).
-  bool force_compat_storage = false;
   // Caps maxStorageBufferRange below the device's (tests the splitting of large tensors).
   uint64_t max_storage_buffer_range = 0;
   // Caps the size of one memory allocation below maxMemoryAllocationSize.
@@ -56,9 +54,6 @@ class Device {
   // Effective limits (the device's, or lower when the options cap them).
   uint64_t max_storage_buffer_range() const { return max_range_; }
   uint64_t max_allocation_size() const { return max_alloc_; }
-  // True when shaders use 16-bit and 8-bit storage (the "native" variants); otherwise the
-  // "compat" variants read weights through 32-bit words.
-  bool native_small_storage() const { return native_small_storage_; }
   bool timestamps() const { return timestamps_; }
 
   // A buffer usable as a storage buffer and as a transfer source and destination. Fails with
@@ -69,8 +64,7 @@ class Device {
   Status upload(const Buffer& dst, uint64_t offset, const void* data, uint64_t bytes);
   Status download(const Buffer& src, uint64_t offset, void* data, uint64_t bytes);
 
-  // The pipeline for shader `name` ("<name>" when native_small_storage(), else
-  // "<name>@compat" when that variant exists), built once per spec-constant set and cached.
+  // The pipeline for shader `name`, built once per spec-constant set and cached.
   Result<const Kernel*> kernel(std::string_view name, uint32_t n_bindings, std::span<const uint32_t> spec = {});
   bool has_shader(std::string_view name) const;
 
@@ -105,7 +99,6 @@ class Device {
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   uint64_t max_range_ = 0, max_alloc_ = 0;
-  bool native_small_storage_ = false;
   bool timestamps_ = false;
   bool lost_ = false;
   std::array<uint64_t, static_cast<size_t>(MemoryUse::Count)> allocated_{};

@@ -79,6 +79,8 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     }
   }
   info.subgroup_size = subgroup.subgroupSize;
+  info.subgroup_broadcast = (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT) &&
+                            (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
   info.max_storage_buffer_range = lim.maxStorageBufferRange;
   info.max_allocation_size = m3.maxMemoryAllocationSize;
   info.max_shared_memory = lim.maxComputeSharedMemorySize;

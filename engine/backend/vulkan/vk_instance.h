@@ -23,6 +23,7 @@ struct DeviceInfo {
   std::string api_version;
   uint64_t memory_bytes = 0;  // largest device-local heap
   uint32_t subgroup_size = 0;
+  bool subgroup_broadcast = false;  // subgroupBroadcast in compute shaders (ballot operations)
   uint64_t max_storage_buffer_range = 0;
   uint64_t max_allocation_size = 0;
   uint32_t max_shared_memory = 0;

@@ -1,13 +1,8 @@
-// Common preamble of every compute shader: version, the storage extensions of the native
-// variants, and the workgroup size as specialization constant 0 (the host picks it from the
+// Common preamble of every compute shader: extensions and the workgroup size as specialization constant 0 (the host picks it from the
 // device's subgroup size; shaders must work for any power of two from 8 to 1024).
 #ifndef HEADER_GLSL
 #define HEADER_GLSL
 #extension GL_EXT_control_flow_attributes : enable
-#if NATIVE_SMALL_STORAGE
-#extension GL_EXT_shader_16bit_storage : require
-#extension GL_EXT_shader_8bit_storage : require
-#endif
 layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;
 layout(constant_id = 0) const uint WORKGROUP_SIZE = 64;
 #endif

@@ -1,15 +1,14 @@
 # Weight decoding and the matmul family (engine/backend/vulkan/ops/vk_matmul.cpp): per weight
 # type, matvec_<type> (few tokens), matvec_id_<type> (experts), their row-per-invocation
 # layouts for CPU drivers matvec_rowwise_<type> / matvec_id_rowwise_<type> (subgroup ops),
-# matmat_<type> (tiled, many tokens) and get_rows_<type> (embedding lookup). Every type gets a "@compat" variant too
-# (32-bit storage only; the decoders read words either way, see types/common.glsl).
+# matmat_<type> (tiled, many tokens) and get_rows_<type> (embedding lookup).
 foreach(type f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl tq1_0 tq2_0)
   string(TOUPPER ${type} define)
-  inferscope_vulkan_shader(NAME matvec_${type} SOURCE matvec.comp DEFINES TYPE_${define}=1 COMPAT)
-  inferscope_vulkan_shader(NAME matvec_id_${type} SOURCE matvec.comp DEFINES TYPE_${define}=1 MUL_MAT_ID=1 COMPAT)
-  inferscope_vulkan_shader(NAME matvec_rowwise_${type} SOURCE matvec.comp DEFINES TYPE_${define}=1 ROWWISE=1 COMPAT)
+  inferscope_vulkan_shader(NAME matvec_${type} SOURCE matvec.comp DEFINES TYPE_${define}=1)
+  inferscope_vulkan_shader(NAME matvec_id_${type} SOURCE matvec.comp DEFINES TYPE_${define}=1 MUL_MAT_ID=1)
+  inferscope_vulkan_shader(NAME matvec_rowwise_${type} SOURCE matvec.comp DEFINES TYPE_${define}=1 ROWWISE=1)
   inferscope_vulkan_shader(NAME matvec_id_rowwise_${type} SOURCE matvec.comp
-                           DEFINES TYPE_${define}=1 MUL_MAT_ID=1 ROWWISE=1 COMPAT)
-  inferscope_vulkan_shader(NAME matmat_${type} SOURCE matmat.comp DEFINES TYPE_${define}=1 COMPAT)
-  inferscope_vulkan_shader(NAME get_rows_${type} SOURCE get_rows.comp DEFINES TYPE_${define}=1 COMPAT)
+                           DEFINES TYPE_${define}=1 MUL_MAT_ID=1 ROWWISE=1)
+  inferscope_vulkan_shader(NAME matmat_${type} SOURCE matmat.comp DEFINES TYPE_${define}=1)
+  inferscope_vulkan_shader(NAME get_rows_${type} SOURCE get_rows.comp DEFINES TYPE_${define}=1)
 endforeach()

@@ -120,7 +120,7 @@ struct MatvecConfig {
 bool use_rowwise(const Device& device, int64_t cols) {
   if (cols % 32 != 0) return false;
   if (g_overrides.matvec_rowwise >= 0) return g_overrides.matvec_rowwise == 1;
-  return is_cpu_device(device) && device.info().subgroup_size >= 8;
+  return is_cpu_device(device) && device.info().subgroup_size >= 8 && device.info().subgroup_broadcast;
 }
 
 MatvecConfig matvec_config(const Device& device, const WeightLayout& layout, int64_t cols, int64_t n, bool experts) {
