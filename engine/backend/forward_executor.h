@@ -46,6 +46,8 @@ class ForwardExecutor {
   virtual ExecutorMemory memory() const = 0;
   virtual ExecutorCounters counters() const { return {}; }
   // Time per op kind (and per layer where the backend measures it), accumulated over calls.
+  // GPU backends may time a sample of the calls (Vulkan: one decode step in eight), so
+  // compare shares.
   virtual OpProfile& profile() = 0;
   // "cpu", or "vulkan: <device name>".
   virtual std::string backend_name() const = 0;

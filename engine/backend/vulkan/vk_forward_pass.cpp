@@ -198,7 +198,9 @@ Status VulkanForwardPass::forward(int slot, std::span<const int32_t> tokens, boo
     const int64_t n = std::min<int64_t>(max_batch_, static_cast<int64_t>(tokens.size() - done));
     const bool last_chunk = done + static_cast<size_t>(n) == tokens.size();
     write_token_ids(tokens.subspan(done, static_cast<size_t>(n)));
-    INFERSCOPE_RETURN_IF_ERROR(recorder_->begin());
+    // Timestamps cost ~25 us each on lavapipe: every prefill chunk is timed, but only one
+    // decode step in kProfileEvery.
+    INFERSCOPE_RETURN_IF_ERROR(recorder_->begin(n > 1 || decode_steps_++ % kProfileEvery == 0));
     const LogitRows rows = all_logits ? LogitRows::All : last_chunk ? LogitRows::Last : LogitRows::None;
     INFERSCOPE_RETURN_IF_ERROR(record_chunk(slot, length, n, rows));
     INFERSCOPE_RETURN_IF_ERROR(recorder_->submit_and_wait());

@@ -61,6 +61,8 @@ class VulkanForwardPass : public ForwardExecutor {
   std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer: [slot][n_ctx][n_embd_kv] F16
   std::vector<int64_t> lengths_;
   int64_t n_ctx_ = 0;
+  static constexpr uint64_t kProfileEvery = 8;  // decode steps per timed one
+  uint64_t decode_steps_ = 0;
   int64_t max_batch_ = 0;
   uint64_t token_stride_ = 0;  // bytes between the id lists of the embedding table's parts
   kernels::RopeParams rope_;

@@ -32,7 +32,7 @@ Recorder::~Recorder() {
   if (cmd_) vkFreeCommandBuffers(d, device_.command_pool(), 1, &cmd_);
 }
 
-Status Recorder::begin() {
+Status Recorder::begin(bool timed) {
   if (!cmd_ || !fence_) return error_;
   if (device_.lost()) return Status::error("the Vulkan device was lost; reload the model");
   VkDevice d = device_.handle();
@@ -60,7 +60,8 @@ Status Recorder::begin() {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   INFERSCOPE_RETURN_IF_ERROR(device_.note_result(vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer"));
-  if (queries_) vkCmdResetQueryPool(cmd_, queries_, 0, query_capacity_);
+  timed_ = timed && queries_ != VK_NULL_HANDLE;
+  if (timed_) vkCmdResetQueryPool(cmd_, queries_, 0, query_capacity_);
   return Status::ok();
 }
 
@@ -143,7 +144,7 @@ void Recorder::dispatch(const Kernel& k, std::initializer_list<BufferSpan> bindi
   vkUpdateDescriptorSets(device_.handle(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
 
   barrier();
-  const bool timed = queries_ && 2 * dispatches_ + 1 < query_capacity_;
+  const bool timed = timed_ && 2 * dispatches_ + 1 < query_capacity_;
   if (timed) vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 2 * dispatches_);
   vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
   vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &set, 0, nullptr);
@@ -184,8 +185,8 @@ Status Recorder::submit_and_wait() {
   INFERSCOPE_RETURN_IF_ERROR(device_.note_result(vkWaitForFences(d, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences"));
   pending_ = false;
   timings_.clear();
-  const uint32_t timed = std::min(dispatches_, query_capacity_ / 2);
-  if (queries_ && timed > 0) {
+  const uint32_t timed = timed_ ? std::min(dispatches_, query_capacity_ / 2) : 0;
+  if (timed > 0) {
     std::vector<uint64_t> stamps(2 * timed);
     VkResult r = vkGetQueryPoolResults(d, queries_, 0, 2 * timed, stamps.size() * sizeof(uint64_t), stamps.data(),
                                        sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);

@@ -36,8 +36,9 @@ class Recorder {
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
 
-  // Starts a new command buffer (waits for the previous submission if still running).
-  Status begin();
+  // Starts a new command buffer (waits for the previous submission if still running). With
+  // `timed` and a device that has timestamps, each dispatch of this recording is timed.
+  Status begin(bool timed = true);
   // Records kernel k over gx*gy*gz workgroups with `bindings` (one per kernel binding, in
   // order) and `push` (at most 128 bytes). A barrier before it orders it after earlier work.
   void dispatch(const Kernel& k, std::initializer_list<BufferSpan> bindings, const void* push, uint32_t push_bytes,
@@ -72,6 +73,7 @@ class Recorder {
   size_t pool_in_use_ = 0;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t query_capacity_ = 0;
+  bool timed_ = false;  // this recording writes timestamps
   uint32_t dispatches_ = 0;
   uint64_t submissions_ = 0;
   std::vector<DispatchLabel> labels_;
