@@ -48,13 +48,16 @@ std::string format_bytes(uint64_t bytes) {
 }
 
 void print_memory(const MemoryUsage& m) {
-  std::fprintf(stderr, "memory: weights %s, KV cache %s, scratch %s (peak RSS %s)\n",
+  const std::string device =
+      m.device_weights_bytes ? ", on the device: weights " + format_bytes(m.device_weights_bytes) : std::string();
+  std::fprintf(stderr, "memory: weights %s, KV cache %s, scratch %s%s (peak RSS %s)\n",
                format_bytes(m.weights_bytes).c_str(), format_bytes(m.kv_cache_bytes).c_str(),
-               format_bytes(m.scratch_bytes).c_str(), format_bytes(m.peak_rss_bytes).c_str());
+               format_bytes(m.scratch_bytes).c_str(), device.c_str(), format_bytes(m.peak_rss_bytes).c_str());
 }
 
 nlohmann::json memory_json(const MemoryUsage& m) {
   return {{"weights_bytes", m.weights_bytes},
+          {"device_weights_bytes", m.device_weights_bytes},
           {"kv_cache_bytes", m.kv_cache_bytes},
           {"scratch_bytes", m.scratch_bytes},
           {"peak_rss_bytes", m.peak_rss_bytes}};
