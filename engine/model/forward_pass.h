@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -29,6 +30,9 @@ struct ForwardOptions {
   int64_t n_ctx = 0;        // context length; 0 = the model's training context
   int n_slots = 1;          // sequences kept in the KV cache (beam width)
   int64_t max_batch = 256;  // tokens per forward call chunk
+  // GPU backends: called with the fraction of the weights copied to the device (0..1,
+  // non-decreasing), on the creating thread.
+  std::function<void(double)> on_upload_progress;
 };
 
 // Sizes (in elements) of the activation buffers a forward pass allocates; also gives the

@@ -111,6 +111,7 @@ Result<std::unique_ptr<ForwardExecutor>> Session::create_executor(int n_slots) {
   fo.n_ctx = options_.n_ctx;
   fo.n_slots = n_slots;
   fo.max_batch = options_.max_batch;
+  fo.on_upload_progress = options_.on_upload_progress;
   if (options_.backend.kind == BackendKind::Cpu) {
     auto fp = ForwardPass::create(model_, *pool_, fo);
     if (!fp) return fp.status();

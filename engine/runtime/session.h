@@ -22,6 +22,7 @@ struct SessionOptions {
   int n_threads = 0;     // 0 = all cores
   int64_t max_batch = 256;
   BackendChoice backend;  // CPU unless chosen; a Vulkan device runs the whole forward pass
+  std::function<void(double)> on_upload_progress;  // see ForwardOptions
 };
 
 class Session {

@@ -3,6 +3,7 @@
 // the CPU backend's for every architecture and weight type, and clean errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -307,3 +308,25 @@ TEST(VulkanModel, MatricesAboveTheBindingLimitAreSplit) {
 
 }  // namespace
 }  // namespace inferscope::vulkan
+
+namespace inferscope {
+namespace {
+
+TEST(VulkanModel, WeightUploadReportsProgress) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("quant/q4_k_m.gguf"));
+  ASSERT_TRUE(model);
+  std::vector<double> fractions;
+  SessionOptions so;
+  so.n_ctx = 64;
+  so.backend.kind = BackendKind::Vulkan;
+  so.on_upload_progress = [&](double f) { fractions.push_back(f); };
+  auto session = Session::create(*model, so);
+  ASSERT_TRUE(session) << session.message();
+  ASSERT_GE(fractions.size(), 10u);  // one call per tensor
+  EXPECT_TRUE(std::is_sorted(fractions.begin(), fractions.end()));
+  EXPECT_DOUBLE_EQ(fractions.back(), 1.0);
+}
+
+}  // namespace
+}  // namespace inferscope

@@ -19,7 +19,7 @@ namespace {
 QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
 // On a device the file is read into memory first and then uploaded; the file's progress takes
-// this share of the bar, the upload (which reports none) the rest.
+// this share of the bar, the upload the rest.
 constexpr double kFileShareOnDevice = 0.8;
 
 int threadsFor(const LoadOptions& options) {
@@ -177,6 +177,14 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   sessionOptions.n_threads = threadsFor(options);
   sessionOptions.n_ctx = options.contextLength;
   sessionOptions.backend = options.backend;
+  if (onDevice) {
+    sessionOptions.on_upload_progress = [&](double fraction) {
+      const int percent = static_cast<int>((fileShare + fraction * (1.0 - fileShare)) * 100);
+      if (percent == lastPercent) return;
+      lastPercent = percent;
+      emit loadProgress(fileShare + fraction * (1.0 - fileShare));
+    };
+  }
   auto session = Session::create(*model, sessionOptions);
   if (!session) {
     if (onDevice) emit backendFailed(backendName, qstr(session.message()));

@@ -82,7 +82,8 @@ Result<std::unique_ptr<VulkanForwardPass>> VulkanForwardPass::create(std::shared
   const ModelWeights& w = fp->model_->weights();
   if (w.rope_freqs.present()) factors = &w.rope_freqs;
   else if (w.rope_factors_long.present()) factors = fp->n_ctx_ > c.n_ctx_orig ? &w.rope_factors_long : &w.rope_factors_short;
-  auto weights = DeviceWeights::upload(dev, w, factors ? factors->data : nullptr, factors ? factors->size : 0);
+  auto weights = DeviceWeights::upload(dev, w, factors ? factors->data : nullptr, factors ? factors->size : 0,
+                                       options.on_upload_progress);
   if (!weights) return weights.status();
   fp->weights_ = std::move(*weights);
   INFERSCOPE_RETURN_IF_ERROR(fp->allocate(options));
