@@ -9,7 +9,9 @@
 // load on a shared machine).
 // Usage: bench_vulkan_matmul [--types q4_0,q8_0,q4_K,f16] [--shape 2048x768]
 //          [--mv-wg N] [--mv-rows N] [--mv-tokens N] [--rowwise 0|1] [--mm-tile BM,BN,TM,TN]
-//          [--mv-only] [--mm-only]
+//          [--mv-only] [--mm-only] [--int8 0|1] [--dot 0|1]
+// --int8 0 runs the 32-block types' matvec in float instead of int8; --dot 0 runs the int8
+// matvec without dot-product instructions.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -120,6 +122,10 @@ int main(int argc, char** argv) {
       overrides.matmat_tn = static_cast<uint32_t>(std::atoi(p[3].c_str()));
     } else if (a == "--rowwise") {
       overrides.matvec_rowwise = std::atoi(next().c_str());
+    } else if (a == "--int8") {
+      overrides.int8_matvec = std::atoi(next().c_str());
+    } else if (a == "--dot") {
+      overrides.dot_product_instructions = std::atoi(next().c_str());
     } else if (a == "--mv-only") {
       mm = false;
     } else if (a == "--mm-only") {

@@ -3,7 +3,11 @@
 //   matmul    matvec (both layouts) and matmat, awkward sizes, against a double-precision product of the
 //             exactly decoded weights; NMSE = sum (gpu - ref)^2 / sum ref^2 < 1e-8 (f32 sums in
 //             another order give ~1e-12; one wrong element in a row of 32 gives ~3e-2, a scale
-//             off by 1% ~1e-4, both checked to fail)
+//             off by 1% ~1e-4, both checked to fail). The int8 matvec of the 32-block types is
+//             checked against the CPU backend's int8 reference (kernels::matmul_rows_reference on
+//             kernels::pack_activations: the same quantized x and integer block sums) with
+//             NMSE < 1e-11, with and without dot-product instructions; against the float
+//             product it differs by ~1e-5 (the quantization of x), which is checked too.
 //   experts   per-token and per-pair x, an out-of-range id (a zero row), padded matrix stride
 //   slices    byte_offset (row slices at 2-byte-aligned starts), y_stride / y_col_offset with
 //             the other columns untouched
@@ -27,6 +31,7 @@
 #include "engine/backend/vulkan/vk_recorder.h"
 #include "kernels/cpu/dequantize.h"
 #include "kernels/cpu/ggml_type.h"
+#include "kernels/cpu/matmul.h"
 #include "tests/support/matmul_problem.h"
 #include "tests/support/vulkan_device.h"
 #include "tests/support/vulkan_gpu.h"
@@ -37,6 +42,7 @@ namespace {
 using kernels::GgmlType;
 
 constexpr double kNmseMatmul = 1e-8;
+constexpr double kNmseInt8 = 1e-11;  // against the CPU's int8 reference: f32 sums in another order
 
 const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,  GgmlType::Q4_0,  GgmlType::Q4_1,
                               GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K,  GgmlType::Q4_K,  GgmlType::Q5_K,
@@ -79,9 +85,6 @@ struct Kernel {
   const char* name;
   MatmulOverrides overrides;
 };
-const Kernel kKernels[] = {{"matvec", path(MatmulOverrides::Path::Matvec, 0)},
-                           {"matvec_rowwise", path(MatmulOverrides::Path::Matvec, 1)},
-                           {"matmat", path(MatmulOverrides::Path::Matmat)}};
 
 double nmse(const std::vector<float>& got, const std::vector<double>& want) {
   EXPECT_EQ(got.size(), want.size());
@@ -116,9 +119,36 @@ HostWeights make_weights(GgmlType type, int64_t cols, int64_t rows, uint32_t see
   return w;
 }
 
-// ref[t][r] = sum_c w[first_row + r][c] x[t][c] in double.
+// How a kernel multiplies: the matvec of the 32-block types runs in int8 like the CPU backend,
+// everything else (and the tiled matmat) in float.
+enum class Arithmetic { Float, Int8 };
+
+bool has_int8_matvec(GgmlType t) {
+  return t == GgmlType::Q8_0 || t == GgmlType::Q4_0 || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 ||
+         t == GgmlType::Q5_1 || t == GgmlType::IQ4_NL;
+}
+
+Arithmetic arithmetic_of(GgmlType t, const MatmulOverrides& o) {
+  return has_int8_matvec(t) && o.path != MatmulOverrides::Path::Matmat && o.int8_matvec != 0 ? Arithmetic::Int8
+                                                                                             : Arithmetic::Float;
+}
+
+// The CPU backend's int8 product of rows [first_row, first_row + rows) with x: x packed by
+// kernels::pack_activations, integer block sums by kernels::matmul_rows_reference.
+std::vector<double> reference_int8(const HostWeights& w, int64_t first_row, int64_t rows, const std::vector<float>& x,
+                                   int64_t n) {
+  std::vector<uint8_t> packed(kernels::packed_activation_bytes(w.type, w.cols, n));
+  kernels::pack_activations(w.type, x.data(), w.cols, n, packed.data(), 0, n);
+  std::vector<float> y(static_cast<size_t>(n * rows));
+  kernels::matmul_rows_reference(w.type, w.bytes.data() + first_row * w.row_bytes, w.cols, packed.data(), n, y.data(),
+                                 rows, 0, rows);
+  return std::vector<double>(y.begin(), y.end());
+}
+
+// ref[t][r] = sum_c w[first_row + r][c] x[t][c] in double (Float), or the CPU's int8 product.
 std::vector<double> reference(const HostWeights& w, int64_t first_row, int64_t rows, const std::vector<float>& x,
-                              int64_t n) {
+                              int64_t n, Arithmetic arithmetic = Arithmetic::Float) {
+  if (arithmetic == Arithmetic::Int8) return reference_int8(w, first_row, rows, x, n);
   std::vector<double> ref(static_cast<size_t>(n * rows));
   for (int64_t t = 0; t < n; ++t) {
     for (int64_t r = 0; r < rows; ++r) {
@@ -131,6 +161,28 @@ std::vector<double> reference(const HostWeights& w, int64_t first_row, int64_t r
   }
   return ref;
 }
+
+const Kernel kKernels[] = {{"matvec", path(MatmulOverrides::Path::Matvec, 0)},
+                           {"matvec_rowwise", path(MatmulOverrides::Path::Matvec, 1)},
+                           {"matmat", path(MatmulOverrides::Path::Matmat)}};
+
+MatmulOverrides without_dot_instructions(MatmulOverrides o) {
+  o.dot_product_instructions = 0;
+  return o;
+}
+
+// kKernels, plus for the int8 matvec both layouts without dot-product instructions (with them
+// where the device has them, as on lavapipe).
+std::vector<Kernel> kernels_for(GgmlType t) {
+  std::vector<Kernel> k(std::begin(kKernels), std::end(kKernels));
+  if (has_int8_matvec(t)) {
+    k.push_back({"matvec, no dot instructions", without_dot_instructions(kKernels[0].overrides)});
+    k.push_back({"matvec_rowwise, no dot instructions", without_dot_instructions(kKernels[1].overrides)});
+  }
+  return k;
+}
+
+double tolerance(Arithmetic a) { return a == Arithmetic::Int8 ? kNmseInt8 : kNmseMatmul; }
 
 WeightView view_of(const HostWeights& w, const Buffer& b, int64_t rows) {
   return WeightView{w.type, w.cols, rows, w.row_bytes, BufferSpan::whole(b), 0, 0, 1};
@@ -200,8 +252,9 @@ TEST_P(VkMatmulTypes, MatmulMatchesReference) {
     const HostWeights w = make_weights(type(), cols, kMaxRows, 200 + static_cast<uint32_t>(cols));
     std::mt19937 rng(300 + static_cast<uint32_t>(cols));
     const auto x = testing::random_activations(cols, kMaxN, rng);
-    const auto ref_all = reference(w, 0, kMaxRows, x, kMaxN);
-    for (const Kernel& kernel : kKernels) {
+    for (const Kernel& kernel : kernels_for(type())) {
+      const Arithmetic arithmetic = arithmetic_of(type(), kernel.overrides);
+      const auto ref_all = reference(w, 0, kMaxRows, x, kMaxN, arithmetic);
       Overrides scope(kernel.overrides);
       Gpu gpu(device, 16);
       const Buffer& wb = gpu.upload(w.bytes);
@@ -213,7 +266,7 @@ TEST_P(VkMatmulTypes, MatmulMatchesReference) {
       std::vector<Case> cases;
       gpu.begin();
       for (int64_t rows : {1, 7, 33, 130}) {
-        for (int64_t n : {1, 3, 9, 17, 70}) {
+        for (int64_t n : {1, 2, 3, 9, 17, 70}) {
           const Buffer& yb = gpu.filled(static_cast<size_t>(n * rows), 777.0f);
           Gpu::check(record_matmul(device, gpu.recorder(), view_of(w, wb, rows), BufferSpan::whole(xb), n,
                                    BufferSpan::whole(yb), rows, 0),
@@ -233,7 +286,7 @@ TEST_P(VkMatmulTypes, MatmulMatchesReference) {
         }
         const double e = nmse(gpu.read<float>(*c.y, want.size()), want);
         worst = std::max(worst, e);
-        EXPECT_LT(e, kNmseMatmul);
+        EXPECT_LT(e, tolerance(arithmetic));
       }
     }
   }
@@ -257,8 +310,9 @@ TEST_P(VkMatmulTypes, RowSlicesAndOutputColumns) {
   while ((first * w.row_bytes) % layout->row_align != 0) ++first;
   const int64_t slice_rows = 19, y_stride = slice_rows + 11, y_col = 5;
   for (int64_t n : {1, 5, 12}) {
-    for (const Kernel& kernel : kKernels) {
+    for (const Kernel& kernel : kernels_for(type())) {
       SCOPED_TRACE("n=" + std::to_string(n) + " " + kernel.name + " first row " + std::to_string(first));
+      const Arithmetic arithmetic = arithmetic_of(type(), kernel.overrides);
       Overrides scope(kernel.overrides);
       Gpu gpu(device, 16);
       const Buffer& wb = gpu.upload(w.bytes);
@@ -272,7 +326,7 @@ TEST_P(VkMatmulTypes, RowSlicesAndOutputColumns) {
                  "record_matmul");
       gpu.submit();
       const auto got = gpu.read<float>(yb, static_cast<size_t>(n * y_stride));
-      const auto ref = reference(w, first, slice_rows, x, n);
+      const auto ref = reference(w, first, slice_rows, x, n, arithmetic);
       std::vector<float> cols_got;
       int64_t touched = 0;
       for (int64_t t = 0; t < n; ++t) {
@@ -286,7 +340,7 @@ TEST_P(VkMatmulTypes, RowSlicesAndOutputColumns) {
         }
       }
       EXPECT_EQ(touched, 0) << "columns outside [y_col_offset, y_col_offset + rows) were written";
-      EXPECT_LT(nmse(cols_got, ref), kNmseMatmul);
+      EXPECT_LT(nmse(cols_got, ref), tolerance(arithmetic));
     }
   }
 }
@@ -309,11 +363,17 @@ TEST_P(VkMatmulTypes, ExpertsMatchReference) {
   const std::vector<int32_t> ids = {3, 0, 1, 1, 2, 7, 0, 3, 2, 1};  // 7: out of range
   std::mt19937 rng(501);
   const auto x = testing::random_activations(cols, n_tokens * k_used, rng);
-  for (int variant = 0; variant < 4; ++variant) {
+  for (int variant = 0; variant < 8; ++variant) {
     const bool per_pair = (variant & 1) != 0;
-    const int rowwise = variant >> 1;
-    SCOPED_TRACE(std::string(per_pair ? "x per pair" : "x per token") + (rowwise ? ", rowwise" : ""));
-    Overrides scope(path(MatmulOverrides::Path::Auto, rowwise));
+    const int rowwise = (variant >> 1) & 1;
+    const bool no_dot = (variant & 4) != 0;
+    if (no_dot && !has_int8_matvec(type())) continue;
+    SCOPED_TRACE(std::string(per_pair ? "x per pair" : "x per token") + (rowwise ? ", rowwise" : "") +
+                 (no_dot ? ", no dot instructions" : ""));
+    MatmulOverrides o = path(MatmulOverrides::Path::Auto, rowwise);
+    if (no_dot) o = without_dot_instructions(o);
+    const Arithmetic arithmetic = arithmetic_of(type(), o);
+    Overrides scope(o);
     Gpu gpu(device, 16);
     const Buffer& wb = gpu.upload(stacked);
     const Buffer& xb = gpu.upload(x);
@@ -332,10 +392,10 @@ TEST_P(VkMatmulTypes, ExpertsMatchReference) {
       if (e < 0 || e >= n_mats) continue;
       const int64_t xrow = per_pair ? pair : pair / k_used;
       const std::vector<float> xr(x.begin() + xrow * cols, x.begin() + (xrow + 1) * cols);
-      const auto r = reference(w, e * rows, rows, xr, 1);
+      const auto r = reference(w, e * rows, rows, xr, 1, arithmetic);
       std::copy(r.begin(), r.end(), want.begin() + pair * rows);
     }
-    EXPECT_LT(nmse(got, want), kNmseMatmul);
+    EXPECT_LT(nmse(got, want), tolerance(arithmetic));
     for (int64_t r = 0; r < rows; ++r) EXPECT_EQ(got[static_cast<size_t>(5 * rows + r)], 0.0f) << "out-of-range id";
   }
 }
@@ -352,7 +412,6 @@ TEST(VkMatmul, WorkgroupSizesAndTilesAgree) {
     const HostWeights w = make_weights(type, cols, rows, 600);
     std::mt19937 rng(601);
     const auto x = testing::random_activations(cols, n, rng);
-    const auto want = reference(w, 0, rows, x, n);
     std::vector<MatmulOverrides> configs;
     for (int rowwise : {0, 1}) {
       for (uint32_t wg : {8u, 16u, 64u, 256u}) {
@@ -388,12 +447,15 @@ TEST(VkMatmul, WorkgroupSizesAndTilesAgree) {
                                BufferSpan::whole(yb), rows, 0),
                  "record_matmul");
       gpu.submit();
-      EXPECT_LT(nmse(gpu.read<float>(yb, static_cast<size_t>(n * rows)), want), kNmseMatmul);
+      const Arithmetic arithmetic = arithmetic_of(type, o);
+      EXPECT_LT(nmse(gpu.read<float>(yb, static_cast<size_t>(n * rows)), reference(w, 0, rows, x, n, arithmetic)),
+                tolerance(arithmetic));
     }
   }
   {
     // The workgroup-size override of the other ops applies to get_rows and matmat too.
     WorkgroupSize size(32);
+    Overrides scope(path(MatmulOverrides::Path::Matmat));
     const HostWeights w = make_weights(GgmlType::Q8_0, 96, 9, 602);
     std::mt19937 rng(603);
     const auto x = testing::random_activations(96, 20, rng);
@@ -410,29 +472,52 @@ TEST(VkMatmul, WorkgroupSizesAndTilesAgree) {
   }
 }
 
-// The comparison is sharp enough to see a scale off by 1% or one wrong element per 32.
+// The comparison is sharp enough to see a scale off by 1%, one wrong element per 32, and the
+// int8 quantization of x.
 TEST(VkMatmul, WrongReferencesFail) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
   const int64_t cols = 96, rows = 7, n = 3;
   const HostWeights w = make_weights(GgmlType::Q4_0, cols, rows, 700);
   std::mt19937 rng(701);
   const auto x = testing::random_activations(cols, n, rng);
-  Gpu gpu(*device, 16);
-  const Buffer& wb = gpu.upload(w.bytes);
-  const Buffer& xb = gpu.upload(x);
-  const Buffer& yb = gpu.filled(n * rows, 0.0f);
-  gpu.begin();
-  Gpu::check(record_matmul(*device, gpu.recorder(), view_of(w, wb, rows), BufferSpan::whole(xb), n,
-                           BufferSpan::whole(yb), rows, 0),
-             "record_matmul");
-  gpu.submit();
-  const auto got = gpu.read<float>(yb, n * rows);
+  auto run = [&](const MatmulOverrides& o) {
+    Overrides scope(o);
+    Gpu gpu(*device, 16);
+    const Buffer& wb = gpu.upload(w.bytes);
+    const Buffer& xb = gpu.upload(x);
+    const Buffer& yb = gpu.filled(n * rows, 0.0f);
+    gpu.begin();
+    Gpu::check(record_matmul(*device, gpu.recorder(), view_of(w, wb, rows), BufferSpan::whole(xb), n,
+                             BufferSpan::whole(yb), rows, 0),
+               "record_matmul");
+    gpu.submit();
+    return gpu.read<float>(yb, n * rows);
+  };
+  MatmulOverrides float_matvec;
+  float_matvec.int8_matvec = 0;
+  const auto got = run(float_matvec);
   EXPECT_LT(nmse(got, reference(w, 0, rows, x, n)), kNmseMatmul);
   HostWeights scaled = w, one_wrong = w;
   for (float& v : scaled.decoded) v *= 1.01f;
   for (size_t i = 0; i < one_wrong.decoded.size(); i += 32) one_wrong.decoded[i] = one_wrong.decoded[i + 1];
   EXPECT_GT(nmse(got, reference(scaled, 0, rows, x, n)), 1e3 * kNmseMatmul);
   EXPECT_GT(nmse(got, reference(one_wrong, 0, rows, x, n)), 1e3 * kNmseMatmul);
+
+  // The int8 matvec (the default for Q4_0) matches the CPU's int8 product, and the float product
+  // only up to the quantization of x, which the int8 tolerance sees; so does one nibble changed
+  // per block (byte 2 + 5 of each 18-byte block) or a scale off by 1%.
+  const auto got8 = run({});
+  const auto ref8 = reference(w, 0, rows, x, n, Arithmetic::Int8);
+  EXPECT_LT(nmse(got8, ref8), kNmseInt8);
+  const double vs_float = nmse(got8, reference(w, 0, rows, x, n));
+  EXPECT_GT(vs_float, 1e3 * kNmseInt8);
+  EXPECT_LT(vs_float, 1e-2);
+  std::vector<double> scaled8 = ref8;
+  for (double& v : scaled8) v *= 1.01;
+  EXPECT_GT(nmse(got8, scaled8), 1e3 * kNmseInt8);
+  HostWeights nibble = w;
+  for (size_t b = 7; b < nibble.bytes.size(); b += 18) nibble.bytes[b] ^= 0x01;
+  EXPECT_GT(nmse(got8, reference(nibble, 0, rows, x, n, Arithmetic::Int8)), 1e3 * kNmseInt8);
 }
 
 TEST(VkMatmul, RejectsBadShapesWithMessages) {

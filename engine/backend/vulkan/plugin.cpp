@@ -29,6 +29,9 @@ BackendDevice describe(const DeviceInfo& d) {
       {"16-bit storage", yes_no(d.storage_16bit)},
       {"8-bit storage", yes_no(d.storage_8bit)},
       {"int8", yes_no(d.shader_int8)},
+      {"int8 dot product", d.integer_dot_product
+                               ? (d.integer_dot_product_accelerated ? "yes (accelerated)" : "yes (not accelerated)")
+                               : "no (emulated with shifts and multiplies)"},
       {"float16", yes_no(d.shader_float16)},
       {"timestamps", yes_no(d.timestamps)},
   };

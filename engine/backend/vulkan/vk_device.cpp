@@ -66,7 +66,9 @@ Status Device::init_device(uint32_t index) {
   queue_family_ = static_cast<uint32_t>(compute);
   timestamps_ = options_.timestamps && info_.timestamps && families[queue_family_].timestampValidBits > 0;
 
-  // The shaders need no optional feature (weights are read as 32-bit words, see weights.glsl).
+  // Every shader runs without optional features (weights are read as 32-bit words, see
+  // weights.glsl); integer dot products are enabled where present for the int8 matvec
+  // (matvec_q8.comp), which has a variant without them.
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = queue_family_;
@@ -75,6 +77,15 @@ Status Device::init_device(uint32_t index) {
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
+  VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+  const char* dot_extension = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+  if (info_.integer_dot_product) {
+    dot.shaderIntegerDotProduct = VK_TRUE;
+    dci.pNext = &dot;
+    dci.enabledExtensionCount = 1;
+    dci.ppEnabledExtensionNames = &dot_extension;
+  }
   INFERSCOPE_VK_CHECK(vkCreateDevice(physical_, &dci, nullptr, &device_));
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 

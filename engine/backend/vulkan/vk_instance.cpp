@@ -34,6 +34,17 @@ bool layer_available(const char* name) {
   return false;
 }
 
+bool has_device_extension(VkPhysicalDevice pd, const char* name) {
+  uint32_t count = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> extensions(count);
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &count, extensions.data()) != VK_SUCCESS) return false;
+  for (const auto& e : extensions) {
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  }
+  return false;
+}
+
 VKAPI_ATTR VkBool32 VKAPI_CALL report_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                  VkDebugUtilsMessageTypeFlagsEXT,
                                                  const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
@@ -56,7 +67,19 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   props_m3.pNext = &m3;
   vkGetPhysicalDeviceProperties2(pd, &props_m3);
 
+  const bool has_dot = has_device_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+  VkPhysicalDeviceShaderIntegerDotProductPropertiesKHR dot_props{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES_KHR};
+  if (has_dot) {
+    VkPhysicalDeviceProperties2 props_dot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    props_dot.pNext = &dot_props;
+    vkGetPhysicalDeviceProperties2(pd, &props_dot);
+  }
+
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  if (has_dot) f12.pNext = &dot;
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   f11.pNext = &f12;
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -91,6 +114,10 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   info.storage_8bit = f12.storageBuffer8BitAccess;
   info.shader_int8 = f12.shaderInt8;
   info.shader_float16 = f12.shaderFloat16;
+  info.integer_dot_product = has_dot && dot.shaderIntegerDotProduct;
+  info.integer_dot_product_accelerated = info.integer_dot_product &&
+                                         dot_props.integerDotProduct4x8BitPackedSignedAccelerated &&
+                                         dot_props.integerDotProduct4x8BitPackedMixedSignednessAccelerated;
   info.timestamps = lim.timestampComputeAndGraphics && lim.timestampPeriod > 0.0f;
   info.timestamp_period_ns = lim.timestampPeriod;
   return info;

@@ -33,6 +33,10 @@ struct DeviceInfo {
   bool storage_16bit = false;   // storageBuffer16BitAccess
   bool storage_8bit = false;    // storageBuffer8BitAccess
   bool shader_int8 = false;
+  // shaderIntegerDotProduct (VK_KHR_shader_integer_dot_product): the int8 matvec uses OpSDot /
+  // OpSUDot; `accelerated` when the driver says the packed 4x8-bit forms run as one instruction.
+  bool integer_dot_product = false;
+  bool integer_dot_product_accelerated = false;
   bool shader_float16 = false;
   bool timestamps = false;      // timestamp queries on the compute queue
   double timestamp_period_ns = 0.0;

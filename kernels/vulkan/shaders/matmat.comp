@@ -22,21 +22,7 @@ layout(constant_id = 4) const uint TN = 4;   // tokens per invocation
 layout(std430, set = 0, binding = 1) readonly buffer X { vec4 x4[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
 
-layout(push_constant) uniform Push {
-  uint cols;
-  uint rows;
-  uint row_bytes;
-  uint w_offset;
-  uint n;
-  uint x_stride;
-  uint y_stride;
-  uint y_offset;
-  uint t_base;
-  uint matrix_bytes;
-  uint k_used;
-  uint x_per_pair;
-  uint n_mats;
-} p;
+#include "matmul_push.glsl"
 
 const uint BK = 32u;
 const uint STRIDE = BK / 4u + 1u;  // vec4s per tile row, padded against bank conflicts

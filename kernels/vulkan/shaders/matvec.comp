@@ -48,22 +48,7 @@ layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
 layout(std430, set = 0, binding = 3) readonly buffer Ids { int ids[]; };
 #endif
 
-// Shared by matvec.comp and matmat.comp (the host fills one struct for both).
-layout(push_constant) uniform Push {
-  uint cols;          // values per row (K)
-  uint rows;          // rows of W to compute
-  uint row_bytes;     // bytes per row
-  uint w_offset;      // byte offset of row 0 (of matrix 0) in binding 0
-  uint n;             // tokens (MUL_MAT_ID: pairs)
-  uint x_stride;      // floats between x rows
-  uint y_stride;      // floats between y rows
-  uint y_offset;      // first y column written
-  uint t_base;        // first token (pair) of this dispatch
-  uint matrix_bytes;  // MUL_MAT_ID: bytes between expert matrices
-  uint k_used;        // MUL_MAT_ID: pairs per token
-  uint x_per_pair;    // MUL_MAT_ID: 1 = x has a row per pair, 0 = per token
-  uint n_mats;        // MUL_MAT_ID: expert matrices (ids outside give rows of zeros)
-} p;
+#include "matmul_push.glsl"
 
 // acc + dot(wl, xl) + dot(wh, xh) as eight fused multiply-adds (half the operations of two dot
 // products and their sum).

@@ -115,6 +115,37 @@ struct MatvecConfig {
   bool rowwise;
 };
 
+// The 32-block types have an integer form (matvec_q8.comp): int8 dot products with x quantized
+// per block, the CPU backend's arithmetic.
+bool has_int8_form(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q8_0:
+    case GgmlType::Q4_0:
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1:
+    case GgmlType::IQ4_NL: return true;
+    default: return false;
+  }
+}
+
+bool use_int8(GgmlType type) { return has_int8_form(type) && g_overrides.int8_matvec != 0; }
+
+// Integer dot-product instructions where the device enabled them (Device creation), unless
+// overridden off; the variant without them computes the same sums.
+bool use_dot_product(const Device& device) {
+  return device.info().integer_dot_product && g_overrides.dot_product_instructions != 0;
+}
+
+// The matvec shader family: matvec[_q8[_dot]][_id][_rowwise].
+std::string matvec_family(const Device& device, GgmlType type, bool experts, bool rowwise) {
+  std::string family = "matvec";
+  if (use_int8(type)) family += use_dot_product(device) ? "_q8_dot" : "_q8";
+  if (experts) family += "_id";
+  if (rowwise) family += "_rowwise";
+  return family;
+}
+
 // The row-per-invocation layout (matvec.comp ROWWISE) where it applies: CPU drivers, subgroups
 // of at least 8 invocations, rows of whole 32-value runs.
 bool use_rowwise(const Device& device, int64_t cols) {
@@ -202,8 +233,7 @@ Status dispatch_matvec(Device& device, Recorder& recorder, const WeightView& w, 
   const char* op = experts ? "matmul_experts" : "matmul";
   const MatvecConfig cfg = matvec_config(device, layout, w.cols, n, experts);
   const uint32_t spec[] = {cfg.workgroup, cfg.rows, cfg.tokens};
-  std::string family = experts ? "matvec_id" : "matvec";
-  if (cfg.rowwise) family += "_rowwise";
+  const std::string family = matvec_family(device, w.type, experts, cfg.rowwise);
   auto kernel = device.kernel(shader_name(family.c_str(), w.type), experts ? 4 : 3, spec);
   if (!kernel) return kernel.status();
   const uint64_t rows_per_group = uint64_t{cfg.rows} * (cfg.rowwise ? cfg.workgroup : 1);

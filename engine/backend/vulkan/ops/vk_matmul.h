@@ -42,6 +42,10 @@ struct WeightLayout {
 std::optional<WeightLayout> weight_layout(kernels::GgmlType type);
 
 // y[t][y_col_offset + r] = sum_c W[r][c] x[t][c] for t < n, r < w.rows.
+// The matvec path of the 32-block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) multiplies in
+// int8, like the CPU backend: x is quantized per 32 values (Q8_0 rule, f16-rounded scale) and
+// block sums are integer dot products (OpSDot / OpSUDot on devices with
+// shaderIntegerDotProduct, shifts and multiplies elsewhere: the same sums).
 // x: [n][w.cols] f32 (contiguous rows); y: n rows of y_stride floats, y_col_offset + w.rows <=
 // y_stride (other columns untouched). Uses matrix 0 of a stack. Summation in f32, in an order
 // that differs from the CPU kernels'. n == 0 or w.rows == 0 records nothing.
@@ -74,6 +78,8 @@ struct MatmulOverrides {
   int matvec_rowwise = -1;         // row-per-invocation matvec layout: -1 auto, 0 off, 1 on
   uint32_t matmat_bm = 0, matmat_bn = 0, matmat_tm = 0, matmat_tn = 0;  // tile, micro-tile
   int64_t max_matvec_tokens = 0;   // Auto: matvec up to this many tokens
+  int int8_matvec = -1;            // 32-block types: -1 auto (int8), 0 float matvec, 1 int8
+  int dot_product_instructions = -1;  // int8 matvec: -1 where the device has them, 0 never
 };
 void set_matmul_overrides(const MatmulOverrides& overrides);
 

@@ -20,6 +20,12 @@
 //                    arithmetic; callers unroll only the 8-value groups of one 32-value part,
 //                    which bounds the size of the compiled code for large chunks.
 //   float load_value(uint row_byte, uint c)   (float types only, QK == 1)
+// The 32-block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) also give their integer form, for
+// int8 dot products with quantized activations (matvec_q8.comp):
+//   Q8_OFFSET, INTS_SIGNED, float chunk_min(Chunk k), uvec2 ints8(Chunk k, uint g)
+//                    values [8g, 8g + 8) of the block are k.d * (i - Q8_OFFSET) + chunk_min(k)
+//                    with i the bytes of ints8 (signed when INTS_SIGNED, else unsigned), as
+//                    kernels::matmul_rows_reference decodes them.
 //                    value c of a row of any length: the slow path for rows that are not a
 //                    whole number of chunks.
 // decode8 reproduces kernels::dequantize_row bit for bit: the same binary32 operations in the
@@ -45,6 +51,9 @@ uint funnel16(uint a, uint b) { return (a >> 16) | (b << 16); }
 // The 4 bytes of w as unsigned / sign-extended integers, as vec4 (exact).
 vec4 u8x4(uint w) { return vec4((uvec4(w) >> uvec4(0u, 8u, 16u, 24u)) & 0xFFu); }
 vec4 i8x4(uint w) { return vec4(ivec4(uvec4(w) << uvec4(24u, 16u, 8u, 0u)) >> 24); }
+// Bits 0..3 of h as bit 4 of bytes 0..3 (Q5_x high bits in the integer form): the four shifted
+// copies of h do not overlap, so the product has no carries.
+uint q5_high_bytes(uint h) { return ((h & 15u) * 0x00204081u & 0x01010101u) << 4; }
 // Bits [shift, shift + width) of each byte of w.
 uvec4 bits4(uint w, uint shift, uint mask) { return (uvec4(w) >> (uvec4(0u, 8u, 16u, 24u) + shift)) & mask; }
 

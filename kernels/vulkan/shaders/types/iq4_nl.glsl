@@ -15,18 +15,31 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   [[unroll]] for (uint i = 0u; i < 4u; ++i) k.q[i] = funnel16(a[i], a[i + 1u]);
 }
 
-// {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113} as int8 bytes,
-// four per word: selected with two comparisons and a shift instead of an indexed table (an
-// indexed constant array is a memory gather on CPU drivers).
-vec4 iq4nl_levels(uvec4 q) {
+// The int8 levels {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113} of
+// the low nibbles of the four bytes of `nibbles`, as four bytes: selected with comparisons and
+// a shift instead of an indexed table (an indexed constant array is a memory gather on CPU
+// drivers).
+uint iq4nl_level_bytes(uint nibbles) {
   const uint t0 = 0xBFAD9881u, t1 = 0xF6EADDCFu, t2 = 0x26190D01u, t3 = 0x71594535u;
+  uvec4 q = (uvec4(nibbles) >> uvec4(0u, 8u, 16u, 24u)) & 15u;
   uvec4 w = mix(mix(uvec4(t0), uvec4(t1), greaterThanEqual(q, uvec4(4u))),
                 mix(uvec4(t2), uvec4(t3), greaterThanEqual(q, uvec4(12u))), greaterThanEqual(q, uvec4(8u)));
-  return vec4(ivec4(w << (24u - 8u * (q & 3u))) >> 24);
+  uvec4 b = ((w >> (8u * (q & 3u))) & 0xFFu) << uvec4(0u, 8u, 16u, 24u);
+  return b.x | b.y | b.z | b.w;
 }
 
 void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
-  lo = k.d * iq4nl_levels(bits4(k.q[w], shift, 15u));
-  hi = k.d * iq4nl_levels(bits4(k.q[w + 1u], shift, 15u));
+  lo = k.d * i8x4(iq4nl_level_bytes(k.q[w] >> shift));
+  hi = k.d * i8x4(iq4nl_level_bytes(k.q[w + 1u] >> shift));
+}
+
+// Integer form (matvec_q8.comp): values [8g, 8g + 8) are d * q with q the signed bytes of
+// ints8 (the levels of the four nibbles of each word).
+#define Q8_OFFSET 0
+#define INTS_SIGNED 1
+float chunk_min(Chunk k) { return 0.0; }
+uvec2 ints8(Chunk k, uint g) {
+  uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
+  return uvec2(iq4nl_level_bytes(k.q[w] >> shift), iq4nl_level_bytes(k.q[w + 1u] >> shift));
 }

@@ -22,3 +22,13 @@ void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   lo = vec4(bits4(k.q[w], shift, 15u)) * k.d + k.m;
   hi = vec4(bits4(k.q[w + 1u], shift, 15u)) * k.d + k.m;
 }
+
+// Integer form (matvec_q8.comp): values [8g, 8g + 8) are d * u + m with u the unsigned bytes
+// of ints8.
+#define Q8_OFFSET 0
+#define INTS_SIGNED 0
+float chunk_min(Chunk k) { return k.m; }
+uvec2 ints8(Chunk k, uint g) {
+  uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
+  return uvec2((k.q[w] >> shift) & 0x0F0F0F0Fu, (k.q[w + 1u] >> shift) & 0x0F0F0F0Fu);
+}
