@@ -9,9 +9,10 @@
 // load on a shared machine).
 // Usage: bench_vulkan_matmul [--types q4_0,q8_0,q4_K,f16] [--shape 2048x768]
 //          [--mv-wg N] [--mv-rows N] [--mv-tokens N] [--rowwise 0|1] [--mm-tile BM,BN,TM,TN]
-//          [--mv-only] [--mm-only] [--int8 0|1] [--dot 0|1]
-// --int8 0 runs the 32-block types' matvec in float instead of int8; --dot 0 runs the int8
-// matvec without dot-product instructions.
+//          [--mv-only] [--mm-only] [--int8 0|1] [--native 0|1]
+// The 32-block types' matvec runs in int8 on x quantized once per submission (as the forward
+// pass quantizes once for the products that share an input); --int8 0 runs it in float,
+// --native 0 in the portable variant (no dot-product instructions or 16-bit storage).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "engine/backend/vulkan/ops/vk_matmul.h"
+#include "engine/backend/vulkan/ops/vk_quantize.h"
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_recorder.h"
 #include "kernels/cpu/ggml_type.h"
@@ -124,8 +126,8 @@ int main(int argc, char** argv) {
       overrides.matvec_rowwise = std::atoi(next().c_str());
     } else if (a == "--int8") {
       overrides.int8_matvec = std::atoi(next().c_str());
-    } else if (a == "--dot") {
-      overrides.dot_product_instructions = std::atoi(next().c_str());
+    } else if (a == "--native") {
+      set_int8_native_override(std::atoi(next().c_str()) != 0 ? -1 : 0);
     } else if (a == "--mv-only") {
       mm = false;
     } else if (a == "--mm-only") {
@@ -165,6 +167,13 @@ int main(int argc, char** argv) {
     auto view = [&](int c) {
       return WeightView{*type, cols, rows, rb, BufferSpan{weights.get(), c * stride, (matrix + 3) / 4 * 4}, 0, 0, 1};
     };
+    auto q8 = buffer(device, cols % 32 == 0 ? q8_activation_bytes(cols, max_n) : 4);
+    // Records the quantization of x where the product takes it; returns the product's input.
+    auto input = [&](int64_t n) {
+      if (!matmul_takes_q8(device, *type, cols, n, false)) return MatmulInput(BufferSpan::whole(*x));
+      check(record_quantize_q8(device, recorder, BufferSpan::whole(*x), n, cols, BufferSpan::whole(*q8)), "quantize");
+      return MatmulInput(BufferSpan::whole(*x), BufferSpan::whole(*q8));
+    };
 
     if (mv) {
       MatmulOverrides o = overrides;
@@ -174,17 +183,17 @@ int main(int argc, char** argv) {
         // Warm-up (pipeline creation, timed), then enough passes over all copies for ~0.3 s.
         const auto w0 = std::chrono::steady_clock::now();
         check(recorder.begin(), "begin");
-        check(record_matmul(device, recorder, view(0), BufferSpan::whole(*x), n, BufferSpan::whole(*y), rows, 0), "matmul");
+        check(record_matmul(device, recorder, view(0), input(n), n, BufferSpan::whole(*y), rows, 0), "matmul");
         check(recorder.submit_and_wait(), "submit");
         const double first = seconds_since(w0);
         int passes = 1;
         double t = 0.0, cpu = 0.0;
         for (;;) {
           check(recorder.begin(), "begin");
+          const MatmulInput in = input(n);
           for (int p = 0; p < passes; ++p) {
             for (int c = 0; c < copies; ++c) {
-              check(record_matmul(device, recorder, view(c), BufferSpan::whole(*x), n, BufferSpan::whole(*y), rows, 0),
-                    "matmul");
+              check(record_matmul(device, recorder, view(c), in, n, BufferSpan::whole(*y), rows, 0), "matmul");
             }
           }
           const auto t0 = std::chrono::steady_clock::now();
@@ -211,16 +220,15 @@ int main(int argc, char** argv) {
       const char* label = mode == 0 ? "auto  " : "matmat";
       for (int64_t n : {64, 128, 512}) {
         check(recorder.begin(), "begin");
-        check(record_matmul(device, recorder, view(0), BufferSpan::whole(*x), n, BufferSpan::whole(*y), rows, 0), "matmul");
+        check(record_matmul(device, recorder, view(0), input(n), n, BufferSpan::whole(*y), rows, 0), "matmul");
         check(recorder.submit_and_wait(), "submit");
         int reps = 1;
         double t = 0.0, cpu = 0.0;
         for (;;) {
           check(recorder.begin(), "begin");
+          const MatmulInput in = input(n);
           for (int r = 0; r < reps; ++r) {
-            check(record_matmul(device, recorder, view(r % copies), BufferSpan::whole(*x), n, BufferSpan::whole(*y), rows,
-                                0),
-                  "matmul");
+            check(record_matmul(device, recorder, view(r % copies), in, n, BufferSpan::whole(*y), rows, 0), "matmul");
           }
           const auto t0 = std::chrono::steady_clock::now();
           const double c0 = cpu_seconds();

@@ -3,11 +3,12 @@
 //   matmul    matvec (both layouts) and matmat, awkward sizes, against a double-precision product of the
 //             exactly decoded weights; NMSE = sum (gpu - ref)^2 / sum ref^2 < 1e-8 (f32 sums in
 //             another order give ~1e-12; one wrong element in a row of 32 gives ~3e-2, a scale
-//             off by 1% ~1e-4, both checked to fail). The int8 matvec of the 32-block types is
-//             checked against the CPU backend's int8 reference (kernels::matmul_rows_reference on
+//             off by 1% ~1e-4, both checked to fail). The int8 matvec of the 32-block types
+//             (x quantized by record_quantize_q8 first, as the forward pass does) is checked
+//             against the CPU backend's int8 reference (kernels::matmul_rows_reference on
 //             kernels::pack_activations: the same quantized x and integer block sums) with
-//             NMSE < 1e-11, with and without dot-product instructions; against the float
-//             product it differs by ~1e-5 (the quantization of x), which is checked too.
+//             NMSE < 1e-11, in its native and portable variants; against the float product it
+//             differs by ~1e-5 (the quantization of x), which is checked too.
 //   experts   per-token and per-pair x, an out-of-range id (a zero row), padded matrix stride
 //   slices    byte_offset (row slices at 2-byte-aligned starts), y_stride / y_col_offset with
 //             the other columns untouched
@@ -27,6 +28,7 @@
 
 #include "engine/backend/vulkan/ops/vk_matmul.h"
 #include "engine/backend/vulkan/ops/vk_op_util.h"
+#include "engine/backend/vulkan/ops/vk_quantize.h"
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_recorder.h"
 #include "kernels/cpu/dequantize.h"
@@ -35,11 +37,13 @@
 #include "tests/support/matmul_problem.h"
 #include "tests/support/vulkan_device.h"
 #include "tests/support/vulkan_gpu.h"
+#include "tests/vulkan/vk_op_checks.h"
 
 namespace inferscope::vulkan {
 namespace {
 
 using kernels::GgmlType;
+using op_tests::PortableInt8;
 
 constexpr double kNmseMatmul = 1e-8;
 constexpr double kNmseInt8 = 1e-11;  // against the CPU's int8 reference: f32 sums in another order
@@ -128,9 +132,9 @@ bool has_int8_matvec(GgmlType t) {
          t == GgmlType::Q5_1 || t == GgmlType::IQ4_NL;
 }
 
-Arithmetic arithmetic_of(GgmlType t, const MatmulOverrides& o) {
-  return has_int8_matvec(t) && o.path != MatmulOverrides::Path::Matmat && o.int8_matvec != 0 ? Arithmetic::Int8
-                                                                                             : Arithmetic::Float;
+// The arithmetic of a product under the current overrides.
+Arithmetic arithmetic_of(const Device& device, GgmlType t, int64_t cols, int64_t n, bool experts = false) {
+  return matmul_takes_q8(device, t, cols, n, experts) ? Arithmetic::Int8 : Arithmetic::Float;
 }
 
 // The CPU backend's int8 product of rows [first_row, first_row + rows) with x: x packed by
@@ -166,20 +170,33 @@ const Kernel kKernels[] = {{"matvec", path(MatmulOverrides::Path::Matvec, 0)},
                            {"matvec_rowwise", path(MatmulOverrides::Path::Matvec, 1)},
                            {"matmat", path(MatmulOverrides::Path::Matmat)}};
 
-MatmulOverrides without_dot_instructions(MatmulOverrides o) {
-  o.dot_product_instructions = 0;
-  return o;
-}
-
-// kKernels, plus for the int8 matvec both layouts without dot-product instructions (with them
-// where the device has them, as on lavapipe).
-std::vector<Kernel> kernels_for(GgmlType t) {
-  std::vector<Kernel> k(std::begin(kKernels), std::end(kKernels));
+// kKernels, plus for the int8 matvec both layouts in the portable variant.
+struct KernelCase {
+  Kernel kernel;
+  bool portable = false;
+};
+std::vector<KernelCase> kernels_for(GgmlType t) {
+  std::vector<KernelCase> k;
+  for (const Kernel& kernel : kKernels) k.push_back({kernel});
   if (has_int8_matvec(t)) {
-    k.push_back({"matvec, no dot instructions", without_dot_instructions(kKernels[0].overrides)});
-    k.push_back({"matvec_rowwise, no dot instructions", without_dot_instructions(kKernels[1].overrides)});
+    k.push_back({{"matvec, portable int8", kKernels[0].overrides}, true});
+    k.push_back({{"matvec_rowwise, portable int8", kKernels[1].overrides}, true});
   }
   return k;
+}
+
+// Records y = W x as the forward pass does: x quantized into a new buffer first when the
+// product multiplies in int8.
+void record_product(Gpu& gpu, Device& device, const WeightView& w, const Buffer& xb, int64_t n, const Buffer& yb,
+                    int64_t y_stride, int64_t y_col) {
+  MatmulInput in(BufferSpan::whole(xb));
+  if (matmul_takes_q8(device, w.type, w.cols, n, false)) {
+    const Buffer& q8 = gpu.allocate(q8_activation_bytes(w.cols, n));
+    Gpu::check(record_quantize_q8(device, gpu.recorder(), BufferSpan::whole(xb), n, w.cols, BufferSpan::whole(q8)),
+               "record_quantize_q8");
+    in.q8 = BufferSpan::whole(q8);
+  }
+  Gpu::check(record_matmul(device, gpu.recorder(), w, in, n, BufferSpan::whole(yb), y_stride, y_col), "record_matmul");
 }
 
 double tolerance(Arithmetic a) { return a == Arithmetic::Int8 ? kNmseInt8 : kNmseMatmul; }
@@ -252,10 +269,11 @@ TEST_P(VkMatmulTypes, MatmulMatchesReference) {
     const HostWeights w = make_weights(type(), cols, kMaxRows, 200 + static_cast<uint32_t>(cols));
     std::mt19937 rng(300 + static_cast<uint32_t>(cols));
     const auto x = testing::random_activations(cols, kMaxN, rng);
-    for (const Kernel& kernel : kernels_for(type())) {
-      const Arithmetic arithmetic = arithmetic_of(type(), kernel.overrides);
-      const auto ref_all = reference(w, 0, kMaxRows, x, kMaxN, arithmetic);
+    const auto ref_float = reference(w, 0, kMaxRows, x, kMaxN);
+    const auto ref_int8 = has_int8_matvec(type()) ? reference(w, 0, kMaxRows, x, kMaxN, Arithmetic::Int8) : ref_float;
+    for (const auto& [kernel, portable] : kernels_for(type())) {
       Overrides scope(kernel.overrides);
+      PortableInt8 variant(portable);
       Gpu gpu(device, 16);
       const Buffer& wb = gpu.upload(w.bytes);
       const Buffer& xb = gpu.upload(x);
@@ -268,9 +286,7 @@ TEST_P(VkMatmulTypes, MatmulMatchesReference) {
       for (int64_t rows : {1, 7, 33, 130}) {
         for (int64_t n : {1, 2, 3, 9, 17, 70}) {
           const Buffer& yb = gpu.filled(static_cast<size_t>(n * rows), 777.0f);
-          Gpu::check(record_matmul(device, gpu.recorder(), view_of(w, wb, rows), BufferSpan::whole(xb), n,
-                                   BufferSpan::whole(yb), rows, 0),
-                     "record_matmul");
+          record_product(gpu, device, view_of(w, wb, rows), xb, n, yb, rows, 0);
           cases.push_back({rows, n, &yb});
         }
       }
@@ -278,6 +294,8 @@ TEST_P(VkMatmulTypes, MatmulMatchesReference) {
       for (const Case& c : cases) {
         SCOPED_TRACE("cols=" + std::to_string(cols) + " rows=" + std::to_string(c.rows) + " n=" +
                      std::to_string(c.n) + " " + kernel.name);
+        const Arithmetic arithmetic = arithmetic_of(device, type(), cols, c.n);
+        const auto& ref_all = arithmetic == Arithmetic::Int8 ? ref_int8 : ref_float;
         std::vector<double> want(static_cast<size_t>(c.n * c.rows));
         for (int64_t t = 0; t < c.n; ++t) {
           for (int64_t r = 0; r < c.rows; ++r) {
@@ -310,10 +328,11 @@ TEST_P(VkMatmulTypes, RowSlicesAndOutputColumns) {
   while ((first * w.row_bytes) % layout->row_align != 0) ++first;
   const int64_t slice_rows = 19, y_stride = slice_rows + 11, y_col = 5;
   for (int64_t n : {1, 5, 12}) {
-    for (const Kernel& kernel : kernels_for(type())) {
+    for (const auto& [kernel, portable] : kernels_for(type())) {
       SCOPED_TRACE("n=" + std::to_string(n) + " " + kernel.name + " first row " + std::to_string(first));
-      const Arithmetic arithmetic = arithmetic_of(type(), kernel.overrides);
       Overrides scope(kernel.overrides);
+      PortableInt8 variant(portable);
+      const Arithmetic arithmetic = arithmetic_of(device, type(), cols, n);
       Gpu gpu(device, 16);
       const Buffer& wb = gpu.upload(w.bytes);
       const Buffer& xb = gpu.upload(x);
@@ -321,9 +340,7 @@ TEST_P(VkMatmulTypes, RowSlicesAndOutputColumns) {
       WeightView v = view_of(w, wb, slice_rows);
       v.byte_offset = static_cast<uint32_t>(first * w.row_bytes);
       gpu.begin();
-      Gpu::check(record_matmul(device, gpu.recorder(), v, BufferSpan::whole(xb), n, BufferSpan::whole(yb), y_stride,
-                               y_col),
-                 "record_matmul");
+      record_product(gpu, device, v, xb, n, yb, y_stride, y_col);
       gpu.submit();
       const auto got = gpu.read<float>(yb, static_cast<size_t>(n * y_stride));
       const auto ref = reference(w, first, slice_rows, x, n, arithmetic);
@@ -363,17 +380,16 @@ TEST_P(VkMatmulTypes, ExpertsMatchReference) {
   const std::vector<int32_t> ids = {3, 0, 1, 1, 2, 7, 0, 3, 2, 1};  // 7: out of range
   std::mt19937 rng(501);
   const auto x = testing::random_activations(cols, n_tokens * k_used, rng);
-  for (int variant = 0; variant < 8; ++variant) {
-    const bool per_pair = (variant & 1) != 0;
-    const int rowwise = (variant >> 1) & 1;
-    const bool no_dot = (variant & 4) != 0;
-    if (no_dot && !has_int8_matvec(type())) continue;
+  for (int config = 0; config < 8; ++config) {
+    const bool per_pair = (config & 1) != 0;
+    const int rowwise = (config >> 1) & 1;
+    const bool portable = (config & 4) != 0;
+    if (portable && !has_int8_matvec(type())) continue;
     SCOPED_TRACE(std::string(per_pair ? "x per pair" : "x per token") + (rowwise ? ", rowwise" : "") +
-                 (no_dot ? ", no dot instructions" : ""));
-    MatmulOverrides o = path(MatmulOverrides::Path::Auto, rowwise);
-    if (no_dot) o = without_dot_instructions(o);
-    const Arithmetic arithmetic = arithmetic_of(type(), o);
-    Overrides scope(o);
+                 (portable ? ", portable int8" : ""));
+    Overrides scope(path(MatmulOverrides::Path::Auto, rowwise));
+    PortableInt8 variant(portable);
+    const Arithmetic arithmetic = arithmetic_of(device, type(), cols, n_tokens * k_used, true);
     Gpu gpu(device, 16);
     const Buffer& wb = gpu.upload(stacked);
     const Buffer& xb = gpu.upload(x);
@@ -381,8 +397,16 @@ TEST_P(VkMatmulTypes, ExpertsMatchReference) {
     const Buffer& yb = gpu.filled(static_cast<size_t>(n_tokens * k_used * rows), 777.0f);
     WeightView v{type(), cols, rows, w.row_bytes, BufferSpan::whole(wb), 0, matrix_bytes, n_mats};
     gpu.begin();
-    Gpu::check(record_matmul_experts(device, gpu.recorder(), v, BufferSpan::whole(xb), per_pair, BufferSpan::whole(ib),
-                                     n_tokens, k_used, BufferSpan::whole(yb)),
+    MatmulInput in(BufferSpan::whole(xb));
+    if (arithmetic == Arithmetic::Int8) {
+      const int64_t x_rows = per_pair ? n_tokens * k_used : n_tokens;
+      const Buffer& q8 = gpu.allocate(q8_activation_bytes(cols, x_rows));
+      Gpu::check(record_quantize_q8(device, gpu.recorder(), BufferSpan::whole(xb), x_rows, cols, BufferSpan::whole(q8)),
+                 "record_quantize_q8");
+      in.q8 = BufferSpan::whole(q8);
+    }
+    Gpu::check(record_matmul_experts(device, gpu.recorder(), v, in, per_pair, BufferSpan::whole(ib), n_tokens, k_used,
+                                     BufferSpan::whole(yb)),
                "record_matmul_experts");
     gpu.submit();
     const auto got = gpu.read<float>(yb, static_cast<size_t>(n_tokens * k_used * rows));
@@ -443,11 +467,9 @@ TEST(VkMatmul, WorkgroupSizesAndTilesAgree) {
       const Buffer& xb = gpu.upload(x);
       const Buffer& yb = gpu.filled(static_cast<size_t>(n * rows), 777.0f);
       gpu.begin();
-      Gpu::check(record_matmul(*device, gpu.recorder(), view_of(w, wb, rows), BufferSpan::whole(xb), n,
-                               BufferSpan::whole(yb), rows, 0),
-                 "record_matmul");
+      record_product(gpu, *device, view_of(w, wb, rows), xb, n, yb, rows, 0);
       gpu.submit();
-      const Arithmetic arithmetic = arithmetic_of(type, o);
+      const Arithmetic arithmetic = arithmetic_of(*device, type, cols, n);
       EXPECT_LT(nmse(gpu.read<float>(yb, static_cast<size_t>(n * rows)), reference(w, 0, rows, x, n, arithmetic)),
                 tolerance(arithmetic));
     }
@@ -487,9 +509,7 @@ TEST(VkMatmul, WrongReferencesFail) {
     const Buffer& xb = gpu.upload(x);
     const Buffer& yb = gpu.filled(n * rows, 0.0f);
     gpu.begin();
-    Gpu::check(record_matmul(*device, gpu.recorder(), view_of(w, wb, rows), BufferSpan::whole(xb), n,
-                             BufferSpan::whole(yb), rows, 0),
-               "record_matmul");
+    record_product(gpu, *device, view_of(w, wb, rows), xb, n, yb, rows, 0);
     gpu.submit();
     return gpu.read<float>(yb, n * rows);
   };

@@ -267,7 +267,7 @@ std::unique_ptr<VulkanForwardPass> forward_on(const std::shared_ptr<const Model>
     *error = device.message();
     return nullptr;
   }
-  auto fp = VulkanForwardPass::create(model, std::move(*device), {.n_ctx = 64, .max_batch = 8});
+  auto fp = VulkanForwardPass::create(model, std::move(*device), {.n_ctx = 64, .max_batch = 8, .on_upload_progress = {}});
   if (!fp) {
     *error = fp.message();
     return nullptr;

@@ -1,5 +1,6 @@
-// Helpers of the Vulkan op tests (test_vk_ops.cpp, test_vk_attention.cpp): NMSE thresholds and
-// the comparison itself, the scalar CPU references, workgroup-size overrides. The thresholds
+// Helpers of the Vulkan op tests (test_vk_ops.cpp, test_vk_attention.cpp, test_vk_matmul.cpp,
+// test_vk_quantize.cpp): NMSE thresholds and the comparison itself, the scalar CPU references,
+// workgroup-size and shader-variant overrides. The thresholds
 // are explained at the top of test_vk_ops.cpp.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "engine/backend/vulkan/ops/vk_op_util.h"
+#include "engine/backend/vulkan/ops/vk_quantize.h"
 #include "engine/backend/vulkan/vk_buffer.h"
 #include "kernels/cpu/cpu_features.h"
 #include "tests/support/vulkan_gpu.h"
@@ -35,6 +37,16 @@ class ScalarCpu {
 
  private:
   kernels::SimdLevel saved_;
+};
+
+// The portable variants of the int8 shaders (vk_quantize.h) for the scope when `on` (the native
+// ones run where the device has their features, as lavapipe does).
+class PortableInt8 {
+ public:
+  explicit PortableInt8(bool on = true) {
+    if (on) set_int8_native_override(0);
+  }
+  ~PortableInt8() { set_int8_native_override(-1); }
 };
 
 // Forces every op's workgroup size for the scope (0: each op's own choice).

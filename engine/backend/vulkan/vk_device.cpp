@@ -66,9 +66,9 @@ Status Device::init_device(uint32_t index) {
   queue_family_ = static_cast<uint32_t>(compute);
   timestamps_ = options_.timestamps && info_.timestamps && families[queue_family_].timestampValidBits > 0;
 
-  // Every shader runs without optional features (weights are read as 32-bit words, see
-  // weights.glsl); integer dot products are enabled where present for the int8 matvec
-  // (matvec_q8.comp), which has a variant without them.
+  // Every shader has a variant without optional features (weights are read as 32-bit words,
+  // see weights.glsl); integer dot products and 16-bit storage are enabled where present for
+  // the int8 matvec's native variant (matvec_q8.comp, quantize_q8.comp).
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = queue_family_;
@@ -77,12 +77,15 @@ Status Device::init_device(uint32_t index) {
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
+  VkPhysicalDevice16BitStorageFeatures storage16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  storage16.storageBuffer16BitAccess = info_.storage_16bit ? VK_TRUE : VK_FALSE;
+  dci.pNext = &storage16;
   VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
   const char* dot_extension = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
   if (info_.integer_dot_product) {
     dot.shaderIntegerDotProduct = VK_TRUE;
-    dci.pNext = &dot;
+    storage16.pNext = &dot;
     dci.enabledExtensionCount = 1;
     dci.ppEnabledExtensionNames = &dot_extension;
   }

@@ -47,6 +47,9 @@ struct VulkanForwardPass::Activations {
   std::unique_ptr<Buffer> logits_host;  // [max_batch][n_vocab], host-visible copy
   std::unique_ptr<Buffer> kv_swap;      // one layer's cache, for reorder()
   std::unique_ptr<Buffer> attention_split;  // partial results of decode attention split over the KV range
+  // Inputs of int8 products, quantized (vk_quantize.h): q8_h the normalized rows ([max_batch]
+  // [n_embd], written by rms_norm), q8_b the others (attention output, GLU output).
+  std::unique_ptr<Buffer> q8_h, q8_b;
   uint64_t bytes = 0;
 };
 
@@ -143,6 +146,12 @@ Status VulkanForwardPass::allocate(const ForwardOptions& options) {
   for (auto* b : {&a.expert_a, &a.expert_b}) INFERSCOPE_RETURN_IF_ERROR(make(*b, pairs * (c.is_moe() ? FX : 1)));
   INFERSCOPE_RETURN_IF_ERROR(make(a.expert_out, pairs * (c.is_moe() ? E : 1)));
   INFERSCOPE_RETURN_IF_ERROR(make(a.shared_out, c.n_ff_shared > 0 ? B * E : 1));
+  uint64_t q8_bytes = 4;
+  for (auto [rows, cols] : {std::pair{B, c.n_embd_q()}, {B, F}, {pairs, c.is_moe() ? FX : 1}}) {
+    if (cols % 32 == 0) q8_bytes = std::max(q8_bytes, q8_activation_bytes(cols, rows));
+  }
+  INFERSCOPE_RETURN_IF_ERROR(make(a.q8_b, static_cast<int64_t>(q8_bytes / 4)));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.q8_h, E % 32 == 0 ? static_cast<int64_t>(q8_activation_bytes(E, B) / 4) : 1));
   INFERSCOPE_RETURN_IF_ERROR(make(a.logits, B * c.n_vocab));
   INFERSCOPE_RETURN_IF_ERROR(make(a.logits_host, B * c.n_vocab, MemoryUse::Staging));
   AttentionParams split;
@@ -150,7 +159,7 @@ Status VulkanForwardPass::allocate(const ForwardOptions& options) {
   split.n_head_kv = c.n_head_kv;
   split.head_dim = c.head_dim;
   // CPU drivers run one workgroup per core anyway: no split there.
-  if (dev.info().type != "CPU") {
+  if (!dev.info().is_cpu()) {
     INFERSCOPE_RETURN_IF_ERROR(make(a.attention_split, static_cast<int64_t>(attention_split_scratch_bytes(split) / 4)));
   }
 
@@ -236,10 +245,11 @@ Status VulkanForwardPass::record_chunk(int slot, int64_t pos0, int64_t n, LogitR
   const int64_t E = c.n_embd;
   const int64_t n_out = rows == LogitRows::All ? n : 1;
   const BufferSpan first_row{a.x.get(), static_cast<uint64_t>((n - n_out) * E) * 4, 0};
+  const MatmulInput out_in(span(a.h), q8_for(a.q8_h, n_out, E, {&w.output}));
+  INFERSCOPE_RETURN_IF_ERROR(record_rms_norm(dev, rec, first_row, w.output_norm.span, span(a.h), n_out, E, c.rms_eps,
+                                             label(OpKind::Norm), out_in.q8));
   INFERSCOPE_RETURN_IF_ERROR(
-      record_rms_norm(dev, rec, first_row, w.output_norm.span, span(a.h), n_out, E, c.rms_eps, label(OpKind::Norm)));
-  INFERSCOPE_RETURN_IF_ERROR(
-      record_matmul_all_parts(w.output, span(a.h), n_out, span(a.logits), c.n_vocab, label(OpKind::Output)));
+      record_matmul_all_parts(w.output, out_in, n_out, span(a.logits), c.n_vocab, label(OpKind::Output)));
   if (c.final_softcap > 0.0f) {
     INFERSCOPE_RETURN_IF_ERROR(
         record_softcap(dev, rec, span(a.logits), n_out * c.n_vocab, c.final_softcap, label(OpKind::Output)));
@@ -284,11 +294,13 @@ Status VulkanForwardPass::record_attention_block(const DeviceLayer& l, int64_t i
   Device& dev = *device_;
   Recorder& rec = *recorder_;
   const int64_t E = c.n_embd, Q = c.n_embd_q(), KV = c.n_embd_kv();
-  INFERSCOPE_RETURN_IF_ERROR(
-      record_rms_norm(dev, rec, span(a.x), l.attn_norm.span, span(a.h), n, E, c.rms_eps, label(OpKind::Norm, il)));
-  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.wq, span(a.h), n, span(a.q), Q, label(OpKind::Matmul, il)));
-  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.wk, span(a.h), n, span(a.k), KV, label(OpKind::Matmul, il)));
-  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.wv, span(a.h), n, span(a.v), KV, label(OpKind::Matmul, il)));
+  const DispatchLabel mm = label(OpKind::Matmul, il);
+  const MatmulInput qkv_in(span(a.h), q8_for(a.q8_h, n, E, {&l.wq, &l.wk, &l.wv}));
+  INFERSCOPE_RETURN_IF_ERROR(record_rms_norm(dev, rec, span(a.x), l.attn_norm.span, span(a.h), n, E, c.rms_eps,
+                                             label(OpKind::Norm, il), qkv_in.q8));
+  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.wq, qkv_in, n, span(a.q), Q, mm));
+  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.wk, qkv_in, n, span(a.k), KV, mm));
+  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.wv, qkv_in, n, span(a.v), KV, mm));
   for (auto [bias, out, width] : {std::tuple{&l.bq, &a.q, Q}, {&l.bk, &a.k, KV}, {&l.bv, &a.v, KV}}) {
     if (!bias->present()) continue;
     INFERSCOPE_RETURN_IF_ERROR(record_add_bias(dev, rec, span(*out), bias->span, n, width, label(OpKind::Rope, il)));
@@ -311,7 +323,9 @@ Status VulkanForwardPass::record_attention_block(const DeviceLayer& l, int64_t i
   INFERSCOPE_RETURN_IF_ERROR(record_attention(dev, rec, span(a.q), kc, vc, layout, slot, 0, span(a.attn), ap, n, pos0,
                                               label(OpKind::Attention, il),
                                               a.attention_split ? span(a.attention_split) : BufferSpan{}));
-  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.wo, span(a.attn), n, span(a.h), E, label(OpKind::Matmul, il)));
+  const MatmulInput o_in(span(a.attn), q8_for(a.q8_b, n, Q, {&l.wo}));
+  if (o_in.q8.buffer) INFERSCOPE_RETURN_IF_ERROR(record_quantize_q8(dev, rec, o_in.x, n, Q, o_in.q8, mm));
+  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.wo, o_in, n, span(a.h), E, mm));
   if (l.attn_post_norm.present()) {
     INFERSCOPE_RETURN_IF_ERROR(
         record_rms_norm(dev, rec, span(a.h), l.attn_post_norm.span, span(a.h), n, E, c.rms_eps, label(OpKind::Norm, il)));
@@ -325,18 +339,24 @@ Status VulkanForwardPass::record_ffn_block(const DeviceLayer& l, int64_t il, int
   Device& dev = *device_;
   Recorder& rec = *recorder_;
   const int64_t E = c.n_embd;
-  INFERSCOPE_RETURN_IF_ERROR(
-      record_rms_norm(dev, rec, span(a.x), l.ffn_norm.span, span(a.h), n, E, c.rms_eps, label(OpKind::Norm, il)));
+  // The normalized rows feed the dense FFN, or the router, the experts and the shared expert.
+  const MatmulInput ffn_in(span(a.h), q8_for(a.q8_h, n, E,
+                                             {&l.ffn_gate, &l.ffn_up, &l.ffn_gate_inp, &l.ffn_gate_exps, &l.ffn_up_exps,
+                                              &l.ffn_gate_shexp, &l.ffn_up_shexp}));
+  INFERSCOPE_RETURN_IF_ERROR(record_rms_norm(dev, rec, span(a.x), l.ffn_norm.span, span(a.h), n, E, c.rms_eps,
+                                             label(OpKind::Norm, il), ffn_in.q8));
   if (c.is_moe()) {
-    INFERSCOPE_RETURN_IF_ERROR(record_moe(l, il, n));
+    INFERSCOPE_RETURN_IF_ERROR(record_moe(l, il, n, ffn_in));
   } else {
     const int64_t F = l.ffn_gate.rows;
-    INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_gate, span(a.h), n, span(a.ffn_a), F, label(OpKind::Matmul, il)));
-    INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_up, span(a.h), n, span(a.ffn_b), F, label(OpKind::Matmul, il)));
+    const DispatchLabel mm = label(OpKind::Matmul, il);
+    INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_gate, ffn_in, n, span(a.ffn_a), F, mm));
+    INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_up, ffn_in, n, span(a.ffn_b), F, mm));
     const GluKind kind = c.ffn_activation == FfnActivation::GeluTanh ? GluKind::GeGlu : GluKind::SwiGlu;
-    INFERSCOPE_RETURN_IF_ERROR(
-        record_glu(dev, rec, kind, span(a.ffn_a), span(a.ffn_b), span(a.ffn_a), n, F, 0, 0, 0, label(OpKind::Ffn, il)));
-    INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_down, span(a.ffn_a), n, span(a.ffn_out), E, label(OpKind::Matmul, il)));
+    const MatmulInput down_in(span(a.ffn_a), q8_for(a.q8_b, n, F, {&l.ffn_down}));
+    INFERSCOPE_RETURN_IF_ERROR(record_glu(dev, rec, kind, span(a.ffn_a), span(a.ffn_b), span(a.ffn_a), n, F, 0, 0, 0,
+                                          label(OpKind::Ffn, il), down_in.q8));
+    INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_down, down_in, n, span(a.ffn_out), E, mm));
   }
   if (l.ffn_post_norm.present()) {
     INFERSCOPE_RETURN_IF_ERROR(record_rms_norm(dev, rec, span(a.ffn_out), l.ffn_post_norm.span, span(a.ffn_out), n, E,
@@ -345,43 +365,53 @@ Status VulkanForwardPass::record_ffn_block(const DeviceLayer& l, int64_t il, int
   return record_add(dev, rec, span(a.x), span(a.ffn_out), n * E, label(OpKind::Ffn, il));
 }
 
-Status VulkanForwardPass::record_moe(const DeviceLayer& l, int64_t il, int64_t n) {
+Status VulkanForwardPass::record_moe(const DeviceLayer& l, int64_t il, int64_t n, const MatmulInput& h) {
   const ModelConfig& c = model_->config();
   Activations& a = *act_;
   Device& dev = *device_;
   Recorder& rec = *recorder_;
   const int64_t E = c.n_embd, X = c.n_expert, K = c.n_expert_used;
   const DispatchLabel moe = label(OpKind::Moe, il), mm = label(OpKind::Matmul, il);
-  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_gate_inp, span(a.h), n, span(a.router), X, mm));
+  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_gate_inp, h, n, span(a.router), X, mm));
   INFERSCOPE_RETURN_IF_ERROR(record_moe_route(dev, rec, span(a.router), span(a.expert_ids), span(a.expert_w), n, X, K,
                                               c.gating == ExpertGating::SoftmaxTopKRenormalized, moe));
   const WeightView& gate = l.ffn_gate_exps.parts[0].view;
   const WeightView& up = l.ffn_up_exps.parts[0].view;
   const WeightView& down = l.ffn_down_exps.parts[0].view;
   INFERSCOPE_RETURN_IF_ERROR(
-      record_matmul_experts(dev, rec, gate, span(a.h), false, span(a.expert_ids), n, K, span(a.expert_a), mm));
+      record_matmul_experts(dev, rec, gate, h, false, span(a.expert_ids), n, K, span(a.expert_a), mm));
   INFERSCOPE_RETURN_IF_ERROR(
-      record_matmul_experts(dev, rec, up, span(a.h), false, span(a.expert_ids), n, K, span(a.expert_b), mm));
+      record_matmul_experts(dev, rec, up, h, false, span(a.expert_ids), n, K, span(a.expert_b), mm));
+  const MatmulInput down_in(span(a.expert_a), q8_for(a.q8_b, n * K, gate.rows, {&l.ffn_down_exps}));
   INFERSCOPE_RETURN_IF_ERROR(record_glu(dev, rec, GluKind::SwiGlu, span(a.expert_a), span(a.expert_b), span(a.expert_a),
-                                        n * K, gate.rows, 0, 0, 0, label(OpKind::Ffn, il)));
+                                        n * K, gate.rows, 0, 0, 0, label(OpKind::Ffn, il), down_in.q8));
   INFERSCOPE_RETURN_IF_ERROR(
-      record_matmul_experts(dev, rec, down, span(a.expert_a), true, span(a.expert_ids), n, K, span(a.expert_out), mm));
+      record_matmul_experts(dev, rec, down, down_in, true, span(a.expert_ids), n, K, span(a.expert_out), mm));
   if (!l.ffn_gate_shexp.present()) {
     return record_moe_combine(dev, rec, span(a.expert_out), span(a.expert_ids), span(a.expert_w), span(a.ffn_out), n, E,
                               K, nullptr, moe);
   }
   const int64_t S = l.ffn_gate_shexp.rows;
-  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_gate_shexp, span(a.h), n, span(a.ffn_a), S, mm));
-  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_up_shexp, span(a.h), n, span(a.ffn_b), S, mm));
+  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_gate_shexp, h, n, span(a.ffn_a), S, mm));
+  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_up_shexp, h, n, span(a.ffn_b), S, mm));
+  const MatmulInput shared_down_in(span(a.ffn_a), q8_for(a.q8_b, n, S, {&l.ffn_down_shexp}));
   INFERSCOPE_RETURN_IF_ERROR(record_glu(dev, rec, GluKind::SwiGlu, span(a.ffn_a), span(a.ffn_b), span(a.ffn_a), n, S, 0,
-                                        0, 0, label(OpKind::Ffn, il)));
-  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_down_shexp, span(a.ffn_a), n, span(a.shared_out), E, mm));
+                                        0, 0, label(OpKind::Ffn, il), shared_down_in.q8));
+  INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.ffn_down_shexp, shared_down_in, n, span(a.shared_out), E, mm));
   const SharedExpertInputs shared{span(a.shared_out), l.ffn_gate_inp_shexp.span, span(a.h)};
   return record_moe_combine(dev, rec, span(a.expert_out), span(a.expert_ids), span(a.expert_w), span(a.ffn_out), n, E, K,
                             &shared, moe);
 }
 
-Status VulkanForwardPass::record_matmul_all_parts(const DeviceMatrix& w, BufferSpan x, int64_t n, BufferSpan y,
+BufferSpan VulkanForwardPass::q8_for(const std::unique_ptr<Buffer>& q8, int64_t rows, int64_t cols,
+                                     std::initializer_list<const DeviceMatrix*> consumers) const {
+  for (const DeviceMatrix* m : consumers) {
+    if (m->present() && matmul_takes_q8(*device_, m->type, cols, rows, m->n_mats > 1)) return span(q8);
+  }
+  return {};
+}
+
+Status VulkanForwardPass::record_matmul_all_parts(const DeviceMatrix& w, const MatmulInput& x, int64_t n, BufferSpan y,
                                                   int64_t y_stride, DispatchLabel l) {
   for (const DeviceMatrix::Part& part : w.parts) {
     INFERSCOPE_RETURN_IF_ERROR(record_matmul(*device_, *recorder_, part.view, x, n, y, y_stride, part.first_row, l));

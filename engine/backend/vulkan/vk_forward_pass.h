@@ -4,10 +4,12 @@
 // and activations stay on the device; the host writes the token ids and reads the logits.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
 #include "engine/backend/forward_executor.h"
+#include "engine/backend/vulkan/ops/vk_matmul.h"
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_model_weights.h"
 #include "engine/backend/vulkan/vk_recorder.h"
@@ -48,9 +50,14 @@ class VulkanForwardPass : public ForwardExecutor {
   Status record_embedding(int64_t n);
   Status record_attention_block(const DeviceLayer& l, int64_t layer, int slot, int64_t pos0, int64_t n);
   Status record_ffn_block(const DeviceLayer& l, int64_t layer, int64_t n);
-  Status record_moe(const DeviceLayer& l, int64_t layer, int64_t n);
-  Status record_matmul_all_parts(const DeviceMatrix& w, BufferSpan x, int64_t n, BufferSpan y, int64_t y_stride,
-                                 DispatchLabel label);
+  Status record_moe(const DeviceLayer& l, int64_t layer, int64_t n, const MatmulInput& h);
+  // The buffer `q8` (one of act_'s) when one of `consumers` multiplies inputs of rows x cols in
+  // int8 (matmul_takes_q8): the op producing that input then also writes it quantized there.
+  // Else an empty span (float products).
+  BufferSpan q8_for(const std::unique_ptr<Buffer>& q8, int64_t rows, int64_t cols,
+                    std::initializer_list<const DeviceMatrix*> consumers) const;
+  Status record_matmul_all_parts(const DeviceMatrix& w, const MatmulInput& x, int64_t n, BufferSpan y,
+                                 int64_t y_stride, DispatchLabel label);
   void collect_profile();
 
   std::shared_ptr<const Model> model_;

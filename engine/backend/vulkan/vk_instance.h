@@ -40,6 +40,11 @@ struct DeviceInfo {
   bool shader_float16 = false;
   bool timestamps = false;      // timestamp queries on the compute queue
   double timestamp_period_ns = 0.0;
+
+  // A CPU driver (lavapipe, SwiftShader): a workgroup runs on one CPU thread, a subgroup is one
+  // SIMD register, every buffer read whose address varies per invocation is a scalar loop over
+  // the lanes, and barriers switch between the workgroup's SIMD slices.
+  bool is_cpu() const { return type == "CPU"; }
 };
 
 class Instance {

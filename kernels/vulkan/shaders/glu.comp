@@ -5,8 +5,16 @@
 //   GEGLU   act(g) = 0.5 g (1 + tanh(sqrt(2/pi) g (1 + 0.044715 g^2)))      kernels::geglu
 // Rows are *_stride floats apart, so gate and up may be the two halves of one fused output row
 // (phi3's ffn_up). out may be the gate range itself (in place).
+// Q8: also writes the rows quantized for the int8 matvec (binding 3, q8_activations.glsl), four
+// values per invocation, so n_cols % 32 == 0.
 
 #include "op_math.glsl"
+#if Q8
+#define Q8_BINDING 3
+#define Q8_WRITE
+#define Q8_COOPERATIVE
+#include "q8_activations.glsl"
+#endif
 
 layout(std430, set = 0, binding = 0) buffer Gate { float gate[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Up { float up[]; };
@@ -23,24 +31,48 @@ layout(push_constant) uniform Push {
   uint out_off;
 } pc;
 
-void main() {
-  const uint total = pc.n_rows * pc.n_cols;
-  const uint stride = gl_NumWorkGroups.x * WORKGROUP_SIZE;
-  for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
-    const uint r = i / pc.n_cols, c = i % pc.n_cols;
-    const float g = gate[pc.gate_off + r * pc.gate_stride + c];
-    const float u = up[pc.up_off + r * pc.up_stride + c];
+float glu(float g, float u) {
 #if defined(SWIGLU)
-    precise float a = g / (1.0 + exp(-g));
-    precise float v = a * u;
+  precise float a = g / (1.0 + exp(-g));
+  precise float v = a * u;
 #elif defined(GEGLU)
-    // Same operation order as the CPU loop.
-    const float kSqrt2OverPi = 0.79788456080286535588;
-    precise float inner = kSqrt2OverPi * g * (1.0 + 0.044715 * g * g);
-    precise float v = 0.5 * g * (1.0 + tanh_safe(inner)) * u;
+  // Same operation order as the CPU loop.
+  const float kSqrt2OverPi = 0.79788456080286535588;
+  precise float inner = kSqrt2OverPi * g * (1.0 + 0.044715 * g * g);
+  precise float v = 0.5 * g * (1.0 + tanh_safe(inner)) * u;
 #else
 #error "define SWIGLU or GEGLU"
 #endif
-    outv[pc.out_off + r * pc.out_stride + c] = v;
+  return v;
+}
+
+float glu_at(uint r, uint c) {
+  return glu(gate[pc.gate_off + r * pc.gate_stride + c], up[pc.up_off + r * pc.up_stride + c]);
+}
+
+void main() {
+  const uint stride = gl_NumWorkGroups.x * WORKGROUP_SIZE;
+#if Q8
+  // Quads of 4 values, row-major; a row is a whole number of blocks (8 quads). The loop runs on
+  // workgroup-aligned bases so that every invocation of a workgroup makes the same trips.
+  const uint row_quads = pc.n_cols / 4u, quads = pc.n_rows * row_quads;
+  for (uint base = gl_WorkGroupID.x * WORKGROUP_SIZE; base < quads; base += stride) {
+    const uint quad = base + gl_LocalInvocationID.x;
+    const bool in_range = quad < quads;
+    const uint r = in_range ? quad / row_quads : 0u, c4 = quad % row_quads;
+    vec4 v = vec4(0.0);
+    if (in_range) {
+      [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+        v[k] = glu_at(r, 4u * c4 + k);
+        outv[pc.out_off + r * pc.out_stride + 4u * c4 + k] = v[k];
+      }
+    }
+    q8_store_quads(v, in_range, r * q8_row_words(pc.n_cols), c4, pc.n_cols);
   }
+#else
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n_rows * pc.n_cols; i += stride) {
+    const uint r = i / pc.n_cols, c = i % pc.n_cols;
+    outv[pc.out_off + r * pc.out_stride + c] = glu_at(r, c);
+  }
+#endif
 }

@@ -1,29 +1,28 @@
 #version 450
 #include "header.glsl"
 // y = W x with int8 dot products, for the 32-block weight types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1,
-// IQ4_NL): the same products as the CPU backend's (kernels/cpu/matmul.h), so both give the same
-// integer block sums. Each 32-value block of x is quantized on the fly with the Q8_0 rule
-// (GGUF-FORMATS.md 4.1: q = roundf(x / d), d = amax / 127, the scale rounded to f16, as
-// kernels::pack_activations does), and each output is
+// IQ4_NL), on x quantized by quantize_q8.comp (q8_activations.glsl): the CPU backend's
+// arithmetic (kernels/cpu/matmul.h), the same integer block sums. Each output is
 //   y[t][r] = sum over blocks b of  dx * (dw * (sum_j w_j q_j - Q8_OFFSET * sum_j q_j) + mw * sum_j q_j)
-// with w_j the weight integers of the block (types/*.glsl, ints8), dw / mw its scale and min.
+// with q_j, dx the block of x, w_j the weight integers of the block (types/*.glsl, ints8) and
+// dw / mw its scale and min.
 // DOT_PRODUCT: the four-byte dot products are SPIR-V's OpSDot / OpSUDot (SPV_KHR_integer_dot_
 // product; the device must enable shaderIntegerDotProduct), one instruction on GPUs with dp4a;
 // without it the same integer sums come from shifts and multiplies, so both variants give
 // bit-identical results. glslang before 14 has no GL_EXT_integer_dot_product, hence the
-// spirv_instruction declarations.
+// spirv_instruction declarations. STORAGE16: see q8_activations.glsl.
 // Layouts and workgroups as matvec.comp (the host picks the variant):
-//  default   a workgroup computes ROWS rows for NT tokens; each invocation takes whole blocks,
-//            quantizes its block of each token's x, and one shared-memory reduction sums the
-//            invocations.
+//  default   a workgroup computes ROWS rows for NT tokens; each invocation takes whole blocks
+//            (two 16-byte reads of x per block and token), and one shared-memory reduction
+//            sums the invocations.
 //  ROWWISE   (CPU drivers) every invocation owns ROWS whole rows and all walk the blocks
-//            together; invocation i of each group of 8 reads the block's i-th vec4 of x,
-//            quantizes it, and the packed words are passed around with subgroupBroadcast.
+//            together; invocation i of each group of 8 reads the block's i-th word of x and
+//            passes it around with subgroupBroadcast.
 // MUL_MAT_ID (experts): as matvec.comp.
-// Bindings: 0 W, 1 x (f32 rows of x_stride floats), 2 y (f32), 3 ids (int32, MUL_MAT_ID).
-// Preconditions (host): cols % 32 == 0, x_stride % 4 == 0, row starts ROW_ALIGN-aligned;
-// default layout: WORKGROUP_SIZE * ROWS * NT floats of shared memory; ROWWISE: subgroups of
-// >= 8 invocations with the workgroup a whole number of them.
+// Bindings: 0 W, 1 x quantized (rows of x_stride words), 2 y (f32), 3 ids (int32, MUL_MAT_ID).
+// Preconditions (host): cols % 32 == 0, x_stride == q8_row_words(cols), row starts
+// ROW_ALIGN-aligned; default layout: WORKGROUP_SIZE * ROWS * NT floats of shared memory;
+// ROWWISE: subgroups of >= 8 invocations with the workgroup a whole number of them.
 #if ROWWISE
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_ballot : require
@@ -34,7 +33,8 @@
 #define WEIGHT_BINDING 0
 #include "weights.glsl"
 #include "types/select_type.glsl"
-#include "op_math.glsl"
+#define Q8_BINDING 1
+#include "q8_activations.glsl"
 #include "matmul_push.glsl"
 
 #if QK != 32 || CHUNK != 32
@@ -44,7 +44,6 @@
 layout(constant_id = 1) const uint ROWS = 4;  // rows per workgroup (ROWWISE: per invocation)
 layout(constant_id = 2) const uint NT = 1;    // tokens per workgroup
 
-layout(std430, set = 0, binding = 1) readonly buffer X { vec4 x4[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer Y { float y[]; };
 #ifdef MUL_MAT_ID
 layout(std430, set = 0, binding = 3) readonly buffer Ids { int ids[]; };
@@ -76,35 +75,12 @@ int dot4(uint x, uint w) {
 }
 #endif
 
-// One block of x quantized: q[i] holds values 4i..4i+3 as signed bytes.
+// One block of x: q[i] holds values 4i..4i+3 as signed bytes.
 struct XBlock {
   uint q[8];
-  float d;  // the scale rounded to f16, as a float
+  float d;  // the scale
   int sum;  // sum of the 32 bytes
 };
-
-// a / b rounded to nearest: Vulkan only asks 2.5 ulp of a division, the CPU's is exact.
-float div_rn(float a, float b) {
-  precise float q = a / b;
-  precise float r = fma(-q, b, a);
-  return fma(r, 1.0 / b, q);
-}
-
-// roundf (ties away from zero) of each lane, as integers; exact (v - trunc(v) is exact).
-ivec4 round_away(vec4 v) {
-  vec4 t = trunc(v);
-  return ivec4(t + mix(vec4(0.0), sign(v), greaterThanEqual(abs(v - t), vec4(0.5))));
-}
-
-uint pack_bytes(ivec4 q) { return (uint(q.x) & 0xFFu) | ((uint(q.y) & 0xFFu) << 8) | ((uint(q.z) & 0xFFu) << 16) | (uint(q.w) << 24); }
-
-float abs_max4(vec4 v) { return max(max(abs(v.x), abs(v.y)), max(abs(v.z), abs(v.w))); }
-
-// The scale of a block with largest magnitude amax, and its inverse for quantizing.
-void block_scale(float amax, out float d_unrounded, out float inv_d) {
-  d_unrounded = div_rn(amax, 127.0);
-  inv_d = d_unrounded != 0.0 ? div_rn(1.0, d_unrounded) : 0.0;
-}
 
 // The block's contribution dx * (dw * (isum - Q8_OFFSET * xsum) + mw * xsum).
 float block_dot(Chunk k, int isum, XBlock xb) {
@@ -124,46 +100,23 @@ int block_isum(Chunk k, XBlock xb) {
 #if !ROWWISE
 shared float partial[WORKGROUP_SIZE * ROWS * NT];
 
-// Block c of the x row starting at vec4 x_base, quantized by this invocation alone.
-XBlock quantize_block(uint x_base, uint c) {
-  vec4 v[8];
-  float amax = 0.0;
-  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-    v[i] = x4[x_base + 8u * c + i];
-    amax = max(amax, abs_max4(v[i]));
-  }
-  float d, inv_d;
-  block_scale(amax, d, inv_d);
+// Block c of the x row starting at word x_row (a multiple of 4).
+XBlock load_block(uint x_row, uint c) {
   XBlock xb;
-  xb.sum = 0;
-  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-    ivec4 q = round_away(v[i] * inv_d);
-    xb.q[i] = pack_bytes(q);
-    xb.sum += (q.x + q.y) + (q.z + q.w);
-  }
-  xb.d = round_to_f16(d);
+  uvec4 lo = q8_quads[x_row / 4u + 2u * c], hi = q8_quads[x_row / 4u + 2u * c + 1u];
+  xb.q[0] = lo.x; xb.q[1] = lo.y; xb.q[2] = lo.z; xb.q[3] = lo.w;
+  xb.q[4] = hi.x; xb.q[5] = hi.y; xb.q[6] = hi.z; xb.q[7] = hi.w;
+  q8_read_meta(x_row + p.cols / 4u + c, xb.d, xb.sum);
   return xb;
 }
 #else
-// Block c of the x row starting at vec4 x_base: invocation `sub` of each group of 8 reads and
-// quantizes the block's vec4 `sub`; the block's maximum, words and sum go around the group.
-XBlock quantize_block_shared(uint x_base, uint c, uint sub) {
-  vec4 v = x4[x_base + 8u * c + sub];
-  float mine = abs_max4(v);
-  float amax = 0.0;
-  [[unroll]] for (uint i = 0u; i < 8u; ++i) amax = max(amax, subgroupBroadcast(mine, i));
-  float d, inv_d;
-  block_scale(amax, d, inv_d);
-  ivec4 q = round_away(v * inv_d);
-  uint word = pack_bytes(q);
-  int my_sum = (q.x + q.y) + (q.z + q.w);
+// Block c of the x row starting at word x_row: invocation `sub` of each group of 8 reads word
+// `sub` of the block; the words go around the group.
+XBlock load_block_shared(uint x_row, uint c, uint sub) {
+  uint mine = q8_words[x_row + 8u * c + sub];
   XBlock xb;
-  xb.sum = 0;
-  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-    xb.q[i] = subgroupBroadcast(word, i);
-    xb.sum += subgroupBroadcast(my_sum, i);
-  }
-  xb.d = round_to_f16(d);
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) xb.q[i] = subgroupBroadcast(mine, i);
+  q8_read_meta(x_row + p.cols / 4u + c, xb.d, xb.sum);
   return xb;
 }
 #endif
@@ -179,15 +132,15 @@ void main() {
   if (group_row0 >= p.rows) return;  // whole workgroup
   uint t0 = p.t_base + gl_WorkGroupID.y * NT;
   uint w_base = p.w_offset;
-  uint x_base[NT];  // vec4 index of each token's x row (x_stride % 4 == 0)
+  uint x_row[NT];  // first word of each token's x row
   bool valid = true;
 #ifdef MUL_MAT_ID
   int expert = ids[t0];
   valid = expert >= 0 && uint(expert) < p.n_mats;
   w_base += uint(valid ? expert : 0) * p.matrix_bytes;
-  x_base[0] = ((p.x_per_pair != 0u ? t0 : t0 / p.k_used) * p.x_stride) >> 2;
+  x_row[0] = (p.x_per_pair != 0u ? t0 : t0 / p.k_used) * p.x_stride;
 #else
-  [[unroll]] for (uint t = 0u; t < NT; ++t) x_base[t] = (min(t0 + t, p.n - 1u) * p.x_stride) >> 2;
+  [[unroll]] for (uint t = 0u; t < NT; ++t) x_row[t] = min(t0 + t, p.n - 1u) * p.x_stride;
 #endif
 #if ROWWISE
   uint row0 = group_row0 + lane * ROWS;
@@ -205,7 +158,7 @@ void main() {
   uint sub = gl_SubgroupInvocationID & 7u;
   for (uint c = 0u; c < n_blocks; ++c) {  // the same c in every invocation
     XBlock xb[NT];
-    [[unroll]] for (uint t = 0u; t < NT; ++t) xb[t] = quantize_block_shared(x_base[t], c, sub);
+    [[unroll]] for (uint t = 0u; t < NT; ++t) xb[t] = load_block_shared(x_row[t], c, sub);
     [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
       Chunk k;
       load_chunk(row_byte[r], c, k);
@@ -219,7 +172,7 @@ void main() {
 #else
   for (uint c = lane; c < n_blocks; c += WORKGROUP_SIZE) {
     XBlock xb[NT];
-    [[unroll]] for (uint t = 0u; t < NT; ++t) xb[t] = quantize_block(x_base[t], c);
+    [[unroll]] for (uint t = 0u; t < NT; ++t) xb[t] = load_block(x_row[t], c);
     [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
       Chunk k;
       load_chunk(row_byte[r], c, k);

@@ -4,6 +4,14 @@
 // s_r = 1 / sqrt(mean(x[r]^2) + eps). One workgroup per row (looping when there are more rows
 // than workgroups). x and y may be the same buffer range (in place): each element is read and
 // then written by the same invocation, after the row's sum is complete.
+// Q8: also writes each row quantized for the int8 matvec (binding 3, q8_activations.glsl), each
+// invocation four values at a time, so n % 32 == 0.
+#if Q8
+#define Q8_BINDING 3
+#define Q8_WRITE
+#define Q8_COOPERATIVE
+#include "q8_activations.glsl"
+#endif
 
 layout(std430, set = 0, binding = 0) buffer X { float x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { float w[]; };
@@ -19,6 +27,11 @@ layout(push_constant) uniform Push {
 } pc;
 
 shared float red[WORKGROUP_SIZE];
+
+float normalized(float xv, float scale, float wv) {
+  precise float v = xv * scale;
+  return v * wv;
+}
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -37,10 +50,24 @@ void main() {
       barrier();
     }
     const float scale = 1.0 / sqrt(red[0] / float(pc.n) + pc.eps);
-    for (uint i = tid; i < pc.n; i += WORKGROUP_SIZE) {
-      precise float v = x[xb + i] * scale;
-      y[yb + i] = v * w[pc.w_off + i];
+#if Q8
+    const uint quads = pc.n / 4u;
+    for (uint base = 0u; base < quads; base += WORKGROUP_SIZE) {  // the same trips in every invocation
+      const uint quad = base + tid;
+      const bool in_range = quad < quads;
+      vec4 v = vec4(0.0);
+      if (in_range) {
+        [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+          const uint i = 4u * quad + k;
+          v[k] = normalized(x[xb + i], scale, w[pc.w_off + i]);
+          y[yb + i] = v[k];
+        }
+      }
+      q8_store_quads(v, in_range, row * q8_row_words(pc.n), quad, pc.n);
     }
+#else
+    for (uint i = tid; i < pc.n; i += WORKGROUP_SIZE) y[yb + i] = normalized(x[xb + i], scale, w[pc.w_off + i]);
+#endif
     // red[0] is read above by every invocation before the next row overwrites it.
     barrier();
   }

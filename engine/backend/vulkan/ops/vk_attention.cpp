@@ -44,7 +44,7 @@ constexpr int64_t kMinSplitPositions = 128;
 
 int64_t auto_splits(const Device& device, const AttentionParams& p, int64_t n_tokens, int64_t longest_range) {
   const int64_t groups = p.n_head * n_tokens;
-  if (groups >= kSplitTargetWorkgroups || device.info().type == "CPU") return 1;
+  if (groups >= kSplitTargetWorkgroups || device.info().is_cpu()) return 1;
   const int64_t by_groups = (kSplitTargetWorkgroups + groups - 1) / groups;
   const int64_t by_length = longest_range / kMinSplitPositions;
   return std::max<int64_t>(1, std::min({kMaxSplits, by_groups, by_length}));

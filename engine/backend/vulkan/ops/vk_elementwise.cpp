@@ -3,6 +3,7 @@
 #include <string>
 
 #include "engine/backend/vulkan/ops/vk_op_util.h"
+#include "engine/backend/vulkan/ops/vk_quantize.h"
 
 namespace inferscope::vulkan {
 
@@ -100,7 +101,7 @@ Status record_softcap(Device& device, Recorder& recorder, BufferSpan x, int64_t 
 
 Status record_glu(Device& device, Recorder& recorder, GluKind kind, BufferSpan gate, BufferSpan up, BufferSpan out,
                   int64_t n_rows, int64_t n_cols, int64_t gate_stride, int64_t up_stride, int64_t out_stride,
-                  DispatchLabel label) {
+                  DispatchLabel label, BufferSpan q8) {
   const char* name = kind == GluKind::GeGlu ? "geglu" : "swiglu";
   if (n_rows < 0 || n_cols < 0) return Status::error(std::string(name) + ": negative size");
   if (n_rows == 0 || n_cols == 0) return Status::ok();
@@ -121,11 +122,26 @@ Status record_glu(Device& device, Recorder& recorder, GluKind kind, BufferSpan g
   INFERSCOPE_BIND_WORDS(ob, device, out, static_cast<uint64_t>(extent(out_stride)), name, "out");
   const uint32_t wg = op_workgroup_size(device, kElementwiseWorkgroup);
   const uint32_t spec[] = {wg};
-  auto kernel = device.kernel(name, 3, spec);
-  if (!kernel) return kernel.status();
   const GluPush push{static_cast<uint32_t>(n_rows), static_cast<uint32_t>(n_cols), static_cast<uint32_t>(gate_stride),
                      static_cast<uint32_t>(up_stride), static_cast<uint32_t>(out_stride), gb.first, ub.first, ob.first};
-  recorder.dispatch(**kernel, {gb.span, ub.span, ob.span}, push, op_group_count(device, static_cast<uint64_t>(n_rows * n_cols), wg), 1, 1, label);
+  if (!q8.buffer) {
+    auto kernel = device.kernel(name, 3, spec);
+    if (!kernel) return kernel.status();
+    recorder.dispatch(**kernel, {gb.span, ub.span, ob.span}, push,
+                      op_group_count(device, static_cast<uint64_t>(n_rows * n_cols), wg), 1, 1, label);
+    return Status::ok();
+  }
+  if (n_cols % 32 != 0) return Status::error(std::string(name) + ": quantized output needs rows of a multiple of 32 values");
+  const uint64_t q8_bytes = q8_activation_bytes(n_cols, n_rows);
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(q8_bytes, name, "q8 bytes"));
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, q8, q8_bytes, name, "q8"));
+  const std::string q8_name = std::string(name) + (int8_native_variant(device) ? "_q8_native" : "_q8");
+  // The quantization has barriers: on CPU drivers a small workgroup (fewer slices to switch).
+  const uint32_t q8_spec[] = {device.info().is_cpu() ? op_workgroup_size(device, 64) : wg};
+  auto kernel = device.kernel(q8_name, 4, q8_spec);
+  if (!kernel) return kernel.status();
+  recorder.dispatch(**kernel, {gb.span, ub.span, ob.span, first_bytes(q8, q8_bytes)}, push,
+                    op_group_count(device, static_cast<uint64_t>(n_rows * n_cols / 4), q8_spec[0]), 1, 1, label);
   return Status::ok();
 }
 

@@ -40,10 +40,12 @@ enum class GluKind {
 // out[r][c] = act(gate[r][c]) * up[r][c] for r < n_rows, c < n_cols. Row r of each operand
 // starts at r * its stride (in floats; 0 means n_cols), so gate and up may be the two halves of
 // one fused row (phi3's ffn_up: gate = the row's first n_cols, up = a span n_cols floats further,
-// both with stride 2 * n_cols). out may be the gate span (in place).
+// both with stride 2 * n_cols). out may be the gate span (in place). With a q8 span, out is also
+// written there quantized for the int8 matvec (vk_quantize.h; the bytes record_quantize_q8 of
+// out gives, in the same dispatch); then n_cols % 32 == 0.
 // Preconditions: strides >= n_cols; n_rows * stride < 2^32.
 Status record_glu(Device& device, Recorder& recorder, GluKind kind, BufferSpan gate, BufferSpan up, BufferSpan out,
                   int64_t n_rows, int64_t n_cols, int64_t gate_stride = 0, int64_t up_stride = 0,
-                  int64_t out_stride = 0, DispatchLabel label = {});
+                  int64_t out_stride = 0, DispatchLabel label = {}, BufferSpan q8 = {});
 
 }  // namespace inferscope::vulkan

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "engine/backend/vulkan/ops/vk_op_util.h"
@@ -40,9 +41,6 @@ uint32_t ceil_log2(uint32_t v) {
   return l;
 }
 
-// lavapipe / SwiftShader: a workgroup runs on one CPU thread, eight invocations per SIMD
-// instruction, and every buffer read whose address varies per invocation costs a scalar loop.
-bool is_cpu_device(const Device& device) { return device.info().type == "CPU"; }
 
 std::string shader_name(const char* family, GgmlType type) {
   std::string name = std::string(family) + "_" + kernels::type_name(type);
@@ -129,18 +127,23 @@ bool has_int8_form(GgmlType type) {
   }
 }
 
-bool use_int8(GgmlType type) { return has_int8_form(type) && g_overrides.int8_matvec != 0; }
-
-// Integer dot-product instructions where the device enabled them (Device creation), unless
-// overridden off; the variant without them computes the same sums.
-bool use_dot_product(const Device& device) {
-  return device.info().integer_dot_product && g_overrides.dot_product_instructions != 0;
+// INFERSCOPE_VULKAN_INT8=0 turns the int8 matvec off (float products everywhere), to compare.
+bool int8_disabled_by_environment() {
+  static const bool disabled = [] {
+    const char* v = std::getenv("INFERSCOPE_VULKAN_INT8");
+    return v && std::string(v) == "0";
+  }();
+  return disabled;
 }
 
-// The matvec shader family: matvec[_q8[_dot]][_id][_rowwise].
-std::string matvec_family(const Device& device, GgmlType type, bool experts, bool rowwise) {
+bool int8_allowed(GgmlType type) {
+  return has_int8_form(type) && g_overrides.int8_matvec != 0 && !int8_disabled_by_environment();
+}
+
+// The matvec shader family: matvec[_q8[_native]][_id][_rowwise].
+std::string matvec_family(const Device& device, bool experts, bool rowwise, bool int8) {
   std::string family = "matvec";
-  if (use_int8(type)) family += use_dot_product(device) ? "_q8_dot" : "_q8";
+  if (int8) family += int8_native_variant(device) ? "_q8_native" : "_q8";
   if (experts) family += "_id";
   if (rowwise) family += "_rowwise";
   return family;
@@ -151,11 +154,11 @@ std::string matvec_family(const Device& device, GgmlType type, bool experts, boo
 bool use_rowwise(const Device& device, int64_t cols) {
   if (cols % 32 != 0) return false;
   if (g_overrides.matvec_rowwise >= 0) return g_overrides.matvec_rowwise == 1;
-  return is_cpu_device(device) && device.info().subgroup_size >= 8 && device.info().subgroup_broadcast;
+  return device.info().is_cpu() && device.info().subgroup_size >= 8 && device.info().subgroup_broadcast;
 }
 
 MatvecConfig matvec_config(const Device& device, const WeightLayout& layout, int64_t cols, int64_t n, bool experts) {
-  const bool cpu = is_cpu_device(device);
+  const bool cpu = device.info().is_cpu();
   MatvecConfig c{};
   c.rowwise = use_rowwise(device, cols);
   const uint32_t subgroup = std::max<uint32_t>(device.info().subgroup_size, 8);
@@ -206,7 +209,7 @@ MatmatConfig matmat_config(const Device& device) {
     if (fits(c)) return c;
   }
   // A (BM / TM) x (BN / TN) grid of invocations, as square as the workgroup size allows.
-  const bool cpu = is_cpu_device(device);
+  const bool cpu = device.info().is_cpu();
   const uint32_t wg = op_workgroup_size(device, cpu ? 64 : 256);
   const uint32_t a = 1u << ((ceil_log2(wg) + 1) / 2);
   const uint32_t b = std::max<uint32_t>(wg / a, 1);
@@ -224,16 +227,26 @@ MatmatConfig matmat_config(const Device& device) {
 int64_t max_matvec_tokens(const Device& device, int64_t cols) {
   if (g_overrides.max_matvec_tokens > 0) return g_overrides.max_matvec_tokens;
   if (use_rowwise(device, cols)) return INT64_MAX;  // beats the shared-memory tiles at any n
-  return is_cpu_device(device) ? 8 : 4;
+  return device.info().is_cpu() ? 8 : 4;
 }
 
+// Whether a product of n tokens runs the tiled matmat (else matvec).
+bool uses_matmat(const Device& device, int64_t cols, int64_t n) {
+  if (cols % kMatmatBk != 0) return false;
+  if (g_overrides.path == MatmulOverrides::Path::Matvec) return false;
+  if (g_overrides.path == MatmulOverrides::Path::Matmat) return true;
+  return n > max_matvec_tokens(device, cols);
+}
+
+// x: the F32 rows, or the quantized rows when int8 (push.x_stride set to match).
 Status dispatch_matvec(Device& device, Recorder& recorder, const WeightView& w, const WeightLayout& layout,
                        uint64_t w_bytes, BufferSpan x, uint64_t x_bytes, int64_t n, BufferSpan y, uint64_t y_bytes,
-                       MatmulPush push, BufferSpan ids, uint64_t ids_bytes, bool experts, DispatchLabel label) {
+                       MatmulPush push, BufferSpan ids, uint64_t ids_bytes, bool experts, bool int8,
+                       DispatchLabel label) {
   const char* op = experts ? "matmul_experts" : "matmul";
   const MatvecConfig cfg = matvec_config(device, layout, w.cols, n, experts);
   const uint32_t spec[] = {cfg.workgroup, cfg.rows, cfg.tokens};
-  const std::string family = matvec_family(device, w.type, experts, cfg.rowwise);
+  const std::string family = matvec_family(device, experts, cfg.rowwise, int8);
   auto kernel = device.kernel(shader_name(family.c_str(), w.type), experts ? 4 : 3, spec);
   if (!kernel) return kernel.status();
   const uint64_t rows_per_group = uint64_t{cfg.rows} * (cfg.rowwise ? cfg.workgroup : 1);
@@ -289,8 +302,12 @@ std::optional<WeightLayout> weight_layout(GgmlType type) {
 
 void set_matmul_overrides(const MatmulOverrides& overrides) { g_overrides = overrides; }
 
-Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, BufferSpan x, int64_t n, BufferSpan y,
-                     int64_t y_stride, int64_t y_col_offset, DispatchLabel label) {
+bool matmul_takes_q8(const Device& device, GgmlType type, int64_t cols, int64_t n, bool experts) {
+  return int8_allowed(type) && (experts || !uses_matmat(device, cols, n));
+}
+
+Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, const MatmulInput& x, int64_t n,
+                     BufferSpan y, int64_t y_stride, int64_t y_col_offset, DispatchLabel label) {
   constexpr const char* kOp = "matmul";
   if (n < 0) return Status::error("matmul: negative token count");
   uint64_t w_bytes = 0;
@@ -306,19 +323,23 @@ Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, Bu
                             static_cast<uint64_t>(y_col_offset + w.rows)) * 4;
   INFERSCOPE_RETURN_IF_ERROR(check_u32(x_bytes, kOp, "x bytes"));
   INFERSCOPE_RETURN_IF_ERROR(check_u32(y_bytes, kOp, "y bytes"));
-  INFERSCOPE_RETURN_IF_ERROR(check_span(device, x, x_bytes, kOp, "x"));
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, x.x, x_bytes, kOp, "x"));
   INFERSCOPE_RETURN_IF_ERROR(check_span(device, y, y_bytes, kOp, "y"));
 
   MatmulPush push{static_cast<uint32_t>(w.cols), static_cast<uint32_t>(w.rows), static_cast<uint32_t>(w.row_bytes),
                   w.byte_offset, static_cast<uint32_t>(n), static_cast<uint32_t>(w.cols),
                   static_cast<uint32_t>(y_stride), static_cast<uint32_t>(y_col_offset), 0, 0, 1, 0, 1};
 
-  bool use_matmat = n > max_matvec_tokens(device, w.cols);
-  if (g_overrides.path == MatmulOverrides::Path::Matvec) use_matmat = false;
-  if (g_overrides.path == MatmulOverrides::Path::Matmat) use_matmat = true;
-  if (w.cols % kMatmatBk != 0) use_matmat = false;
-  if (!use_matmat) {
-    return dispatch_matvec(device, recorder, w, *layout, w_bytes, x, x_bytes, n, y, y_bytes, push, {}, 0, false, label);
+  if (!uses_matmat(device, w.cols, n)) {
+    if (x.q8.buffer && int8_allowed(w.type)) {
+      push.x_stride = static_cast<uint32_t>(q8_row_words(w.cols));
+      const uint64_t q8_bytes = q8_activation_bytes(w.cols, n);
+      INFERSCOPE_RETURN_IF_ERROR(check_span(device, x.q8, q8_bytes, kOp, "q8"));
+      return dispatch_matvec(device, recorder, w, *layout, w_bytes, x.q8, q8_bytes, n, y, y_bytes, push, {}, 0, false,
+                             true, label);
+    }
+    return dispatch_matvec(device, recorder, w, *layout, w_bytes, x.x, x_bytes, n, y, y_bytes, push, {}, 0, false,
+                           false, label);
   }
 
   const MatmatConfig cfg = matmat_config(device);
@@ -331,13 +352,13 @@ Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, Bu
   for (uint64_t g0 = 0; g0 < token_tiles; g0 += max_groups_y(device)) {
     const uint64_t gy = std::min<uint64_t>(max_groups_y(device), token_tiles - g0);
     push.t_base = static_cast<uint32_t>(g0 * cfg.bn);
-    recorder.dispatch(**kernel, {first_bytes(w.span, w_bytes), first_bytes(x, x_bytes), first_bytes(y, y_bytes)}, push,
-                      grid->first, static_cast<uint32_t>(gy), grid->second, label);
+    recorder.dispatch(**kernel, {first_bytes(w.span, w_bytes), first_bytes(x.x, x_bytes), first_bytes(y, y_bytes)},
+                      push, grid->first, static_cast<uint32_t>(gy), grid->second, label);
   }
   return Status::ok();
 }
 
-Status record_matmul_experts(Device& device, Recorder& recorder, const WeightView& w, BufferSpan x, bool x_per_pair,
+Status record_matmul_experts(Device& device, Recorder& recorder, const WeightView& w, const MatmulInput& x, bool x_per_pair,
                              BufferSpan ids, int64_t n_tokens, int64_t k_used, BufferSpan y, DispatchLabel label) {
   constexpr const char* kOp = "matmul_experts";
   if (n_tokens < 0 || k_used < 0) return Status::error("matmul_experts: negative token or expert count");
@@ -353,18 +374,25 @@ Status record_matmul_experts(Device& device, Recorder& recorder, const WeightVie
   const uint64_t ids_bytes = static_cast<uint64_t>(pairs) * 4;
   INFERSCOPE_RETURN_IF_ERROR(check_u32(x_bytes, kOp, "x bytes"));
   INFERSCOPE_RETURN_IF_ERROR(check_u32(y_bytes, kOp, "y bytes"));
-  INFERSCOPE_RETURN_IF_ERROR(check_span(device, x, x_bytes, kOp, "x"));
+  INFERSCOPE_RETURN_IF_ERROR(check_span(device, x.x, x_bytes, kOp, "x"));
   INFERSCOPE_RETURN_IF_ERROR(check_span(device, ids, ids_bytes, kOp, "ids"));
   INFERSCOPE_RETURN_IF_ERROR(check_span(device, y, y_bytes, kOp, "y"));
-  const MatmulPush push{static_cast<uint32_t>(w.cols),     static_cast<uint32_t>(w.rows),
+  MatmulPush push{static_cast<uint32_t>(w.cols),           static_cast<uint32_t>(w.rows),
                         static_cast<uint32_t>(w.row_bytes), w.byte_offset,
                         static_cast<uint32_t>(pairs),       static_cast<uint32_t>(w.cols),
                         static_cast<uint32_t>(w.rows),      0,
                         0,                                  static_cast<uint32_t>(w.matrix_bytes),
                         static_cast<uint32_t>(k_used),      x_per_pair ? 1u : 0u,
                         static_cast<uint32_t>(w.n_mats)};
-  return dispatch_matvec(device, recorder, w, *layout, w_bytes, x, x_bytes, pairs, y, y_bytes, push, ids, ids_bytes,
-                         true, label);
+  if (x.q8.buffer && int8_allowed(w.type)) {
+    push.x_stride = static_cast<uint32_t>(q8_row_words(w.cols));
+    const uint64_t q8_bytes = q8_activation_bytes(w.cols, static_cast<int64_t>(x_rows));
+    INFERSCOPE_RETURN_IF_ERROR(check_span(device, x.q8, q8_bytes, kOp, "q8"));
+    return dispatch_matvec(device, recorder, w, *layout, w_bytes, x.q8, q8_bytes, pairs, y, y_bytes, push, ids,
+                           ids_bytes, true, true, label);
+  }
+  return dispatch_matvec(device, recorder, w, *layout, w_bytes, x.x, x_bytes, pairs, y, y_bytes, push, ids, ids_bytes,
+                         true, false, label);
 }
 
 Status record_get_rows(Device& device, Recorder& recorder, const WeightView& table, BufferSpan ids, int64_t n,
@@ -381,7 +409,7 @@ Status record_get_rows(Device& device, Recorder& recorder, const WeightView& tab
   INFERSCOPE_RETURN_IF_ERROR(check_span(device, out, out_bytes, kOp, "out"));
   // One workgroup per row; the invocations take the row's chunks.
   const uint64_t chunks = static_cast<uint64_t>(table.cols / layout->chunk);
-  const uint32_t preferred = is_cpu_device(device) ? 8u : static_cast<uint32_t>(std::clamp<uint64_t>(chunks, 32, 256));
+  const uint32_t preferred = device.info().is_cpu() ? 8u : static_cast<uint32_t>(std::clamp<uint64_t>(chunks, 32, 256));
   const uint32_t spec[] = {op_workgroup_size(device, preferred)};
   auto kernel = device.kernel(shader_name("get_rows", table.type), 3, spec);
   if (!kernel) return kernel.status();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "engine/backend/vulkan/ops/vk_quantize.h"
 #include "engine/backend/vulkan/vk_buffer.h"
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_recorder.h"
@@ -41,24 +42,37 @@ struct WeightLayout {
 };
 std::optional<WeightLayout> weight_layout(kernels::GgmlType type);
 
-// y[t][y_col_offset + r] = sum_c W[r][c] x[t][c] for t < n, r < w.rows.
-// The matvec path of the 32-block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) multiplies in
-// int8, like the CPU backend: x is quantized per 32 values (Q8_0 rule, f16-rounded scale) and
-// block sums are integer dot products (OpSDot / OpSUDot on devices with
-// shaderIntegerDotProduct, shifts and multiplies elsewhere: the same sums).
+// The activations of a product: F32 rows, and optionally the same rows quantized to int8 by
+// record_quantize_q8 (vk_quantize.h). Given q8, the matvec of the 32-block weight types (Q8_0,
+// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) multiplies in int8 like the CPU backend: integer block sums
+// (OpSDot / OpSUDot on devices with shaderIntegerDotProduct, shifts and multiplies elsewhere:
+// the same sums) scaled by the weight and activation scales. Without q8, and for every other
+// path and type, the F32 rows are multiplied in float.
+struct MatmulInput {
+  BufferSpan x;
+  BufferSpan q8;  // empty (no buffer): float arithmetic
+  MatmulInput(BufferSpan x_rows, BufferSpan q8_rows = {}) : x(x_rows), q8(q8_rows) {}
+};
+
+// Whether record_matmul (experts: record_matmul_experts) reads MatmulInput::q8 for this weight
+// type, row length and token count (pairs for experts) on this device: the int8 matvec runs.
+bool matmul_takes_q8(const Device& device, kernels::GgmlType type, int64_t cols, int64_t n, bool experts);
+
+// y[t][y_col_offset + r] = sum_c W[r][c] x[t][c] for t < n, r < w.rows (see MatmulInput).
 // x: [n][w.cols] f32 (contiguous rows); y: n rows of y_stride floats, y_col_offset + w.rows <=
 // y_stride (other columns untouched). Uses matrix 0 of a stack. Summation in f32, in an order
 // that differs from the CPU kernels'. n == 0 or w.rows == 0 records nothing.
 // Preconditions (checked, as errors): a supported type, w.cols a multiple of the type's chunk
 // and block, aligned rows (weight_layout), spans large enough, every index below 2^32.
-Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, BufferSpan x, int64_t n, BufferSpan y,
-                     int64_t y_stride, int64_t y_col_offset, DispatchLabel label = {});
+Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, const MatmulInput& x, int64_t n,
+                     BufferSpan y, int64_t y_stride, int64_t y_col_offset, DispatchLabel label = {});
 
 // Experts (mixture of experts): for each token t < n_tokens and j < k_used,
 //   y[t * k_used + j][:] = W[ids[t][j]] x[x_per_pair ? t * k_used + j : t]
 // ids: int32 [n_tokens][k_used]; an id outside [0, w.n_mats) gives a row of zeros.
-// x: [n_tokens (* k_used when x_per_pair)][w.cols] f32; y: [n_tokens * k_used][w.rows] f32.
-Status record_matmul_experts(Device& device, Recorder& recorder, const WeightView& w, BufferSpan x, bool x_per_pair,
+// x: [n_tokens (* k_used when x_per_pair)][w.cols] f32 (and quantized, see MatmulInput);
+// y: [n_tokens * k_used][w.rows] f32.
+Status record_matmul_experts(Device& device, Recorder& recorder, const WeightView& w, const MatmulInput& x, bool x_per_pair,
                              BufferSpan ids, int64_t n_tokens, int64_t k_used, BufferSpan y, DispatchLabel label = {});
 
 // Embedding lookup: out[i][:] = dequantize(table row ids[i]) * scale for i < n (bit-exact with
@@ -78,8 +92,7 @@ struct MatmulOverrides {
   int matvec_rowwise = -1;         // row-per-invocation matvec layout: -1 auto, 0 off, 1 on
   uint32_t matmat_bm = 0, matmat_bn = 0, matmat_tm = 0, matmat_tn = 0;  // tile, micro-tile
   int64_t max_matvec_tokens = 0;   // Auto: matvec up to this many tokens
-  int int8_matvec = -1;            // 32-block types: -1 auto (int8), 0 float matvec, 1 int8
-  int dot_product_instructions = -1;  // int8 matvec: -1 where the device has them, 0 never
+  int int8_matvec = -1;            // 32-block types given q8: -1 / 1 int8, 0 float matvec
 };
 void set_matmul_overrides(const MatmulOverrides& overrides);
 

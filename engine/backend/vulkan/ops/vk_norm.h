@@ -14,8 +14,10 @@ namespace inferscope::vulkan {
 
 // y[r][i] = x[r][i] / sqrt(mean(x[r]^2) + eps) * w[i] for r < n_rows, i < n. One dispatch.
 // x, y: [n_rows][n] F32, contiguous rows; they may be the same span (in place). w: [n] F32.
+// With a q8 span, y is also written there quantized for the int8 matvec (vk_quantize.h; the
+// same bytes as record_quantize_q8 of y, in the same dispatch); then n % 32 == 0.
 // Preconditions: n_rows * n < 2^32.
 Status record_rms_norm(Device& device, Recorder& recorder, BufferSpan x, BufferSpan w, BufferSpan y, int64_t n_rows,
-                       int64_t n, float eps, DispatchLabel label = {});
+                       int64_t n, float eps, DispatchLabel label = {}, BufferSpan q8 = {});
 
 }  // namespace inferscope::vulkan

@@ -1,0 +1,142 @@
+// Quantized activations for the int8 matvec (engine/backend/vulkan/ops/vk_quantize.h):
+//   quantize_q8  byte for byte the CPU's quantization (kernels::quantize_block_q8, the scale
+//                rounded to f16, the values summed), portable and native variants
+//   fused        rms_norm and the GLUs with a q8 output write the F32 rows they write without
+//                it (bit-exact) and, quantized, the bytes quantize_q8 gives for those rows
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/backend/vulkan/ops/vk_elementwise.h"
+#include "engine/backend/vulkan/ops/vk_norm.h"
+#include "engine/backend/vulkan/ops/vk_quantize.h"
+#include "engine/backend/vulkan/vk_device.h"
+#include "kernels/cpu/fp16.h"
+#include "kernels/cpu/quantize.h"
+#include "tests/support/matmul_problem.h"
+#include "tests/support/vulkan_device.h"
+#include "tests/support/vulkan_gpu.h"
+#include "tests/vulkan/vk_op_checks.h"
+
+namespace inferscope::vulkan {
+namespace {
+
+using op_tests::PortableInt8;
+using testing::Gpu;
+
+// record_quantize_q8 gives the CPU's quantized activations (kernels::quantize_block_q8 with the
+// scale rounded to f16, the values summed) byte for byte, in both variants: random rows with
+// outliers, an all-zero block, and a block of exact .5 ties (scale 1: rounded away from zero).
+TEST(VkQuantize, ActivationsMatchTheCpuPacking) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  for (int64_t cols : {32, 96, 768}) {
+    const int64_t n = 5;
+    std::mt19937 rng(900 + static_cast<uint32_t>(cols));
+    auto x = testing::random_activations(cols, n, rng);
+    std::fill(x.begin() + cols, x.begin() + cols + 32, 0.0f);  // token 1, block 0
+    for (int j = 0; j < 32; ++j) x[static_cast<size_t>(2 * cols + j)] = j == 0 ? 127.0f : (j % 2 ? 0.5f : -1.5f) * j;
+    for (int portable : {0, 1}) {
+      SCOPED_TRACE("cols=" + std::to_string(cols) + (portable ? " portable" : " native"));
+      PortableInt8 variant(portable != 0);
+      Gpu gpu(*device, 16);
+      const Buffer& xb = gpu.upload(x);
+      const Buffer& qb = gpu.allocate(q8_activation_bytes(cols, n));
+      gpu.begin();
+      Gpu::check(record_quantize_q8(*device, gpu.recorder(), BufferSpan::whole(xb), n, cols, BufferSpan::whole(qb)),
+                 "record_quantize_q8");
+      gpu.submit();
+      const auto words = gpu.read<uint32_t>(qb, static_cast<size_t>(q8_row_words(cols) * n));
+      int64_t mismatches = 0;
+      for (int64_t t = 0; t < n; ++t) {
+        const uint32_t* row = words.data() + t * static_cast<int64_t>(q8_row_words(cols));
+        for (int64_t b = 0; b < cols / 32; ++b) {
+          int8_t q[32];
+          const float d = kernels::quantize_block_q8(x.data() + t * cols + b * 32, q);
+          int32_t sum = 0;
+          for (int8_t v : q) sum += v;
+          std::array<uint8_t, 32> got{};
+          std::memcpy(got.data(), row + b * 8, 32);
+          mismatches += std::memcmp(got.data(), q, 32) != 0;
+          const uint32_t meta = row[cols / 4 + b];
+          EXPECT_EQ(meta & 0xFFFFu, kernels::fp32_to_fp16(d)) << "scale of token " << t << " block " << b;
+          EXPECT_EQ(static_cast<int16_t>(meta >> 16), sum) << "sum of token " << t << " block " << b;
+        }
+      }
+      EXPECT_EQ(mismatches, 0) << "blocks with different int8 values";
+    }
+  }
+}
+
+// The op with a q8 output against the op without it followed by quantize_q8, for rms_norm,
+// SwiGLU and GeGLU, in place and not, both variants.
+TEST(VkQuantize, NormAndGluQuantizeWhatTheyWrite) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  const int64_t rows = 6, cols = 96;
+  std::mt19937 rng(950);
+  const auto a = testing::random_activations(cols, rows, rng);
+  const auto b = testing::random_activations(cols, rows, rng);
+  const auto w = testing::random_activations(cols, 1, rng);
+  enum class Op { RmsNorm, SwiGlu, GeGlu };
+  for (Op op : {Op::RmsNorm, Op::SwiGlu, Op::GeGlu}) {
+    for (int portable : {0, 1}) {
+      SCOPED_TRACE(std::string(op == Op::RmsNorm ? "rms_norm" : op == Op::SwiGlu ? "swiglu" : "geglu") +
+                   (portable ? " portable" : " native"));
+      PortableInt8 variant(portable != 0);
+      Gpu gpu(*device, 16);
+      const Buffer& ab = gpu.upload(a);
+      const Buffer& bb = gpu.upload(b);
+      const Buffer& wb = gpu.upload(w);
+      const Buffer& plain = gpu.filled(static_cast<size_t>(rows * cols), 0.0f);
+      const Buffer& fused = gpu.upload(a);  // in place
+      const Buffer& q8_plain = gpu.allocate(q8_activation_bytes(cols, rows));
+      const Buffer& q8_fused = gpu.allocate(q8_activation_bytes(cols, rows));
+      auto whole = [](const Buffer& buf) { return BufferSpan::whole(buf); };
+      auto record = [&](const Buffer& in, const Buffer& out, BufferSpan q8) {
+        if (op == Op::RmsNorm) return record_rms_norm(*device, gpu.recorder(), whole(in), whole(wb), whole(out), rows, cols, 1e-5f, {}, q8);
+        const GluKind kind = op == Op::SwiGlu ? GluKind::SwiGlu : GluKind::GeGlu;
+        return record_glu(*device, gpu.recorder(), kind, whole(in), whole(bb), whole(out), rows, cols, 0, 0, 0, {}, q8);
+      };
+      gpu.begin();
+      Gpu::check(record(ab, plain, {}), "op");
+      Gpu::check(record_quantize_q8(*device, gpu.recorder(), whole(plain), rows, cols, whole(q8_plain)), "quantize");
+      Gpu::check(record(fused, fused, whole(q8_fused)), "fused op");
+      gpu.submit();
+      EXPECT_EQ(gpu.read<uint32_t>(plain, static_cast<size_t>(rows * cols)),
+                gpu.read<uint32_t>(fused, static_cast<size_t>(rows * cols)));
+      // Every word but each row's padding.
+      const size_t words = q8_activation_bytes(cols, rows) / 4, row_words = q8_row_words(cols);
+      const auto want = gpu.read<uint32_t>(q8_plain, words), got = gpu.read<uint32_t>(q8_fused, words);
+      for (size_t i = 0; i < words; ++i) {
+        if (i % row_words < static_cast<size_t>(cols / 4 + cols / 32)) {
+          ASSERT_EQ(got[i], want[i]) << "word " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(VkQuantize, RejectsRowsThatAreNotWholeBlocks) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  Gpu gpu(*device, 16);
+  const Buffer& x = gpu.allocate(40 * 4 * 2);
+  const Buffer& q8 = gpu.allocate(1024);
+  gpu.begin();
+  const BufferSpan xs = BufferSpan::whole(x), qs = BufferSpan::whole(q8);
+  EXPECT_NE(record_quantize_q8(*device, gpu.recorder(), xs, 2, 40, qs).message().find("multiple of 32"), std::string::npos);
+  EXPECT_NE(record_rms_norm(*device, gpu.recorder(), xs, xs, xs, 2, 40, 1e-5f, {}, qs).message().find("multiple of 32"),
+            std::string::npos);
+  EXPECT_NE(record_glu(*device, gpu.recorder(), GluKind::SwiGlu, xs, xs, xs, 2, 40, 0, 0, 0, {}, qs).message().find("multiple of 32"),
+            std::string::npos);
+  const Buffer& small = gpu.allocate(64);
+  EXPECT_NE(record_quantize_q8(*device, gpu.recorder(), xs, 2, 32, BufferSpan::whole(small)).message().find("out"),
+            std::string::npos);
+  gpu.submit();
+}
+
+}  // namespace
+}  // namespace inferscope::vulkan
