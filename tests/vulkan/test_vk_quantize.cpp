@@ -1,8 +1,10 @@
 // Quantized activations for the int8 matvec (engine/backend/vulkan/ops/vk_quantize.h):
 //   quantize_q8  byte for byte the CPU's quantization (kernels::quantize_block_q8, the scale
 //                rounded to f16, the values summed), portable and native variants
-//   fused        rms_norm and the GLUs with a q8 output write the F32 rows they write without
-//                it (bit-exact) and, quantized, the bytes quantize_q8 gives for those rows
+//   fused        rms_norm, the GLUs and attention with a q8 output write the F32 rows they write
+//                without it (bit-exact) and, quantized, the bytes quantize_q8 gives for those
+//                rows (attention: fused, and through quantize_q8 when it splits the KV range or
+//                head_dim % 32 != 0)
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,11 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/vulkan/ops/vk_attention.h"
 #include "engine/backend/vulkan/ops/vk_elementwise.h"
 #include "engine/backend/vulkan/ops/vk_norm.h"
 #include "engine/backend/vulkan/ops/vk_quantize.h"
 #include "engine/backend/vulkan/vk_device.h"
+#include "engine/backend/vulkan/ops/vk_kv.h"
 #include "kernels/cpu/fp16.h"
+#include "kernels/cpu/ops.h"
 #include "kernels/cpu/quantize.h"
 #include "tests/support/matmul_problem.h"
 #include "tests/support/vulkan_device.h"
@@ -72,6 +77,17 @@ TEST(VkQuantize, ActivationsMatchTheCpuPacking) {
   }
 }
 
+// Every quantized word of rows x cols but each row's padding equal.
+void expect_same_q8(Gpu& gpu, const Buffer& want_q8, const Buffer& got_q8, int64_t rows, int64_t cols) {
+  const size_t words = q8_activation_bytes(cols, rows) / 4, row_words = q8_row_words(cols);
+  const auto want = gpu.read<uint32_t>(want_q8, words), got = gpu.read<uint32_t>(got_q8, words);
+  for (size_t i = 0; i < words; ++i) {
+    if (i % row_words < static_cast<size_t>(cols / 4 + cols / 32)) {
+      ASSERT_EQ(got[i], want[i]) << "word " << i;
+    }
+  }
+}
+
 // The op with a q8 output against the op without it followed by quantize_q8, for rms_norm,
 // SwiGLU and GeGLU, in place and not, both variants.
 TEST(VkQuantize, NormAndGluQuantizeWhatTheyWrite) {
@@ -108,14 +124,50 @@ TEST(VkQuantize, NormAndGluQuantizeWhatTheyWrite) {
       gpu.submit();
       EXPECT_EQ(gpu.read<uint32_t>(plain, static_cast<size_t>(rows * cols)),
                 gpu.read<uint32_t>(fused, static_cast<size_t>(rows * cols)));
-      // Every word but each row's padding.
-      const size_t words = q8_activation_bytes(cols, rows) / 4, row_words = q8_row_words(cols);
-      const auto want = gpu.read<uint32_t>(q8_plain, words), got = gpu.read<uint32_t>(q8_fused, words);
-      for (size_t i = 0; i < words; ++i) {
-        if (i % row_words < static_cast<size_t>(cols / 4 + cols / 32)) {
-          ASSERT_EQ(got[i], want[i]) << "word " << i;
-        }
-      }
+      expect_same_q8(gpu, q8_plain, q8_fused, rows, cols);
+    }
+  }
+}
+
+TEST(VkQuantize, AttentionQuantizesWhatItWrites) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  struct Case {
+    int64_t head_dim, n_head, n_split;
+  };
+  for (const Case& c : {Case{64, 4, 1}, Case{80, 4, 1}, Case{64, 4, 3}}) {
+    for (int portable : {0, 1}) {
+      SCOPED_TRACE("head_dim " + std::to_string(c.head_dim) + " splits " + std::to_string(c.n_split) +
+                   (portable ? " portable" : " native"));
+      PortableInt8 variant(portable != 0);
+      const int64_t n_ctx = 96, n_tokens = 5, pos0 = 60, kv = 2 * c.head_dim, row = c.n_head * c.head_dim;
+      const KvCacheLayout layout{1, n_ctx, kv};
+      std::mt19937 rng(960);
+      const auto q = testing::random_activations(row, n_tokens, rng);
+      std::vector<uint16_t> cache(static_cast<size_t>(layout.bytes(1) / 2));
+      const auto cache_f = testing::random_activations(kv, n_ctx, rng);
+      kernels::to_fp16(cache_f.data(), cache.data(), static_cast<int64_t>(cache.size()));
+      Gpu gpu(*device, 16);
+      const Buffer& qb = gpu.upload(q);
+      const Buffer& kc = gpu.upload(cache);
+      const Buffer& out_plain = gpu.allocate(q.size() * 4);
+      const Buffer& out_fused = gpu.allocate(q.size() * 4);
+      const Buffer& q8_plain = gpu.allocate(q8_activation_bytes(row, n_tokens));
+      const Buffer& q8_fused = gpu.allocate(q8_activation_bytes(row, n_tokens));
+      const Buffer& scratch = gpu.allocate(static_cast<uint64_t>(n_tokens * c.n_head * c.n_split * (c.head_dim + 2)) * 4);
+      const AttentionParams params{c.n_head, 2, c.head_dim, 0.125f, 0.0f, 0, c.n_split};
+      auto whole = [](const Buffer& b) { return BufferSpan::whole(b); };
+      const BufferSpan split = c.n_split > 1 ? whole(scratch) : BufferSpan{};
+      gpu.begin();
+      Gpu::check(record_attention(*device, gpu.recorder(), whole(qb), whole(kc), whole(kc), layout, 0, 0, whole(out_plain),
+                                  params, n_tokens, pos0, {}, split),
+                 "attention");
+      Gpu::check(record_quantize_q8(*device, gpu.recorder(), whole(out_plain), n_tokens, row, whole(q8_plain)), "quantize");
+      Gpu::check(record_attention(*device, gpu.recorder(), whole(qb), whole(kc), whole(kc), layout, 0, 0, whole(out_fused),
+                                  params, n_tokens, pos0, {}, split, whole(q8_fused)),
+                 "attention with q8");
+      gpu.submit();
+      EXPECT_EQ(gpu.read<uint32_t>(out_plain, q.size()), gpu.read<uint32_t>(out_fused, q.size()));
+      expect_same_q8(gpu, q8_plain, q8_fused, n_tokens, row);
     }
   }
 }

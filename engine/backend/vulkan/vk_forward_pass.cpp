@@ -320,11 +320,10 @@ Status VulkanForwardPass::record_attention_block(const DeviceLayer& l, int64_t i
   ap.scale = c.attn_scale;
   ap.softcap = c.attn_softcap;
   ap.n_swa = c.uses_sliding_window(il) ? c.n_swa : 0;
+  const MatmulInput o_in(span(a.attn), q8_for(a.q8_b, n, Q, {&l.wo}));
   INFERSCOPE_RETURN_IF_ERROR(record_attention(dev, rec, span(a.q), kc, vc, layout, slot, 0, span(a.attn), ap, n, pos0,
                                               label(OpKind::Attention, il),
-                                              a.attention_split ? span(a.attention_split) : BufferSpan{}));
-  const MatmulInput o_in(span(a.attn), q8_for(a.q8_b, n, Q, {&l.wo}));
-  if (o_in.q8.buffer) INFERSCOPE_RETURN_IF_ERROR(record_quantize_q8(dev, rec, o_in.x, n, Q, o_in.q8, mm));
+                                              a.attention_split ? span(a.attention_split) : BufferSpan{}, o_in.q8));
   INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(l.wo, o_in, n, span(a.h), E, mm));
   if (l.attn_post_norm.present()) {
     INFERSCOPE_RETURN_IF_ERROR(

@@ -27,6 +27,14 @@
 // binding (n_embd_kv halves packed two per uint), head kvh at word kvh * head_dim / 2 of it.
 
 #include "op_math.glsl"
+// Q8 (n_split == 1, HEAD_DIM % 32 == 0): also writes out quantized for the int8 matvec
+// (binding 5, q8_activations.glsl; token t's row of n_head * head_dim values), each head's
+// blocks by the head's workgroup.
+#if Q8
+#define Q8_BINDING 5
+#define Q8_WRITE
+#include "q8_activations.glsl"
+#endif
 
 layout(constant_id = 1) const uint HEAD_DIM = 128;
 layout(constant_id = 2) const uint TILE = 32;
@@ -137,6 +145,18 @@ void main() {
         outv[i] = o_s[w].x * inv_l;
         outv[i + 1u] = o_s[w].y * inv_l;
       }
+#if Q8
+      barrier();  // o_s written by every invocation in the last tile
+      const uint row_cols = pc.n_head * HEAD_DIM;
+      for (uint b = tid; b < HEAD_DIM / 32u; b += WORKGROUP_SIZE) {
+        vec4 v[8];
+        [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+          const vec2 lo = o_s[16u * b + 2u * j], hi = o_s[16u * b + 2u * j + 1u];
+          v[j] = vec4(lo.x * inv_l, lo.y * inv_l, hi.x * inv_l, hi.y * inv_l);
+        }
+        q8_store_block(t * q8_row_words(row_cols), row_cols, h * (HEAD_DIM / 32u) + b, v);
+      }
+#endif
     } else {
       // An empty split leaves l = 0 (and o = 0): the reduction skips it.
       const uint base = pc.partial_off + ((t * pc.n_head + h) * pc.n_split + split) * (HEAD_DIM + 2u);

@@ -1,6 +1,6 @@
 # The non-matmul ops of the forward pass (engine/backend/vulkan/ops/). F32 activations and
-# packed-uint F16 KV cache rows. The _q8 variants of rms_norm and the GLUs also write their
-# output quantized for the int8 matvec, portable or _native (16-bit storage), like
+# packed-uint F16 KV cache rows. The _q8 variants of rms_norm, attention and the GLUs also
+# write their output quantized for the int8 matvec, portable or _native (16-bit storage), like
 # quantize_q8 (matmul_shaders.cmake).
 inferscope_vulkan_shader(NAME rms_norm SOURCE rms_norm.comp)
 inferscope_vulkan_shader(NAME add SOURCE add.comp)
@@ -16,6 +16,7 @@ foreach(variant "" _native)
     set(storage16 STORAGE16=1)
   endif()
   inferscope_vulkan_shader(NAME rms_norm_q8${variant} SOURCE rms_norm.comp DEFINES Q8=1 ${storage16})
+  inferscope_vulkan_shader(NAME attention_q8${variant} SOURCE attention.comp DEFINES Q8=1 ${storage16})
   inferscope_vulkan_shader(NAME swiglu_q8${variant} SOURCE glu.comp DEFINES SWIGLU=1 Q8=1 ${storage16})
   inferscope_vulkan_shader(NAME geglu_q8${variant} SOURCE glu.comp DEFINES GEGLU=1 Q8=1 ${storage16})
 endforeach()

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/backend/vulkan/ops/vk_op_util.h"
+#include "engine/backend/vulkan/ops/vk_quantize.h"
 
 namespace inferscope::vulkan {
 
@@ -72,7 +73,7 @@ uint64_t attention_split_scratch_bytes(const AttentionParams& p) {
 Status record_attention(Device& device, Recorder& recorder, BufferSpan q, BufferSpan k_cache, BufferSpan v_cache,
                         const KvCacheLayout& layout, int slot, int64_t layer, BufferSpan out,
                         const AttentionParams& p, int64_t n_tokens, int64_t pos0, DispatchLabel label,
-                        BufferSpan split_scratch) {
+                        BufferSpan split_scratch, BufferSpan q8) {
   constexpr const char* kOp = "attention";
   if (n_tokens < 0 || pos0 < 0 || p.n_swa < 0 || p.n_split < 0) return Status::error("attention: negative size or position");
   if (p.n_head <= 0 || p.n_head_kv <= 0 || p.n_head % p.n_head_kv != 0) {
@@ -116,8 +117,6 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
     return Status::error("attention: head_dim " + std::to_string(head_dim) + " needs more shared memory than the device has");
   }
   const uint32_t spec[] = {wg, head_dim, tile};
-  auto kernel = device.kernel("attention", 5, spec);
-  if (!kernel) return kernel.status();
 
   // The longest KV range of the batch is the last token's.
   const int64_t last_pos = pos0 + n_tokens - 1;
@@ -152,9 +151,23 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   push.split_len = static_cast<uint32_t>(split_len);
   push.partial_off = partial.first;
   const uint32_t gy = static_cast<uint32_t>(std::min<int64_t>(n_tokens, device.info().max_workgroup_count[1]));
+  const int64_t row = p.n_head * p.head_dim;
+  if (q8.buffer && row % 32 != 0) return Status::error("attention: quantized output needs rows of a multiple of 32 values");
+  const uint64_t q8_bytes = q8.buffer ? q8_activation_bytes(row, n_tokens) : 0;
+  if (q8.buffer) INFERSCOPE_RETURN_IF_ERROR(check_span(device, q8, q8_bytes, kOp, "q8"));
+  const bool fused_q8 = q8.buffer && n_split == 1 && p.head_dim % 32 == 0;
+  if (fused_q8) {
+    auto kernel = device.kernel(int8_native_variant(device) ? "attention_q8_native" : "attention_q8", 6, spec);
+    if (!kernel) return kernel.status();
+    recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span, first_bytes(q8, q8_bytes)}, push,
+                      static_cast<uint32_t>(p.n_head), gy, 1, label);
+    return Status::ok();
+  }
+  auto kernel = device.kernel("attention", 5, spec);
+  if (!kernel) return kernel.status();
   recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span}, push,
                     static_cast<uint32_t>(p.n_head), gy, static_cast<uint32_t>(n_split), label);
-  if (n_split == 1) return Status::ok();
+  if (n_split == 1) return q8.buffer ? record_quantize_q8(device, recorder, out, n_tokens, row, q8, label) : Status::ok();
 
   const uint32_t reduce_wg = op_workgroup_size(device, std::clamp<uint32_t>(ceil_pow2(head_dim), 32, 256));
   const uint32_t reduce_spec[] = {reduce_wg, head_dim};
@@ -163,7 +176,7 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   const ReducePush rp{static_cast<uint32_t>(n_tokens), static_cast<uint32_t>(p.n_head), static_cast<uint32_t>(n_split),
                       partial.first, ob.first};
   recorder.dispatch(**reduce, {partial.span, ob.span}, rp, static_cast<uint32_t>(p.n_head), gy, 1, label);
-  return Status::ok();
+  return q8.buffer ? record_quantize_q8(device, recorder, out, n_tokens, row, q8, label) : Status::ok();
 }
 
 }  // namespace inferscope::vulkan
