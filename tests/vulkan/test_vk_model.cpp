@@ -192,8 +192,11 @@ INSTANTIATE_TEST_SUITE_P(Tiny, VulkanArchitecture,
                            return name;
                          });
 
-// Every weight type, through llama.cpp's own quantized files of one model. The CPU packs
-// activations to 8 bits for quantized types and the shaders do not, hence the looser bound.
+// Every weight type, through llama.cpp's own quantized files of one model. For quantized types
+// both backends multiply int8 activations: the same ones for the 32-block types (KL ~0.005 from
+// rounding flips and the CPU's F16 softmax weights), per 256 values on the CPU (Q8_K) and per
+// 32 on Vulkan for the K-quant and ternary types (their two quantization errors add: KL up to
+// ~0.025), hence the looser bound.
 class VulkanWeightType : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(VulkanWeightType, LogitsMatchTheCpuBackend) {
@@ -201,7 +204,7 @@ TEST_P(VulkanWeightType, LogitsMatchTheCpuBackend) {
   auto model = Model::load(testing::testdata(std::string("quant/") + GetParam() + ".gguf"));
   ASSERT_TRUE(model) << model.message();
   const bool exact_activations = std::string(GetParam()).find('f') == 0 || std::string(GetParam()) == "base-f32";
-  expect_logits_match_cpu(*model, exact_activations ? 1e-4 : 2e-2, exact_activations ? 1e-3 : 5e-2);
+  expect_logits_match_cpu(*model, exact_activations ? 1e-4 : 5e-2, exact_activations ? 1e-3 : 5e-2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Quant, VulkanWeightType,

@@ -12,7 +12,7 @@ foreach(type f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_
   inferscope_vulkan_shader(NAME matmat_${type} SOURCE matmat.comp DEFINES TYPE_${define}=1)
   inferscope_vulkan_shader(NAME get_rows_${type} SOURCE get_rows.comp DEFINES TYPE_${define}=1)
 endforeach()
-# The int8 matvec of the 32-block types (matvec_q8.comp) in the same four layouts, and the
+# The int8 matvec of the quantized types (matvec_q8.comp) in the same four layouts, and the
 # quantization of its x (quantize_q8.comp): each portable (32-bit words, shifts and multiplies)
 # and _native (integer dot-product instructions and 16-bit storage, for devices with
 # shaderIntegerDotProduct and storageBuffer16BitAccess).
@@ -22,7 +22,7 @@ foreach(variant "" _native)
     set(variant_defines DOT_PRODUCT=1 STORAGE16=1)
   endif()
   inferscope_vulkan_shader(NAME quantize_q8${variant} SOURCE quantize_q8.comp DEFINES ${variant_defines})
-  foreach(type q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl)
+  foreach(type q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl tq1_0 tq2_0)
     string(TOUPPER ${type} define)
     inferscope_vulkan_shader(NAME matvec_q8${variant}_${type} SOURCE matvec_q8.comp
                              DEFINES TYPE_${define}=1 ${variant_defines})

@@ -1,10 +1,10 @@
 // Byte-addressed access to a weight buffer bound at WEIGHT_BINDING (define it before
 // including). GGUF blocks are 2-byte aligned at best (Q4_0 blocks are 18 bytes), so weights
 // are read by byte offset, through 32-bit words with shifts. 8/16-bit storage views of the
-// binding were measured no faster (on lavapipe every read whose address varies per
-// invocation costs a per-lane loop, so fewer, wider reads win; GPUs read words at full
-// speed), so the shaders need neither storageBuffer8BitAccess nor storageBuffer16BitAccess and
-// run unchanged on every Vulkan 1.2 device.
+// weights were measured no faster (on lavapipe every read whose address varies per invocation
+// costs a per-lane loop, so fewer, wider reads win; GPUs read words at full speed), so weight
+// reads need neither storageBuffer8BitAccess nor storageBuffer16BitAccess. (16-bit storage is
+// used for the int8 matvec's activation scales, q8_activations.glsl.)
 // Precondition: the bound range is padded to a multiple of 4 bytes.
 #ifndef WEIGHTS_GLSL
 #define WEIGHTS_GLSL

@@ -113,19 +113,9 @@ struct MatvecConfig {
   bool rowwise;
 };
 
-// The 32-block types have an integer form (matvec_q8.comp): int8 dot products with x quantized
-// per block, the CPU backend's arithmetic.
-bool has_int8_form(GgmlType type) {
-  switch (type) {
-    case GgmlType::Q8_0:
-    case GgmlType::Q4_0:
-    case GgmlType::Q4_1:
-    case GgmlType::Q5_0:
-    case GgmlType::Q5_1:
-    case GgmlType::IQ4_NL: return true;
-    default: return false;
-  }
-}
+// Every quantized type has an integer form (matvec_q8.comp): int8 dot products with x
+// quantized per 32 values (for the 32-block types, the CPU backend's arithmetic).
+bool has_int8_form(GgmlType type) { return kernels::type_info(type).block_size > 1 && weight_layout(type).has_value(); }
 
 // INFERSCOPE_VULKAN_INT8=0 turns the int8 matvec off (float products everywhere), to compare.
 bool int8_disabled_by_environment() {

@@ -43,11 +43,12 @@ struct WeightLayout {
 std::optional<WeightLayout> weight_layout(kernels::GgmlType type);
 
 // The activations of a product: F32 rows, and optionally the same rows quantized to int8 by
-// record_quantize_q8 (vk_quantize.h). Given q8, the matvec of the 32-block weight types (Q8_0,
-// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) multiplies in int8 like the CPU backend: integer block sums
-// (OpSDot / OpSUDot on devices with shaderIntegerDotProduct, shifts and multiplies elsewhere:
-// the same sums) scaled by the weight and activation scales. Without q8, and for every other
-// path and type, the F32 rows are multiplied in float.
+// record_quantize_q8 (vk_quantize.h). Given q8, the matvec of the quantized weight types
+// multiplies in int8: integer sums per 32 values (OpSDot / OpSUDot on devices with
+// shaderIntegerDotProduct, shifts and multiplies elsewhere: the same sums) scaled by the weight
+// and activation scales; for the 32-block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) the CPU
+// backend's integer sums. Without q8, for float weights and for the tiled matmat, the F32 rows
+// are multiplied in float.
 struct MatmulInput {
   BufferSpan x;
   BufferSpan q8;  // empty (no buffer): float arithmetic

@@ -20,14 +20,13 @@
 //                    arithmetic; callers unroll only the 8-value groups of one 32-value part,
 //                    which bounds the size of the compiled code for large chunks.
 //   float load_value(uint row_byte, uint c)   (float types only, QK == 1)
-// The 32-block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) also give their integer form, for
-// int8 dot products with quantized activations (matvec_q8.comp):
-//   Q8_OFFSET, INTS_SIGNED, float chunk_min(Chunk k), uvec2 ints8(Chunk k, uint g)
-//                    values [8g, 8g + 8) of the block are k.d * (i - Q8_OFFSET) + chunk_min(k)
-//                    with i the bytes of ints8 (signed when INTS_SIGNED, else unsigned), as
-//                    kernels::matmul_rows_reference decodes them.
-//                    value c of a row of any length: the slow path for rows that are not a
-//                    whole number of chunks.
+// Every quantized type also gives its integer form, for int8 dot products with quantized
+// activations (matvec_q8.comp, which includes q8_dot.glsl first and so defines Q8_DOT):
+//   float q8_part_dot(Chunk k, uint part, XBlock xb)
+//                    sum_j w_j * (xb.d * x_j) over values [32 part, 32 part + 32) of the chunk
+//                    (part < CHUNK / 32), with x_j the block's int8 values: integer sums of
+//                    weight integers times x_j (sdot4 / sudot4), per block or sub-block, scaled
+//                    by the weight scales (and mins) and xb.d.
 // decode8 reproduces kernels::dequantize_row bit for bit: the same binary32 operations in the
 // same order (every product in the formulas is exact except Q6_K's second one, which keeps its
 // order), f16 widened exactly.
@@ -35,8 +34,8 @@
 // Weights are read as 32-bit words (or 16-byte vectors where blocks are 16-byte aligned), never
 // as bytes: on lavapipe each buffer read whose address varies per invocation runs a scalar loop
 // over the SIMD lanes, so the number of reads, not their width, sets the speed; GPUs read words
-// at least as fast as bytes. The native (8/16-bit storage) and compat variants therefore
-// compile to the same code.
+// at least as fast as bytes (a variant reading through 8/16-bit storage compiled to the same
+// code and was dropped).
 #ifndef TYPES_COMMON_GLSL
 #define TYPES_COMMON_GLSL
 

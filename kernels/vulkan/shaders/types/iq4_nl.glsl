@@ -34,12 +34,13 @@ void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   hi = k.d * i8x4(iq4nl_level_bytes(k.q[w + 1u] >> shift));
 }
 
-// Integer form (matvec_q8.comp): values [8g, 8g + 8) are d * q with q the signed bytes of
-// ints8 (the levels of the four nibbles of each word).
-#define Q8_OFFSET 0
-#define INTS_SIGNED 1
-float chunk_min(Chunk k) { return 0.0; }
-uvec2 ints8(Chunk k, uint g) {
-  uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
-  return uvec2(iq4nl_level_bytes(k.q[w] >> shift), iq4nl_level_bytes(k.q[w + 1u] >> shift));
+#ifdef Q8_DOT
+// dx * d * sum level x over the block.
+float q8_part_dot(Chunk k, uint part, XBlock xb) {
+  int s = 0;
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    s += sdot4(xb.q[i], iq4nl_level_bytes(k.q[i])) + sdot4(xb.q[4u + i], iq4nl_level_bytes(k.q[i] >> 4));
+  }
+  return xb.d * (k.d * float(s));
 }
+#endif

@@ -21,14 +21,32 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   k.dmin = half_hi(dd);
 }
 
-// Values 8g..8g+7 of the half, g = 4 part + g4: j = part, l = 8 g4..; scale byte g/2 of the
-// half's eight.
+// The scale byte of values 8g..8g+7 of the half: byte g/2 of the half's eight.
+uint q2k_scale_byte(Chunk k, uint g) { return ((g < 8u ? k.sc[0] : k.sc[1]) >> (8u * ((g >> 1) & 3u))) & 0xFFu; }
+
+// Values 8g..8g+7 of the half, g = 4 part + g4: j = part, l = 8 g4...
 void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
-  uint g = 4u * part + g4;
-  uint s = ((part < 2u ? k.sc[0] : k.sc[1]) >> (8u * ((g >> 1) & 3u))) & 0xFFu;
+  uint s = q2k_scale_byte(k, 4u * part + g4);
   float dl = k.d * float(s & 15u);
   float ml = k.dmin * float(s >> 4);
   uint w = 2u * g4, shift = 2u * part;
   lo = dl * vec4(bits4(k.q[w], shift, 3u)) - ml;
   hi = dl * vec4(bits4(k.q[w + 1u], shift, 3u)) - ml;
 }
+
+#ifdef Q8_DOT
+// The 32-value group `part` of the half: per 16-value sub-block, dx * (d * sc * sum q x -
+// dmin * mn * sum x).
+float q8_part_dot(Chunk k, uint part, XBlock xb) {
+  int s[2] = int[2](0, 0);
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) s[i >> 2] += sudot4(xb.q[i], (k.q[i] >> (2u * part)) & 0x03030303u);
+  const int x_lo = sum16_lo(xb);
+  const int xs[2] = int[2](x_lo, xb.sum - x_lo);
+  float acc = 0.0;
+  [[unroll]] for (uint h = 0u; h < 2u; ++h) {
+    uint sc = q2k_scale_byte(k, 4u * part + 2u * h);
+    acc += (k.d * float(sc & 15u)) * float(s[h]) - (k.dmin * float(sc >> 4)) * float(xs[h]);
+  }
+  return xb.d * acc;
+}
+#endif

@@ -13,14 +13,18 @@ struct Chunk { uint a[28]; };  // block bytes 4i..4i+3
 
 void load_chunk(uint row_byte, uint c, out Chunk k) { LOAD_ALIGNED(k.a, 28, row_byte + c * 110u, true); }
 
-void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
-  uint g = 4u * part + g4;  // elements 8g.. = 128h + 32j + 8 g4 + i with h = part / 4, j = part % 4
-  uint h = part >> 2, j = part & 3u;
-  uint s = g >> 1;          // sub-block of 16
+// d * (S - 32) of the 16-value sub-block s.
+float q3k_scale(Chunk k, uint s) {
   uint sw = (s & 7u) < 4u ? k.a[24] : k.a[25];  // scales[s % 8]
   uint low4 = (sw >> (8u * (s & 3u) + 4u * (s >> 3))) & 15u;
   uint high2 = (k.a[26] >> (8u * (s & 3u) + 2u * (s >> 2))) & 3u;
-  float dl = half_lo(k.a[27]) * float(int(low4 | (high2 << 4)) - 32);
+  return half_lo(k.a[27]) * float(int(low4 | (high2 << 4)) - 32);
+}
+
+void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
+  // elements 8g.. (g = 4 part + g4) = 128h + 32j + 8 g4 + i with h = part / 4, j = part % 4
+  uint h = part >> 2, j = part & 3u;
+  float dl = q3k_scale(k, 2u * part + (g4 >> 1));
   uint q0w = h == 0u ? k.a[8u + 2u * g4] : k.a[16u + 2u * g4];
   uint q1w = h == 0u ? k.a[9u + 2u * g4] : k.a[17u + 2u * g4];
   ivec4 q0 = ivec4(bits4(q0w, 2u * j, 3u)) - 4 + 4 * ivec4(bits4(k.a[2u * g4], part, 1u));
@@ -28,3 +32,18 @@ void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
   lo = dl * vec4(q0);
   hi = dl * vec4(q1);
 }
+
+#ifdef Q8_DOT
+// The 32-value group `part`: dx * (dl_lo * sum_lo q x + dl_hi * sum_hi q x) over its two
+// 16-value sub-blocks, q = u - 4 as signed bytes.
+float q8_part_dot(Chunk k, uint part, XBlock xb) {
+  uint h = part >> 2, j = part & 3u;
+  int s[2] = int[2](0, 0);
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+    uint qw = h == 0u ? k.a[8u + i] : k.a[16u + i];
+    uint u = ((qw >> (2u * j)) & 0x03030303u) | (((k.a[i] >> part) & 0x01010101u) << 2);
+    s[i >> 2] += sdot4(xb.q[i], minus_bias_bytes(u, 4u));
+  }
+  return xb.d * (q3k_scale(k, 2u * part) * float(s[0]) + q3k_scale(k, 2u * part + 1u) * float(s[1]));
+}
+#endif

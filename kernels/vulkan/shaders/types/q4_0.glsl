@@ -22,12 +22,14 @@ void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   hi = vec4(ivec4(bits4(k.q[w + 1u], shift, 15u)) - 8) * k.d;
 }
 
-// Integer form (matvec_q8.comp): values [8g, 8g + 8) are d * (u - Q8_OFFSET) with u the
-// unsigned bytes of ints8 (two words, four values each, in order).
-#define Q8_OFFSET 8
-#define INTS_SIGNED 0
-float chunk_min(Chunk k) { return 0.0; }
-uvec2 ints8(Chunk k, uint g) {
-  uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
-  return uvec2((k.q[w] >> shift) & 0x0F0F0F0Fu, (k.q[w + 1u] >> shift) & 0x0F0F0F0Fu);
+#ifdef Q8_DOT
+// dx * d * (sum u x - 8 sum x) over the block, u = the nibbles (q + 8) as unsigned bytes: word i
+// of qs holds values 4i.. (low nibbles) and 16 + 4i.. (high).
+float q8_part_dot(Chunk k, uint part, XBlock xb) {
+  int s = 0;
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    s += sudot4(xb.q[i], k.q[i] & 0x0F0F0F0Fu) + sudot4(xb.q[4u + i], (k.q[i] >> 4) & 0x0F0F0F0Fu);
+  }
+  return xb.d * (k.d * float(s - 8 * xb.sum));
 }
+#endif

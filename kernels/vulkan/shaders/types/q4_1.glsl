@@ -23,12 +23,13 @@ void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   hi = vec4(bits4(k.q[w + 1u], shift, 15u)) * k.d + k.m;
 }
 
-// Integer form (matvec_q8.comp): values [8g, 8g + 8) are d * u + m with u the unsigned bytes
-// of ints8.
-#define Q8_OFFSET 0
-#define INTS_SIGNED 0
-float chunk_min(Chunk k) { return k.m; }
-uvec2 ints8(Chunk k, uint g) {
-  uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
-  return uvec2((k.q[w] >> shift) & 0x0F0F0F0Fu, (k.q[w + 1u] >> shift) & 0x0F0F0F0Fu);
+#ifdef Q8_DOT
+// dx * (d * sum u x + m * sum x) over the block (Q4_0's nibble order).
+float q8_part_dot(Chunk k, uint part, XBlock xb) {
+  int s = 0;
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    s += sudot4(xb.q[i], k.q[i] & 0x0F0F0F0Fu) + sudot4(xb.q[4u + i], (k.q[i] >> 4) & 0x0F0F0F0Fu);
+  }
+  return xb.d * (k.d * float(s) + k.m * float(xb.sum));
 }
+#endif

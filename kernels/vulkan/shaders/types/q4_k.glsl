@@ -27,3 +27,13 @@ void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
   lo = d1 * vec4(bits4(k.q[w], shift, 15u)) - m1;
   hi = d1 * vec4(bits4(k.q[w + 1u], shift, 15u)) - m1;
 }
+
+#ifdef Q8_DOT
+// Sub-block `part` of the chunk: dx * (d * sc * sum q x - dmin * mn * sum x).
+float q8_part_dot(Chunk k, uint part, XBlock xb) {
+  int s = 0;
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) s += sudot4(xb.q[i], (k.q[i] >> (4u * part)) & 0x0F0F0F0Fu);
+  float d1 = part == 0u ? k.d1[0] : k.d1[1], m1 = part == 0u ? k.m1[0] : k.m1[1];
+  return xb.d * (d1 * float(s) - m1 * float(xb.sum));
+}
+#endif

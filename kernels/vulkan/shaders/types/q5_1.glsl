@@ -25,13 +25,15 @@ void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   hi = vec4(bits4(k.q[w + 1u], shift, 15u) | q5_high(k.qh, 8u * g + 4u)) * k.d + k.m;
 }
 
-// Integer form (matvec_q8.comp): values [8g, 8g + 8) are d * u + m with u the unsigned bytes
-// of ints8 (nibble | high bit << 4).
-#define Q8_OFFSET 0
-#define INTS_SIGNED 0
-float chunk_min(Chunk k) { return k.m; }
-uvec2 ints8(Chunk k, uint g) {
-  uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
-  return uvec2(((k.q[w] >> shift) & 0x0F0F0F0Fu) | q5_high_bytes(k.qh >> (8u * g)),
-               ((k.q[w + 1u] >> shift) & 0x0F0F0F0Fu) | q5_high_bytes(k.qh >> (8u * g + 4u)));
+#ifdef Q8_DOT
+// dx * (d * sum u x + m * sum x) over the block, u = nibble | high bit << 4.
+float q8_part_dot(Chunk k, uint part, XBlock xb) {
+  int s = 0;
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    uint lo = (k.q[i] & 0x0F0F0F0Fu) | q5_high_bytes(k.qh >> (4u * i));
+    uint hi = ((k.q[i] >> 4) & 0x0F0F0F0Fu) | q5_high_bytes(k.qh >> (16u + 4u * i));
+    s += sudot4(xb.q[i], lo) + sudot4(xb.q[4u + i], hi);
+  }
+  return xb.d * (k.d * float(s) + k.m * float(xb.sum));
 }
+#endif

@@ -23,13 +23,18 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   k.d = half_lo(sd[4]);
 }
 
+// d * scale of the 16-value sub-block half16 (0, 1) of the 32-value group `part` of the half.
+float q6k_scale(Chunk k, uint part, uint half16) {
+  uint sh = 8u * ((2u * part + half16) & 3u);
+  precise float ds = k.d * float(int((part < 2u ? k.sc[0] : k.sc[1]) << (24u - sh)) >> 24);
+  return ds;
+}
+
 // part = the 32-value group gg of the half (0..3), g4 = 8-value group in it.
 void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
-  uint g = 4u * part + g4;
   uint ql0 = (part & 1u) == 0u ? k.ql[2u * g4] : k.ql[8u + 2u * g4];
   uint ql1 = (part & 1u) == 0u ? k.ql[2u * g4 + 1u] : k.ql[9u + 2u * g4];
-  uint sh = 8u * ((g >> 1) & 3u);
-  precise float ds = k.d * float(int((part < 2u ? k.sc[0] : k.sc[1]) << (24u - sh)) >> 24);
+  float ds = q6k_scale(k, part, g4 >> 1);
   uint lshift = 4u * (part >> 1), hshift = 2u * part;
   ivec4 q0 = ivec4(bits4(ql0, lshift, 15u) | (bits4(k.qh[2u * g4], hshift, 3u) << 4)) - 32;
   ivec4 q1 = ivec4(bits4(ql1, lshift, 15u) | (bits4(k.qh[2u * g4 + 1u], hshift, 3u) << 4)) - 32;
@@ -38,3 +43,18 @@ void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
   lo = v0;
   hi = v1;
 }
+
+#ifdef Q8_DOT
+// The 32-value group `part` of the half: dx * (s0 * sum_lo q x + s1 * sum_hi q x) over its two
+// 16-value sub-blocks, q = u - 32 as signed bytes.
+float q8_part_dot(Chunk k, uint part, XBlock xb) {
+  uint lshift = 4u * (part >> 1), hshift = 2u * part;
+  int s[2] = int[2](0, 0);
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+    uint ql = (part & 1u) == 0u ? k.ql[i] : k.ql[8u + i];
+    uint u = ((ql >> lshift) & 0x0F0F0F0Fu) | (((k.qh[i] >> hshift) & 0x03030303u) << 4);
+    s[i >> 2] += sdot4(xb.q[i], minus_bias_bytes(u, 32u));
+  }
+  return xb.d * (q6k_scale(k, part, 0u) * float(s[0]) + q6k_scale(k, part, 1u) * float(s[1]));
+}
+#endif

@@ -20,8 +20,11 @@ void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
   hi = i8x4(k.q[2u * g + 1u]) * k.d;
 }
 
-// Integer form (matvec_q8.comp): values [8g, 8g + 8) are d * q with q the signed bytes of ints8.
-#define Q8_OFFSET 0
-#define INTS_SIGNED 1
-float chunk_min(Chunk k) { return 0.0; }
-uvec2 ints8(Chunk k, uint g) { return uvec2(k.q[2u * g], k.q[2u * g + 1u]); }
+#ifdef Q8_DOT
+// dx * d * sum q x over the block.
+float q8_part_dot(Chunk k, uint part, XBlock xb) {
+  int s = 0;
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) s += sdot4(xb.q[i], k.q[i]);
+  return xb.d * (k.d * float(s));
+}
+#endif

@@ -20,3 +20,15 @@ void decode8(Chunk k, uint part, uint g4, out vec4 lo, out vec4 hi) {
   lo = vec4(ivec4(bits4(w0, shift, 3u)) - 1) * d;
   hi = vec4(ivec4(bits4(w1, shift, 3u)) - 1) * d;
 }
+
+#ifdef Q8_DOT
+// The 32-value group `part`: dx * d * (sum u x - sum x), u = q + 1 unsigned.
+float q8_part_dot(Chunk k, uint part, XBlock xb) {
+  int s = 0;
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+    uint w = part < 4u ? k.a[i] : k.a[8u + i];
+    s += sudot4(xb.q[i], (w >> (2u * (part & 3u))) & 0x03030303u);
+  }
+  return xb.d * (half_lo(k.a[16]) * float(s - xb.sum));
+}
+#endif
