@@ -10,7 +10,7 @@
 // Usage: bench_vulkan_matmul [--types q4_0,q8_0,q4_K,f16] [--shape 2048x768]
 //          [--mv-wg N] [--mv-rows N] [--mv-tokens N] [--rowwise 0|1] [--mm-tile BM,BN,TM,TN]
 //          [--mv-only] [--mm-only] [--int8 0|1] [--native 0|1]
-// The 32-block types' matvec runs in int8 on x quantized once per submission (as the forward
+// The quantized types' matvec runs in int8 on x quantized once per submission (as the forward
 // pass quantizes once for the products that share an input); --int8 0 runs it in float,
 // --native 0 in the portable variant (no dot-product instructions or 16-bit storage).
 #include <algorithm>

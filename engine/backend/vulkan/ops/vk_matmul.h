@@ -93,7 +93,7 @@ struct MatmulOverrides {
   int matvec_rowwise = -1;         // row-per-invocation matvec layout: -1 auto, 0 off, 1 on
   uint32_t matmat_bm = 0, matmat_bn = 0, matmat_tm = 0, matmat_tn = 0;  // tile, micro-tile
   int64_t max_matvec_tokens = 0;   // Auto: matvec up to this many tokens
-  int int8_matvec = -1;            // 32-block types given q8: -1 / 1 int8, 0 float matvec
+  int int8_matvec = -1;            // quantized types given q8: -1 / 1 int8, 0 float matvec
 };
 void set_matmul_overrides(const MatmulOverrides& overrides);
 
