@@ -26,14 +26,9 @@ void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
 }
 
 #ifdef Q8_DOT
+#include "types/q5_ints.glsl"
 // dx * (d * sum u x + m * sum x) over the block, u = nibble | high bit << 4.
 float q8_part_dot(Chunk k, uint part, XBlock xb) {
-  int s = 0;
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    uint lo = (k.q[i] & 0x0F0F0F0Fu) | q5_high_bytes(k.qh >> (4u * i));
-    uint hi = ((k.q[i] >> 4) & 0x0F0F0F0Fu) | q5_high_bytes(k.qh >> (16u + 4u * i));
-    s += sudot4(xb.q[i], lo) + sudot4(xb.q[4u + i], hi);
-  }
-  return xb.d * (k.d * float(s) + k.m * float(xb.sum));
+  return xb.d * (k.d * float(q5_sum_ux(k, xb)) + k.m * float(xb.sum));
 }
 #endif
