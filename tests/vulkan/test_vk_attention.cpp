@@ -53,13 +53,17 @@ TEST(VulkanOps, KvStoreIsBitExactAndTouchesOnlyItsRows) {
   EXPECT_EQ(first_bit_difference(gpu.read<uint16_t>(vc, cache_halves), want_v), -1);
 }
 
+// Each case with the automatic choice of queries per workgroup (8 for batches of 8 or more),
+// one, and three (blocks that end past the batch).
 TEST(VulkanOps, AttentionMatchesCpu) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
-  uint32_t seed = 200;
-  for (const AttentionCase& c : kAttentionCases) {
-    SCOPED_TRACE(describe(c));
-    EXPECT_LT(attention_nmse(*device, c, seed), kNmseAttention);
-    seed += 10;
+  for (int64_t queries : {0, 1, 3}) {
+    uint32_t seed = 200;
+    for (const AttentionCase& c : kAttentionCases) {
+      SCOPED_TRACE(describe(c) + " queries per workgroup " + std::to_string(queries));
+      EXPECT_LT(attention_nmse(*device, c, seed, {.queries = queries}), kNmseAttention);
+      seed += 10;
+    }
   }
 }
 
@@ -70,6 +74,8 @@ TEST(VulkanOps, AttentionMatchesDoublePrecision) {
   for (const AttentionCase& c : kAttentionCases) {
     SCOPED_TRACE(describe(c));
     EXPECT_LT(attention_nmse(*device, c, seed, {.reference = AttentionReference::Double}), kNmseAttentionDouble);
+    EXPECT_LT(attention_nmse(*device, c, seed, {.reference = AttentionReference::Double, .queries = 8}),
+              kNmseAttentionDouble);
     seed += 10;
   }
 }
@@ -102,6 +108,8 @@ TEST(VulkanOps, KvStoreThenAttentionInOneRecording) {
 TEST(VulkanOps, AttentionTestDetectsWrongMasksAndHeads) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
   EXPECT_GT(attention_nmse(*device, kAttentionCases[5], 400, {.reference = AttentionReference::NoWindow}), 1e-3);
+  EXPECT_GT(attention_nmse(*device, kAttentionCases[7], 400, {.reference = AttentionReference::NoWindow, .queries = 8}),
+            1e-3);
   EXPECT_GT(attention_nmse(*device, kAttentionCases[8], 400, {.reference = AttentionReference::NoSoftcap}), 1e-3);
   EXPECT_GT(attention_nmse(*device, kAttentionCases[3], 400, {.reference = AttentionReference::WrongKvHead}), 1e-3);
 }

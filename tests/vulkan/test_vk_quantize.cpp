@@ -139,7 +139,7 @@ TEST(VkQuantize, AttentionQuantizesWhatItWrites) {
       SCOPED_TRACE("head_dim " + std::to_string(c.head_dim) + " splits " + std::to_string(c.n_split) +
                    (portable ? " portable" : " native"));
       PortableInt8 variant(portable != 0);
-      const int64_t n_ctx = 96, n_tokens = 5, pos0 = 60, kv = 2 * c.head_dim, row = c.n_head * c.head_dim;
+      const int64_t n_ctx = 96, n_tokens = 9, pos0 = 60, kv = 2 * c.head_dim, row = c.n_head * c.head_dim;
       const KvCacheLayout layout{1, n_ctx, kv};
       std::mt19937 rng(960);
       const auto q = testing::random_activations(row, n_tokens, rng);

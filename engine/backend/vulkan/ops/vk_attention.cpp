@@ -57,10 +57,13 @@ uint32_t ceil_pow2(uint64_t v) {
   return p;
 }
 
-// attention.comp's shared memory: q and the accumulator (head_dim floats each), the partial dot
-// products (one float per invocation), the tile's scores and weights.
-uint64_t shared_bytes(uint32_t head_dim, uint32_t wg, uint32_t tile) {
-  return 2ull * head_dim * sizeof(float) + wg * sizeof(float) + 2ull * tile * sizeof(float);
+constexpr uint32_t kPrefillQueries = 8;  // queries per workgroup for batches (BQ)
+
+// attention.comp's shared memory, per query of the workgroup: q and the accumulator (head_dim
+// floats each), the partial dot products (one float per invocation), the tile's scores and
+// weights.
+uint64_t shared_bytes(uint32_t head_dim, uint32_t wg, uint32_t tile, uint32_t queries) {
+  return queries * (2ull * head_dim * sizeof(float) + wg * sizeof(float) + 2ull * tile * sizeof(float));
 }
 
 }  // namespace
@@ -109,14 +112,13 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   const uint32_t head_dim = static_cast<uint32_t>(p.head_dim);
   uint32_t wg = op_workgroup_size(device, std::clamp<uint32_t>(ceil_pow2(head_dim / 2), 32, 256));
   uint32_t tile = std::min(wg, kMaxTile);
-  while (shared_bytes(head_dim, wg, tile) > device.info().max_shared_memory && wg > 8) {
+  while (shared_bytes(head_dim, wg, tile, 1) > device.info().max_shared_memory && wg > 8) {
     wg /= 2;
     tile = std::min(wg, kMaxTile);
   }
-  if (shared_bytes(head_dim, wg, tile) > device.info().max_shared_memory) {
+  if (shared_bytes(head_dim, wg, tile, 1) > device.info().max_shared_memory) {
     return Status::error("attention: head_dim " + std::to_string(head_dim) + " needs more shared memory than the device has");
   }
-  const uint32_t spec[] = {wg, head_dim, tile};
 
   // The longest KV range of the batch is the last token's.
   const int64_t last_pos = pos0 + n_tokens - 1;
@@ -127,6 +129,12 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   // Positions per split, whole tiles, so that n_split of them cover the longest range.
   const int64_t per_split = (longest + n_split - 1) / n_split;
   const int64_t split_len = (per_split + tile - 1) / tile * tile;
+  // Queries per workgroup: several for a batch that is not split, as the shared memory allows.
+  uint32_t queries = p.queries_per_group > 0 ? static_cast<uint32_t>(p.queries_per_group)
+                                             : (n_split == 1 && n_tokens >= kPrefillQueries ? kPrefillQueries : 1u);
+  if (n_split > 1 && queries != 1) return Status::error("attention: a split KV range takes one query per workgroup");
+  while (queries > 1 && shared_bytes(head_dim, wg, tile, queries) > device.info().max_shared_memory) queries /= 2;
+  const uint32_t spec[] = {wg, head_dim, tile, queries};
   BoundSpan partial{qb.span, 0};
   if (n_split > 1) {
     const uint64_t words = static_cast<uint64_t>(n_tokens * p.n_head * n_split) * (head_dim + 2);
@@ -150,7 +158,8 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   push.n_split = static_cast<uint32_t>(n_split);
   push.split_len = static_cast<uint32_t>(split_len);
   push.partial_off = partial.first;
-  const uint32_t gy = static_cast<uint32_t>(std::min<int64_t>(n_tokens, device.info().max_workgroup_count[1]));
+  const int64_t token_groups = (n_tokens + queries - 1) / queries;
+  const uint32_t gy = static_cast<uint32_t>(std::min<int64_t>(token_groups, device.info().max_workgroup_count[1]));
   const int64_t row = p.n_head * p.head_dim;
   if (q8.buffer && row % 32 != 0) return Status::error("attention: quantized output needs rows of a multiple of 32 values");
   const uint64_t q8_bytes = q8.buffer ? q8_activation_bytes(row, n_tokens) : 0;

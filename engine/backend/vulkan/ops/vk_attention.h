@@ -26,6 +26,10 @@ struct AttentionParams {
   // tokens are too few workgroups for the device, the range is long and a scratch span is
   // given); > 0 forces the count (tests), and needs the scratch when > 1.
   int64_t n_split = 0;
+  // Queries (consecutive tokens of one head) per workgroup, which share each K/V row read:
+  // 0 lets record_attention choose (8 for batches of 8 or more tokens that are not split, as
+  // the shared memory allows, else 1); > 0 forces it (tests; 1 with n_split > 1).
+  int64_t queries_per_group = 0;
 };
 
 // Bytes of the scratch span that record_attention needs to split the KV range when it chooses
