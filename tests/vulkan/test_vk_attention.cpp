@@ -53,15 +53,21 @@ TEST(VulkanOps, KvStoreIsBitExactAndTouchesOnlyItsRows) {
   EXPECT_EQ(first_bit_difference(gpu.read<uint16_t>(vc, cache_halves), want_v), -1);
 }
 
-// Each case with the automatic choice of queries per workgroup (8 for batches of 8 or more),
-// one, and three (blocks that end past the batch).
+// Each case with the automatic choice of queries per workgroup, with one, and with forced
+// groupings: three tokens (blocks that end past the batch) and every head of the GQA group
+// times two tokens.
 TEST(VulkanOps, AttentionMatchesCpu) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
-  for (int64_t queries : {0, 1, 3}) {
+  struct Grouping {
+    int64_t heads, tokens;  // 0: automatic; -1 heads: the whole GQA group
+  };
+  for (const Grouping g : {Grouping{0, 0}, Grouping{1, 1}, Grouping{1, 3}, Grouping{-1, 2}}) {
     uint32_t seed = 200;
     for (const AttentionCase& c : kAttentionCases) {
-      SCOPED_TRACE(describe(c) + " queries per workgroup " + std::to_string(queries));
-      EXPECT_LT(attention_nmse(*device, c, seed, {.queries = queries}), kNmseAttention);
+      const int64_t heads = g.heads < 0 ? c.n_head / c.n_head_kv : g.heads;
+      SCOPED_TRACE(describe(c) + " heads x tokens per workgroup " + std::to_string(heads) + " x " +
+                   std::to_string(g.tokens));
+      EXPECT_LT(attention_nmse(*device, c, seed, {.heads = heads, .tokens = g.tokens}), kNmseAttention);
       seed += 10;
     }
   }
@@ -74,7 +80,7 @@ TEST(VulkanOps, AttentionMatchesDoublePrecision) {
   for (const AttentionCase& c : kAttentionCases) {
     SCOPED_TRACE(describe(c));
     EXPECT_LT(attention_nmse(*device, c, seed, {.reference = AttentionReference::Double}), kNmseAttentionDouble);
-    EXPECT_LT(attention_nmse(*device, c, seed, {.reference = AttentionReference::Double, .queries = 8}),
+    EXPECT_LT(attention_nmse(*device, c, seed, {.reference = AttentionReference::Double, .tokens = 8}),
               kNmseAttentionDouble);
     seed += 10;
   }
@@ -108,7 +114,9 @@ TEST(VulkanOps, KvStoreThenAttentionInOneRecording) {
 TEST(VulkanOps, AttentionTestDetectsWrongMasksAndHeads) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
   EXPECT_GT(attention_nmse(*device, kAttentionCases[5], 400, {.reference = AttentionReference::NoWindow}), 1e-3);
-  EXPECT_GT(attention_nmse(*device, kAttentionCases[7], 400, {.reference = AttentionReference::NoWindow, .queries = 8}),
+  EXPECT_GT(attention_nmse(*device, kAttentionCases[7], 400, {.reference = AttentionReference::NoWindow, .tokens = 8}),
+            1e-3);
+  EXPECT_GT(attention_nmse(*device, kAttentionCases[8], 400, {.reference = AttentionReference::WrongKvHead, .heads = 4}),
             1e-3);
   EXPECT_GT(attention_nmse(*device, kAttentionCases[8], 400, {.reference = AttentionReference::NoSoftcap}), 1e-3);
   EXPECT_GT(attention_nmse(*device, kAttentionCases[3], 400, {.reference = AttentionReference::WrongKvHead}), 1e-3);

@@ -68,7 +68,8 @@ struct AttentionRun {
   bool via_kv_store = false;  // the batch's rows written by kv_store in the same recording
   int64_t pad = 0;            // q, out and the new K/V rows start `pad` floats into their buffers
   int64_t n_split = 0;        // > 0: forced KV-range splits (with a scratch buffer)
-  int64_t queries = 0;        // > 0: forced queries per workgroup (AttentionParams::queries_per_group)
+  int64_t heads = 0;          // > 0: forced AttentionParams::heads_per_group
+  int64_t tokens = 0;         // > 0: forced AttentionParams::tokens_per_group
 };
 
 inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t seed, const AttentionRun& run = {}) {
@@ -109,7 +110,8 @@ inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t se
     kernels::to_fp16(k_new.data(), k_cache.data() + layout.row_half(slot, layer, c.pos0), c.n_tokens * KV);
     kernels::to_fp16(v_new.data(), v_cache.data() + layout.row_half(slot, layer, c.pos0), c.n_tokens * KV);
   }
-  const AttentionParams params{c.n_head, c.n_head_kv, c.head_dim, scale, c.softcap, c.n_swa, run.n_split, run.queries};
+  const AttentionParams params{c.n_head,  c.n_head_kv, c.head_dim, scale,     c.softcap,
+                               c.n_swa,   run.n_split, run.heads,  run.tokens};
   const Buffer& scratch = gpu.allocate(static_cast<uint64_t>(c.n_tokens * c.n_head * std::max<int64_t>(run.n_split, 1) *
                                                              (c.head_dim + 2)) * 4 + 64);
   gpu.run([&] {

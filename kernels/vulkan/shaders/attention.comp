@@ -6,14 +6,16 @@
 // (n_swa > 0), else 0. Query head h reads KV head h / (n_head / n_head_kv) (GQA); cap(s) =
 // softcap * tanh(s / softcap) when softcap > 0 (Gemma 2), else s.
 //
-// One workgroup per (head, block of BQ consecutive tokens, split): gl_WorkGroupID.x = head, .y =
-// token block (looping when there are more blocks than workgroups in y), .z = split. The KV
-// positions the block's queries see are walked in tiles of TILE; each K and V row of a tile is
-// read once for all BQ queries (prefill reads the cache BQ times less than with one query per
-// workgroup). A position's scores are dot products split over WORKGROUP_SIZE / TILE
-// invocations; each query masks the positions outside its own range. Then every query's
-// running max m, running sum l and F32 output accumulator (shared, one pair of dimensions per
-// invocation) are rescaled once per tile. Nothing is sized by the context.
+// One workgroup per (group of HG query heads that share a KV head, block of BQ consecutive
+// tokens, split): gl_WorkGroupID.x = head group, .y = token block (looping when there are more
+// blocks than workgroups in y), .z = split. Its NQ = HG * BQ queries (query qi: token
+// t0 + qi / HG, head h0 + qi % HG) share every K and V row read: the KV positions they see are
+// walked in tiles of TILE, each row read once for all of them (GQA decode and prefill read the
+// cache HG and BQ times less than with one query per workgroup). A position's scores are dot
+// products split over WORKGROUP_SIZE / TILE invocations; each query masks the positions outside
+// its token's range. Then every query's running max m, running sum l and F32 output
+// accumulator (shared, one pair of dimensions per invocation) are rescaled once per tile.
+// Nothing is sized by the context.
 //
 // With n_split > 1 (decode over a long context, where heads x tokens are too few workgroups to
 // fill the device; the host then uses BQ = 1), split s covers positions [first + s * split_len,
@@ -25,9 +27,10 @@
 // a streaming softmax cannot reproduce; the difference is at the F16 rounding level).
 //
 // Spec constants: 0 = workgroup size, 1 = head_dim (even, <= 1024), 2 = TILE (a power of two
-// <= the workgroup size), 3 = BQ (queries per workgroup; 1 when n_split > 1). Cache row of
-// position p: words kv_word0 + p * row_words of each cache binding (n_embd_kv halves packed
-// two per uint), head kvh at word kvh * head_dim / 2 of it.
+// <= the workgroup size), 3 = BQ (tokens per workgroup; 1 when n_split > 1), 4 = HG (query
+// heads per workgroup, dividing n_head / n_head_kv). Cache row of position p: words
+// kv_word0 + p * row_words of each cache binding (n_embd_kv halves packed two per uint), head
+// kvh at word kvh * head_dim / 2 of it.
 
 #include "op_math.glsl"
 // Q8 (n_split == 1, HEAD_DIM % 32 == 0): also writes out quantized for the int8 matvec
@@ -42,6 +45,8 @@
 layout(constant_id = 1) const uint HEAD_DIM = 128;
 layout(constant_id = 2) const uint TILE = 32;
 layout(constant_id = 3) const uint BQ = 1;
+layout(constant_id = 4) const uint HG = 1;
+const uint NQ = BQ * HG;                     // queries per workgroup
 const uint HD2 = HEAD_DIM / 2;               // packed words per head row
 const uint LANES = WORKGROUP_SIZE / TILE;    // invocations per score
 
@@ -72,11 +77,11 @@ layout(push_constant) uniform Push {
 // real score (|q . k| <= 65504^2 * 1024), so no infinity is needed.
 const float kUnseen = -3.0e38;
 
-shared vec2 q_s[BQ * HD2];
-shared vec2 o_s[BQ * HD2];
-shared float red[BQ * WORKGROUP_SIZE];
-shared float score_s[BQ * TILE];
-shared float p_s[BQ * TILE];
+shared vec2 q_s[NQ * HD2];
+shared vec2 o_s[NQ * HD2];
+shared float red[NQ * WORKGROUP_SIZE];
+shared float score_s[NQ * TILE];
+shared float p_s[NQ * TILE];
 
 // First position query t sees.
 uint first_position(uint t) {
@@ -87,30 +92,31 @@ uint first_position(uint t) {
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint lane = tid % LANES, slot = tid / LANES;
-  const uint h = gl_WorkGroupID.x;
+  const uint h0 = gl_WorkGroupID.x * HG;  // first query head of the group
   const uint split = gl_WorkGroupID.z;
-  const uint kvh = h / (pc.n_head / pc.n_head_kv);
+  const uint kvh = h0 / (pc.n_head / pc.n_head_kv);
   const uint head_word = kvh * HD2;
   const float inv_cap = pc.softcap > 0.0 ? 1.0 / pc.softcap : 0.0;
 
   for (uint t0 = gl_WorkGroupID.y * BQ; t0 < pc.n_tokens; t0 += gl_NumWorkGroups.y * BQ) {
-    const uint nq = min(BQ, pc.n_tokens - t0);  // queries of this block
-    for (uint i = tid; i < BQ * HD2; i += WORKGROUP_SIZE) {
+    const uint nt = min(BQ, pc.n_tokens - t0);  // tokens of this block
+    for (uint i = tid; i < NQ * HD2; i += WORKGROUP_SIZE) {
       const uint qi = i / HD2, w = i % HD2;
-      const uint src = pc.q_off + ((min(t0 + qi, pc.n_tokens - 1u) * pc.n_head + h) * HEAD_DIM) + 2u * w;
+      const uint t = min(t0 + qi / HG, pc.n_tokens - 1u);
+      const uint src = pc.q_off + ((t * pc.n_head + h0 + qi % HG) * HEAD_DIM) + 2u * w;
       q_s[i] = vec2(round_to_f16(q[src]), round_to_f16(q[src + 1u]));
       o_s[i] = vec2(0.0);
     }
     barrier();
 
     // Positions seen by some query of the block (this split's part with n_split > 1, BQ = 1):
-    // [begin, last]; empty when begin > last. Query qi sees [first_position(t0 + qi), pos0 + t0 + qi].
+    // [begin, last]; empty when begin > last. A query of token t sees [first_position(t), pos0 + t].
     const uint begin = first_position(t0) + split * pc.split_len;
-    const uint block_last = pc.pos0 + t0 + nq - 1u;
+    const uint block_last = pc.pos0 + t0 + nt - 1u;
     const uint last = pc.n_split == 1u ? block_last : min(block_last, begin + pc.split_len - 1u);
-    float m[BQ], l[BQ];
-    bool started[BQ];
-    [[unroll]] for (uint qi = 0u; qi < BQ; ++qi) {
+    float m[NQ], l[NQ];
+    bool started[NQ];
+    [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
       m[qi] = 0.0;
       l[qi] = 0.0;
       started[qi] = false;
@@ -119,46 +125,47 @@ void main() {
       const uint n_valid = min(TILE, last + 1u - tile0);
       // Scores: LANES invocations per position, each over every LANES-th word of the row, for
       // every query of the block.
-      float part[BQ];
-      [[unroll]] for (uint qi = 0u; qi < BQ; ++qi) part[qi] = 0.0;
+      float part[NQ];
+      [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) part[qi] = 0.0;
       if (slot < n_valid) {
         const uint row = pc.kv_word0 + (tile0 + slot) * pc.row_words + head_word;
         for (uint w = lane; w < HD2; w += LANES) {
           const vec2 kk = unpackHalf2x16(k_cache[row + w]);
-          [[unroll]] for (uint qi = 0u; qi < BQ; ++qi) part[qi] += q_s[qi * HD2 + w].x * kk.x + q_s[qi * HD2 + w].y * kk.y;
+          [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) part[qi] += q_s[qi * HD2 + w].x * kk.x + q_s[qi * HD2 + w].y * kk.y;
         }
       }
-      [[unroll]] for (uint qi = 0u; qi < BQ; ++qi) red[qi * WORKGROUP_SIZE + tid] = part[qi];
+      [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) red[qi * WORKGROUP_SIZE + tid] = part[qi];
       barrier();
       if (lane == 0u && slot < n_valid) {
         const uint p = tile0 + slot;
-        [[unroll]] for (uint qi = 0u; qi < BQ; ++qi) {
+        [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
           float s = 0.0;
           for (uint j = 0; j < LANES; ++j) s += red[qi * WORKGROUP_SIZE + tid + j];
           s *= pc.scale;
           if (pc.softcap > 0.0) s = pc.softcap * tanh_safe(s * inv_cap);
-          const bool seen = qi < nq && p >= first_position(t0 + qi) && p <= pc.pos0 + t0 + qi;
+          const uint t = t0 + qi / HG;
+          const bool seen = qi / HG < nt && p >= first_position(t) && p <= pc.pos0 + t;
           score_s[qi * TILE + slot] = seen ? s : kUnseen;
         }
       }
       barrier();
       // Every invocation computes the same m and l from shared memory, in the same order.
-      float alpha[BQ], m_new[BQ];
-      bool any[BQ];
-      [[unroll]] for (uint qi = 0u; qi < BQ; ++qi) {
+      float alpha[NQ], m_new[NQ];
+      bool any[NQ];
+      [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
         float m_tile = score_s[qi * TILE];
         for (uint j = 1; j < n_valid; ++j) m_tile = max(m_tile, score_s[qi * TILE + j]);
         any[qi] = m_tile > kUnseen;
         m_new[qi] = started[qi] ? max(m[qi], m_tile) : m_tile;
         alpha[qi] = !any[qi] ? 1.0 : started[qi] ? exp(m[qi] - m_new[qi]) : 0.0;
       }
-      for (uint i = tid; i < BQ * TILE; i += WORKGROUP_SIZE) {
+      for (uint i = tid; i < NQ * TILE; i += WORKGROUP_SIZE) {
         const uint qi = i / TILE, j = i % TILE;
         const float s = score_s[i];
         p_s[i] = (j < n_valid && s > kUnseen) ? exp(s - m_new[qi]) : 0.0;
       }
       barrier();
-      [[unroll]] for (uint qi = 0u; qi < BQ; ++qi) {
+      [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
         if (!any[qi]) continue;
         float tile_sum = 0.0;
         for (uint j = 0; j < n_valid; ++j) tile_sum += p_s[qi * TILE + j];
@@ -167,23 +174,23 @@ void main() {
         started[qi] = true;
       }
       for (uint w = tid; w < HD2; w += WORKGROUP_SIZE) {
-        vec2 acc[BQ];
-        [[unroll]] for (uint qi = 0u; qi < BQ; ++qi) acc[qi] = o_s[qi * HD2 + w] * alpha[qi];
+        vec2 acc[NQ];
+        [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) acc[qi] = o_s[qi * HD2 + w] * alpha[qi];
         uint row = pc.kv_word0 + tile0 * pc.row_words + head_word + w;
         for (uint j = 0; j < n_valid; ++j, row += pc.row_words) {
           const vec2 vv = unpackHalf2x16(v_cache[row]);
-          [[unroll]] for (uint qi = 0u; qi < BQ; ++qi) acc[qi] += p_s[qi * TILE + j] * vv;
+          [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) acc[qi] += p_s[qi * TILE + j] * vv;
         }
-        [[unroll]] for (uint qi = 0u; qi < BQ; ++qi) o_s[qi * HD2 + w] = acc[qi];
+        [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) o_s[qi * HD2 + w] = acc[qi];
       }
       // red, score_s and p_s are rewritten only after the next tile's first barrier, which
       // every invocation reaches after its reads above.
     }
 
     if (pc.n_split == 1u) {
-      for (uint i = tid; i < nq * HD2; i += WORKGROUP_SIZE) {
+      for (uint i = tid; i < nt * HG * HD2; i += WORKGROUP_SIZE) {
         const uint qi = i / HD2, w = i % HD2;
-        const uint o = pc.out_off + ((t0 + qi) * pc.n_head + h) * HEAD_DIM + 2u * w;
+        const uint o = pc.out_off + ((t0 + qi / HG) * pc.n_head + h0 + qi % HG) * HEAD_DIM + 2u * w;
         const float inv_l = 1.0 / l[qi];
         outv[o] = o_s[i].x * inv_l;
         outv[o + 1u] = o_s[i].y * inv_l;
@@ -191,7 +198,7 @@ void main() {
 #if Q8
       barrier();  // o_s written by every invocation in the last tile
       const uint row_cols = pc.n_head * HEAD_DIM;
-      for (uint i = tid; i < nq * (HEAD_DIM / 32u); i += WORKGROUP_SIZE) {
+      for (uint i = tid; i < nt * HG * (HEAD_DIM / 32u); i += WORKGROUP_SIZE) {
         const uint qi = i / (HEAD_DIM / 32u), b = i % (HEAD_DIM / 32u);
         const float inv_l = 1.0 / l[qi];
         vec4 v[8];
@@ -199,19 +206,24 @@ void main() {
           const vec2 lo = o_s[qi * HD2 + 16u * b + 2u * j], hi = o_s[qi * HD2 + 16u * b + 2u * j + 1u];
           v[j] = vec4(lo.x * inv_l, lo.y * inv_l, hi.x * inv_l, hi.y * inv_l);
         }
-        q8_store_block((t0 + qi) * q8_row_words(row_cols), row_cols, h * (HEAD_DIM / 32u) + b, v);
+        q8_store_block((t0 + qi / HG) * q8_row_words(row_cols), row_cols, (h0 + qi % HG) * (HEAD_DIM / 32u) + b, v);
       }
 #endif
     } else {
-      // BQ == 1. An empty split leaves l = 0 (and o = 0): the reduction skips it.
-      const uint base = pc.partial_off + ((t0 * pc.n_head + h) * pc.n_split + split) * (HEAD_DIM + 2u);
-      for (uint w = tid; w < HD2; w += WORKGROUP_SIZE) {
-        partial[base + 2u * w] = o_s[w].x;
-        partial[base + 2u * w + 1u] = o_s[w].y;
+      // BQ == 1: query qi is head h0 + qi of token t0. An empty split leaves l = 0 (and o = 0):
+      // the reduction skips it.
+      for (uint i = tid; i < HG * HD2; i += WORKGROUP_SIZE) {
+        const uint qi = i / HD2, w = i % HD2;
+        const uint base = pc.partial_off + ((t0 * pc.n_head + h0 + qi) * pc.n_split + split) * (HEAD_DIM + 2u);
+        partial[base + 2u * w] = o_s[i].x;
+        partial[base + 2u * w + 1u] = o_s[i].y;
       }
       if (tid == 0u) {
-        partial[base + HEAD_DIM] = m[0];
-        partial[base + HEAD_DIM + 1u] = l[0];
+        [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
+          const uint base = pc.partial_off + ((t0 * pc.n_head + h0 + qi) * pc.n_split + split) * (HEAD_DIM + 2u);
+          partial[base + HEAD_DIM] = m[qi];
+          partial[base + HEAD_DIM + 1u] = l[qi];
+        }
       }
     }
     barrier();

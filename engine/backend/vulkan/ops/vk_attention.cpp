@@ -35,6 +35,7 @@ struct ReducePush {
 };
 
 constexpr int64_t kMaxHeadDim = 1024;
+constexpr uint32_t kMaxQueries = 8;  // queries per workgroup (heads x tokens) record_attention picks
 constexpr uint32_t kMaxTile = 32;
 // Automatic splitting: up to kMaxSplits splits of at least kMinSplitPositions positions each,
 // until heads x tokens x splits reaches kSplitTargetWorkgroups (a few per compute unit of a
@@ -43,12 +44,21 @@ constexpr int64_t kSplitTargetWorkgroups = 256;
 constexpr int64_t kMaxSplits = 32;
 constexpr int64_t kMinSplitPositions = 128;
 
-int64_t auto_splits(const Device& device, const AttentionParams& p, int64_t n_tokens, int64_t longest_range) {
-  const int64_t groups = p.n_head * n_tokens;
+int64_t auto_splits(const Device& device, const AttentionParams& p, int64_t heads_per_group, int64_t n_tokens,
+                    int64_t longest_range) {
+  const int64_t groups = p.n_head / heads_per_group * n_tokens;
   if (groups >= kSplitTargetWorkgroups || device.info().is_cpu()) return 1;
   const int64_t by_groups = (kSplitTargetWorkgroups + groups - 1) / groups;
   const int64_t by_length = longest_range / kMinSplitPositions;
   return std::max<int64_t>(1, std::min({kMaxSplits, by_groups, by_length}));
+}
+
+// Query heads per workgroup: the largest power of two <= kMaxQueries dividing the GQA group.
+uint32_t auto_heads_per_group(const AttentionParams& p) {
+  const int64_t group = p.n_head / p.n_head_kv;
+  uint32_t hg = 1;
+  while (hg * 2 <= kMaxQueries && group % (hg * 2) == 0) hg *= 2;
+  return hg;
 }
 
 uint32_t ceil_pow2(uint64_t v) {
@@ -57,7 +67,6 @@ uint32_t ceil_pow2(uint64_t v) {
   return p;
 }
 
-constexpr uint32_t kPrefillQueries = 8;  // queries per workgroup for batches (BQ)
 
 // attention.comp's shared memory, per query of the workgroup: q and the accumulator (head_dim
 // floats each), the partial dot products (one float per invocation), the tile's scores and
@@ -120,21 +129,30 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
     return Status::error("attention: head_dim " + std::to_string(head_dim) + " needs more shared memory than the device has");
   }
 
+  uint32_t heads = p.heads_per_group > 0 ? static_cast<uint32_t>(p.heads_per_group) : auto_heads_per_group(p);
+  if ((p.n_head / p.n_head_kv) % heads != 0) {
+    return Status::error("attention: heads_per_group must divide n_head / n_head_kv");
+  }
+  while (heads > 1 && shared_bytes(head_dim, wg, tile, heads) > device.info().max_shared_memory) heads /= 2;
+
   // The longest KV range of the batch is the last token's.
   const int64_t last_pos = pos0 + n_tokens - 1;
   const int64_t longest = p.n_swa > 0 ? std::min(p.n_swa, last_pos + 1) : last_pos + 1;
-  int64_t n_split = p.n_split > 0 ? p.n_split : (split_scratch.buffer ? auto_splits(device, p, n_tokens, longest) : 1);
+  int64_t n_split = p.n_split > 0 ? p.n_split
+                                  : (split_scratch.buffer ? auto_splits(device, p, heads, n_tokens, longest) : 1);
   n_split = std::min<int64_t>(n_split, (longest + tile - 1) / tile);  // no split without a tile
   n_split = std::min<int64_t>(n_split, device.info().max_workgroup_count[2]);
   // Positions per split, whole tiles, so that n_split of them cover the longest range.
   const int64_t per_split = (longest + n_split - 1) / n_split;
   const int64_t split_len = (per_split + tile - 1) / tile * tile;
-  // Queries per workgroup: several for a batch that is not split, as the shared memory allows.
-  uint32_t queries = p.queries_per_group > 0 ? static_cast<uint32_t>(p.queries_per_group)
-                                             : (n_split == 1 && n_tokens >= kPrefillQueries ? kPrefillQueries : 1u);
-  if (n_split > 1 && queries != 1) return Status::error("attention: a split KV range takes one query per workgroup");
-  while (queries > 1 && shared_bytes(head_dim, wg, tile, queries) > device.info().max_shared_memory) queries /= 2;
-  const uint32_t spec[] = {wg, head_dim, tile, queries};
+  // Tokens per workgroup: several for a batch that is not split, as the shared memory allows.
+  uint32_t tokens = p.tokens_per_group > 0
+                        ? static_cast<uint32_t>(p.tokens_per_group)
+                        : (n_split == 1 && n_tokens >= kMaxQueries ? std::max(1u, kMaxQueries / heads) : 1u);
+  if (n_split > 1 && tokens != 1) return Status::error("attention: a split KV range takes one token per workgroup");
+  while (tokens > 1 && shared_bytes(head_dim, wg, tile, tokens * heads) > device.info().max_shared_memory) tokens /= 2;
+  const uint32_t spec[] = {wg, head_dim, tile, tokens, heads};
+  const uint32_t gx = static_cast<uint32_t>(p.n_head / heads);
   BoundSpan partial{qb.span, 0};
   if (n_split > 1) {
     const uint64_t words = static_cast<uint64_t>(n_tokens * p.n_head * n_split) * (head_dim + 2);
@@ -158,7 +176,7 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   push.n_split = static_cast<uint32_t>(n_split);
   push.split_len = static_cast<uint32_t>(split_len);
   push.partial_off = partial.first;
-  const int64_t token_groups = (n_tokens + queries - 1) / queries;
+  const int64_t token_groups = (n_tokens + tokens - 1) / tokens;
   const uint32_t gy = static_cast<uint32_t>(std::min<int64_t>(token_groups, device.info().max_workgroup_count[1]));
   const int64_t row = p.n_head * p.head_dim;
   if (q8.buffer && row % 32 != 0) return Status::error("attention: quantized output needs rows of a multiple of 32 values");
@@ -169,13 +187,13 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
     auto kernel = device.kernel(int8_native_variant(device) ? "attention_q8_native" : "attention_q8", 6, spec);
     if (!kernel) return kernel.status();
     recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span, first_bytes(q8, q8_bytes)}, push,
-                      static_cast<uint32_t>(p.n_head), gy, 1, label);
+                      gx, gy, 1, label);
     return Status::ok();
   }
   auto kernel = device.kernel("attention", 5, spec);
   if (!kernel) return kernel.status();
-  recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span}, push,
-                    static_cast<uint32_t>(p.n_head), gy, static_cast<uint32_t>(n_split), label);
+  recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span}, push, gx, gy,
+                    static_cast<uint32_t>(n_split), label);
   if (n_split == 1) return q8.buffer ? record_quantize_q8(device, recorder, out, n_tokens, row, q8, label) : Status::ok();
 
   const uint32_t reduce_wg = op_workgroup_size(device, std::clamp<uint32_t>(ceil_pow2(head_dim), 32, 256));

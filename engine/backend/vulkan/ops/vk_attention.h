@@ -26,10 +26,13 @@ struct AttentionParams {
   // tokens are too few workgroups for the device, the range is long and a scratch span is
   // given); > 0 forces the count (tests), and needs the scratch when > 1.
   int64_t n_split = 0;
-  // Queries (consecutive tokens of one head) per workgroup, which share each K/V row read:
-  // 0 lets record_attention choose (8 for batches of 8 or more tokens that are not split, as
-  // the shared memory allows, else 1); > 0 forces it (tests; 1 with n_split > 1).
-  int64_t queries_per_group = 0;
+  // Queries per workgroup, which share each K/V row read: heads_per_group query heads of one
+  // KV head (dividing n_head / n_head_kv) times tokens_per_group consecutive tokens. 0 lets
+  // record_attention choose: the largest power of two <= 8 dividing the GQA group, then for a
+  // batch of 8 or more tokens that is not split as many tokens as make 8 queries, as the
+  // shared memory allows; > 0 forces it (tests; tokens_per_group 1 with n_split > 1).
+  int64_t heads_per_group = 0;
+  int64_t tokens_per_group = 0;
 };
 
 // Bytes of the scratch span that record_attention needs to split the KV range when it chooses
