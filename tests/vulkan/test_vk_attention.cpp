@@ -116,8 +116,9 @@ TEST(VulkanOps, AttentionTestDetectsWrongMasksAndHeads) {
   EXPECT_GT(attention_nmse(*device, kAttentionCases[5], 400, {.reference = AttentionReference::NoWindow}), 1e-3);
   EXPECT_GT(attention_nmse(*device, kAttentionCases[7], 400, {.reference = AttentionReference::NoWindow, .tokens = 8}),
             1e-3);
-  EXPECT_GT(attention_nmse(*device, kAttentionCases[8], 400, {.reference = AttentionReference::WrongKvHead, .heads = 4}),
-            1e-3);
+  EXPECT_GT(
+      attention_nmse(*device, kAttentionCases[8], 400, {.reference = AttentionReference::WrongKvHead, .heads = 4}),
+      1e-3);
   EXPECT_GT(attention_nmse(*device, kAttentionCases[8], 400, {.reference = AttentionReference::NoSoftcap}), 1e-3);
   EXPECT_GT(attention_nmse(*device, kAttentionCases[3], 400, {.reference = AttentionReference::WrongKvHead}), 1e-3);
 }

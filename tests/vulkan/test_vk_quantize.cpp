@@ -113,9 +113,12 @@ TEST(VkQuantize, NormAndGluQuantizeWhatTheyWrite) {
       const Buffer& q8_fused = gpu.allocate(q8_activation_bytes(cols, rows));
       auto whole = [](const Buffer& buf) { return BufferSpan::whole(buf); };
       auto record = [&](const Buffer& in, const Buffer& out, BufferSpan q8) {
-        if (op == Op::RmsNorm) return record_rms_norm(*device, gpu.recorder(), whole(in), whole(wb), whole(out), rows, cols, 1e-5f, {}, q8);
+        Recorder& rec = gpu.recorder();
+        if (op == Op::RmsNorm) {
+          return record_rms_norm(*device, rec, whole(in), whole(wb), whole(out), rows, cols, 1e-5f, {}, q8);
+        }
         const GluKind kind = op == Op::SwiGlu ? GluKind::SwiGlu : GluKind::GeGlu;
-        return record_glu(*device, gpu.recorder(), kind, whole(in), whole(bb), whole(out), rows, cols, 0, 0, 0, {}, q8);
+        return record_glu(*device, rec, kind, whole(in), whole(bb), whole(out), rows, cols, 0, 0, 0, {}, q8);
       };
       gpu.begin();
       Gpu::check(record(ab, plain, {}), "op");
@@ -153,17 +156,19 @@ TEST(VkQuantize, AttentionQuantizesWhatItWrites) {
       const Buffer& out_fused = gpu.allocate(q.size() * 4);
       const Buffer& q8_plain = gpu.allocate(q8_activation_bytes(row, n_tokens));
       const Buffer& q8_fused = gpu.allocate(q8_activation_bytes(row, n_tokens));
-      const Buffer& scratch = gpu.allocate(static_cast<uint64_t>(n_tokens * c.n_head * c.n_split * (c.head_dim + 2)) * 4);
+      const Buffer& scratch =
+          gpu.allocate(static_cast<uint64_t>(n_tokens * c.n_head * c.n_split * (c.head_dim + 2)) * 4);
       const AttentionParams params{c.n_head, 2, c.head_dim, 0.125f, 0.0f, 0, c.n_split};
       auto whole = [](const Buffer& b) { return BufferSpan::whole(b); };
       const BufferSpan split = c.n_split > 1 ? whole(scratch) : BufferSpan{};
       gpu.begin();
-      Gpu::check(record_attention(*device, gpu.recorder(), whole(qb), whole(kc), whole(kc), layout, 0, 0, whole(out_plain),
-                                  params, n_tokens, pos0, {}, split),
+      Recorder& rec = gpu.recorder();
+      Gpu::check(record_attention(*device, rec, whole(qb), whole(kc), whole(kc), layout, 0, 0, whole(out_plain), params,
+                                  n_tokens, pos0, {}, split),
                  "attention");
-      Gpu::check(record_quantize_q8(*device, gpu.recorder(), whole(out_plain), n_tokens, row, whole(q8_plain)), "quantize");
-      Gpu::check(record_attention(*device, gpu.recorder(), whole(qb), whole(kc), whole(kc), layout, 0, 0, whole(out_fused),
-                                  params, n_tokens, pos0, {}, split, whole(q8_fused)),
+      Gpu::check(record_quantize_q8(*device, rec, whole(out_plain), n_tokens, row, whole(q8_plain)), "quantize");
+      Gpu::check(record_attention(*device, rec, whole(qb), whole(kc), whole(kc), layout, 0, 0, whole(out_fused), params,
+                                  n_tokens, pos0, {}, split, whole(q8_fused)),
                  "attention with q8");
       gpu.submit();
       EXPECT_EQ(gpu.read<uint32_t>(out_plain, q.size()), gpu.read<uint32_t>(out_fused, q.size()));
@@ -179,14 +184,13 @@ TEST(VkQuantize, RejectsRowsThatAreNotWholeBlocks) {
   const Buffer& q8 = gpu.allocate(1024);
   gpu.begin();
   const BufferSpan xs = BufferSpan::whole(x), qs = BufferSpan::whole(q8);
-  EXPECT_NE(record_quantize_q8(*device, gpu.recorder(), xs, 2, 40, qs).message().find("multiple of 32"), std::string::npos);
-  EXPECT_NE(record_rms_norm(*device, gpu.recorder(), xs, xs, xs, 2, 40, 1e-5f, {}, qs).message().find("multiple of 32"),
-            std::string::npos);
-  EXPECT_NE(record_glu(*device, gpu.recorder(), GluKind::SwiGlu, xs, xs, xs, 2, 40, 0, 0, 0, {}, qs).message().find("multiple of 32"),
-            std::string::npos);
+  Recorder& rec = gpu.recorder();
+  auto says_whole_blocks = [](const Status& s) { return s.message().find("multiple of 32") != std::string::npos; };
+  EXPECT_TRUE(says_whole_blocks(record_quantize_q8(*device, rec, xs, 2, 40, qs)));
+  EXPECT_TRUE(says_whole_blocks(record_rms_norm(*device, rec, xs, xs, xs, 2, 40, 1e-5f, {}, qs)));
+  EXPECT_TRUE(says_whole_blocks(record_glu(*device, rec, GluKind::SwiGlu, xs, xs, xs, 2, 40, 0, 0, 0, {}, qs)));
   const Buffer& small = gpu.allocate(64);
-  EXPECT_NE(record_quantize_q8(*device, gpu.recorder(), xs, 2, 32, BufferSpan::whole(small)).message().find("out"),
-            std::string::npos);
+  EXPECT_NE(record_quantize_q8(*device, rec, xs, 2, 32, BufferSpan::whole(small)).message().find("out"), std::string::npos);
   gpu.submit();
 }
 

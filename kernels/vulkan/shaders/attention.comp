@@ -131,7 +131,9 @@ void main() {
         const uint row = pc.kv_word0 + (tile0 + slot) * pc.row_words + head_word;
         for (uint w = lane; w < HD2; w += LANES) {
           const vec2 kk = unpackHalf2x16(k_cache[row + w]);
-          [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) part[qi] += q_s[qi * HD2 + w].x * kk.x + q_s[qi * HD2 + w].y * kk.y;
+          [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
+            part[qi] += q_s[qi * HD2 + w].x * kk.x + q_s[qi * HD2 + w].y * kk.y;
+          }
         }
       }
       [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) red[qi * WORKGROUP_SIZE + tid] = part[qi];

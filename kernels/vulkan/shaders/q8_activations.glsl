@@ -71,7 +71,9 @@ uint q8_pack_bytes(ivec4 q) {
 // (kernels::fp32_to_fp16's rounding, in integer arithmetic).
 void q8_store_block(uint row_word, uint cols, uint b, vec4 v[8]) {
   float amax = 0.0;
-  [[unroll]] for (uint j = 0u; j < 8u; ++j) amax = max(amax, max(max(abs(v[j].x), abs(v[j].y)), max(abs(v[j].z), abs(v[j].w))));
+  [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+    amax = max(amax, max(max(abs(v[j].x), abs(v[j].y)), max(abs(v[j].z), abs(v[j].w))));
+  }
   const float d = q8_div_rn(amax, 127.0);
   const float inv_d = d != 0.0 ? q8_div_rn(1.0, d) : 0.0;
   int sum = 0;

@@ -179,7 +179,9 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   const int64_t token_groups = (n_tokens + tokens - 1) / tokens;
   const uint32_t gy = static_cast<uint32_t>(std::min<int64_t>(token_groups, device.info().max_workgroup_count[1]));
   const int64_t row = p.n_head * p.head_dim;
-  if (q8.buffer && row % 32 != 0) return Status::error("attention: quantized output needs rows of a multiple of 32 values");
+  if (q8.buffer && row % 32 != 0) {
+    return Status::error("attention: quantized output needs rows of a multiple of 32 values");
+  }
   const uint64_t q8_bytes = q8.buffer ? q8_activation_bytes(row, n_tokens) : 0;
   if (q8.buffer) INFERSCOPE_RETURN_IF_ERROR(check_span(device, q8, q8_bytes, kOp, "q8"));
   const bool fused_q8 = q8.buffer && n_split == 1 && p.head_dim % 32 == 0;
@@ -194,7 +196,9 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   if (!kernel) return kernel.status();
   recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span}, push, gx, gy,
                     static_cast<uint32_t>(n_split), label);
-  if (n_split == 1) return q8.buffer ? record_quantize_q8(device, recorder, out, n_tokens, row, q8, label) : Status::ok();
+  if (n_split == 1) {
+    return q8.buffer ? record_quantize_q8(device, recorder, out, n_tokens, row, q8, label) : Status::ok();
+  }
 
   const uint32_t reduce_wg = op_workgroup_size(device, std::clamp<uint32_t>(ceil_pow2(head_dim), 32, 256));
   const uint32_t reduce_spec[] = {reduce_wg, head_dim};

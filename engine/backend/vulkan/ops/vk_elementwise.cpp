@@ -131,7 +131,9 @@ Status record_glu(Device& device, Recorder& recorder, GluKind kind, BufferSpan g
                       op_group_count(device, static_cast<uint64_t>(n_rows * n_cols), wg), 1, 1, label);
     return Status::ok();
   }
-  if (n_cols % 32 != 0) return Status::error(std::string(name) + ": quantized output needs rows of a multiple of 32 values");
+  if (n_cols % 32 != 0) {
+    return Status::error(std::string(name) + ": quantized output needs rows of a multiple of 32 values");
+  }
   const uint64_t q8_bytes = q8_activation_bytes(n_cols, n_rows);
   INFERSCOPE_RETURN_IF_ERROR(check_u32(q8_bytes, name, "q8 bytes"));
   INFERSCOPE_RETURN_IF_ERROR(check_span(device, q8, q8_bytes, name, "q8"));

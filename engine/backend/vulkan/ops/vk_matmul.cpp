@@ -41,7 +41,6 @@ uint32_t ceil_log2(uint32_t v) {
   return l;
 }
 
-
 std::string shader_name(const char* family, GgmlType type) {
   std::string name = std::string(family) + "_" + kernels::type_name(type);
   for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -258,6 +257,25 @@ Status dispatch_matvec(Device& device, Recorder& recorder, const WeightView& w, 
   return Status::ok();
 }
 
+// The matvec of x (x_rows rows of w.cols values): int8 on its quantized rows when it has them
+// and the type an integer form, else float on its F32 rows.
+Status dispatch_matvec_of(Device& device, Recorder& recorder, const WeightView& w, const WeightLayout& layout,
+                          uint64_t w_bytes, const MatmulInput& x, uint64_t x_rows, int64_t n, BufferSpan y,
+                          uint64_t y_bytes, MatmulPush push, BufferSpan ids, uint64_t ids_bytes, bool experts,
+                          DispatchLabel label) {
+  const char* op = experts ? "matmul_experts" : "matmul";
+  if (x.q8.buffer && int8_allowed(w.type)) {
+    push.x_stride = static_cast<uint32_t>(q8_row_words(w.cols));
+    const uint64_t q8_bytes = q8_activation_bytes(w.cols, static_cast<int64_t>(x_rows));
+    INFERSCOPE_RETURN_IF_ERROR(check_span(device, x.q8, q8_bytes, op, "q8"));
+    return dispatch_matvec(device, recorder, w, layout, w_bytes, x.q8, q8_bytes, n, y, y_bytes, push, ids, ids_bytes,
+                           experts, true, label);
+  }
+  const uint64_t x_bytes = x_rows * static_cast<uint64_t>(w.cols) * 4;
+  return dispatch_matvec(device, recorder, w, layout, w_bytes, x.x, x_bytes, n, y, y_bytes, push, ids, ids_bytes,
+                         experts, false, label);
+}
+
 }  // namespace
 
 std::optional<WeightLayout> weight_layout(GgmlType type) {
@@ -321,15 +339,8 @@ Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, co
                   static_cast<uint32_t>(y_stride), static_cast<uint32_t>(y_col_offset), 0, 0, 1, 0, 1};
 
   if (!uses_matmat(device, w.cols, n)) {
-    if (x.q8.buffer && int8_allowed(w.type)) {
-      push.x_stride = static_cast<uint32_t>(q8_row_words(w.cols));
-      const uint64_t q8_bytes = q8_activation_bytes(w.cols, n);
-      INFERSCOPE_RETURN_IF_ERROR(check_span(device, x.q8, q8_bytes, kOp, "q8"));
-      return dispatch_matvec(device, recorder, w, *layout, w_bytes, x.q8, q8_bytes, n, y, y_bytes, push, {}, 0, false,
-                             true, label);
-    }
-    return dispatch_matvec(device, recorder, w, *layout, w_bytes, x.x, x_bytes, n, y, y_bytes, push, {}, 0, false,
-                           false, label);
+    return dispatch_matvec_of(device, recorder, w, *layout, w_bytes, x, static_cast<uint64_t>(n), n, y, y_bytes, push,
+                              {}, 0, false, label);
   }
 
   const MatmatConfig cfg = matmat_config(device);
@@ -348,8 +359,9 @@ Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, co
   return Status::ok();
 }
 
-Status record_matmul_experts(Device& device, Recorder& recorder, const WeightView& w, const MatmulInput& x, bool x_per_pair,
-                             BufferSpan ids, int64_t n_tokens, int64_t k_used, BufferSpan y, DispatchLabel label) {
+Status record_matmul_experts(Device& device, Recorder& recorder, const WeightView& w, const MatmulInput& x,
+                             bool x_per_pair, BufferSpan ids, int64_t n_tokens, int64_t k_used, BufferSpan y,
+                             DispatchLabel label) {
   constexpr const char* kOp = "matmul_experts";
   if (n_tokens < 0 || k_used < 0) return Status::error("matmul_experts: negative token or expert count");
   uint64_t w_bytes = 0;
@@ -367,22 +379,15 @@ Status record_matmul_experts(Device& device, Recorder& recorder, const WeightVie
   INFERSCOPE_RETURN_IF_ERROR(check_span(device, x.x, x_bytes, kOp, "x"));
   INFERSCOPE_RETURN_IF_ERROR(check_span(device, ids, ids_bytes, kOp, "ids"));
   INFERSCOPE_RETURN_IF_ERROR(check_span(device, y, y_bytes, kOp, "y"));
-  MatmulPush push{static_cast<uint32_t>(w.cols),           static_cast<uint32_t>(w.rows),
+  const MatmulPush push{static_cast<uint32_t>(w.cols),     static_cast<uint32_t>(w.rows),
                         static_cast<uint32_t>(w.row_bytes), w.byte_offset,
                         static_cast<uint32_t>(pairs),       static_cast<uint32_t>(w.cols),
                         static_cast<uint32_t>(w.rows),      0,
                         0,                                  static_cast<uint32_t>(w.matrix_bytes),
                         static_cast<uint32_t>(k_used),      x_per_pair ? 1u : 0u,
                         static_cast<uint32_t>(w.n_mats)};
-  if (x.q8.buffer && int8_allowed(w.type)) {
-    push.x_stride = static_cast<uint32_t>(q8_row_words(w.cols));
-    const uint64_t q8_bytes = q8_activation_bytes(w.cols, static_cast<int64_t>(x_rows));
-    INFERSCOPE_RETURN_IF_ERROR(check_span(device, x.q8, q8_bytes, kOp, "q8"));
-    return dispatch_matvec(device, recorder, w, *layout, w_bytes, x.q8, q8_bytes, pairs, y, y_bytes, push, ids,
-                           ids_bytes, true, true, label);
-  }
-  return dispatch_matvec(device, recorder, w, *layout, w_bytes, x.x, x_bytes, pairs, y, y_bytes, push, ids, ids_bytes,
-                         true, false, label);
+  return dispatch_matvec_of(device, recorder, w, *layout, w_bytes, x, x_rows, pairs, y, y_bytes, push, ids, ids_bytes,
+                            true, label);
 }
 
 Status record_get_rows(Device& device, Recorder& recorder, const WeightView& table, BufferSpan ids, int64_t n,

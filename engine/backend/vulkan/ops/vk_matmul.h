@@ -73,8 +73,9 @@ Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, co
 // ids: int32 [n_tokens][k_used]; an id outside [0, w.n_mats) gives a row of zeros.
 // x: [n_tokens (* k_used when x_per_pair)][w.cols] f32 (and quantized, see MatmulInput);
 // y: [n_tokens * k_used][w.rows] f32.
-Status record_matmul_experts(Device& device, Recorder& recorder, const WeightView& w, const MatmulInput& x, bool x_per_pair,
-                             BufferSpan ids, int64_t n_tokens, int64_t k_used, BufferSpan y, DispatchLabel label = {});
+Status record_matmul_experts(Device& device, Recorder& recorder, const WeightView& w, const MatmulInput& x,
+                             bool x_per_pair, BufferSpan ids, int64_t n_tokens, int64_t k_used, BufferSpan y,
+                             DispatchLabel label = {});
 
 // Embedding lookup: out[i][:] = dequantize(table row ids[i]) * scale for i < n (bit-exact with
 // kernels::dequantize_row followed by one f32 multiply; scale 1 copies exactly).

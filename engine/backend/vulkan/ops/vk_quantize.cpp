@@ -49,8 +49,8 @@ Status record_quantize_q8(Device& device, Recorder& recorder, BufferSpan x, int6
   if (!kernel) return kernel.status();
   const uint64_t blocks = static_cast<uint64_t>(n * cols / 32);
   const QuantizePush push{static_cast<uint32_t>(n), static_cast<uint32_t>(cols), static_cast<uint32_t>(cols), xb.first};
-  recorder.dispatch(**kernel, {xb.span, first_bytes(out, out_bytes)}, push, op_group_count(device, blocks, spec[0]), 1, 1,
-                    label);
+  recorder.dispatch(**kernel, {xb.span, first_bytes(out, out_bytes)}, push, op_group_count(device, blocks, spec[0]),
+                    1, 1, label);
   return Status::ok();
 }
 
