@@ -89,6 +89,29 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+struct Timing {
+  int reps = 1;
+  double wall = 0.0, cpu = 0.0;  // seconds of the last submission
+};
+
+// Records `record(reps)` into one submission and times it, doubling reps until the submission
+// takes 0.3 s or reps reaches max_reps.
+template <class Record>
+Timing time_submissions(Recorder& recorder, int max_reps, Record record) {
+  Timing t;
+  for (;;) {
+    check(recorder.begin(), "begin");
+    record(t.reps);
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = cpu_seconds();
+    check(recorder.submit_and_wait(), "submit");
+    t.wall = seconds_since(t0);
+    t.cpu = cpu_seconds() - c0;
+    if (t.wall > 0.3 || t.reps >= max_reps) return t;
+    t.reps *= 2;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -186,25 +209,16 @@ int main(int argc, char** argv) {
         check(record_matmul(device, recorder, view(0), input(n), n, BufferSpan::whole(*y), rows, 0), "matmul");
         check(recorder.submit_and_wait(), "submit");
         const double first = seconds_since(w0);
-        int passes = 1;
-        double t = 0.0, cpu = 0.0;
-        for (;;) {
-          check(recorder.begin(), "begin");
+        const Timing tm = time_submissions(recorder, 64, [&](int passes) {
           const MatmulInput in = input(n);
           for (int p = 0; p < passes; ++p) {
             for (int c = 0; c < copies; ++c) {
               check(record_matmul(device, recorder, view(c), in, n, BufferSpan::whole(*y), rows, 0), "matmul");
             }
           }
-          const auto t0 = std::chrono::steady_clock::now();
-          const double c0 = cpu_seconds();
-          check(recorder.submit_and_wait(), "submit");
-          t = seconds_since(t0);
-          cpu = cpu_seconds() - c0;
-          if (t > 0.3 || passes >= 64) break;
-          passes *= 2;
-        }
-        const double calls = static_cast<double>(passes) * copies;
+        });
+        const double t = tm.wall, cpu = tm.cpu;
+        const double calls = static_cast<double>(tm.reps) * copies;
         std::printf("matvec %-5s %5lldx%-5lld n=%lld  %7.3f GB/s of weights  %8.1f us/call  %7.3f GB per CPU-second"
                     "  (first call %.0f ms)\n",
                     name.c_str(), static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(n),
@@ -222,23 +236,14 @@ int main(int argc, char** argv) {
         check(recorder.begin(), "begin");
         check(record_matmul(device, recorder, view(0), input(n), n, BufferSpan::whole(*y), rows, 0), "matmul");
         check(recorder.submit_and_wait(), "submit");
-        int reps = 1;
-        double t = 0.0, cpu = 0.0;
-        for (;;) {
-          check(recorder.begin(), "begin");
+        const Timing tm = time_submissions(recorder, 256, [&](int reps) {
           const MatmulInput in = input(n);
           for (int r = 0; r < reps; ++r) {
             check(record_matmul(device, recorder, view(r % copies), in, n, BufferSpan::whole(*y), rows, 0), "matmul");
           }
-          const auto t0 = std::chrono::steady_clock::now();
-          const double c0 = cpu_seconds();
-          check(recorder.submit_and_wait(), "submit");
-          t = seconds_since(t0);
-          cpu = cpu_seconds() - c0;
-          if (t > 0.3 || reps >= 256) break;
-          reps *= 2;
-        }
-        const double per = t / reps;
+        });
+        const int reps = tm.reps;
+        const double cpu = tm.cpu, per = tm.wall / reps;
         std::printf("%s %-5s %5lldx%-5lld n=%-4lld %10.3g rows*tokens/s  %7.2f GFLOP/s  %8.2f ms/call  %7.2f GFLOP per CPU-second\n",
                     label, name.c_str(), static_cast<long long>(rows), static_cast<long long>(cols), static_cast<long long>(n),
                     static_cast<double>(rows * n) / per, 2.0 * rows * cols * n / per * 1e-9, per * 1e3,

@@ -120,6 +120,20 @@ class SavedLoadSettings {
   }
 };
 
+// Shows the window and loads the bundled model with the saved load settings; expects it on the
+// CPU and returns the status bar's note (empty when no model loaded, with a failure).
+QString loadOnSavedDeviceExpectingTheCpu(MainWindow& window) {
+  window.show();
+  QSignalSpy loaded(&window, &MainWindow::modelLoaded);
+  window.loadModelWithSavedSettings(testing::bundledModel());
+  if (!loaded.wait(kTimeoutMs)) {
+    ADD_FAILURE() << "the bundled model did not load";
+    return {};
+  }
+  EXPECT_EQ(loaded.front().front().value<ModelSummary>().backendId, QStringLiteral("cpu"));
+  return window.engineStatusBar()->currentMessage();
+}
+
 // The Vulkan loader finds no driver while this lives.
 class NoVulkanDriver {
  public:
@@ -312,12 +326,7 @@ TEST(BackendPickerStartup, ASavedDeviceThatIsGoneStartsOnTheCpuWithANote) {
   SavedLoadSettings saved;
   saved.save(QStringLiteral("vulkan:3"), QStringLiteral("Imaginary GPU 9000"));
   MainWindow window(testing::scratchDatabase(QStringLiteral("backend-gone")));
-  window.show();
-  QSignalSpy loaded(&window, &MainWindow::modelLoaded);
-  window.loadModelWithSavedSettings(testing::bundledModel());
-  ASSERT_TRUE(loaded.wait(kTimeoutMs));
-  EXPECT_EQ(loaded.front().front().value<ModelSummary>().backendId, QStringLiteral("cpu"));
-  const QString note = window.engineStatusBar()->currentMessage();
+  const QString note = loadOnSavedDeviceExpectingTheCpu(window);
   EXPECT_TRUE(note.contains(QStringLiteral("Imaginary GPU 9000"))) << note.toStdString();
   EXPECT_TRUE(note.contains(QStringLiteral("runs on the CPU"))) << note.toStdString();
   EXPECT_EQ(picker(window)->currentData().toString(), QStringLiteral("cpu"));
@@ -393,12 +402,7 @@ TEST(BackendPickerNoDriver, ASavedVulkanDeviceStartsOnTheCpuWithANote) {
   SavedLoadSettings saved;
   saved.save(QStringLiteral("vulkan:0"), QStringLiteral("llvmpipe (LLVM 15.0.6, 256 bits)"));
   MainWindow window(testing::scratchDatabase(QStringLiteral("backend-no-driver-startup")));
-  window.show();
-  QSignalSpy loaded(&window, &MainWindow::modelLoaded);
-  window.loadModelWithSavedSettings(testing::bundledModel());
-  ASSERT_TRUE(loaded.wait(kTimeoutMs));
-  EXPECT_EQ(loaded.front().front().value<ModelSummary>().backendId, QStringLiteral("cpu"));
-  const QString note = window.engineStatusBar()->currentMessage();
+  const QString note = loadOnSavedDeviceExpectingTheCpu(window);
   EXPECT_TRUE(note.contains(QStringLiteral("not available"))) << note.toStdString();
   EXPECT_TRUE(note.contains(QString::fromStdString(vulkan.unavailable_reason))) << note.toStdString();
   EXPECT_EQ(visibleMessageBox(QStringLiteral("backendErrorDialog")), nullptr);

@@ -256,15 +256,10 @@ double rope_nmse(Device& device, const RopeCase& c, uint32_t seed, bool wrong_la
     kernels::rope_apply(want_q.data() + t * Q, c.n_head, c.head_dim, c.n_rot, cs.data(), sn.data(), neox);
     kernels::rope_apply(want_k.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cs.data(), sn.data(), neox);
   }
-  auto padded = [&](const std::vector<float>& v) {
-    std::vector<float> p(static_cast<size_t>(pad), -7.0f);
-    p.insert(p.end(), v.begin(), v.end());
-    return p;
-  };
   const uint64_t at = static_cast<uint64_t>(pad) * sizeof(float);
-  const Buffer& qb = gpu.upload(padded(q));
-  const Buffer& kb = gpu.upload(padded(k));
-  const Buffer& fb = gpu.upload(padded(factors));
+  const Buffer& qb = gpu.upload(padded(q, pad));
+  const Buffer& kb = gpu.upload(padded(k, pad));
+  const Buffer& fb = gpu.upload(padded(factors, pad));
   const RopeDims dims{c.n_head, c.n_head_kv, c.head_dim, c.n_rot, c.neox};
   gpu.run([&] {
     return record_rope(device, gpu.recorder(), BufferSpan{&qb, at, 0}, BufferSpan{&kb, at, 0},

@@ -93,17 +93,12 @@ inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t se
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 
   Gpu gpu(device);
-  auto padded = [&](const std::vector<float>& v) {
-    std::vector<float> p(static_cast<size_t>(pad), -7.0f);
-    p.insert(p.end(), v.begin(), v.end());
-    return p;
-  };
   const uint64_t at = static_cast<uint64_t>(pad) * sizeof(float);
-  const Buffer& qb = gpu.upload(padded(q));
+  const Buffer& qb = gpu.upload(padded(q, pad));
   const Buffer& kc = gpu.upload(k_cache);
   const Buffer& vc = gpu.upload(v_cache);
-  const Buffer& kn = gpu.upload(padded(k_new));
-  const Buffer& vn = gpu.upload(padded(v_new));
+  const Buffer& kn = gpu.upload(padded(k_new, pad));
+  const Buffer& vn = gpu.upload(padded(v_new, pad));
   const Buffer& out = gpu.allocate(at + q.size() * sizeof(float));
   if (via_kv_store) {
     // The batch's own rows come from kv_store in the same recording, as in a forward pass.

@@ -39,6 +39,13 @@ class ScalarCpu {
   kernels::SimdLevel saved_;
 };
 
+// v after `pad` floats of -7 (operands that start inside their buffers).
+inline std::vector<float> padded(const std::vector<float>& v, int64_t pad) {
+  std::vector<float> p(static_cast<size_t>(pad), -7.0f);
+  p.insert(p.end(), v.begin(), v.end());
+  return p;
+}
+
 // The portable variants of the int8 shaders (vk_quantize.h) for the scope when `on` (the native
 // ones run where the device has their features, as lavapipe does).
 class PortableInt8 {
