@@ -223,6 +223,13 @@ void MainWindow::showNotice(const QString& title, const QString& text, const QSt
   emit noticeShown(title, text);
 }
 
+void MainWindow::showChatTemplateNotice(const QString& reason) {
+  showNotice(tr("Chat template not used"),
+             tr("The model's chat template was stopped: %1.\n\nMessages are sent in the plain "
+                "\"User: ... / Assistant:\" format instead.").arg(reason),
+             QString());
+}
+
 QWidget* MainWindow::buildComposer() {
   auto* composer = new QWidget(this);
   m_input = new MessageInput(composer);
@@ -467,6 +474,7 @@ void MainWindow::connectEngine() {
   connect(engine, &EngineController::loadFailed, this, &MainWindow::onLoadFailed);
   connect(engine, &EngineController::backendFailed, this, &MainWindow::onBackendFailed);
   connect(engine, &EngineController::backendsListed, this, &MainWindow::onBackendsListed);
+  connect(engine, &EngineController::chatTemplateFellBack, this, &MainWindow::showChatTemplateNotice);
   connect(engine, &EngineController::metrics, m_status,
           [this](const MetricsSample& sample) { m_status->showSpeed(sample.decodeTokensPerSecond); });
   connect(m_chat, &ChatSession::busyChanged, this, &MainWindow::updateActions);
@@ -509,6 +517,7 @@ void MainWindow::onModelLoaded(const ModelSummary& summary) {
   m_performance->setOpTimes({}, summary.backendShort);  // a new session measures from zero
   setWindowTitle(tr("%1 — Inferscope").arg(QFileInfo(summary.path).fileName()));
   updateActions();
+  if (!summary.chatFormatNotice.isEmpty()) showChatTemplateNotice(summary.chatFormatNotice);
   emit modelLoaded(summary);
 }
 

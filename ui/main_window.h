@@ -116,6 +116,8 @@ class MainWindow : public QMainWindow {
   void onSessionLoaded(const SessionInfo& session, const QList<ConversationMessage>& messages);
   void applySystemPrompt();
   void showNotice(const QString& title, const QString& text, const QString& details);
+  // The model's chat template could not be used (`reason`); messages go out in the plain format.
+  void showChatTemplateNotice(const QString& reason);
   void buildActions();
   void buildMenus();
   void connectEngine();

@@ -6,6 +6,7 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "engine/chat/chat_template.h"
+#include "engine/runtime/chat_prompt.h"
 #include "engine/runtime/session.h"
 
 namespace inferscope::cli {
@@ -36,20 +37,28 @@ nlohmann::json to_json(const GenerateResult& r, bool with_steps) {
   return j;
 }
 
+void warn_plain_format(const std::string& reason) {
+  std::fprintf(stderr, "warning: the model's chat template is not used: %s\n"
+                       "warning: the prompt is sent in the plain \"User: ... / Assistant:\" format instead\n",
+               reason.c_str());
+}
+
 // --chat: the prompt becomes one user message (after an optional system message) in the
 // model's own chat format, and generation stops at the end of the assistant's turn.
-Status apply_chat_template(const Model& model, const std::string& system, GenerateRequest& req) {
-  auto tmpl = ChatTemplate::from_gguf(model.file(), model.tokenizer());
+Status apply_chat_template(const Model& model, int64_t n_ctx, const std::string& system, GenerateRequest& req) {
+  auto tmpl = ChatTemplate::for_chat(model.file(), model.tokenizer());
   if (!tmpl) return tmpl.status();
+  if (!tmpl->fallback_reason().empty()) warn_plain_format(tmpl->fallback_reason());
   std::vector<ChatMessage> messages;
   if (!system.empty()) messages.push_back({"system", system});
   messages.push_back({"user", req.prompt});
-  auto text = tmpl->render(messages, true);
-  if (!text) return text.status();
-  req.prompt = std::move(*text);
-  req.parse_special = true;
-  req.add_special = tmpl->tokenizer_adds_bos(req.prompt);
-  req.stop_token_ids = tmpl->stop_token_ids();
+  auto prompt = build_chat_prompt(model.tokenizer(), *tmpl, std::move(messages), n_ctx, req.max_tokens);
+  if (!prompt) return prompt.status();
+  if (!prompt->fallback_reason.empty()) warn_plain_format(prompt->fallback_reason);
+  req.prompt = std::move(prompt->request.prompt);
+  req.parse_special = prompt->request.parse_special;
+  req.add_special = prompt->request.add_special;
+  req.stop_token_ids = std::move(prompt->request.stop_token_ids);
   return Status::ok();
 }
 
@@ -105,17 +114,17 @@ int run_generate(int argc, char** argv) {
 
   auto model = load_model_from_args(args);
   if (!model) return 1;
-  if (chat) {
-    const Status st = apply_chat_template(*model, args.string("system"), req);
-    if (!st) {
-      std::fprintf(stderr, "error: %s\n", st.message().c_str());
-      return 1;
-    }
-  }
   auto session = Session::create(model, so);
   if (!session) {
     std::fprintf(stderr, "error: %s\n", session.message().c_str());
     return 1;
+  }
+  if (chat) {
+    const Status st = apply_chat_template(*model, (*session)->n_ctx(), args.string("system"), req);
+    if (!st) {
+      std::fprintf(stderr, "error: %s\n", st.message().c_str());
+      return 1;
+    }
   }
   auto result = (*session)->generate(req, [&](const TokenEvent& e) {
     if (!json) {

@@ -1,6 +1,7 @@
 #include "engine/chat/chat_template.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -49,6 +50,22 @@ std::vector<int32_t> find_stop_tokens(const Tokenizer& tokenizer, std::string_vi
   return ids;
 }
 
+// The conversation for_chat() tries a file's template on: the turns every chat has.
+const std::vector<ChatMessage>& trial_conversation() {
+  static const std::vector<ChatMessage> messages = {
+      {"user", "Hello!"}, {"assistant", "Hello, how can I help?"}, {"user", "Tell me a story."}};
+  return messages;
+}
+
+std::shared_ptr<const jinja::Template> plain_template() {
+  static const std::shared_ptr<const jinja::Template> plain = [] {
+    auto parsed = jinja::parse(kPlainTemplate);
+    assert(parsed && "the plain template parses");
+    return std::make_shared<const jinja::Template>(std::move(*parsed));
+  }();
+  return plain;
+}
+
 jinja::Value message_list(const std::vector<ChatMessage>& messages) {
   jinja::ValueList list;
   for (const ChatMessage& m : messages) {
@@ -90,12 +107,21 @@ ChatFamily detect_chat_family(std::string_view s) {
 }
 
 Result<ChatTemplate> ChatTemplate::from_source(std::string source, std::string bos_token, std::string eos_token) {
+  if (source.size() > kMaxChatTemplateBytes) {
+    return Status::error("chat template: " + std::to_string(source.size()) + " bytes, over the limit of " +
+                         std::to_string(kMaxChatTemplateBytes) + " bytes");
+  }
   ChatTemplate t;
   t.has_template_ = !source.empty();
   t.family_ = detect_chat_family(source);
-  auto parsed = jinja::parse(t.has_template_ ? std::string_view(source) : kPlainTemplate);
-  if (!parsed) return Status::error("chat template: " + parsed.message());
-  t.template_ = std::make_shared<const jinja::Template>(std::move(*parsed));
+  t.plain_ = plain_template();
+  if (t.has_template_) {
+    auto parsed = jinja::parse(source);
+    if (!parsed) return Status::error("chat template: " + parsed.message());
+    t.template_ = std::make_shared<const jinja::Template>(std::move(*parsed));
+  } else {
+    t.template_ = t.plain_;
+  }
   t.source_ = std::move(source);
   t.bos_token_ = std::move(bos_token);
   t.eos_token_ = std::move(eos_token);
@@ -119,17 +145,51 @@ Result<ChatTemplate> ChatTemplate::from_gguf(const gguf::File& file, const Token
   return t;
 }
 
-Result<std::string> ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                         const jinja::RenderOptions& options) const {
+Result<ChatTemplate> ChatTemplate::for_chat(const gguf::File& file, const Tokenizer& tokenizer) {
+  auto source = file.get_string_or("tokenizer.chat_template", "");
+  if (!source) return source.status();
+  auto t = from_tokenizer(std::move(*source), tokenizer);
+  std::string reason;
+  if (t) {
+    auto trial = t->render(trial_conversation(), true);
+    if (trial) return t;
+    reason = trial.message();
+  } else {
+    reason = t.message();
+  }
+  auto plain = from_tokenizer("", tokenizer);
+  if (!plain) return plain;
+  plain->fallback_reason_ = std::move(reason);
+  return plain;
+}
+
+Result<std::string> ChatTemplate::render_with(const jinja::Template& tmpl, const std::vector<ChatMessage>& messages,
+                                              bool add_generation_prompt, const jinja::RenderOptions& options,
+                                              jinja::Limit* stopped_by) const {
   const jinja::Value globals = jinja::Value::dict({
       {"messages", message_list(messages)},
       {"add_generation_prompt", jinja::Value::boolean(add_generation_prompt)},
       {"bos_token", jinja::Value::string(bos_token_)},
       {"eos_token", jinja::Value::string(eos_token_)},
   });
-  auto text = jinja::render(*template_, globals, options);
+  auto text = jinja::render(tmpl, globals, options, stopped_by);
   if (!text) return Status::error("chat template: " + text.message());
   return text;
+}
+
+Result<std::string> ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                         const jinja::RenderOptions& options, jinja::Limit* stopped_by) const {
+  return render_with(*template_, messages, add_generation_prompt, options, stopped_by);
+}
+
+Result<std::string> ChatTemplate::render_or_plain(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                                  std::string* fallback_reason, const jinja::RenderOptions& options) const {
+  if (fallback_reason) fallback_reason->clear();
+  jinja::Limit stopped_by = jinja::Limit::None;
+  auto text = render(messages, add_generation_prompt, options, &stopped_by);
+  if (text || stopped_by == jinja::Limit::None) return text;
+  if (fallback_reason) *fallback_reason = text.message();
+  return render_with(*plain_, messages, add_generation_prompt, options, nullptr);
 }
 
 }  // namespace inferscope

@@ -31,20 +31,32 @@ const char* chat_family_name(ChatFamily family);  // "chatml", "llama2", ..., "o
 // Recognizes the family from the markers a template writes; None for an empty template.
 ChatFamily detect_chat_family(std::string_view template_source);
 
+// Longer template sources are refused (real ones are under 20 KB).
+constexpr size_t kMaxChatTemplateBytes = size_t(1) << 20;
+
 class ChatTemplate {
  public:
   // Template text from tokenizer.chat_template (the plain format when absent), BOS/EOS texts
   // from the tokenizer, and the stop tokens. A template that does not parse is an error.
   static Result<ChatTemplate> from_gguf(const gguf::File& file, const Tokenizer& tokenizer);
+  // What a chat front end uses: the file's template when it parses and renders a short
+  // conversation, else the plain format with fallback_reason() saying what stopped the file's
+  // template (a limit, unsupported syntax, an error it raised). Fails only on unreadable metadata.
+  static Result<ChatTemplate> for_chat(const gguf::File& file, const Tokenizer& tokenizer);
   // A template text (empty: the plain format) for a model with this tokenizer.
   static Result<ChatTemplate> from_tokenizer(std::string source, const Tokenizer& tokenizer);
   // An empty source selects the plain format. No stop tokens (there is no vocabulary).
   static Result<ChatTemplate> from_source(std::string source, std::string bos_token, std::string eos_token);
 
   // The prompt text for `messages` (special tokens as text: tokenize it with parse_special).
-  // Errors from the template (raise_exception, unsupported syntax at run time) are returned.
+  // Errors from the template (raise_exception, unsupported syntax at run time) are returned;
+  // `stopped_by` says which limit stopped it, if one did.
   Result<std::string> render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                             const jinja::RenderOptions& options = {}) const;
+                             const jinja::RenderOptions& options = {}, jinja::Limit* stopped_by = nullptr) const;
+  // render(), but when a limit stops the file's template, the plain format's prompt, with
+  // `*fallback_reason` set to the limit's message (else cleared). Other errors are returned.
+  Result<std::string> render_or_plain(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                      std::string* fallback_reason, const jinja::RenderOptions& options = {}) const;
 
   // Whether the tokenizer should add its own BOS to a rendered prompt: templates usually write
   // BOS themselves, and a second one would change what the model sees.
@@ -54,6 +66,8 @@ class ChatTemplate {
 
   ChatFamily family() const { return family_; }
   bool has_template() const { return has_template_; }  // false: the plain format
+  // Why for_chat() chose the plain format over the file's template ("" when it did not).
+  const std::string& fallback_reason() const { return fallback_reason_; }
   const std::string& source() const { return source_; }
   const std::string& bos_token() const { return bos_token_; }
   // The vocabulary's end-of-generation tokens (EOS, EOT, ...) plus the end-of-turn markers the
@@ -62,13 +76,18 @@ class ChatTemplate {
 
  private:
   ChatTemplate() = default;
+  Result<std::string> render_with(const jinja::Template& tmpl, const std::vector<ChatMessage>& messages,
+                                  bool add_generation_prompt, const jinja::RenderOptions& options,
+                                  jinja::Limit* stopped_by) const;
 
   std::string source_;
   bool has_template_ = false;
   ChatFamily family_ = ChatFamily::None;
   std::string bos_token_;
   std::string eos_token_;
+  std::string fallback_reason_;
   std::shared_ptr<const jinja::Template> template_;
+  std::shared_ptr<const jinja::Template> plain_;  // the fallback when the file's template stops at a limit
   std::vector<int32_t> stop_token_ids_;
 };
 

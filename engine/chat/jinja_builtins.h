@@ -1,6 +1,6 @@
 // The filters (`x | trim`), tests (`x is defined`) and methods (`s.strip()`, `d.items()`) that
 // chat templates use, with Jinja's and Python's semantics. Each throws JinjaError on an unknown
-// name or a wrong argument; strings they build are capped at max_string bytes.
+// name or a wrong argument, and charges what it builds and scans to the render's Budget.
 #pragma once
 
 #include <string>
@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/chat/jinja_budget.h"
 #include "engine/chat/jinja_value.h"
 
 namespace inferscope::jinja {
@@ -21,11 +22,8 @@ struct CallArgs {
   Value named(std::string_view name) const;  // keyword only
 };
 
-Value apply_filter(std::string_view name, const Value& input, const CallArgs& args, size_t max_string);
-bool apply_test(std::string_view name, const Value& input, const CallArgs& args);
-Value call_method(const Value& object, std::string_view name, const CallArgs& args, size_t max_string);
-
-// Throws when `s` is longer than max_string; returns it otherwise.
-std::string checked_string(std::string s, size_t max_string);
+Value apply_filter(std::string_view name, const Value& input, const CallArgs& args, Budget& budget);
+bool apply_test(std::string_view name, const Value& input, const CallArgs& args, Budget& budget);
+Value call_method(const Value& object, std::string_view name, const CallArgs& args, Budget& budget);
 
 }  // namespace inferscope::jinja

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "engine/chat/jinja_builtins.h"
+#include "engine/chat/jinja_text.h"
 
 namespace inferscope::jinja {
 
@@ -13,20 +14,14 @@ namespace {
 
 constexpr std::string_view kBuiltinFunctions[] = {"range", "namespace", "raise_exception", "strftime_now"};
 
-// A string as its UTF-8 characters, so that subscripts and slices count characters like Python.
-std::vector<std::string> utf8_chars(const std::string& s) {
-  std::vector<std::string> chars;
-  for (size_t i = 0; i < s.size();) {
-    size_t len = 1;
-    while (i + len < s.size() && (static_cast<unsigned char>(s[i + len]) & 0xC0) == 0x80) ++len;
-    chars.push_back(s.substr(i, len));
-    i += len;
-  }
-  return chars;
-}
+// Python's slice of a sequence of length n: the indices start, start + step, ... (count of them).
+struct SliceRange {
+  int64_t start = 0;
+  int64_t step = 1;
+  int64_t count = 0;
+};
 
-// Python's slice indices for a sequence of length n.
-std::vector<int64_t> slice_indices(int64_t n, const Value& start, const Value& stop, const Value& step_value) {
+SliceRange slice_range(int64_t n, const Value& start, const Value& stop, const Value& step_value) {
   const int64_t step = step_value.is_undefined() || step_value.is_none() ? 1 : step_value.as_int();
   if (step == 0) throw JinjaError("slice step cannot be zero");
   auto clamp = [&](const Value& v, int64_t fallback) {
@@ -38,12 +33,29 @@ std::vector<int64_t> slice_indices(int64_t n, const Value& start, const Value& s
   };
   const int64_t lo = clamp(start, step > 0 ? 0 : n - 1);
   const int64_t hi = clamp(stop, step > 0 ? n : -1);
-  std::vector<int64_t> indices;
-  for (int64_t i = lo; step > 0 ? i < hi : i > hi;) {
-    indices.push_back(i);
-    if (__builtin_add_overflow(i, step, &i)) break;
+  SliceRange r{lo, step, 0};
+  if (step > 0 && hi > lo) r.count = (hi - lo - 1) / step + 1;
+  if (step < 0 && lo > hi) {
+    const uint64_t magnitude = static_cast<uint64_t>(-(step + 1)) + 1;
+    r.count = static_cast<int64_t>(static_cast<uint64_t>(lo - hi - 1) / magnitude + 1);
   }
-  return indices;
+  return r;
+}
+
+// start + k * step, for k below a range's or slice's length (so the result fits; the product
+// alone may not, hence the wrap-around arithmetic).
+int64_t nth_index(int64_t start, int64_t step, int64_t k) {
+  return static_cast<int64_t>(static_cast<uint64_t>(start) + static_cast<uint64_t>(k) * static_cast<uint64_t>(step));
+}
+
+// How many values range(start, stop, step) yields; step != 0.
+int64_t range_length(int64_t start, int64_t stop, int64_t step) {
+  if (step > 0 && start < stop) return static_cast<int64_t>((static_cast<uint64_t>(stop) - static_cast<uint64_t>(start) - 1) / static_cast<uint64_t>(step) + 1);
+  if (step < 0 && start > stop) {
+    const uint64_t magnitude = static_cast<uint64_t>(-(step + 1)) + 1;
+    return static_cast<int64_t>((static_cast<uint64_t>(start) - static_cast<uint64_t>(stop) - 1) / magnitude + 1);
+  }
+  return 0;
 }
 
 int64_t checked_arithmetic(const std::string& op, int64_t a, int64_t b) {
@@ -94,25 +106,29 @@ Value number_op(const std::string& op, const Value& a, const Value& b) {
   return Value::number(op == "+" ? x + y : op == "-" ? x - y : x * y);
 }
 
-bool contains(const Value& container, const Value& item) {
+
+bool contains(const Value& container, const Value& item, Budget& budget) {
   if (container.is_string()) {
     if (!item.is_string()) throw JinjaError("'in <string>' needs a string on the left");
-    return container.as_string().find(item.as_string()) != std::string::npos;
+    return find_text(container.as_string(), item.as_string(), 0, budget) != std::string::npos;
   }
   if (container.is_list()) {
     for (const Value& v : container.items()) {
-      if (v == item) return true;
+      if (Value::equal(v, item, budget)) return true;
     }
     return false;
   }
-  if (container.is_dict()) return item.is_string() && !container.get(item.as_string()).is_undefined();
+  if (container.is_dict()) {
+    budget.work(container.entries().size() * sizeof(Value));
+    return item.is_string() && !container.get(item.as_string()).is_undefined();
+  }
   if (container.is_undefined()) return false;
   throw JinjaError("'in' needs a string, list or dict, got " + container.type_name());
 }
 
 class Interpreter {
  public:
-  explicit Interpreter(const RenderOptions& options) : options_(options) {}
+  explicit Interpreter(const RenderOptions& options) : budget_(options) {}
 
   std::string run(const Template& tmpl, const Value& globals) {
     Value root = Value::dict();
@@ -129,16 +145,9 @@ class Interpreter {
  private:
   enum class Flow { Normal, Break, Continue };
 
-  void step() {
-    if (++steps_ > options_.max_steps) {
-      throw JinjaError("template ran more than " + std::to_string(options_.max_steps) + " steps");
-    }
-  }
-
-  void emit(std::string& out, const std::string& text) const {
-    if (out.size() + text.size() > options_.max_output_bytes) {
-      throw JinjaError("template output exceeds " + std::to_string(options_.max_output_bytes) + " bytes");
-    }
+  void emit(std::string& out, const std::string& text) {
+    budget_.fits_string(out.size() + text.size());
+    budget_.work(text.size());
     out += text;
   }
 
@@ -163,10 +172,19 @@ class Interpreter {
   }
 
   Flow exec(const Node& node, std::string& out) {
-    step();
+    const Budget::Nested nested(budget_);
+    budget_.step();
     switch (node.kind) {
       case Node::Kind::Text: emit(out, node.text); break;
-      case Node::Kind::Output: emit(out, eval(*node.expr).to_output()); break;
+      case Node::Kind::Output: {
+        const Value v = eval(*node.expr);
+        if (v.is_string()) {
+          emit(out, v.as_string());
+        } else {
+          emit(out, v.to_output(budget_));
+        }
+        break;
+      }
       case Node::Kind::If:
         for (const auto& [condition, body] : node.branches) {
           if (eval(*condition).truthy()) return exec_body(body, out);
@@ -188,8 +206,8 @@ class Interpreter {
       return;
     }
     const Value target = lookup(node.names[0]);
-    if (!target.is_dict()) throw JinjaError("cannot set an attribute of '" + node.names[0] + "' (not a namespace)");
-    target.set(node.names[1], std::move(value));
+    if (!target.is_namespace()) throw JinjaError("cannot set an attribute of '" + node.names[0] + "' (not a namespace)");
+    target.set_attribute(node.names[1], std::move(value));
   }
 
   void bind(const std::vector<std::string>& names, const Value& item) {
@@ -203,43 +221,38 @@ class Interpreter {
     for (size_t i = 0; i < names.size(); ++i) assign(names[i], item.items()[i]);
   }
 
-  ValueList iteration_items(const Value& v) const {
-    if (v.is_list()) return v.items();
-    if (v.is_undefined() || v.is_none()) return {};
-    if (v.is_dict()) {
-      ValueList keys;
-      for (const auto& [k, _] : v.entries()) keys.push_back(Value::string(k));
-      return keys;
-    }
-    if (v.is_string()) {
-      ValueList chars;
-      for (std::string& c : utf8_chars(v.as_string())) chars.push_back(Value::string(std::move(c)));
-      return chars;
-    }
+  // What a for loop iterates: a list as it is (lists never change), else a list made from a
+  // dict's keys or a string's characters.
+  Value iteration_items(const Value& v) {
+    if (v.is_list()) return v;
+    if (v.is_undefined() || v.is_none()) return Value::list();
+    if (v.is_dict() || v.is_string()) return apply_filter("list", v, CallArgs{}, budget_);
     throw JinjaError("cannot iterate over a " + v.type_name());
   }
 
   void exec_for(const Node& node, std::string& out) {
-    ValueList items = iteration_items(eval(*node.expr));
+    const Value iterable = iteration_items(eval(*node.expr));
+    const ValueList* items = &iterable.items();
+    ValueList kept;
     if (node.condition) {
-      ValueList kept;
-      for (Value& item : items) {
-        step();
+      for (const Value& item : *items) {
+        budget_.step();
         scopes_.push_back(Value::dict());
         bind(node.names, item);
         const bool keep = eval(*node.condition).truthy();
         scopes_.pop_back();
-        if (keep) kept.push_back(std::move(item));
+        if (keep) kept.push_back(item);
       }
-      items = std::move(kept);
+      items = &kept;
     }
-    if (items.empty()) {
+    if (items->empty()) {
       exec_body(node.else_body, out);
       return;
     }
-    const int64_t n = static_cast<int64_t>(items.size());
+    const int64_t n = static_cast<int64_t>(items->size());
     for (int64_t i = 0; i < n; ++i) {
-      step();
+      budget_.step();
+      const auto at = [&](int64_t k) { return (*items)[static_cast<size_t>(k)]; };
       Value loop = Value::dict({{"index", Value::integer(i + 1)},
                                 {"index0", Value::integer(i)},
                                 {"revindex", Value::integer(n - i)},
@@ -247,10 +260,10 @@ class Interpreter {
                                 {"first", Value::boolean(i == 0)},
                                 {"last", Value::boolean(i == n - 1)},
                                 {"length", Value::integer(n)},
-                                {"previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value()},
-                                {"nextitem", i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value()}});
+                                {"previtem", i > 0 ? at(i - 1) : Value()},
+                                {"nextitem", i + 1 < n ? at(i + 1) : Value()}});
       scopes_.push_back(Value::dict({{"loop", loop}}));
-      bind(node.names, items[static_cast<size_t>(i)]);
+      bind(node.names, at(i));
       const Flow flow = exec_body(node.body, out);
       scopes_.pop_back();
       if (flow == Flow::Break) break;
@@ -260,22 +273,25 @@ class Interpreter {
   // ---- expressions ----
 
   Value eval(const Expr& e) {
+    const Budget::Nested nested(budget_);
     switch (e.kind) {
       case Expr::Kind::Literal: return e.literal;
       case Expr::Kind::Name: return lookup(e.name);
       case Expr::Kind::List: {
+        budget_.step(static_cast<int64_t>(e.operands.size()));
         ValueList items;
         for (const auto& item : e.operands) items.push_back(eval(*item));
         return Value::list(std::move(items));
       }
       case Expr::Kind::Dict: {
-        Value dict = Value::dict();
+        budget_.step(static_cast<int64_t>(e.operands.size() / 2));
+        ValueDict entries;
         for (size_t i = 0; i + 1 < e.operands.size(); i += 2) {
           const Value key = eval(*e.operands[i]);
           if (!key.is_string()) throw JinjaError("dict keys must be strings");
-          dict.set(key.as_string(), eval(*e.operands[i + 1]));
+          put(entries, key.as_string(), eval(*e.operands[i + 1]));
         }
-        return dict;
+        return Value::dict(std::move(entries));
       }
       case Expr::Kind::Unary: return eval_unary(e);
       case Expr::Kind::Binary: return eval_binary(e);
@@ -289,13 +305,24 @@ class Interpreter {
       case Expr::Kind::Subscript: return subscript(eval(*e.operands[0]), eval(*e.operands[1]));
       case Expr::Kind::Slice: return slice(e);
       case Expr::Kind::Call: return call(e);
-      case Expr::Kind::Filter: return apply_filter(e.name, eval(*e.operands[0]), eval_args(e), options_.max_output_bytes);
+      case Expr::Kind::Filter: return apply_filter(e.name, eval(*e.operands[0]), eval_args(e), budget_);
       case Expr::Kind::Test: {
-        const bool passed = apply_test(e.name, eval(*e.operands[0]), eval_args(e));
+        const bool passed = apply_test(e.name, eval(*e.operands[0]), eval_args(e), budget_);
         return Value::boolean(passed != e.negated);
       }
     }
     throw JinjaError("unknown expression");
+  }
+
+  // A dict entry: a later key replaces an earlier one, as in Python.
+  static void put(ValueDict& entries, const std::string& key, Value value) {
+    for (auto& [k, v] : entries) {
+      if (k == key) {
+        v = std::move(value);
+        return;
+      }
+    }
+    entries.emplace_back(key, std::move(value));
   }
 
   // Arguments after operands[0] (the callee, filter input or test subject).
@@ -323,39 +350,45 @@ class Interpreter {
     }
     const Value a = eval(*e.operands[0]);
     const Value b = eval(*e.operands[1]);
-    if (op == "==") return Value::boolean(a == b);
-    if (op == "!=") return Value::boolean(!(a == b));
-    if (op == "<") return Value::boolean(compare_values(a, b) < 0);
-    if (op == "<=") return Value::boolean(compare_values(a, b) <= 0);
-    if (op == ">") return Value::boolean(compare_values(a, b) > 0);
-    if (op == ">=") return Value::boolean(compare_values(a, b) >= 0);
-    if (op == "in") return Value::boolean(contains(b, a));
-    if (op == "not in") return Value::boolean(!contains(b, a));
-    if (op == "~") return Value::string(checked_string(a.to_output() + b.to_output(), options_.max_output_bytes));
+    if (op == "==") return Value::boolean(Value::equal(a, b, budget_));
+    if (op == "!=") return Value::boolean(!Value::equal(a, b, budget_));
+    if (op == "<") return Value::boolean(compare_values(a, b, budget_) < 0);
+    if (op == "<=") return Value::boolean(compare_values(a, b, budget_) <= 0);
+    if (op == ">") return Value::boolean(compare_values(a, b, budget_) > 0);
+    if (op == ">=") return Value::boolean(compare_values(a, b, budget_) >= 0);
+    if (op == "in") return Value::boolean(contains(b, a, budget_));
+    if (op == "not in") return Value::boolean(!contains(b, a, budget_));
+    if (op == "~") return concatenated(a.to_output(budget_), b.to_output(budget_));
     if (a.is_number() && b.is_number()) return number_op(op, a, b);
-    if (op == "+" && a.is_string() && b.is_string()) {
-      return Value::string(checked_string(a.as_string() + b.as_string(), options_.max_output_bytes));
-    }
+    if (op == "+" && a.is_string() && b.is_string()) return concatenated(a.as_string(), b.as_string());
     if (op == "+" && a.is_list() && b.is_list()) {
+      budget_.step(static_cast<int64_t>(a.items().size() + b.items().size()));
       ValueList items = a.items();
       items.insert(items.end(), b.items().begin(), b.items().end());
       return Value::list(std::move(items));
     }
     if (op == "*" && ((a.is_string() && b.is_number()) || (a.is_number() && b.is_string()))) {
-      const std::string& s = a.is_string() ? a.as_string() : b.as_string();
-      const int64_t times = a.is_string() ? b.as_int() : a.as_int();
-      if (times > 0 && !s.empty() && static_cast<uint64_t>(times) > options_.max_output_bytes / s.size()) {
-        throw JinjaError("template output exceeds " + std::to_string(options_.max_output_bytes) + " bytes");
-      }
-      std::string out;
-      for (int64_t i = 0; i < times; ++i) out += s;
-      return Value::string(std::move(out));
+      return repeated(a.is_string() ? a.as_string() : b.as_string(), a.is_string() ? b.as_int() : a.as_int());
     }
     throw JinjaError("template line " + std::to_string(e.line) + ": unsupported operand types for '" + op +
                      "': " + a.type_name() + " and " + b.type_name());
   }
 
-  Value subscript(const Value& object, const Value& index) const {
+  Value concatenated(const std::string& a, const std::string& b) {
+    budget_.fits_string(a.size() + b.size());
+    return Value::string(budget_.built(a + b));
+  }
+
+  Value repeated(const std::string& s, int64_t times) {
+    if (times <= 0 || s.empty()) return Value::string("");
+    if (static_cast<uint64_t>(times) > budget_.max_string() / s.size()) budget_.fits_string(budget_.max_string() + 1);
+    std::string out;
+    out.reserve(s.size() * static_cast<size_t>(times));
+    for (int64_t i = 0; i < times; ++i) out += s;
+    return Value::string(budget_.built(std::move(out)));
+  }
+
+  Value subscript(const Value& object, const Value& index) {
     if (object.is_dict()) return index.is_string() ? object.get(index.as_string()) : Value();
     if (object.is_undefined()) return Value();
     if (!index.is_number()) throw JinjaError("a " + object.type_name() + " index must be a number");
@@ -366,11 +399,14 @@ class Interpreter {
       return i >= 0 && i < n ? object.items()[static_cast<size_t>(i)] : Value();
     }
     if (object.is_string()) {
-      const std::vector<std::string> chars = utf8_chars(object.as_string());
-      const int64_t n = static_cast<int64_t>(chars.size());
+      const std::string& s = object.as_string();
+      const std::vector<size_t> offsets = char_offsets(s, budget_);
+      const int64_t n = static_cast<int64_t>(offsets.size() - 1);
       int64_t i = index.as_int();
       if (i < 0) i += n;
-      return i >= 0 && i < n ? Value::string(chars[static_cast<size_t>(i)]) : Value();
+      if (i < 0 || i >= n) return Value();
+      const size_t k = static_cast<size_t>(i);
+      return Value::string(s.substr(offsets[k], offsets[k + 1] - offsets[k]));
     }
     throw JinjaError("cannot subscript a " + object.type_name());
   }
@@ -381,19 +417,22 @@ class Interpreter {
     const Value stop = e.operands[2] ? eval(*e.operands[2]) : Value();
     const Value step_value = e.operands[3] ? eval(*e.operands[3]) : Value();
     if (object.is_list()) {
+      const SliceRange r = slice_range(static_cast<int64_t>(object.items().size()), start, stop, step_value);
+      budget_.step(r.count);
       ValueList out;
-      for (int64_t i : slice_indices(static_cast<int64_t>(object.items().size()), start, stop, step_value)) {
-        out.push_back(object.items()[static_cast<size_t>(i)]);
-      }
+      for (int64_t k = 0; k < r.count; ++k) out.push_back(object.items()[static_cast<size_t>(nth_index(r.start, r.step, k))]);
       return Value::list(std::move(out));
     }
     if (object.is_string()) {
-      const std::vector<std::string> chars = utf8_chars(object.as_string());
+      const std::string& s = object.as_string();
+      const std::vector<size_t> offsets = char_offsets(s, budget_);
+      const SliceRange r = slice_range(static_cast<int64_t>(offsets.size() - 1), start, stop, step_value);
       std::string out;
-      for (int64_t i : slice_indices(static_cast<int64_t>(chars.size()), start, stop, step_value)) {
-        out += chars[static_cast<size_t>(i)];
+      for (int64_t k = 0; k < r.count; ++k) {
+        const size_t c = static_cast<size_t>(nth_index(r.start, r.step, k));
+        out.append(s, offsets[c], offsets[c + 1] - offsets[c]);
       }
-      return Value::string(std::move(out));
+      return Value::string(budget_.built(std::move(out)));
     }
     if (object.is_undefined()) return Value();
     throw JinjaError("cannot slice a " + object.type_name());
@@ -406,7 +445,7 @@ class Interpreter {
       const Value object = eval(*callee.operands[0]);
       const Value member = object.get(callee.name);
       if (member.is_callable()) return call_value(member, args, callee.name);
-      return call_method(object, callee.name, args, options_.max_output_bytes);
+      return call_method(object, callee.name, args, budget_);
     }
     const Value fn = eval(callee);
     const std::string name = callee.kind == Expr::Kind::Name ? callee.name : "expression";
@@ -421,20 +460,25 @@ class Interpreter {
   }
 
   Value call_function(const std::string& name, const CallArgs& args) {
-    if (name == "raise_exception") throw JinjaError("template raised an exception: " + args.get(0, "message").to_output());
-    if (name == "namespace") {
-      Value ns = Value::dict();
-      for (const Value& arg : args.positional) {
-        if (arg.is_dict()) {
-          for (const auto& [k, v] : arg.entries()) ns.set(k, v);
-        }
-      }
-      for (const auto& [k, v] : args.keyword) ns.set(k, v);
-      return ns;
+    if (name == "raise_exception") {
+      throw JinjaError("template raised an exception: " + args.get(0, "message").to_output(budget_));
     }
+    if (name == "namespace") return make_namespace(args);
     if (name == "range") return range(args);
     if (name == "strftime_now") return strftime_now(args.get(0, "format"));
     throw JinjaError("unknown function '" + name + "'");
+  }
+
+  Value make_namespace(const CallArgs& args) {
+    ValueDict entries;
+    for (const Value& arg : args.positional) {
+      if (!arg.is_dict()) continue;
+      budget_.step(static_cast<int64_t>(arg.entries().size()));
+      for (const auto& [k, v] : arg.entries()) put(entries, k, v);
+    }
+    budget_.step(static_cast<int64_t>(args.keyword.size()));
+    for (const auto& [k, v] : args.keyword) put(entries, k, v);
+    return Value::namespace_of(std::move(entries));
   }
 
   Value range(const CallArgs& args) {
@@ -444,18 +488,19 @@ class Interpreter {
     const int64_t stop = n >= 2 ? args.positional[1].as_int() : args.positional[0].as_int();
     const int64_t step = n == 3 ? args.positional[2].as_int() : 1;
     if (step == 0) throw JinjaError("range() step cannot be zero");
+    const int64_t count = range_length(start, stop, step);
+    budget_.step(count);  // before the list is made: range(10**9) stops here
     ValueList items;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
-      this->step();
-      items.push_back(Value::integer(i));
-      if (__builtin_add_overflow(i, step, &i)) break;
-    }
+    items.reserve(static_cast<size_t>(count));
+    for (int64_t k = 0; k < count; ++k) items.push_back(Value::integer(nth_index(start, step, k)));
     return Value::list(std::move(items));
   }
 
-  Value strftime_now(const Value& format) const {
+  Value strftime_now(const Value& format) {
     if (!format.is_string()) throw JinjaError("strftime_now expects a format string");
-    const std::time_t now = options_.now_unix_seconds >= 0 ? static_cast<std::time_t>(options_.now_unix_seconds) : std::time(nullptr);
+    budget_.work(format.as_string().size());
+    const int64_t clock = budget_.options().now_unix_seconds;
+    const std::time_t now = clock >= 0 ? static_cast<std::time_t>(clock) : std::time(nullptr);
     std::tm tm{};
     localtime_r(&now, &tm);
     char buf[256];
@@ -464,9 +509,7 @@ class Interpreter {
   }
 
   Value call_macro(const Node& macro, const CallArgs& args) {
-    if (++call_depth_ > options_.max_call_depth) {
-      throw JinjaError("macro calls nested deeper than " + std::to_string(options_.max_call_depth));
-    }
+    const Budget::MacroCall call(budget_);
     std::vector<Value> saved = std::move(scopes_);
     scopes_ = {saved.front(), Value::dict()};
     for (size_t i = 1; i < macro.names.size(); ++i) {
@@ -477,21 +520,22 @@ class Interpreter {
     std::string out;
     exec_body(macro.body, out);
     scopes_ = std::move(saved);
-    --call_depth_;
     return Value::string(std::move(out));
   }
 
-  RenderOptions options_;
+  Budget budget_;
   std::vector<Value> scopes_;  // dicts, innermost last; scopes_[0] holds the globals
-  int64_t steps_ = 0;
-  int call_depth_ = 0;
 };
 
 }  // namespace
 
-Result<std::string> render(const Template& tmpl, const Value& globals, const RenderOptions& options) {
+Result<std::string> render(const Template& tmpl, const Value& globals, const RenderOptions& options, Limit* stopped_by) {
+  if (stopped_by) *stopped_by = Limit::None;
   try {
     return Interpreter(options).run(tmpl, globals);
+  } catch (const LimitError& e) {
+    if (stopped_by) *stopped_by = e.limit();
+    return Status::error(e.what());
   } catch (const std::exception& e) {  // JinjaError, or std::bad_alloc on a hostile template
     return Status::error(e.what());
   }

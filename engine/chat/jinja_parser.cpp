@@ -28,7 +28,11 @@ class Parser {
   class DepthGuard {
    public:
     explicit DepthGuard(Parser& p) : p_(p) {
-      if (++p_.depth_ > p_.max_depth_) p_.fail("template nested too deeply");
+      if (++p_.depth_ > p_.max_depth_) {
+        throw LimitError(Limit::Nesting, "template line " + std::to_string(p_.peek().line) +
+                                             ": blocks and expressions nested deeper than " +
+                                             std::to_string(p_.max_depth_) + " levels");
+      }
     }
     ~DepthGuard() { --p_.depth_; }
 

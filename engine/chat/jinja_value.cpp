@@ -1,5 +1,6 @@
 #include "engine/chat/jinja_value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -65,6 +66,18 @@ std::string json_newline(int indent, int depth) {
   return "\n" + std::string(static_cast<size_t>(indent * depth), ' ');
 }
 
+// Appends `piece`, keeping `out` within the output limit and charging the bytes as work.
+void append(std::string& out, std::string_view piece, Budget& budget) {
+  budget.fits_string(out.size() + piece.size());
+  budget.work(piece.size());
+  out += piece;
+}
+
+const std::string& empty_string() {
+  static const std::string empty;
+  return empty;
+}
+
 }  // namespace
 
 Value Value::none() {
@@ -93,19 +106,38 @@ Value Value::number(double d) {
 Value Value::string(std::string s) {
   Value v;
   v.kind_ = Kind::String;
-  v.string_ = std::move(s);
+  v.string_ = std::make_shared<const std::string>(std::move(s));
   return v;
 }
+
+void Value::take_depth_of(const Value& item) {
+  if (item.depth_ >= kMaxValueDepth) {
+    throw LimitError(Limit::ValueDepth, "template nests lists and dicts deeper than " + std::to_string(kMaxValueDepth));
+  }
+  depth_ = std::max<uint8_t>(depth_, static_cast<uint8_t>(item.depth_ + 1));
+  holds_namespace_ = holds_namespace_ || item.holds_namespace();
+}
+
 Value Value::list(ValueList items) {
   Value v;
   v.kind_ = Kind::List;
+  v.depth_ = 1;
+  for (const Value& item : items) v.take_depth_of(item);
   v.list_ = std::make_shared<ValueList>(std::move(items));
   return v;
 }
 Value Value::dict(ValueDict items) {
   Value v;
   v.kind_ = Kind::Dict;
+  v.depth_ = 1;
+  for (const auto& [_, item] : items) v.take_depth_of(item);
   v.dict_ = std::make_shared<ValueDict>(std::move(items));
+  return v;
+}
+Value Value::namespace_of(ValueDict items) {
+  Value v = dict(std::move(items));
+  if (v.holds_namespace_) throw JinjaError("a namespace cannot hold another namespace");
+  v.is_namespace_ = true;
   return v;
 }
 Value Value::macro(const Node* definition) {
@@ -117,7 +149,7 @@ Value Value::macro(const Node* definition) {
 Value Value::function(std::string name) {
   Value v;
   v.kind_ = Kind::Function;
-  v.string_ = std::move(name);
+  v.string_ = std::make_shared<const std::string>(std::move(name));
   return v;
 }
 
@@ -137,6 +169,8 @@ double Value::as_double() const {
   return static_cast<double>(as_int());
 }
 
+const std::string& Value::as_string() const { return string_ ? *string_ : empty_string(); }
+
 Value Value::get(std::string_view key) const {
   if (kind_ != Kind::Dict) return Value();
   for (const auto& [k, v] : *dict_) {
@@ -155,6 +189,15 @@ void Value::set(std::string_view key, Value value) const {
   dict_->emplace_back(std::string(key), std::move(value));
 }
 
+void Value::set_attribute(std::string_view key, Value value) const {
+  if (!is_namespace_) throw JinjaError("cannot set attribute '" + std::string(key) + "' of a " + type_name() + " (not a namespace)");
+  if (value.holds_namespace()) throw JinjaError("a namespace cannot hold another namespace");
+  if (value.depth_ >= kMaxValueDepth) {
+    throw LimitError(Limit::ValueDepth, "template nests lists and dicts deeper than " + std::to_string(kMaxValueDepth));
+  }
+  set(key, std::move(value));
+}
+
 bool Value::truthy() const {
   switch (kind_) {
     case Kind::Undefined:
@@ -162,74 +205,94 @@ bool Value::truthy() const {
     case Kind::Bool: return bool_;
     case Kind::Int: return int_ != 0;
     case Kind::Float: return float_ != 0;
-    case Kind::String: return !string_.empty();
+    case Kind::String: return !string_->empty();
     case Kind::List: return !list_->empty();
     case Kind::Dict: return !dict_->empty();
     default: return true;
   }
 }
 
-std::string Value::to_output() const {
+std::string Value::to_output(Budget& budget) const {
   switch (kind_) {
     case Kind::Undefined: return "";
-    case Kind::String: return string_;
-    default: return to_repr();
+    case Kind::String: return *string_;
+    default: return to_repr(budget);
   }
 }
 
-std::string Value::to_repr() const {
+std::string Value::to_repr(Budget& budget) const {
+  std::string out;
+  append_repr(out, budget);
+  return out;
+}
+
+void Value::append_repr(std::string& out, Budget& budget) const {
+  budget.work(sizeof(Value));
   switch (kind_) {
-    case Kind::Undefined: return "";
-    case Kind::None: return "None";
-    case Kind::Bool: return bool_ ? "True" : "False";
-    case Kind::Int: return std::to_string(int_);
-    case Kind::Float: return float_repr(float_);
-    case Kind::String: return string_repr(string_);
-    case Kind::List: {
-      std::string out = "[";
-      for (size_t i = 0; i < list_->size(); ++i) out += (i ? ", " : "") + (*list_)[i].to_repr();
-      return out + "]";
-    }
-    case Kind::Dict: {
-      std::string out = "{";
-      for (size_t i = 0; i < dict_->size(); ++i) {
-        out += (i ? ", " : "") + string_repr((*dict_)[i].first) + ": " + (*dict_)[i].second.to_repr();
+    case Kind::Undefined: return;
+    case Kind::None: return append(out, "None", budget);
+    case Kind::Bool: return append(out, bool_ ? "True" : "False", budget);
+    case Kind::Int: return append(out, std::to_string(int_), budget);
+    case Kind::Float: return append(out, float_repr(float_), budget);
+    case Kind::String:
+      budget.fits_string(out.size() + string_->size());
+      return append(out, string_repr(*string_), budget);
+    case Kind::List:
+      append(out, "[", budget);
+      for (size_t i = 0; i < list_->size(); ++i) {
+        if (i) append(out, ", ", budget);
+        (*list_)[i].append_repr(out, budget);
       }
-      return out + "}";
-    }
-    case Kind::Macro: return "<macro>";
-    case Kind::Function: return "<function " + string_ + ">";
+      return append(out, "]", budget);
+    case Kind::Dict:
+      append(out, "{", budget);
+      for (size_t i = 0; i < dict_->size(); ++i) {
+        if (i) append(out, ", ", budget);
+        budget.fits_string(out.size() + (*dict_)[i].first.size());
+        append(out, string_repr((*dict_)[i].first) + ": ", budget);
+        (*dict_)[i].second.append_repr(out, budget);
+      }
+      return append(out, "}", budget);
+    case Kind::Macro: return append(out, "<macro>", budget);
+    case Kind::Function: return append(out, "<function " + *string_ + ">", budget);
   }
-  return "";
 }
 
-std::string Value::to_json(int indent, int depth) const {
+std::string Value::to_json(int indent, Budget& budget) const {
+  std::string out;
+  append_json(out, indent, 0, budget);
+  return out;
+}
+
+void Value::append_json(std::string& out, int indent, int level, Budget& budget) const {
+  budget.work(sizeof(Value));
   switch (kind_) {
     case Kind::Undefined:
-    case Kind::None: return "null";
-    case Kind::Bool: return bool_ ? "true" : "false";
-    case Kind::Int: return std::to_string(int_);
-    case Kind::Float: return float_repr(float_);
-    case Kind::String: return json_string(string_);
+    case Kind::None: return append(out, "null", budget);
+    case Kind::Bool: return append(out, bool_ ? "true" : "false", budget);
+    case Kind::Int: return append(out, std::to_string(int_), budget);
+    case Kind::Float: return append(out, float_repr(float_), budget);
+    case Kind::String:
+      budget.fits_string(out.size() + string_->size());
+      return append(out, json_string(*string_), budget);
     case Kind::List:
     case Kind::Dict: {
       const bool is_dict_value = kind_ == Kind::Dict;
       const size_t n = is_dict_value ? dict_->size() : list_->size();
-      const char* open = is_dict_value ? "{" : "[";
-      const char* close = is_dict_value ? "}" : "]";
-      if (n == 0) return std::string(open) + close;
-      std::string out = open;
+      append(out, is_dict_value ? "{" : "[", budget);
       for (size_t i = 0; i < n; ++i) {
-        if (i) out += indent < 0 ? ", " : ",";
-        if (indent >= 0) out += json_newline(indent, depth + 1);
+        if (i) append(out, indent < 0 ? ", " : ",", budget);
+        if (indent >= 0) append(out, json_newline(indent, level + 1), budget);
         if (is_dict_value) {
-          out += json_string((*dict_)[i].first) + ": " + (*dict_)[i].second.to_json(indent, depth + 1);
+          budget.fits_string(out.size() + (*dict_)[i].first.size());
+          append(out, json_string((*dict_)[i].first) + ": ", budget);
+          (*dict_)[i].second.append_json(out, indent, level + 1, budget);
         } else {
-          out += (*list_)[i].to_json(indent, depth + 1);
+          (*list_)[i].append_json(out, indent, level + 1, budget);
         }
       }
-      if (indent >= 0) out += json_newline(indent, depth);
-      return out + close;
+      if (indent >= 0 && n > 0) append(out, json_newline(indent, level), budget);
+      return append(out, is_dict_value ? "}" : "]", budget);
     }
     default: throw JinjaError("cannot convert a " + type_name() + " to JSON");
   }
@@ -251,30 +314,52 @@ std::string Value::type_name() const {
   return "?";
 }
 
-bool operator==(const Value& a, const Value& b) {
+bool Value::equal(const Value& a, const Value& b, Budget& budget) {
+  budget.work(sizeof(Value));
   if (a.is_number() && b.is_number()) {
-    if (a.kind_ == Value::Kind::Float || b.kind_ == Value::Kind::Float) return a.as_double() == b.as_double();
+    if (a.kind_ == Kind::Float || b.kind_ == Kind::Float) return a.as_double() == b.as_double();
     return a.as_int() == b.as_int();
   }
   if (a.kind_ != b.kind_) return false;
   switch (a.kind_) {
-    case Value::Kind::Undefined:
-    case Value::Kind::None: return true;
-    case Value::Kind::String: return a.string_ == b.string_;
-    case Value::Kind::List: return *a.list_ == *b.list_;
-    case Value::Kind::Dict: return *a.dict_ == *b.dict_;
-    case Value::Kind::Macro: return a.macro_ == b.macro_;
-    case Value::Kind::Function: return a.string_ == b.string_;
+    case Kind::Undefined:
+    case Kind::None: return true;
+    case Kind::String:
+    case Kind::Function:
+      if (a.string_ == b.string_) return true;
+      budget.work(std::min(a.string_->size(), b.string_->size()));
+      return *a.string_ == *b.string_;
+    case Kind::List: {
+      if (a.list_ == b.list_) return true;
+      if (a.list_->size() != b.list_->size()) return false;
+      for (size_t i = 0; i < a.list_->size(); ++i) {
+        if (!equal((*a.list_)[i], (*b.list_)[i], budget)) return false;
+      }
+      return true;
+    }
+    case Kind::Dict: {
+      if (a.dict_ == b.dict_) return true;
+      if (a.dict_->size() != b.dict_->size()) return false;
+      for (size_t i = 0; i < a.dict_->size(); ++i) {
+        const auto& [ka, va] = (*a.dict_)[i];
+        const auto& [kb, vb] = (*b.dict_)[i];
+        budget.work(ka.size());
+        if (ka != kb || !equal(va, vb, budget)) return false;
+      }
+      return true;
+    }
+    case Kind::Macro: return a.macro_ == b.macro_;
     default: return false;
   }
 }
 
-int compare_values(const Value& a, const Value& b) {
+int compare_values(const Value& a, const Value& b, Budget& budget) {
   if (a.is_number() && b.is_number()) {
     const double x = a.as_double(), y = b.as_double();
     return x < y ? -1 : (x > y ? 1 : 0);
   }
   if (a.is_string() && b.is_string()) {
+    budget.work(std::min(a.as_string().size(), b.as_string().size()));
     const int c = a.as_string().compare(b.as_string());
     return (c > 0) - (c < 0);
   }

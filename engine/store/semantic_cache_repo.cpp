@@ -20,7 +20,8 @@ Result<std::vector<float>> embedding_from_blob(const std::vector<std::uint8_t>& 
                          std::to_string(blob.size()) + " bytes is not a whole number of float32 values");
   }
   std::vector<float> embedding(blob.size() / sizeof(float));
-  std::memcpy(embedding.data(), blob.data(), blob.size());
+  // memcpy from an empty vector's null data() is undefined, even for 0 bytes.
+  if (!blob.empty()) std::memcpy(embedding.data(), blob.data(), blob.size());
   return embedding;
 }
 

@@ -193,23 +193,6 @@ TEST(JinjaErrors, RuntimeErrors) {
   EXPECT_NE(error_of("{{ 9223372036854775807 + 1 }}").find("overflow"), std::string::npos);
 }
 
-TEST(JinjaErrors, LimitsStopRunawayTemplates) {
-  RenderOptions small;
-  small.max_steps = 10000;
-  EXPECT_NE(error_of("{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}", Value::dict(), small)
-                .find("steps"),
-            std::string::npos);
-  EXPECT_NE(error_of("{{ range(1000000000) | length }}", Value::dict(), small).find("steps"), std::string::npos);
-  EXPECT_NE(error_of("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}").find("nested"), std::string::npos);
-  EXPECT_NE(error_of("{% for i in range(1000) %}{{ 'x' * 10000 }}{% endfor %}").find("exceeds"), std::string::npos);
-  EXPECT_NE(error_of("{{ 'x' * 100000000000 }}").find("exceeds"), std::string::npos);
-  EXPECT_NE(error_of("{{ " + std::string(100000, '(') + "1" + std::string(100000, ')') + " }}").find("nested too deeply"),
-            std::string::npos);
-  std::string nested_ifs;
-  for (int i = 0; i < 100000; ++i) nested_ifs += "{% if true %}";
-  EXPECT_NE(error_of(nested_ifs).find("nested too deeply"), std::string::npos);
-}
-
 // Every prefix of real templates must parse or fail cleanly, and render or fail cleanly.
 TEST(JinjaErrors, TruncatedTemplatesFailCleanly) {
   for (const char* name : {"mistral-v3-instruct.jinja", "llama-3.1-instruct.jinja", "deepseek-coder-instruct.jinja"}) {

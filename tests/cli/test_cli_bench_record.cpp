@@ -14,7 +14,7 @@
 #include "engine/store/store.h"
 #include "tests/store/store_test_support.h"
 #include "tests/support/cli_runner.h"
-#include "tests/support/testdata.h"
+#include "tests/support/scratch_dir.h"
 
 namespace inferscope {
 namespace {

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/gguf/gguf_file.h"
+#include "tests/support/chat_models.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 #include "tests/support/tokenizers.h"
 
@@ -57,6 +59,41 @@ TEST(CliChat, GenerateChatUsesTheFilesTemplateWithOneBos) {
   ASSERT_FALSE(ids.empty());
   EXPECT_EQ(ids[0], 1);  // <s>, once: the template wrote it, so the tokenizer adds none
   EXPECT_EQ(std::count(ids.begin(), ids.end(), 1), 1);
+}
+
+// A file whose chat template runs away still chats: the CLI names the limit that stopped the
+// template and sends the prompt in the plain format.
+TEST(CliChat, AHostileTemplateFallsBackToThePlainFormat) {
+  const auto dir = testing::scratch_dir("cli-chat-hostile");
+  auto tok = testing::load_tokenizer("stories260K.gguf");
+  ASSERT_TRUE(tok);
+  const std::vector<int32_t> plain = tok->encode("User: Hi\nAssistant:", true, true);
+  for (const testing::HostileTemplate& t : testing::hostile_templates()) {
+    const std::string model = (dir / (std::string(t.name) + ".gguf")).string();
+    const Status written = testing::write_with_chat_template(testing::testdata("stories260K.gguf"), t.source, model);
+    ASSERT_TRUE(written) << written.message();
+    CliRun r = run_cli("generate --model '" + model + "' --chat --prompt Hi --temperature 0 --max-tokens 2 --json");
+    ASSERT_EQ(r.exit_code, 0) << t.name << ": " << r.err;
+    EXPECT_NE(r.err.find("chat template is not used"), std::string::npos) << t.name << ": " << r.err;
+    EXPECT_NE(r.err.find(t.stops_with), std::string::npos) << t.name << ": " << r.err;
+    EXPECT_NE(r.err.find("plain \"User: ... / Assistant:\" format"), std::string::npos) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["prompt_token_ids"].get<std::vector<int32_t>>(), plain) << t.name;
+  }
+}
+
+// A template that passes the check at load time but runs away on the conversation it is given.
+TEST(CliChat, ATemplateThatRunsAwayOnThePromptFallsBackToo) {
+  const std::string model = (testing::scratch_dir("cli-chat-late-bomb") / "late.gguf").string();
+  const std::string bomb = "{% if messages | length == 1 %}{{ 'x' * 1000000000 }}{% endif %}"
+                           "{% for m in messages %}{{ m.content }}{% endfor %}";
+  ASSERT_TRUE(testing::write_with_chat_template(testing::testdata("stories260K.gguf"), bomb, model));
+  CliRun r = run_cli("generate --model '" + model + "' --chat --prompt Hi --temperature 0 --max-tokens 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("output exceeds its limit"), std::string::npos) << r.err;
+  auto tok = testing::load_tokenizer("stories260K.gguf");
+  ASSERT_TRUE(tok);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["prompt_token_ids"].get<std::vector<int32_t>>(),
+            tok->encode("User: Hi\nAssistant:", true, true));
 }
 
 TEST(CliChat, SystemWithoutChatIsAUsageError) {

@@ -10,6 +10,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
+#include "tests/fuzz/fuzz_support.h"
 
 namespace {
 
@@ -19,10 +20,7 @@ using inferscope::gguf::TensorInfo;
 using inferscope::gguf::Value;
 using inferscope::gguf::ValueType;
 
-[[noreturn]] void fail(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "fuzz_gguf: %s: %s\n", what, detail.c_str());
-  std::abort();
-}
+[[noreturn]] void fail(const char* what, const std::string& detail) { inferscope::fuzz::fail("fuzz_gguf", what, detail); }
 
 bool same_real(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 

@@ -15,7 +15,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
 #include "tests/gguf/gguf_bytes.h"
-#include "tests/support/testdata.h"
+#include "tests/support/scratch_dir.h"
 
 // Counts heap bytes requested while a parse runs, so "no huge allocation" is a checked property
 // rather than a hope. Replacing the global operator new is confined to this test executable.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope::gguf {

@@ -13,6 +13,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope::gguf {

@@ -19,6 +19,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/dequantize.h"
 #include "kernels/cpu/fp16.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {

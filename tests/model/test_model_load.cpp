@@ -6,6 +6,7 @@
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/memory_estimate.h"
 #include "engine/runtime/session.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {

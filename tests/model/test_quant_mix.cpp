@@ -10,6 +10,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/model/quantize_model.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {

@@ -17,6 +17,7 @@
 #include "engine/model/quantize_model.h"
 #include "engine/runtime/session.h"
 #include "kernels/cpu/matmul.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 #include "tests/support/distributions.h"
 

@@ -20,6 +20,7 @@
 #include "engine/model/model.h"
 #include "engine/model/random_model.h"
 #include "kernels/cpu/ops.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {

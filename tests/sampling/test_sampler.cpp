@@ -13,12 +13,7 @@
 #include <vector>
 
 #include "engine/sampling/sampler.h"
-
-// Allocation counting for this thread (test_allocation_counter.cpp replaces operator new).
-namespace inferscope::alloc_counter {
-void start();
-long stop();  // allocations since start()
-}  // namespace inferscope::alloc_counter
+#include "tests/sampling/allocation_counter.h"
 
 namespace inferscope {
 namespace {

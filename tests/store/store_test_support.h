@@ -11,7 +11,7 @@
 #include <string>
 
 #include "engine/store/store.h"
-#include "tests/support/testdata.h"
+#include "tests/support/scratch_dir.h"
 
 namespace inferscope::store::testing {
 

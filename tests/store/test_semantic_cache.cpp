@@ -38,6 +38,20 @@ TEST(SemanticCache, InsertAndFindByScope) {
   EXPECT_TRUE(none->empty());
 }
 
+// An entry without an embedding reads back as an empty one (tests/sanitize.sh runs this under
+// UndefinedBehaviorSanitizer, which caught a memcpy from the empty blob's null pointer).
+TEST(SemanticCache, EmptyEmbeddingReadsBackEmpty) {
+  Result<Store> store = Store::open(scratch_file("semantic-cache-empty"), test_options());
+  ASSERT_TRUE(store) << store.message();
+  SemanticCacheRepo cache = store->semantic_cache();
+  ASSERT_TRUE(cache.insert({"scope", "no vector", {}, "reply"}));
+  Result<std::vector<CacheEntry>> entries = cache.find_by_scope("scope");
+  ASSERT_TRUE(entries) << entries.message();
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_TRUE((*entries)[0].embedding.empty());
+  EXPECT_EQ((*entries)[0].response, "reply");
+}
+
 TEST(SemanticCache, MalformedEmbeddingIsAnErrorNotACrash) {
   const std::string path = scratch_file("semantic-cache-bad-blob");
   ASSERT_TRUE(Store::open(path, test_options()));

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "tests/support/testdata.h"
+#include "tests/support/scratch_dir.h"
 
 namespace inferscope::testing {
 

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/testdata.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/chat/chat_session.h"
 #include "ui/export/export_menu.h"

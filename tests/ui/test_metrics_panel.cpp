@@ -15,7 +15,7 @@
 #include <QTest>
 #include <qcustomplot.h>
 
-#include "tests/support/testdata.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/metrics/performance_panel.h"
 

@@ -8,7 +8,7 @@
 
 #include "engine/store/store.h"
 #include "tests/support/cli_runner.h"
-#include "tests/support/testdata.h"
+#include "tests/support/scratch_dir.h"
 #include "ui/store/store_worker.h"
 
 namespace inferscope::ui {

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/testdata.h"
+#include "tests/support/scratch_dir.h"
 
 int main(int argc, char** argv) {
   if (!qEnvironmentVariableIsSet("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -22,5 +22,5 @@ int main(int argc, char** argv) {
   const auto database = inferscope::testing::scratch_dir("ui-database") / "inferscope.sqlite";
   qputenv("INFERSCOPE_DATABASE", QFile::encodeName(QString::fromStdString(database.string())));
   ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  return inferscope::testing::run_all_tests_with_scratch_cleanup();
 }

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/testdata.h"
+#include "tests/support/scratch_dir.h"
 
 namespace inferscope::ui::testing {
 

@@ -14,6 +14,7 @@
 #include "engine/model/random_model.h"
 #include "engine/runtime/session.h"
 #include "tests/support/distributions.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {

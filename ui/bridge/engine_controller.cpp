@@ -8,8 +8,8 @@
 
 #include "engine/chat/chat_template.h"
 #include "engine/model/model.h"
+#include "engine/runtime/chat_prompt.h"
 #include "engine/runtime/session.h"
-#include "ui/bridge/chat_prompt.h"
 #include "ui/bridge/stream_pacer.h"
 
 namespace inferscope::ui {
@@ -27,17 +27,11 @@ int threadsFor(const LoadOptions& options) {
   return std::max(1, QThread::idealThreadCount() - 1);
 }
 
-// The file's own template; the plain "User: / Assistant:" format when it has none or when its
-// template is beyond what engine/chat supports (then the summary says so).
-std::unique_ptr<ChatTemplate> chatTemplateFor(const Model& model, QString& label) {
-  auto tmpl = ChatTemplate::from_gguf(model.file(), model.tokenizer());
-  if (!tmpl) {
-    tmpl = ChatTemplate::from_tokenizer("", model.tokenizer());
-    label = QStringLiteral("plain (the file's template is not supported)");
-  } else {
-    label = tmpl->has_template() ? qstr(chat_family_name(tmpl->family())) : QStringLiteral("plain");
-  }
-  return tmpl ? std::make_unique<ChatTemplate>(std::move(*tmpl)) : nullptr;
+// "chatml", "llama3", ... for the file's own template; "plain" without one, or when the file's
+// template could not be used (ChatTemplate::fallback_reason says why).
+QString chatFormatLabel(const ChatTemplate& tmpl) {
+  if (!tmpl.fallback_reason().empty()) return QStringLiteral("plain (the file's template is not used)");
+  return tmpl.has_template() ? qstr(chat_family_name(tmpl.family())) : QStringLiteral("plain");
 }
 
 ModelSummary summarize(const QString& path, const Model& model, Session& session, int threads,
@@ -167,10 +161,9 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
     emit loadFailed(qstr(model.message()));
     return;
   }
-  QString chatFormat;
-  auto chatTemplate = chatTemplateFor(**model, chatFormat);
+  auto chatTemplate = ChatTemplate::for_chat((*model)->file(), (*model)->tokenizer());
   if (!chatTemplate) {
-    emit loadFailed(tr("%1: no chat format can be built from its tokenizer").arg(path));
+    emit loadFailed(qstr(chatTemplate.message()));
     return;
   }
   SessionOptions sessionOptions;
@@ -193,10 +186,12 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   }
   if (onDevice) emit loadProgress(1.0);
   ModelSummary summary = summarize(path, **model, **session, sessionOptions.n_threads, device);
-  summary.chatFormat = chatFormat;
+  summary.chatFormat = chatFormatLabel(*chatTemplate);
+  summary.chatFormatNotice = qstr(chatTemplate->fallback_reason());
   m_session = std::move(*session);
   m_model = std::move(*model);
-  m_template = std::move(chatTemplate);
+  m_template = std::make_unique<ChatTemplate>(std::move(*chatTemplate));
+  m_templateFallbackShown = !summary.chatFormatNotice.isEmpty();
   m_backendShort = summary.backendShort;
   emit modelLoaded(summary);
 }
@@ -210,17 +205,22 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
     emit replyFailed(tr("No model is loaded."));
     return;
   }
-  auto engineRequest = build_chat_request(m_model->tokenizer(), *m_template, toEngineMessages(request),
-                                          m_session->n_ctx(), request.maxTokens);
-  if (!engineRequest) {
-    emit replyFailed(qstr(engineRequest.message()));
+  auto prompt = build_chat_prompt(m_model->tokenizer(), *m_template, toEngineMessages(request), m_session->n_ctx(),
+                                  request.maxTokens);
+  if (!prompt) {
+    emit replyFailed(qstr(prompt.message()));
     return;
   }
-  const int32_t room = engineRequest->max_tokens;  // what build_chat_request left for the reply
-  request.sampling.applyTo(*engineRequest);
-  engineRequest->max_tokens = room;
+  if (!prompt->fallback_reason.empty() && !m_templateFallbackShown) {
+    m_templateFallbackShown = true;
+    emit chatTemplateFellBack(qstr(prompt->fallback_reason));
+  }
+  GenerateRequest& engineRequest = prompt->request;
+  const int32_t maxTokens = engineRequest.max_tokens;  // the request's, not the sampling preset's
+  request.sampling.applyTo(engineRequest);
+  engineRequest.max_tokens = maxTokens;
   StreamPacer pacer;
-  auto result = m_session->generate(*engineRequest, [&](const TokenEvent& event) {
+  auto result = m_session->generate(engineRequest, [&](const TokenEvent& event) {
     pacer.add(event.text, event.id >= 0);
     if (pacer.due()) {
       const StreamPacer::Batch batch = pacer.take();

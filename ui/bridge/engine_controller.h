@@ -60,6 +60,10 @@ class EngineController : public QObject {
   void tokens(const QString& chunk);
   void replyFinished(const inferscope::ui::ReplyStats& stats);
   void replyFailed(const QString& message);
+  // The file's chat template stopped at one of its limits on this conversation, and the plain
+  // format was used instead; once per loaded model (a template refused at load time is
+  // reported in ModelSummary::chatFormatNotice instead).
+  void chatTemplateFellBack(const QString& reason);
   void metrics(const inferscope::ui::MetricsSample& sample);
 
  private:
@@ -74,6 +78,7 @@ class EngineController : public QObject {
   std::unique_ptr<Session> m_session;
   std::unique_ptr<ChatTemplate> m_template;
   QString m_backendShort;  // where the session runs, for ReplyStats
+  bool m_templateFallbackShown = false;  // the user has been told the template is not used
   QList<BackendInfo> m_backends;  // the last listing (engine thread only)
   // Generations are numbered as they are requested; stop() cancels every number issued so far.
   std::atomic<quint64> m_lastTicket{0};

@@ -11,6 +11,7 @@ struct ModelSummary {
   QString name;          // general.name, or the file name when the file has none
   QString architecture;  // general.architecture
   QString chatFormat;    // the template's family ("chatml", ...), "plain" without a template
+  QString chatFormatNotice;  // why the file's own template is not used ("" when it is)
   qint64 fileBytes = 0;
   qint64 weightsBytes = 0;
   qint64 contextLength = 0;  // of the session, in tokens

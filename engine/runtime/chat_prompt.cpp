@@ -1,49 +1,51 @@
-#include "ui/bridge/chat_prompt.h"
+#include "engine/runtime/chat_prompt.h"
 
 #include <algorithm>
 #include <string>
 
-namespace inferscope::ui {
+namespace inferscope {
 
 namespace {
 
 // Removes the oldest turn after the kept prefix, then anything up to the next user message.
-void drop_oldest_turn(std::vector<ChatMessage>& messages, size_t keep) {
+size_t drop_oldest_turn(std::vector<ChatMessage>& messages, size_t keep) {
+  const size_t before = messages.size();
   messages.erase(messages.begin() + static_cast<std::ptrdiff_t>(keep));
   while (messages.size() > keep + 1 && messages[keep].role != "user") {
     messages.erase(messages.begin() + static_cast<std::ptrdiff_t>(keep));
   }
+  return before - messages.size();
 }
 
-Status render_into(const ChatTemplate& chat_template, const std::vector<ChatMessage>& messages, GenerateRequest& req) {
-  auto text = chat_template.render(messages, true);
+Status render_into(const ChatTemplate& chat_template, const std::vector<ChatMessage>& messages, ChatPrompt& prompt) {
+  auto text = chat_template.render_or_plain(messages, true, &prompt.fallback_reason);
   if (!text) return text.status();
-  req.prompt = std::move(*text);
-  // Templates usually write BOS themselves; a second one would change what the model sees.
-  req.add_special = chat_template.bos_token().empty() || !req.prompt.starts_with(chat_template.bos_token());
+  prompt.request.prompt = std::move(*text);
+  prompt.request.add_special = chat_template.tokenizer_adds_bos(prompt.request.prompt);
   return Status::ok();
 }
 
 }  // namespace
 
-Result<GenerateRequest> build_chat_request(const Tokenizer& tokenizer, const ChatTemplate& chat_template,
-                                           std::vector<ChatMessage> messages, int64_t n_ctx, int32_t max_tokens) {
-  GenerateRequest req;
+Result<ChatPrompt> build_chat_prompt(const Tokenizer& tokenizer, const ChatTemplate& chat_template,
+                                     std::vector<ChatMessage> messages, int64_t n_ctx, int32_t max_tokens) {
+  ChatPrompt prompt;
+  GenerateRequest& req = prompt.request;
   req.max_tokens = max_tokens;
   req.parse_special = true;
   req.stop_token_ids = chat_template.stop_token_ids();
   const int64_t room = std::min<int64_t>(max_tokens, n_ctx / 2);
   const size_t keep = !messages.empty() && messages.front().role == "system" ? 1 : 0;
   while (true) {
-    INFERSCOPE_RETURN_IF_ERROR(render_into(chat_template, messages, req));
+    INFERSCOPE_RETURN_IF_ERROR(render_into(chat_template, messages, prompt));
     const auto n_prompt = static_cast<int64_t>(tokenizer.encode(req.prompt, req.add_special, true).size());
-    if (n_prompt + room <= n_ctx) return req;
+    if (n_prompt + room <= n_ctx) return prompt;
     if (messages.size() <= keep + 1) {
       return Status::error("the message takes " + std::to_string(n_prompt) + " tokens; with " + std::to_string(room) +
                            " for the reply it does not fit the context of " + std::to_string(n_ctx) + " tokens");
     }
-    drop_oldest_turn(messages, keep);
+    prompt.dropped_messages += drop_oldest_turn(messages, keep);
   }
 }
 
-}  // namespace inferscope::ui
+}  // namespace inferscope
