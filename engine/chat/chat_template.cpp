@@ -189,6 +189,11 @@ Result<std::string> ChatTemplate::render_or_plain(const std::vector<ChatMessage>
   auto text = render(messages, add_generation_prompt, options, &stopped_by);
   if (text || stopped_by == jinja::Limit::None) return text;
   if (fallback_reason) *fallback_reason = text.message();
+  return render_plain(messages, add_generation_prompt, options);
+}
+
+Result<std::string> ChatTemplate::render_plain(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                               const jinja::RenderOptions& options) const {
   return render_with(*plain_, messages, add_generation_prompt, options, nullptr);
 }
 

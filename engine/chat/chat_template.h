@@ -57,6 +57,9 @@ class ChatTemplate {
   // `*fallback_reason` set to the limit's message (else cleared). Other errors are returned.
   Result<std::string> render_or_plain(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                       std::string* fallback_reason, const jinja::RenderOptions& options = {}) const;
+  // The plain format's prompt, whatever the file's template.
+  Result<std::string> render_plain(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                   const jinja::RenderOptions& options = {}) const;
 
   // Whether the tokenizer should add its own BOS to a rendered prompt: templates usually write
   // BOS themselves, and a second one would change what the model sees.

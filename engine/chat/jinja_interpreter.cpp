@@ -381,9 +381,11 @@ class Interpreter {
 
   Value repeated(const std::string& s, int64_t times) {
     if (times <= 0 || s.empty()) return Value::string("");
-    if (static_cast<uint64_t>(times) > budget_.max_string() / s.size()) budget_.fits_string(budget_.max_string() + 1);
+    size_t total = 0;
+    if (__builtin_mul_overflow(s.size(), static_cast<uint64_t>(times), &total)) total = SIZE_MAX;
+    budget_.fits_string(total);  // before anything is built: 'x' * 10**12 stops here
     std::string out;
-    out.reserve(s.size() * static_cast<size_t>(times));
+    out.reserve(total);
     for (int64_t i = 0; i < times; ++i) out += s;
     return Value::string(budget_.built(std::move(out)));
   }

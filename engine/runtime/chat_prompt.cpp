@@ -17,8 +17,11 @@ size_t drop_oldest_turn(std::vector<ChatMessage>& messages, size_t keep) {
   return before - messages.size();
 }
 
+// Once a limit has stopped the file's template, the shorter conversations tried after it (to
+// fit the context) go straight to the plain format: each stopped render may cost a second.
 Status render_into(const ChatTemplate& chat_template, const std::vector<ChatMessage>& messages, ChatPrompt& prompt) {
-  auto text = chat_template.render_or_plain(messages, true, &prompt.fallback_reason);
+  auto text = prompt.fallback_reason.empty() ? chat_template.render_or_plain(messages, true, &prompt.fallback_reason)
+                                             : chat_template.render_plain(messages, true);
   if (!text) return text.status();
   prompt.request.prompt = std::move(*text);
   prompt.request.add_special = chat_template.tokenizer_adds_bos(prompt.request.prompt);

@@ -125,6 +125,15 @@ TEST(ChatTemplateFallback, ChatPromptCarriesTheReason) {
   EXPECT_NE(prompt->fallback_reason.find("step limit"), std::string::npos) << prompt->fallback_reason;
   EXPECT_TRUE(prompt->request.prompt.starts_with("User: Hi\n")) << prompt->request.prompt;
   EXPECT_TRUE(prompt->request.add_special) << "the plain format has no BOS of its own";
+
+  // Too long for the context: the oldest turns go, and the prompt stays in the plain format.
+  longer.insert(longer.begin() + 1, {{"assistant", std::string(400, 'x')}, {"user", "And then?"}});
+  auto trimmed = build_chat_prompt((*model)->tokenizer(), *t, longer, 128, 16);
+  ASSERT_TRUE(trimmed) << trimmed.message();
+  EXPECT_GT(trimmed->dropped_messages, 0u);
+  EXPECT_NE(trimmed->fallback_reason.find("step limit"), std::string::npos) << trimmed->fallback_reason;
+  EXPECT_TRUE(trimmed->request.prompt.ends_with("User: More.\nAssistant:")) << trimmed->request.prompt;
+  EXPECT_EQ(trimmed->request.prompt.find(std::string(400, 'x')), std::string::npos);
 }
 
 }  // namespace

@@ -54,21 +54,18 @@ ChildRun run_child(const std::string& mode) {
   return run;
 }
 
-TEST(ScratchCleanup, APassingTestLeavesNothing) {
-  const ChildRun run = run_child("pass");
-  EXPECT_EQ(run.status, 0);
+// Runs the child test, passing or failing, and checks that it left neither its file nor its root.
+void expect_nothing_left(const std::string& mode) {
+  const ChildRun run = run_child(mode);
+  EXPECT_EQ(run.status == 0, mode == "pass") << "child exit status " << run.status;
   ASSERT_FALSE(run.file.empty()) << "the child printed no path";
   EXPECT_FALSE(fs::exists(run.file)) << run.file;
   EXPECT_FALSE(fs::exists(run.root)) << run.root;
 }
 
-TEST(ScratchCleanup, AFailingTestLeavesNothingEither) {
-  const ChildRun run = run_child("fail");
-  EXPECT_NE(run.status, 0);
-  ASSERT_FALSE(run.file.empty()) << "the child printed no path";
-  EXPECT_FALSE(fs::exists(run.file)) << run.file;
-  EXPECT_FALSE(fs::exists(run.root)) << run.root;
-}
+TEST(ScratchCleanup, APassingTestLeavesNothing) { expect_nothing_left("pass"); }
+
+TEST(ScratchCleanup, AFailingTestLeavesNothingEither) { expect_nothing_left("fail"); }
 
 TEST(ScratchCleanup, TheFolderIsInTheTestsOwnPlace) {
   const fs::path dir = testing::scratch_dir("mine");
