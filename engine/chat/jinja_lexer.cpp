@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "engine/chat/jinja_value.h"
+#include "engine/chat/jinja_error.h"
 
 namespace inferscope::jinja {
 
