@@ -31,19 +31,14 @@ std::string Budget::built(std::string s) {
   return s;
 }
 
-Budget::Nested::Nested(Budget& budget) : budget_(budget) {
-  if (++budget_.eval_depth_ > budget_.options_.max_eval_depth) {
-    --budget_.eval_depth_;
-    throw LimitError(Limit::Nesting, "template evaluation nested deeper than " +
-                                         std::to_string(budget_.options_.max_eval_depth) + " levels");
-  }
-}
-
-Budget::MacroCall::MacroCall(Budget& budget) : budget_(budget) {
-  if (++budget_.call_depth_ > budget_.options_.max_call_depth) {
-    --budget_.call_depth_;
-    throw LimitError(Limit::CallDepth,
-                     "macro calls nested deeper than " + std::to_string(budget_.options_.max_call_depth));
+Budget::Depth::Depth(Budget& budget, Kind kind)
+    : depth_(kind == Evaluation ? &budget.eval_depth_ : &budget.call_depth_) {
+  const int limit = kind == Evaluation ? budget.options_.max_eval_depth : budget.options_.max_call_depth;
+  if (++*depth_ > limit) {
+    --*depth_;
+    throw kind == Evaluation
+        ? LimitError(Limit::Nesting, "template evaluation nested deeper than " + std::to_string(limit) + " levels")
+        : LimitError(Limit::CallDepth, "macro calls nested deeper than " + std::to_string(limit));
   }
 }
 

@@ -38,28 +38,18 @@ class Budget {
   // `s`, a string just built: within the output limit and charged as work.
   std::string built(std::string s);
 
-  // One level of run-time nesting (a statement or expression inside another) while it lives.
-  class Nested {
+  // One level of a nesting limit while it lives: a statement or expression inside another
+  // (Evaluation), or a macro called from a macro (MacroCall).
+  class Depth {
    public:
-    explicit Nested(Budget& budget);
-    ~Nested() { --budget_.eval_depth_; }
-    Nested(const Nested&) = delete;
-    Nested& operator=(const Nested&) = delete;
+    enum Kind { Evaluation, MacroCall };
+    Depth(Budget& budget, Kind kind);
+    ~Depth() { --*depth_; }
+    Depth(const Depth&) = delete;
+    Depth& operator=(const Depth&) = delete;
 
    private:
-    Budget& budget_;
-  };
-
-  // One macro call while it lives.
-  class MacroCall {
-   public:
-    explicit MacroCall(Budget& budget);
-    ~MacroCall() { --budget_.call_depth_; }
-    MacroCall(const MacroCall&) = delete;
-    MacroCall& operator=(const MacroCall&) = delete;
-
-   private:
-    Budget& budget_;
+    int* depth_;
   };
 
  private:

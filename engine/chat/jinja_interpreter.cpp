@@ -172,7 +172,7 @@ class Interpreter {
   }
 
   Flow exec(const Node& node, std::string& out) {
-    const Budget::Nested nested(budget_);
+    const Budget::Depth nested(budget_, Budget::Depth::Evaluation);
     budget_.step();
     switch (node.kind) {
       case Node::Kind::Text: emit(out, node.text); break;
@@ -273,7 +273,7 @@ class Interpreter {
   // ---- expressions ----
 
   Value eval(const Expr& e) {
-    const Budget::Nested nested(budget_);
+    const Budget::Depth nested(budget_, Budget::Depth::Evaluation);
     switch (e.kind) {
       case Expr::Kind::Literal: return e.literal;
       case Expr::Kind::Name: return lookup(e.name);
@@ -511,7 +511,7 @@ class Interpreter {
   }
 
   Value call_macro(const Node& macro, const CallArgs& args) {
-    const Budget::MacroCall call(budget_);
+    const Budget::Depth call(budget_, Budget::Depth::MacroCall);
     std::vector<Value> saved = std::move(scopes_);
     scopes_ = {saved.front(), Value::dict()};
     for (size_t i = 1; i < macro.names.size(); ++i) {

@@ -15,7 +15,8 @@ namespace inferscope::fuzz {
   std::abort();
 }
 
-// Strict UTF-8: no overlong forms, surrogates or code points past U+10FFFF.
+// Strict UTF-8: no overlong forms, surrogates or code points past U+10FFFF. An oracle of the
+// fuzzers' own, independent of engine/tokenizer/unicode.h's decoder, which is under test.
 inline bool is_valid_utf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
