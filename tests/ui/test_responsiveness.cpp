@@ -5,7 +5,8 @@
 //
 // The build machines are small and shared, so a stall can also be the OS running other jobs;
 // the measurement is repeated (up to 3 times) and the best run counts. A UI thread that blocks
-// on the engine stalls in every run.
+// on the engine stalls in every run. In the sanitizer build (tests/sanitize.sh: -O0, every
+// access checked) the replies still stream and are checked, but the gap is only reported.
 #include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTimer>
@@ -20,6 +21,11 @@ namespace {
 
 constexpr double kMaxGapMs = 50.0;
 constexpr int kAttempts = 3;
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kGapIsMeaningful = false;
+#else
+constexpr bool kGapIsMeaningful = true;
+#endif
 
 struct Measurement {
   double longestGapMs = 0;         // while one reply streams
@@ -83,7 +89,8 @@ Measurement measureWhileStreaming(MainWindow& window) {
 TEST(Responsiveness, TheUiThreadNeverStallsWhileRepliesStream) {
   auto window = testing::windowWithModel();
   double best = 1e9;
-  for (int attempt = 1; attempt <= kAttempts && best >= kMaxGapMs; ++attempt) {
+  const int attempts = kGapIsMeaningful ? kAttempts : 1;
+  for (int attempt = 1; attempt <= attempts && best >= kMaxGapMs; ++attempt) {
     const Measurement m = measureWhileStreaming(*window);
     std::printf("[ responsiveness ] run %d: %d replies, %d tokens in %lld ms; longest gap between 5 ms ticks while a "
                 "reply streams: %.1f ms (%.1f ms counting the finish of one reply and the send of the next)\n",
@@ -91,7 +98,9 @@ TEST(Responsiveness, TheUiThreadNeverStallsWhileRepliesStream) {
     ASSERT_GT(m.replies, 0);
     best = std::min(best, m.longestGapMs);
   }
-  EXPECT_LT(best, kMaxGapMs);
+  if (kGapIsMeaningful) {
+    EXPECT_LT(best, kMaxGapMs);
+  }
 }
 
 }  // namespace
