@@ -1,6 +1,6 @@
 // The forward pass of one model on one compute backend, with its own KV cache: what a Session
-// drives. The CPU backend's is ForwardPass (engine/model); the Vulkan backend's lives in its
-// run-time-loaded library (engine/backend/vulkan).
+// drives. There is one implementation, ForwardPass (engine/model/forward_pass.h), over the ops
+// of a backend (engine/backend/backend_ops.h).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,8 @@ struct ExecutorMemory {
   uint64_t scratch_bytes = 0;
 };
 
-// Work submitted to the device per forward call (0 on the CPU backend).
+// Forward calls, and the work they submitted to a device (dispatches and submissions: 0 on the
+// CPU backend).
 struct ExecutorCounters {
   uint64_t forward_calls = 0;
   uint64_t dispatches = 0;

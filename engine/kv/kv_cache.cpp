@@ -17,23 +17,22 @@ Result<std::unique_ptr<KvCache>> KvCache::create(int64_t n_layer, int64_t n_embd
   // Left uninitialized: pages are committed only as positions are written.
   cache->keys_.reset(new (std::nothrow) uint16_t[total]);
   cache->values_.reset(new (std::nothrow) uint16_t[total]);
-  cache->lengths_storage_.reset(new (std::nothrow) int64_t[static_cast<size_t>(n_slots)]());
-  if (!cache->keys_ || !cache->values_ || !cache->lengths_storage_) {
+  if (!cache->keys_ || !cache->values_) {
     return Result<std::unique_ptr<KvCache>>::error(
         "out of memory: the KV cache for a context of " + std::to_string(n_ctx) + " tokens needs " +
         std::to_string(bytes_for(n_layer, n_embd_kv, n_ctx, n_slots) >> 20) + " MiB; try a smaller --context");
   }
-  cache->lengths_ = std::span<int64_t>(cache->lengths_storage_.get(), static_cast<size_t>(n_slots));
   return cache;
 }
 
-Status KvCache::reorder(std::span<const int32_t> parents) {
-  if (static_cast<int>(parents.size()) != n_slots_) return Status::error("KV reorder: wrong number of parents");
+Status KvCache::reorder(std::span<const int32_t> parents, std::span<const int64_t> old_lengths) {
+  if (static_cast<int>(parents.size()) != n_slots_ || static_cast<int>(old_lengths.size()) != n_slots_) {
+    return Status::error("KV reorder: wrong number of parents");
+  }
   for (int32_t p : parents) {
     if (p < 0 || p >= n_slots_) return Status::error("KV reorder: parent slot out of range");
   }
   // Copy only what differs; stage sources that would be overwritten before they are read.
-  std::vector<int64_t> old_lengths(lengths_.begin(), lengths_.end());
   std::vector<std::vector<uint16_t>> staged(static_cast<size_t>(n_slots_));
   for (int dst = 0; dst < n_slots_; ++dst) {
     const int src = parents[static_cast<size_t>(dst)];
@@ -55,7 +54,6 @@ Status KvCache::reorder(std::span<const int32_t> parents) {
       std::memcpy(key(dst, l, 0), buf.data() + 2 * l * n, static_cast<size_t>(n) * sizeof(uint16_t));
       std::memcpy(value(dst, l, 0), buf.data() + (2 * l + 1) * n, static_cast<size_t>(n) * sizeof(uint16_t));
     }
-    lengths_[static_cast<size_t>(dst)] = old_lengths[static_cast<size_t>(src)];
   }
   return Status::ok();
 }

@@ -1,5 +1,6 @@
-// The key/value cache in F16: for each sequence slot and layer, K and V rows of n_embd_kv
-// values per position. Several slots let beam search keep one history per beam.
+// The CPU backend's key/value cache in F16: for each sequence slot and layer, K and V rows of
+// n_embd_kv values per position. Several slots let beam search keep one history per beam. How
+// many positions a slot holds is the forward pass's bookkeeping (engine/model/forward_pass.h).
 #pragma once
 
 #include <cstdint>
@@ -27,15 +28,9 @@ class KvCache {
   uint16_t* key(int slot, int64_t layer, int64_t pos) { return keys_.get() + offset(slot, layer, pos); }
   uint16_t* value(int slot, int64_t layer, int64_t pos) { return values_.get() + offset(slot, layer, pos); }
 
-  // Positions filled so far in a slot.
-  int64_t length(int slot) const { return lengths_[static_cast<size_t>(slot)]; }
-  void set_length(int slot, int64_t n) { lengths_[static_cast<size_t>(slot)] = n; }
-  void clear() {
-    for (int s = 0; s < n_slots_; ++s) set_length(s, 0);
-  }
-
-  // After the call slot i holds what slot parents[i] held (beam search re-ranking).
-  Status reorder(std::span<const int32_t> parents);
+  // After the call slot i holds the first lengths[parents[i]] positions slot parents[i] held
+  // (beam search re-ranking); lengths: the positions each slot holds now.
+  Status reorder(std::span<const int32_t> parents, std::span<const int64_t> lengths);
 
  private:
   KvCache() = default;
@@ -50,8 +45,6 @@ class KvCache {
   int64_t slot_values_ = 0;  // F16 values per slot for K (and the same for V)
   std::unique_ptr<uint16_t[]> keys_;
   std::unique_ptr<uint16_t[]> values_;
-  std::unique_ptr<int64_t[]> lengths_storage_;
-  std::span<int64_t> lengths_;
 };
 
 }  // namespace inferscope

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "engine/kv/kv_cache.h"
-#include "engine/model/forward_pass.h"
+#include "engine/model/scratch_plan.h"
 
 namespace inferscope {
 

@@ -188,4 +188,32 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file,
   return w;
 }
 
+void ModelWeights::for_each_matrix(const std::function<void(const WeightMatrix&)>& f) const {
+  auto visit = [&](const WeightMatrix& m) {
+    if (m.present()) f(m);
+  };
+  visit(token_embd);
+  if (!tied_output) visit(output);
+  for (const LayerWeights& l : layers) {
+    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_gate_inp,
+                                  &l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps, &l.ffn_gate_shexp,
+                                  &l.ffn_up_shexp, &l.ffn_down_shexp}) {
+      visit(*m);
+    }
+  }
+}
+
+void ModelWeights::for_each_vector(const std::function<void(const WeightVector&)>& f) const {
+  auto visit = [&](const WeightVector& v) {
+    if (v.present()) f(v);
+  };
+  for (const WeightVector* v : {&output_norm, &rope_freqs, &rope_factors_long, &rope_factors_short}) visit(*v);
+  for (const LayerWeights& l : layers) {
+    for (const WeightVector* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.attn_post_norm, &l.ffn_norm, &l.ffn_post_norm,
+                                  &l.ffn_gate_inp_shexp}) {
+      visit(*v);
+    }
+  }
+}
+
 }  // namespace inferscope

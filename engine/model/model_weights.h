@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -89,6 +90,12 @@ struct ModelWeights {
 
   uint64_t total_bytes = 0;  // bytes of all bound tensors in the file
   std::vector<std::unique_ptr<float[]>> converted;  // owned F32 copies of non-F32 vectors
+
+  // Every present matrix (token_embd, output unless tied, then each layer's) and every present
+  // vector (output_norm, the RoPE factors, then each layer's), once each, in that order: what a
+  // backend copies to its device.
+  void for_each_matrix(const std::function<void(const WeightMatrix&)>& f) const;
+  void for_each_vector(const std::function<void(const WeightVector&)>& f) const;
 
   // Binds every tensor the architecture needs; errors name the tensor and the expected shape.
   // `tensor_data`: a copy of the file's tensor data section to point into, or nullptr for the

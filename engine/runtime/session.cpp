@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "engine/backend/cpu/cpu_ops.h"
 #include "engine/sampling/beam_search.h"
 #include "engine/sampling/sampler.h"
 
@@ -113,7 +114,7 @@ Result<std::unique_ptr<ForwardExecutor>> Session::create_executor(int n_slots) {
   fo.max_batch = options_.max_batch;
   fo.on_upload_progress = options_.on_upload_progress;
   if (options_.backend.kind == BackendKind::Cpu) {
-    auto fp = ForwardPass::create(model_, *pool_, fo);
+    auto fp = cpu_forward_pass(model_, *pool_, fo);
     if (!fp) return fp.status();
     return std::unique_ptr<ForwardExecutor>(std::move(*fp));
   }

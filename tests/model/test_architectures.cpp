@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/cpu/cpu_ops.h"
 #include "engine/core/thread_pool.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
-#include "engine/model/forward_pass.h"
 #include "engine/model/model.h"
 #include "engine/model/random_model.h"
 #include "kernels/cpu/cpu_features.h"
@@ -260,7 +260,7 @@ std::vector<std::vector<float>> engine_logits(const std::string& path, const std
   ThreadPool pool(2);
   ForwardOptions options;
   options.n_ctx = n_ctx;
-  auto fp = ForwardPass::create(*model, pool, options);
+  auto fp = cpu_forward_pass(*model, pool, options);
   EXPECT_TRUE(fp) << fp.message();
   if (!fp) return {};
   std::vector<std::vector<float>> logits;

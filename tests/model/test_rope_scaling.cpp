@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/cpu/cpu_ops.h"
 #include "engine/core/thread_pool.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
-#include "engine/model/forward_pass.h"
 #include "engine/model/model.h"
 #include "engine/model/random_model.h"
+#include "engine/model/rope_context.h"
 #include "kernels/cpu/ops.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
@@ -186,7 +187,7 @@ class RopeScalingModel : public ::testing::Test {
     ThreadPool pool(2);
     ForwardOptions options;
     options.n_ctx = n_ctx;
-    auto fp = ForwardPass::create(*model, pool, options);
+    auto fp = cpu_forward_pass(*model, pool, options);
     EXPECT_TRUE(fp) << fp.message();
     std::vector<int32_t> tokens(40);
     for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>((i * 37 + 11) % 500 + 1);
@@ -235,9 +236,9 @@ TEST_F(RopeScalingModel, LongRopePicksLongFactorsAboveTheOriginalContext) {
   EXPECT_EQ(rope_params_for_context(c, w, 65).freq_factors, w.rope_factors_long.data);
   EXPECT_EQ(rope_params_for_context(c, w, 64).attn_factor, c.rope_attn_factor);  // both contexts
   ThreadPool pool(1);
-  auto fp = ForwardPass::create(*model, pool, {.n_ctx = 128});
+  auto fp = cpu_forward_pass(*model, pool, {.n_ctx = 128});
   ASSERT_TRUE(fp) << fp.message();
-  EXPECT_EQ((*fp)->rope().freq_factors, w.rope_factors_long.data);
+  EXPECT_EQ((*fp)->plan().rope.freq_factors, w.rope_factors_long.data);
   EXPECT_GT(max_diff(last_logits(path, 64), last_logits(path, 128)), 0.1);
 
   // Older files without attn_factor: computed from the context ratio, as the converter does;

@@ -10,7 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/backend/backend_registry.h"
-#include "engine/backend/vulkan/vk_forward_pass.h"
+#include "engine/backend/vulkan/vk_ops.h"
+#include "engine/model/forward_pass.h"
 #include "engine/model/random_model.h"
 #include "engine/runtime/session.h"
 #include "tests/support/distributions.h"
@@ -264,14 +265,15 @@ TEST(VulkanModel, MissingDeviceIsAClearError) {
 namespace inferscope::vulkan {
 namespace {
 
-std::unique_ptr<VulkanForwardPass> forward_on(const std::shared_ptr<const Model>& model, const DeviceOptions& options,
+std::unique_ptr<ForwardPass> forward_on(const std::shared_ptr<const Model>& model, const DeviceOptions& options,
                                               std::string* error) {
   auto device = Device::create(0, options);
   if (!device) {
     *error = device.message();
     return nullptr;
   }
-  auto fp = VulkanForwardPass::create(model, std::move(*device), {.n_ctx = 64, .max_batch = 8, .on_upload_progress = {}});
+  auto fp = ForwardPass::create(model, std::make_unique<VulkanOps>(model, std::move(*device)),
+                                {.n_ctx = 64, .max_batch = 8, .on_upload_progress = {}});
   if (!fp) {
     *error = fp.message();
     return nullptr;

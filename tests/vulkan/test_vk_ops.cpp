@@ -323,7 +323,7 @@ struct Routes {
   std::vector<float> weights;
 };
 
-// ForwardPass::moe_ffn's routing loop.
+// CpuOps::moe_route's loop.
 Routes cpu_route(std::vector<float> logits, int64_t n, int64_t n_expert, int64_t k, bool renormalize) {
   Routes r{std::vector<int32_t>(static_cast<size_t>(n * k)), std::vector<float>(static_cast<size_t>(n * k))};
   std::vector<int32_t> order(static_cast<size_t>(n_expert));
@@ -387,7 +387,7 @@ TEST(VulkanOps, MoeRouteTiesPickTheLowerIndex) {
   EXPECT_LT(nmse(got.weights, want.weights), kNmseReduction);
 }
 
-// ForwardPass::moe_ffn's accumulation: experts in ascending id, then the shared expert.
+// CpuOps::moe_combine's accumulation: experts in ascending id, then the shared expert.
 std::vector<float> cpu_combine(const std::vector<float>& y, const Routes& r, int64_t n, int64_t E, int64_t k,
                                int64_t n_expert, const std::vector<float>* shexp_out, const std::vector<float>* gate_inp,
                                const std::vector<float>* h) {

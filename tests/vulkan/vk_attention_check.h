@@ -62,7 +62,7 @@ inline void attention_head_double(const float* q, const uint16_t* k, const uint1
 
 // Cache slot 1, layer 1 of a 2-slot, 2-layer cache holds random F16 rows (the other rows hold
 // other random rows, so offset mistakes show). Returns the NMSE against the CPU's
-// attention_head_f16_scalar loop as ForwardPass::attention_block runs it.
+// attention_head_f16_scalar loop as CpuOps::attention runs it.
 struct AttentionRun {
   AttentionReference reference = AttentionReference::Exact;
   bool via_kv_store = false;  // the batch's rows written by kv_store in the same recording

@@ -4,7 +4,8 @@
 
 #include "engine/backend/backend_plugin.h"
 #include "engine/backend/vulkan/vk_device.h"
-#include "engine/backend/vulkan/vk_forward_pass.h"
+#include "engine/backend/vulkan/vk_ops.h"
+#include "engine/model/forward_pass.h"
 
 namespace inferscope::vulkan {
 namespace {
@@ -55,7 +56,8 @@ class VulkanPlugin : public BackendPlugin {
     if (device < 0) return Status::error("Vulkan device numbers start at 0");
     auto dev = Device::create(static_cast<uint32_t>(device));
     if (!dev) return dev.status();
-    auto fp = VulkanForwardPass::create(std::move(model), std::move(*dev), options);
+    auto ops = std::make_unique<VulkanOps>(model, std::move(*dev));
+    auto fp = ForwardPass::create(std::move(model), std::move(ops), options);
     if (!fp) return fp.status();
     return std::unique_ptr<ForwardExecutor>(std::move(*fp));
   }

@@ -104,31 +104,16 @@ class WeightPacker {
   std::function<void(double)> progress_;
 };
 
-Status pack_all(WeightPacker& p, const ModelWeights& w, const float* rope_factors, int64_t n_rope, DeviceWeights& out) {
-  INFERSCOPE_RETURN_IF_ERROR(p.matrix(w.token_embd, out.token_embd));
-  INFERSCOPE_RETURN_IF_ERROR(p.vector(w.output_norm, out.output_norm));
-  if (w.output.data == w.token_embd.data) out.output = out.token_embd;  // tied
-  else INFERSCOPE_RETURN_IF_ERROR(p.matrix(w.output, out.output));
-  INFERSCOPE_RETURN_IF_ERROR(p.vector(rope_factors, n_rope, out.rope_factors));
-  out.layers.resize(w.layers.size());
-  for (size_t i = 0; i < w.layers.size(); ++i) {
-    const LayerWeights& l = w.layers[i];
-    DeviceLayer& d = out.layers[i];
-    for (auto [src, dst] : {std::pair{&l.attn_norm, &d.attn_norm}, {&l.bq, &d.bq}, {&l.bk, &d.bk}, {&l.bv, &d.bv},
-                            {&l.attn_post_norm, &d.attn_post_norm}, {&l.ffn_norm, &d.ffn_norm},
-                            {&l.ffn_post_norm, &d.ffn_post_norm}, {&l.ffn_gate_inp_shexp, &d.ffn_gate_inp_shexp}}) {
-      INFERSCOPE_RETURN_IF_ERROR(p.vector(*src, *dst));
-    }
-    for (auto [src, dst] : {std::pair{&l.wq, &d.wq}, {&l.wk, &d.wk}, {&l.wv, &d.wv}, {&l.wo, &d.wo},
-                            {&l.ffn_gate, &d.ffn_gate}, {&l.ffn_up, &d.ffn_up}, {&l.ffn_down, &d.ffn_down},
-                            {&l.ffn_gate_inp, &d.ffn_gate_inp}, {&l.ffn_gate_exps, &d.ffn_gate_exps},
-                            {&l.ffn_up_exps, &d.ffn_up_exps}, {&l.ffn_down_exps, &d.ffn_down_exps},
-                            {&l.ffn_gate_shexp, &d.ffn_gate_shexp}, {&l.ffn_up_shexp, &d.ffn_up_shexp},
-                            {&l.ffn_down_shexp, &d.ffn_down_shexp}}) {
-      INFERSCOPE_RETURN_IF_ERROR(p.matrix(*src, *dst));
-    }
-  }
-  return Status::ok();
+Status pack_all(WeightPacker& p, const ModelWeights& w, std::unordered_map<const uint8_t*, DeviceMatrix>& matrices,
+                std::unordered_map<const float*, DeviceVector>& vectors) {
+  Status status = Status::ok();
+  w.for_each_matrix([&](const WeightMatrix& m) {
+    if (status) status = p.matrix(m, matrices[m.data]);
+  });
+  w.for_each_vector([&](const WeightVector& v) {
+    if (status) status = p.vector(v, vectors[v.data]);
+  });
+  return status;
 }
 
 }  // namespace
@@ -136,24 +121,31 @@ Status pack_all(WeightPacker& p, const ModelWeights& w, const float* rope_factor
 Result<uint64_t> DeviceWeights::bytes_needed(Device& device, const ModelWeights& weights) {
   WeightPacker packer(device, true);
   DeviceWeights scratch;
-  const float* factors = weights.rope_freqs.present() ? weights.rope_freqs.data : weights.rope_factors_long.data;
-  const int64_t n = weights.rope_freqs.present() ? weights.rope_freqs.size : weights.rope_factors_long.size;
-  INFERSCOPE_RETURN_IF_ERROR(pack_all(packer, weights, factors, n, scratch));
+  INFERSCOPE_RETURN_IF_ERROR(pack_all(packer, weights, scratch.matrices_, scratch.vectors_));
   return packer.bytes();
 }
 
 Result<std::unique_ptr<DeviceWeights>> DeviceWeights::upload(Device& device, const ModelWeights& weights,
-                                                             const float* rope_factors, int64_t n_rope_factors,
                                                              const std::function<void(double)>& progress) {
   auto out = std::unique_ptr<DeviceWeights>(new DeviceWeights());
   WeightPacker packer(device, false);
   auto total = bytes_needed(device, weights);
   if (!total) return total.status();
   packer.set_progress(progress, *total);
-  INFERSCOPE_RETURN_IF_ERROR(pack_all(packer, weights, rope_factors, n_rope_factors, *out));
+  INFERSCOPE_RETURN_IF_ERROR(pack_all(packer, weights, out->matrices_, out->vectors_));
   out->bytes_ = packer.bytes();
   out->arenas_ = packer.take_arenas();
   return out;
+}
+
+const DeviceMatrix* DeviceWeights::matrix(const WeightMatrix& w) const {
+  auto it = w.present() ? matrices_.find(w.data) : matrices_.end();
+  return it == matrices_.end() ? nullptr : &it->second;
+}
+
+const DeviceVector* DeviceWeights::vector(const float* data) const {
+  auto it = data ? vectors_.find(data) : vectors_.end();
+  return it == vectors_.end() ? nullptr : &it->second;
 }
 
 }  // namespace inferscope::vulkan

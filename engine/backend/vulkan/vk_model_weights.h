@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/backend/vulkan/ops/vk_matmul.h"
@@ -37,13 +38,7 @@ struct DeviceVector {
   bool present() const { return span.buffer != nullptr; }
 };
 
-struct DeviceLayer {
-  DeviceVector attn_norm, bq, bk, bv, attn_post_norm, ffn_norm, ffn_post_norm, ffn_gate_inp_shexp;
-  DeviceMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
-  DeviceMatrix ffn_gate_inp, ffn_gate_exps, ffn_up_exps, ffn_down_exps;
-  DeviceMatrix ffn_gate_shexp, ffn_up_shexp, ffn_down_shexp;
-};
-
+// Every weight tensor of a model on the device, found by its host tensor.
 class DeviceWeights {
  public:
   // Bytes the weights take on `device` (with alignment and padding), computed without
@@ -51,19 +46,21 @@ class DeviceWeights {
   // Fails when a tensor cannot be placed at all (an expert stack above the binding limit).
   static Result<uint64_t> bytes_needed(Device& device, const ModelWeights& weights);
 
-  // Uploads every tensor; `rope_factors` is the frequency-factor vector the session uses
-  // (or nullptr). progress(0..1) is called as tensors are copied.
+  // Uploads every matrix and vector of ModelWeights::for_each_*; progress(0..1) as they are
+  // copied.
   static Result<std::unique_ptr<DeviceWeights>> upload(Device& device, const ModelWeights& weights,
-                                                       const float* rope_factors, int64_t n_rope_factors,
                                                        const std::function<void(double)>& progress = {});
 
-  DeviceMatrix token_embd, output;
-  DeviceVector output_norm, rope_factors;
-  std::vector<DeviceLayer> layers;
+  // The device copy of a host matrix or vector of the uploaded weights (by its data), or
+  // nullptr for one that is absent or not of these weights.
+  const DeviceMatrix* matrix(const WeightMatrix& w) const;
+  const DeviceVector* vector(const float* data) const;
   uint64_t bytes() const { return bytes_; }
 
  private:
   DeviceWeights() = default;
+  std::unordered_map<const uint8_t*, DeviceMatrix> matrices_;
+  std::unordered_map<const float*, DeviceVector> vectors_;
   std::vector<std::unique_ptr<Buffer>> arenas_;
   uint64_t bytes_ = 0;
 };

@@ -1,6 +1,6 @@
 #version 450
 #include "header.glsl"
-// Mixture-of-experts output of a batch (ForwardPass::moe_ffn after the experts ran):
+// Mixture-of-experts output of a batch (CpuOps::moe_combine):
 //   out[t][:] = sum_j weights[t][j] * y[t * k + j][:]
 // where y holds the experts' down-projection outputs, one row per (token, choice) pair. The
 // terms are added in ascending expert id, the CPU's order (it runs expert 0, 1, ... and

@@ -1,6 +1,6 @@
 #version 450
 #include "header.glsl"
-// Mixture-of-experts routing, per token (ForwardPass::moe_ffn): p = softmax(logits[t]) over
+// Mixture-of-experts routing, per token (CpuOps::moe_route): p = softmax(logits[t]) over
 // n_expert, the k largest p in descending order (ties: the lower expert index first, as the
 // CPU's partial_sort comparator), ids[t][j] = expert, weights[t][j] = p, or p / (sum of the k
 // selected p, added in selection order) when renormalize is set (Mixtral; qwen2moe keeps p).

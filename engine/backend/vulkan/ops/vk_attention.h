@@ -1,6 +1,6 @@
 // Attention of a batch of queries over the F16 KV cache on the Vulkan device (shader
 // attention.comp, tiled with an online softmax): the counterpart of the attention loop of
-// ForwardPass::attention_block (kernels::attention_head_f16 per token and head). Operands may
+// CpuOps::attention (kernels::attention_head_f16 per token and head). Operands may
 // start at any multiple of 4 bytes of their buffers (vk_op_util.h: bind_words).
 #pragma once
 

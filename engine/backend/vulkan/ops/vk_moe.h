@@ -1,5 +1,5 @@
 // Mixture-of-experts routing and output combination on the Vulkan device (shaders
-// moe_route.comp, moe_combine.comp): the non-matmul parts of ForwardPass::moe_ffn. Operands
+// moe_route.comp, moe_combine.comp): the non-matmul parts of CpuOps::moe_route and moe_combine. Operands
 // may start at any multiple of 4 bytes of their buffers (vk_op_util.h: bind_words).
 #pragma once
 

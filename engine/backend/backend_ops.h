@@ -1,0 +1,161 @@
+// The closed set of operations the model's forward pass (engine/model/forward_pass.h) is
+// written in: what a compute backend implements, and all it implements. The CPU backend runs
+// each op when it is called; a GPU backend records it and runs the chunk at end_chunk().
+//
+// Activations are the backend's own buffers, named by Act, each [max_batch rows][width] F32
+// (widths in ScratchPlan); an op reads and writes whole rows 0..n-1 unless it says otherwise.
+// Weights are the host's WeightMatrix / WeightVector (engine/model/model_weights.h): a backend
+// that copies them to a device finds its copy by the host tensor (ModelWeights::for_each_*).
+// `feeds` lists the matrices that will multiply an op's output next: a hint a backend may use
+// to also write that output in the form those products read (Vulkan: int8-quantized rows).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "engine/backend/forward_executor.h"
+#include "engine/core/status.h"
+#include "engine/model/model_config.h"
+#include "engine/model/model_weights.h"
+#include "engine/model/op_profile.h"
+#include "engine/model/scratch_plan.h"
+#include "kernels/cpu/ops.h"
+
+namespace inferscope {
+
+enum class Act {
+  X,          // [n][n_embd] the residual stream
+  H,          // [n][n_embd] a normalized copy, or a block's output before the residual add
+  Q,          // [n][n_embd_q]
+  K, V,       // [n][n_embd_kv] this chunk's new keys and values
+  Attn,       // [n][n_embd_q] attention output
+  FfnA, FfnB, // [n][max ffn width] gate and up projections (FfnA: also the GLU output)
+  FfnOut,     // [n][n_embd]
+  Router,     // [n][n_expert] router logits
+  ExpertOut,  // [n * n_expert_used][n_embd] each routed expert's output per (token, choice)
+  SharedOut,  // [n][n_embd] qwen2moe's shared expert output
+  Logits,     // [n_logits][n_vocab]
+};
+
+// Which op (and layer, -1 outside the layers) a backend charges an op's time to.
+struct OpLabel {
+  OpKind kind = OpKind::Matmul;
+  int64_t layer = -1;
+};
+
+// Fixed for the life of a backend's ops: what allocate() sizes its buffers for.
+struct ForwardPlan {
+  int64_t n_ctx = 0;
+  int n_slots = 1;
+  int64_t max_batch = 1;
+  ScratchPlan scratch;
+  kernels::RopeParams rope;  // freq_factors points into the model's weights (or is null)
+  OpProfile* profile = nullptr;  // where the backend adds its op times
+};
+
+// One chunk of up to max_batch tokens of one slot, at positions pos0 .. pos0 + n - 1. When
+// n_logits > 0 the logits of its last n_logits tokens end in `logits` ([n_logits][n_vocab]) once
+// end_chunk() returns.
+struct Chunk {
+  int slot = 0;
+  int64_t pos0 = 0;
+  int64_t n = 0;
+  int64_t n_logits = 0;
+  float* logits = nullptr;
+};
+
+// What a model needs on a backend's device, for the fit check before anything is uploaded.
+struct DeviceNeeds {
+  uint64_t memory_bytes = 0;  // the device's memory; 0 when the backend runs in host memory
+  uint64_t weight_bytes = 0;  // the weights as the device would hold them
+  uint64_t kv_bytes = 0;
+  uint64_t scratch_bytes = 0;
+};
+
+// A matrix product of the op's input with w, into `out` ([n][w.rows]).
+struct MatmulOutput {
+  const WeightMatrix* w = nullptr;
+  Act out = Act::H;
+};
+
+// Per layer: how attention reads the cache.
+struct AttentionShape {
+  float scale = 1.0f;
+  float softcap = 0.0f;  // 0: none (gemma2: 50)
+  int64_t window = 0;    // attend to the last `window` positions only; 0: all
+};
+
+using Feeds = std::span<const WeightMatrix* const>;
+
+class BackendOps {
+ public:
+  virtual ~BackendOps() = default;
+
+  // "cpu", or "vulkan: <device name>".
+  virtual std::string name() const = 0;
+
+  // --- Set-up, in this order (ForwardPass::create).
+  // Threads the ops run on (per-thread scratch in ScratchPlan).
+  virtual int threads() const { return 1; }
+  // The largest batch the backend takes (for example, logits that fit one binding).
+  virtual int64_t max_batch_limit() const { return INT64_MAX; }
+  virtual DeviceNeeds needs(const ForwardPlan& plan) = 0;
+  // Copies the weights to the device; progress(0..1) as they go. Nothing on the CPU.
+  virtual Status upload(const std::function<void(double)>& progress) = 0;
+  // Creates the KV cache and the activations for `plan` (kept until destruction).
+  virtual Status allocate(const ForwardPlan& plan) = 0;
+  // True when ops are recorded and run at end_chunk(): ForwardPass then records a chunk at
+  // load and discards it, so that the first reply does not wait for pipeline compilation.
+  virtual bool records() const { return false; }
+
+  // --- A chunk: begin, the ops, then end (runs it and delivers the logits) or discard.
+  virtual Status begin_chunk(const Chunk& chunk) = 0;
+  virtual Status end_chunk(const Chunk& chunk) = 0;
+  virtual Status discard_chunk() { return Status::ok(); }
+
+  // --- The ops.
+  // X = rows of the token embedding table (times the model's embd_scale).
+  virtual Status embed(std::span<const int32_t> tokens, OpLabel label) = 0;
+  // out[i] = rms_norm(in[in_row0 + i]) * w for i < n ([n_embd] rows; out may be in).
+  virtual Status rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds feeds,
+                          OpLabel label) = 0;
+  // Each output = in[n][cols] . w^T. The outputs share the input (one packing of it).
+  virtual Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) = 0;
+  // x[i] += bias for i < n ([bias.size] rows).
+  virtual Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) = 0;
+  // Rotates Q's and K's heads for the chunk's positions (the plan's RoPE parameters).
+  virtual Status rope(const Chunk& chunk, OpLabel label) = 0;
+  // Stores K and V as the rows of the chunk's positions in the slot's cache of `layer`.
+  virtual Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) = 0;
+  // Attn = causal attention of Q over the slot's cached positions 0 .. pos of `layer` (GQA).
+  virtual Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
+                           OpLabel label) = 0;
+  // FfnA[i] = act(FfnA[i]) * FfnB[i] over `width` columns, i < n.
+  virtual Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) = 0;
+  // dst += src over n rows of `width`.
+  virtual Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) = 0;
+  // x = cap * tanh(x / cap) over n rows of `width`.
+  virtual Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) = 0;
+  // From Router's logits: softmax over n_expert, the k most probable (ties: lower index),
+  // their weights (renormalized over the k, or not); kept by the backend for the next two ops.
+  virtual Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) = 0;
+  // ExpertOut[t * k + j] = down(silu(gate h) * up h) of the j-th expert chosen for token t,
+  // with h = H[t]; gate, up, down are stacks of n_expert matrices.
+  virtual Status moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n,
+                             int64_t k, OpLabel label) = 0;
+  // FfnOut[t] = sum over t's choices, in ascending expert id, of weight * ExpertOut[t * k + j];
+  // with shared_gate: += sigmoid(shared_gate . H[t]) * SharedOut[t].
+  virtual Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) = 0;
+
+  // --- The KV cache.
+  // After the call slot i holds the first lengths[parents[i]] positions slot parents[i] held.
+  // Preconditions: one valid parent per slot (ForwardPass checks).
+  virtual Status kv_reorder(std::span<const int32_t> parents, std::span<const int64_t> lengths) = 0;
+
+  virtual ExecutorMemory memory() const = 0;
+  virtual ExecutorCounters counters() const { return {}; }
+};
+
+}  // namespace inferscope

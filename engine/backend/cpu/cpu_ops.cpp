@@ -1,0 +1,333 @@
+#include "engine/backend/cpu/cpu_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/dequantize.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/ops.h"
+
+namespace inferscope {
+
+namespace {
+
+constexpr int64_t kRowGranule = 16;  // rows per thread are a multiple of this (kernel tiles)
+
+// Splits [0, total) into nth contiguous ranges aligned to kRowGranule.
+std::pair<int64_t, int64_t> thread_range(int64_t total, int ith, int nth) {
+  int64_t per = (total + nth - 1) / nth;
+  per = (per + kRowGranule - 1) / kRowGranule * kRowGranule;
+  int64_t begin = std::min<int64_t>(total, per * ith);
+  int64_t end = std::min<int64_t>(total, begin + per);
+  return {begin, end};
+}
+
+template <class T>
+bool try_resize(std::vector<T>& v, int64_t n) {
+  try {
+    v.assign(static_cast<size_t>(n), T{});
+    return true;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
+// Matrix `index` of a stack of expert matrices, as a matrix of its own.
+WeightMatrix single_matrix(const WeightMatrix& w, int64_t index) {
+  return WeightMatrix{w.tensor, w.type, w.matrix(index), w.cols, w.rows, 1, w.row_bytes};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ForwardPass>> cpu_forward_pass(std::shared_ptr<const Model> model, ThreadPool& pool,
+                                                      const ForwardOptions& options) {
+  auto ops = std::make_unique<CpuOps>(model, pool);
+  return ForwardPass::create(std::move(model), std::move(ops), options);
+}
+
+CpuOps::CpuOps(std::shared_ptr<const Model> model, ThreadPool& pool) : model_(std::move(model)), pool_(pool) {}
+
+Status CpuOps::allocate(const ForwardPlan& plan) {
+  const ModelConfig& c = model_->config();
+  plan_ = plan;
+  auto kv = KvCache::create(c.n_layer, c.n_embd_kv(), plan.n_ctx, plan.n_slots);
+  if (!kv) return kv.status();
+  kv_ = std::move(*kv);
+  const ScratchPlan& p = plan.scratch;
+  const bool ok =
+      try_resize(x_, p.embd) && try_resize(h_, p.embd) && try_resize(q_, p.q) && try_resize(k_, p.kv) &&
+      try_resize(v_, p.kv) && try_resize(attn_, p.q) && try_resize(ffn_a_, p.ffn) && try_resize(ffn_b_, p.ffn) &&
+      try_resize(ffn_out_, p.embd) && try_resize(router_, p.router) && try_resize(scores_, p.scores) &&
+      try_resize(rope_cos_, p.rope) && try_resize(rope_sin_, p.rope) &&
+      try_resize(packed_, static_cast<int64_t>(3 * p.packed_region)) && try_resize(expert_in_, p.embd) &&
+      try_resize(expert_tmp_, p.embd) && try_resize(expert_out_, p.expert_out) && try_resize(expert_ids_, p.routes) &&
+      try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.batch);
+  if (!ok) return Status::error("out of memory allocating activation buffers for a batch of " + std::to_string(p.batch));
+  scratch_bytes_ = p.total_bytes();
+  return Status::ok();
+}
+
+float* CpuOps::act(Act a) {
+  switch (a) {
+    case Act::X: return x_.data();
+    case Act::H: return h_.data();
+    case Act::Q: return q_.data();
+    case Act::K: return k_.data();
+    case Act::V: return v_.data();
+    case Act::Attn: return attn_.data();
+    case Act::FfnA: return ffn_a_.data();
+    case Act::FfnB: return ffn_b_.data();
+    case Act::FfnOut: return ffn_out_.data();
+    case Act::Router: return router_.data();
+    case Act::ExpertOut: return expert_out_.data();
+    case Act::SharedOut: return expert_tmp_.data();
+    case Act::Logits: return logits_;
+  }
+  return nullptr;
+}
+
+// The RoPE angles of the chunk's positions, shared by every layer.
+Status CpuOps::begin_chunk(const Chunk& chunk) {
+  logits_ = chunk.logits;
+  const int64_t n_rot = model_->config().n_rot, half = n_rot / 2;
+  for (int64_t t = 0; t < chunk.n; ++t) {
+    kernels::rope_angles(chunk.pos0 + t, n_rot, plan_.rope, rope_cos_.data() + t * half, rope_sin_.data() + t * half);
+  }
+  return Status::ok();
+}
+
+Status CpuOps::embed(std::span<const int32_t> tokens, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  const WeightMatrix& e = model_->weights().token_embd;
+  const int64_t E = model_->config().n_embd;
+  const float scale = model_->config().embd_scale;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    float* x = x_.data() + static_cast<int64_t>(i) * E;
+    kernels::dequantize_row(e.type, e.row(tokens[i]), x, E);
+    if (scale != 1.0f) {
+      for (int64_t j = 0; j < E; ++j) x[j] *= scale;
+    }
+  }
+  return Status::ok();
+}
+
+Status CpuOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  const ModelConfig& c = model_->config();
+  const float* x = act(in) + in_row0 * c.n_embd;
+  float* y = act(out);
+  for (int64_t t = 0; t < n; ++t) kernels::rms_norm(x + t * c.n_embd, w.data, y + t * c.n_embd, c.n_embd, c.rms_eps);
+  return Status::ok();
+}
+
+Status CpuOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  const WeightMatrix* ws[3] = {};
+  float* ys[3] = {};
+  if (outputs.size() > 3) return Status::error("internal: at most three products share an input");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    ws[i] = outputs[i].w;
+    ys[i] = act(outputs[i].out);
+  }
+  matmul_shared_input(std::span(ws, outputs.size()), act(in), n, std::span(ys, outputs.size()));
+  return Status::ok();
+}
+
+void CpuOps::matmul_shared_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n,
+                                 std::span<float* const> ys) {
+  const int64_t k = ws[0]->cols;
+  const size_t region = plan_.scratch.packed_region;
+  // Pack the input once per weight type (most often all share one).
+  void* packed[3] = {};
+  for (size_t i = 0; i < ws.size(); ++i) {
+    for (size_t j = 0; j < i && !packed[i]; ++j) {
+      if (ws[j]->type == ws[i]->type) packed[i] = packed[j];
+    }
+    if (packed[i]) continue;
+    packed[i] = packed_.data() + i * region;
+    if (n < 4) {
+      kernels::pack_activations(ws[i]->type, x, k, n, packed[i], 0, n);
+    } else {
+      void* dst = packed[i];
+      const kernels::GgmlType type = ws[i]->type;
+      pool_.run([&](int ith, int nth) {
+        const int64_t per = (n + nth - 1) / nth;
+        const int64_t t0 = std::min<int64_t>(n, per * ith), t1 = std::min<int64_t>(n, t0 + per);
+        if (t0 < t1) kernels::pack_activations(type, x, k, n, dst, t0, t1);
+      });
+    }
+  }
+  int64_t total_rows = 0;
+  for (const WeightMatrix* w : ws) total_rows += w->rows;
+  pool_.run([&](int ith, int nth) {
+    auto [begin, end] = thread_range(total_rows, ith, nth);
+    int64_t base = 0;
+    for (size_t i = 0; i < ws.size(); ++i) {
+      const WeightMatrix& w = *ws[i];
+      const int64_t r0 = std::max<int64_t>(begin - base, 0), r1 = std::min<int64_t>(end - base, w.rows);
+      if (r0 < r1) kernels::matmul_rows(w.type, w.data, k, packed[i], n, ys[i], w.rows, r0, r1);
+      base += w.rows;
+    }
+  });
+}
+
+Status CpuOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  for (int64_t t = 0; t < n; ++t) kernels::add(act(x) + t * bias.size, bias.data, bias.size);
+  return Status::ok();
+}
+
+Status CpuOps::rope(const Chunk& chunk, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  const ModelConfig& c = model_->config();
+  const int64_t Q = c.n_embd_q(), KV = c.n_embd_kv(), half = c.n_rot / 2;
+  const bool neox = c.rope_layout == RopeLayout::Neox;
+  for (int64_t t = 0; t < chunk.n; ++t) {
+    const float* cs = rope_cos_.data() + t * half;
+    const float* sn = rope_sin_.data() + t * half;
+    kernels::rope_apply(q_.data() + t * Q, c.n_head, c.head_dim, c.n_rot, cs, sn, neox);
+    kernels::rope_apply(k_.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cs, sn, neox);
+  }
+  return Status::ok();
+}
+
+Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  const int64_t KV = model_->config().n_embd_kv();
+  for (int64_t t = 0; t < chunk.n; ++t) {
+    kernels::to_fp16(k_.data() + t * KV, kv_->key(chunk.slot, layer, chunk.pos0 + t), KV);
+    kernels::to_fp16(v_.data() + t * KV, kv_->value(chunk.slot, layer, chunk.pos0 + t), KV);
+  }
+  return Status::ok();
+}
+
+Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  const ModelConfig& c = model_->config();
+  const int64_t Q = c.n_embd_q(), KV = c.n_embd_kv(), hd = c.head_dim;
+  const int64_t group = c.n_head / c.n_head_kv;
+  const int64_t items = chunk.n * c.n_head;
+  const int64_t n_ctx = kv_->n_ctx();
+  pool_.run([&](int ith, int nth) {
+    float* scores = scores_.data() + ith * n_ctx;
+    for (int64_t item = ith; item < items; item += nth) {
+      const int64_t t = item / c.n_head, h = item % c.n_head;
+      const int64_t kvh = h / group;
+      const int64_t pos = chunk.pos0 + t;
+      const int64_t first = shape.window > 0 ? std::max<int64_t>(0, pos - shape.window + 1) : 0;
+      kernels::attention_head_f16(q_.data() + t * Q + h * hd, kv_->key(chunk.slot, layer, first) + kvh * hd,
+                                  kv_->value(chunk.slot, layer, first) + kvh * hd, KV, pos - first + 1, hd,
+                                  shape.scale, scores, attn_.data() + t * Q + h * hd, shape.softcap);
+    }
+  });
+  return Status::ok();
+}
+
+Status CpuOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  if (activation == FfnActivation::GeluTanh) kernels::geglu(ffn_a_.data(), ffn_b_.data(), n * width);
+  else kernels::swiglu(ffn_a_.data(), ffn_b_.data(), n * width);
+  return Status::ok();
+}
+
+Status CpuOps::add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  kernels::add(act(dst), act(src), n * width);
+  return Status::ok();
+}
+
+Status CpuOps::softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  kernels::softcap(act(x), n * width, cap);
+  return Status::ok();
+}
+
+Status CpuOps::moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  std::vector<int32_t> order(static_cast<size_t>(n_expert));
+  for (int64_t t = 0; t < n; ++t) {
+    float* p = router_.data() + t * n_expert;
+    kernels::softmax_exact(p, n_expert);
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+    float sum = 0.0f;
+    for (int64_t j = 0; j < k; ++j) sum += p[order[static_cast<size_t>(j)]];
+    for (int64_t j = 0; j < k; ++j) {
+      const int32_t e = order[static_cast<size_t>(j)];
+      expert_ids_[static_cast<size_t>(t * k + j)] = e;
+      expert_weights_[static_cast<size_t>(t * k + j)] = renormalize ? p[e] / sum : p[e];
+    }
+  }
+  return Status::ok();
+}
+
+// Expert by expert: gathers the tokens routed to it, runs it once on all of them, and puts each
+// output row in its (token, choice) row of ExpertOut.
+Status CpuOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n,
+                           int64_t k, OpLabel label) {
+  const int64_t E = model_->config().n_embd;
+  for (int64_t e = 0; e < gate.n_mats; ++e) {
+    int64_t m = 0;
+    for (int64_t route = 0; route < n * k; ++route) {
+      if (expert_ids_[static_cast<size_t>(route)] != e) continue;
+      std::copy_n(h_.data() + (route / k) * E, E, expert_in_.data() + m * E);
+      expert_rows_[static_cast<size_t>(m++)] = route;
+    }
+    if (m == 0) continue;
+    const WeightMatrix g = single_matrix(gate, e), u = single_matrix(up, e), d = single_matrix(down, e);
+    {
+      ScopedOpTimer timer(profile(), label.kind);
+      const WeightMatrix* ws[] = {&g, &u};
+      float* ys[] = {ffn_a_.data(), ffn_b_.data()};
+      matmul_shared_input(ws, expert_in_.data(), m, ys);
+    }
+    {
+      ScopedOpTimer timer(profile(), OpKind::Ffn);
+      kernels::swiglu(ffn_a_.data(), ffn_b_.data(), m * g.rows);
+    }
+    ScopedOpTimer timer(profile(), label.kind);
+    const WeightMatrix* ws[] = {&d};
+    float* ys[] = {expert_tmp_.data()};
+    matmul_shared_input(ws, ffn_a_.data(), m, ys);
+    for (int64_t i = 0; i < m; ++i) {
+      std::copy_n(expert_tmp_.data() + i * E, E, expert_out_.data() + expert_rows_[static_cast<size_t>(i)] * E);
+    }
+  }
+  return Status::ok();
+}
+
+Status CpuOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind);
+  const int64_t E = model_->config().n_embd;
+  std::fill(ffn_out_.begin(), ffn_out_.begin() + n * E, 0.0f);
+  for (int64_t t = 0; t < n; ++t) {
+    // A token's choices are distinct experts: add them in ascending expert id.
+    const int32_t* ids = expert_ids_.data() + t * k;
+    for (int32_t done = -1;;) {
+      int64_t next = -1;
+      for (int64_t j = 0; j < k; ++j) {
+        if (ids[j] > done && (next < 0 || ids[j] < ids[next])) next = j;
+      }
+      if (next < 0) break;
+      kernels::add_scaled(ffn_out_.data() + t * E, expert_out_.data() + (t * k + next) * E, E,
+                          expert_weights_[static_cast<size_t>(t * k + next)]);
+      done = ids[next];
+    }
+    if (!shared_gate) continue;
+    const float* ht = h_.data() + t * E;
+    float dot = 0.0f;
+    for (int64_t i = 0; i < E; ++i) dot += shared_gate->data[i] * ht[i];
+    const float gate = 1.0f / (1.0f + std::exp(-dot));
+    kernels::add_scaled(ffn_out_.data() + t * E, expert_tmp_.data() + t * E, E, gate);
+  }
+  return Status::ok();
+}
+
+Status CpuOps::kv_reorder(std::span<const int32_t> parents, std::span<const int64_t> lengths) {
+  return kv_->reorder(parents, lengths);
+}
+
+}  // namespace inferscope

@@ -1,0 +1,85 @@
+// The CPU backend: each op of backend_ops.h runs when called, on a thread pool, with the SIMD
+// kernels of kernels/cpu (run-time dispatch). Weights are used in place from host memory; the
+// KV cache is F16 (engine/kv/kv_cache.h). Nothing is allocated while generating.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/backend/backend_ops.h"
+#include "engine/core/thread_pool.h"
+#include "engine/kv/kv_cache.h"
+#include "engine/model/forward_pass.h"
+#include "engine/model/model.h"
+
+namespace inferscope {
+
+class CpuOps : public BackendOps {
+ public:
+  // `pool` must outlive the ops.
+  CpuOps(std::shared_ptr<const Model> model, ThreadPool& pool);
+
+  std::string name() const override { return "cpu"; }
+  int threads() const override { return pool_.size(); }
+  DeviceNeeds needs(const ForwardPlan&) override { return {}; }
+  Status upload(const std::function<void(double)>&) override { return Status::ok(); }
+  Status allocate(const ForwardPlan& plan) override;
+
+  Status begin_chunk(const Chunk& chunk) override;
+  Status end_chunk(const Chunk&) override { return Status::ok(); }
+
+  Status embed(std::span<const int32_t> tokens, OpLabel label) override;
+  Status rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds feeds,
+                  OpLabel label) override;
+  Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) override;
+  Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) override;
+  Status rope(const Chunk& chunk, OpLabel label) override;
+  Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) override;
+  Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
+                   OpLabel label) override;
+  Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
+  Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
+  Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
+  Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
+  Status moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n, int64_t k,
+                     OpLabel label) override;
+  Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
+
+  Status kv_reorder(std::span<const int32_t> parents, std::span<const int64_t> lengths) override;
+  ExecutorMemory memory() const override { return {0, kv_ ? kv_->bytes() : 0, scratch_bytes_}; }
+
+ private:
+  float* act(Act a);
+  // ys[i][n][ws[i].rows] = x[n][cols] . ws[i]^T: the input packed once per weight type, the
+  // rows of all outputs split across the pool.
+  void matmul_shared_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n,
+                           std::span<float* const> ys);
+  OpProfile& profile() { return *plan_.profile; }
+
+  std::shared_ptr<const Model> model_;
+  ThreadPool& pool_;
+  ForwardPlan plan_;
+  std::unique_ptr<KvCache> kv_;
+  uint64_t scratch_bytes_ = 0;
+  float* logits_ = nullptr;  // the chunk's logits destination (Act::Logits)
+
+  // Activations, [max_batch][width] each (ScratchPlan).
+  std::vector<float> x_, h_, q_, k_, v_, attn_, ffn_a_, ffn_b_, ffn_out_, router_;
+  std::vector<float> scores_;  // per thread: n_ctx attention scores
+  std::vector<float> rope_cos_, rope_sin_;  // the chunk's positions' angles
+  std::vector<uint8_t> packed_;  // activations packed for the dot kernels: 3 regions
+  // MoE: the tokens routed to one expert gathered (expert_in_), its output before the scatter
+  // (expert_tmp_, also Act::SharedOut), every (token, choice)'s output (Act::ExpertOut).
+  std::vector<float> expert_in_, expert_tmp_, expert_out_;
+  std::vector<int32_t> expert_ids_;
+  std::vector<float> expert_weights_;
+  std::vector<int64_t> expert_rows_;
+};
+
+// The forward pass of `model` on the CPU backend, on `pool` (which must outlive it).
+Result<std::unique_ptr<ForwardPass>> cpu_forward_pass(std::shared_ptr<const Model> model, ThreadPool& pool,
+                                                      const ForwardOptions& options);
+
+}  // namespace inferscope

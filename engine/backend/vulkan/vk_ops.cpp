@@ -1,0 +1,438 @@
+#include "engine/backend/vulkan/vk_ops.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/backend/vulkan/ops/vk_attention.h"
+#include "engine/backend/vulkan/ops/vk_elementwise.h"
+#include "engine/backend/vulkan/ops/vk_kv.h"
+#include "engine/backend/vulkan/ops/vk_moe.h"
+#include "engine/backend/vulkan/ops/vk_norm.h"
+#include "engine/backend/vulkan/ops/vk_quantize.h"
+#include "engine/backend/vulkan/ops/vk_rope.h"
+
+namespace inferscope::vulkan {
+
+namespace {
+
+DispatchLabel dispatch_label(OpLabel l) { return {static_cast<int>(l.kind), static_cast<int>(l.layer)}; }
+
+BufferSpan whole(const std::unique_ptr<Buffer>& b) { return BufferSpan::whole(*b); }
+
+// A single-layer view of one layer's own cache buffer (see KvCacheLayout).
+KvCacheLayout layer_layout(const ModelConfig& c, int64_t n_ctx) { return {1, n_ctx, c.n_embd_kv()}; }
+
+uint64_t logits_row_bytes(const ModelConfig& c) { return static_cast<uint64_t>(c.n_vocab) * sizeof(float); }
+
+}  // namespace
+
+// Device buffers of one batch of up to max_batch tokens ([max_batch][width] F32 each unless
+// noted), sized like the CPU's ScratchPlan.
+struct VulkanOps::Activations {
+  // Token ids, host-visible (written before submit): per part of the embedding table, the ids
+  // relative to its first row, or -1 (a zero row) for ids in other parts; parts token_stride_ apart.
+  std::unique_ptr<Buffer> tokens;
+  std::unique_ptr<Buffer> x, h, q, k, v, attn, ffn_a, ffn_b, ffn_out;
+  std::unique_ptr<Buffer> router;       // [max_batch][n_expert]
+  std::unique_ptr<Buffer> expert_ids;   // [max_batch][k] int32
+  std::unique_ptr<Buffer> expert_w;     // [max_batch][k]
+  std::unique_ptr<Buffer> expert_a, expert_b;  // [max_batch * k][n_ff_expert]
+  std::unique_ptr<Buffer> expert_out;   // [max_batch * k][n_embd]
+  std::unique_ptr<Buffer> shared_out;   // [max_batch][n_embd] (qwen2moe's shared expert)
+  std::unique_ptr<Buffer> logits;       // [max_batch][n_vocab]
+  std::unique_ptr<Buffer> logits_host;  // [max_batch][n_vocab], host-visible copy
+  std::unique_ptr<Buffer> kv_swap;      // one layer's cache, for kv_reorder()
+  std::unique_ptr<Buffer> attention_split;  // partial results of decode attention split over the KV range
+  // Inputs of int8 products, quantized (vk_quantize.h): q8_h the normalized rows ([max_batch]
+  // [n_embd], written by rms_norm), q8_b the others (attention output, GLU output).
+  std::unique_ptr<Buffer> q8_h, q8_b;
+  uint64_t bytes = 0;
+};
+
+VulkanOps::VulkanOps(std::shared_ptr<const Model> model, std::unique_ptr<Device> device)
+    : model_(std::move(model)), device_(std::move(device)) {}
+
+VulkanOps::~VulkanOps() {
+  // Buffers release their memory through the device: drop them first.
+  recorder_.reset();
+  act_.reset();
+  k_cache_.clear();
+  v_cache_.clear();
+  weights_.reset();
+}
+
+// Logits of a whole batch must fit one binding.
+int64_t VulkanOps::max_batch_limit() const {
+  return std::max<int64_t>(1, static_cast<int64_t>(device_->max_storage_buffer_range() /
+                                                   logits_row_bytes(model_->config())));
+}
+
+DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
+  const ModelConfig& c = model_->config();
+  DeviceNeeds n;
+  n.memory_bytes = device_->info().memory_bytes;
+  auto weight_bytes = DeviceWeights::bytes_needed(*device_, model_->weights());
+  // A tensor that cannot be placed at all fails the upload with its own message.
+  n.weight_bytes = weight_bytes ? *weight_bytes : 0;
+  n.kv_bytes = 2 * layer_layout(c, plan.n_ctx).bytes(plan.n_slots) * static_cast<uint64_t>(c.n_layer);
+  n.scratch_bytes = plan.scratch.total_bytes() + 2 * static_cast<uint64_t>(plan.max_batch) * logits_row_bytes(c);
+  return n;
+}
+
+Status VulkanOps::upload(const std::function<void(double)>& progress) {
+  auto weights = DeviceWeights::upload(*device_, model_->weights(), progress);
+  if (!weights) return weights.status();
+  weights_ = std::move(*weights);
+  return Status::ok();
+}
+
+Status VulkanOps::allocate(const ForwardPlan& plan) {
+  plan_ = plan;
+  const ModelConfig& c = model_->config();
+  Device& dev = *device_;
+  act_ = std::make_unique<Activations>();
+  Activations& a = *act_;
+  const int64_t B = plan.max_batch, E = c.n_embd;
+  const int64_t F = std::max({c.n_ff, c.n_ff_shared, int64_t{1}});
+  const int64_t K = std::max<int64_t>(1, c.n_expert_used), X = std::max<int64_t>(1, c.n_expert);
+  const int64_t FX = std::max({c.n_ff_expert, c.n_ff, int64_t{1}});
+  auto make = [&](std::unique_ptr<Buffer>& b, int64_t elements, MemoryUse use = MemoryUse::Scratch) -> Status {
+    auto r = dev.create_buffer(static_cast<uint64_t>(std::max<int64_t>(1, elements)) * 4, use);
+    if (!r) return r.status();
+    b = std::move(*r);
+    a.bytes += b->size();
+    return Status::ok();
+  };
+  token_stride_ = (static_cast<uint64_t>(B) * 4 + 255) / 256 * 256;
+  auto embd = device_matrix(model_->weights().token_embd);
+  if (!embd) return embd.status();
+  const auto table_parts = static_cast<int64_t>((*embd)->parts.size());
+  INFERSCOPE_RETURN_IF_ERROR(make(a.tokens, static_cast<int64_t>(token_stride_ / 4) * table_parts, MemoryUse::Staging));
+  for (auto* b : {&a.x, &a.h, &a.ffn_out}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * E));
+  for (auto* b : {&a.q, &a.attn}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * c.n_embd_q()));
+  for (auto* b : {&a.k, &a.v}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * c.n_embd_kv()));
+  for (auto* b : {&a.ffn_a, &a.ffn_b}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * F));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.router, B * X));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_ids, B * K));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_w, B * K));
+  const int64_t pairs = c.is_moe() ? B * K : 1;
+  for (auto* b : {&a.expert_a, &a.expert_b}) INFERSCOPE_RETURN_IF_ERROR(make(*b, pairs * (c.is_moe() ? FX : 1)));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_out, pairs * (c.is_moe() ? E : 1)));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.shared_out, c.n_ff_shared > 0 ? B * E : 1));
+  uint64_t q8_bytes = 4;
+  for (auto [rows, cols] : {std::pair{B, c.n_embd_q()}, {B, F}, {pairs, c.is_moe() ? FX : 1}}) {
+    if (cols % 32 == 0) q8_bytes = std::max(q8_bytes, q8_activation_bytes(cols, rows));
+  }
+  INFERSCOPE_RETURN_IF_ERROR(make(a.q8_b, static_cast<int64_t>(q8_bytes / 4)));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.q8_h, E % 32 == 0 ? static_cast<int64_t>(q8_activation_bytes(E, B) / 4) : 1));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.logits, B * c.n_vocab));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.logits_host, B * c.n_vocab, MemoryUse::Staging));
+  AttentionParams split;
+  split.n_head = c.n_head;
+  split.n_head_kv = c.n_head_kv;
+  split.head_dim = c.head_dim;
+  // CPU drivers run one workgroup per core anyway: no split there.
+  if (!dev.info().is_cpu()) {
+    INFERSCOPE_RETURN_IF_ERROR(make(a.attention_split, static_cast<int64_t>(attention_split_scratch_bytes(split) / 4)));
+  }
+
+  const uint64_t layer_bytes = layer_layout(c, plan.n_ctx).bytes(plan.n_slots);
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    for (auto* caches : {&k_cache_, &v_cache_}) {
+      auto b = dev.create_buffer(layer_bytes, MemoryUse::Kv);
+      if (!b) return b.status();
+      caches->push_back(std::move(*b));
+    }
+  }
+  if (plan.n_slots > 1) {
+    auto swap = dev.create_buffer(layer_bytes, MemoryUse::Scratch);
+    if (!swap) return swap.status();
+    a.kv_swap = std::move(*swap);
+    a.bytes += a.kv_swap->size();
+  }
+  recorder_ = std::make_unique<Recorder>(dev);
+  return Status::ok();
+}
+
+ExecutorMemory VulkanOps::memory() const {
+  ExecutorMemory m;
+  m.device_weight_bytes = weights_ ? weights_->bytes() : 0;
+  m.kv_cache_bytes = device_->allocated_bytes(MemoryUse::Kv);
+  m.scratch_bytes = act_ ? act_->bytes : 0;
+  return m;
+}
+
+BufferSpan VulkanOps::span(Act act) const {
+  const Activations& a = *act_;
+  switch (act) {
+    case Act::X: return whole(a.x);
+    case Act::H: return whole(a.h);
+    case Act::Q: return whole(a.q);
+    case Act::K: return whole(a.k);
+    case Act::V: return whole(a.v);
+    case Act::Attn: return whole(a.attn);
+    case Act::FfnA: return whole(a.ffn_a);
+    case Act::FfnB: return whole(a.ffn_b);
+    case Act::FfnOut: return whole(a.ffn_out);
+    case Act::Router: return whole(a.router);
+    case Act::ExpertOut: return whole(a.expert_out);
+    case Act::SharedOut: return whole(a.shared_out);
+    case Act::Logits: return whole(a.logits);
+  }
+  return {};
+}
+
+BufferSpan VulkanOps::q8_output(Act act, int64_t rows, int64_t cols, Feeds feeds) {
+  wrote(act);
+  const std::unique_ptr<Buffer>& q8 = act == Act::H ? act_->q8_h : act_->q8_b;
+  const bool int8 = std::any_of(feeds.begin(), feeds.end(), [&](const WeightMatrix* m) {
+    return m->present() && matmul_takes_q8(*device_, m->type, cols, rows, m->n_mats > 1);
+  });
+  if (!int8) return {};
+  // The buffer now holds this activation's rows only.
+  for (BufferSpan& other : q8_) {
+    if (other.buffer == q8.get()) other = {};
+  }
+  q8_[static_cast<size_t>(act)] = whole(q8);
+  return whole(q8);
+}
+
+Result<const DeviceMatrix*> VulkanOps::device_matrix(const WeightMatrix& w) const {
+  const DeviceMatrix* m = weights_ ? weights_->matrix(w) : nullptr;
+  if (!m) return Status::error("internal: tensor " + (w.tensor ? w.tensor->name : std::string("?")) + " is not on the device");
+  return m;
+}
+
+Result<BufferSpan> VulkanOps::device_vector(const float* data) const {
+  const DeviceVector* v = weights_ ? weights_->vector(data) : nullptr;
+  if (!v) return Status::error("internal: a weight vector is not on the device");
+  return v->span;
+}
+
+Status VulkanOps::begin_chunk(const Chunk& chunk) {
+  // Timestamps cost ~25 us each on lavapipe: every prefill chunk is timed, but only one decode
+  // step in kProfileEvery.
+  return recorder_->begin(chunk.n > 1 || decode_steps_++ % kProfileEvery == 0);
+}
+
+Status VulkanOps::end_chunk(const Chunk& chunk) {
+  const int64_t n_vocab = model_->config().n_vocab;
+  const uint64_t logits_bytes = static_cast<uint64_t>(chunk.n_logits * n_vocab) * sizeof(float);
+  if (chunk.n_logits > 0) recorder_->copy(whole(act_->logits), whole(act_->logits_host), logits_bytes);
+  INFERSCOPE_RETURN_IF_ERROR(recorder_->submit_and_wait());
+  counters_.dispatches += recorder_->dispatches();
+  counters_.submissions += 1;
+  collect_profile();
+  if (chunk.n_logits > 0) std::memcpy(chunk.logits, act_->logits_host->mapped(), logits_bytes);
+  return Status::ok();
+}
+
+// X = embedding rows of the batch (times embd_scale). A table split into parts is looked up
+// part by part, each giving zero rows for the ids it does not hold (written per part to the
+// host-visible id buffer), and the results summed (exactly: every row gets one non-zero term).
+Status VulkanOps::embed(std::span<const int32_t> tokens, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  auto table = device_matrix(model_->weights().token_embd);
+  if (!table) return table.status();
+  const auto& parts = (*table)->parts;
+  const auto n = static_cast<int64_t>(tokens.size());
+  for (size_t p = 0; p < parts.size(); ++p) {
+    auto* ids = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(act_->tokens->mapped()) + p * token_stride_);
+    const int64_t first = parts[p].first_row, rows = parts[p].view.rows;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const int64_t r = tokens[i] - first;
+      ids[i] = r >= 0 && r < rows ? static_cast<int32_t>(r) : -1;
+    }
+    const BufferSpan id_span{act_->tokens.get(), p * token_stride_, token_stride_};
+    const BufferSpan out = span(p == 0 ? Act::X : Act::H);
+    INFERSCOPE_RETURN_IF_ERROR(
+        record_get_rows(*device_, *recorder_, parts[p].view, id_span, n, c.embd_scale, out, dispatch_label(label)));
+    if (p > 0) {
+      INFERSCOPE_RETURN_IF_ERROR(
+          record_add(*device_, *recorder_, span(Act::X), span(Act::H), n * c.n_embd, dispatch_label(label)));
+    }
+  }
+  wrote(Act::X);
+  wrote(Act::H);
+  return Status::ok();
+}
+
+Status VulkanOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds feeds,
+                           OpLabel label) {
+  const ModelConfig& c = model_->config();
+  auto weight = device_vector(w.data);
+  if (!weight) return weight.status();
+  BufferSpan x = span(in);
+  x.offset += static_cast<uint64_t>(in_row0 * c.n_embd) * sizeof(float);
+  x.size = 0;
+  const BufferSpan q8 = q8_output(out, n, c.n_embd, feeds);
+  return record_rms_norm(*device_, *recorder_, x, *weight, span(out), n, c.n_embd, c.rms_eps, dispatch_label(label),
+                         q8);
+}
+
+Status VulkanOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) {
+  const MatmulInput x = input(in);
+  for (const MatmulOutput& o : outputs) {
+    auto w = device_matrix(*o.w);
+    if (!w) return w.status();
+    INFERSCOPE_RETURN_IF_ERROR(record_matmul_all_parts(**w, x, n, span(o.out), o.w->rows, dispatch_label(label)));
+    wrote(o.out);
+  }
+  return Status::ok();
+}
+
+Status VulkanOps::record_matmul_all_parts(const DeviceMatrix& w, const MatmulInput& x, int64_t n, BufferSpan y,
+                                          int64_t y_stride, DispatchLabel label) {
+  for (const DeviceMatrix::Part& part : w.parts) {
+    INFERSCOPE_RETURN_IF_ERROR(record_matmul(*device_, *recorder_, part.view, x, n, y, y_stride, part.first_row, label));
+  }
+  return Status::ok();
+}
+
+Status VulkanOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) {
+  auto b = device_vector(bias.data);
+  if (!b) return b.status();
+  wrote(x);
+  return record_add_bias(*device_, *recorder_, span(x), *b, n, bias.size, dispatch_label(label));
+}
+
+Status VulkanOps::rope(const Chunk& chunk, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  BufferSpan factors;
+  if (plan_.rope.freq_factors) {
+    auto f = device_vector(plan_.rope.freq_factors);
+    if (!f) return f.status();
+    factors = *f;
+  }
+  const RopeDims dims{c.n_head, c.n_head_kv, c.head_dim, c.n_rot, c.rope_layout == RopeLayout::Neox};
+  wrote(Act::Q);
+  wrote(Act::K);
+  return record_rope(*device_, *recorder_, span(Act::Q), span(Act::K), factors, dims, plan_.rope, chunk.n, chunk.pos0,
+                     dispatch_label(label));
+}
+
+Status VulkanOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
+  const auto il = static_cast<size_t>(layer);
+  return record_kv_store(*device_, *recorder_, span(Act::K), span(Act::V), whole(k_cache_[il]), whole(v_cache_[il]),
+                         layer_layout(model_->config(), plan_.n_ctx), chunk.slot, 0, chunk.pos0, chunk.n,
+                         dispatch_label(label));
+}
+
+Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
+                            OpLabel label) {
+  const ModelConfig& c = model_->config();
+  AttentionParams ap;
+  ap.n_head = c.n_head;
+  ap.n_head_kv = c.n_head_kv;
+  ap.head_dim = c.head_dim;
+  ap.scale = shape.scale;
+  ap.softcap = shape.softcap;
+  ap.n_swa = shape.window;
+  const auto il = static_cast<size_t>(layer);
+  const BufferSpan q8 = q8_output(Act::Attn, chunk.n, c.n_embd_q(), feeds);
+  return record_attention(*device_, *recorder_, span(Act::Q), whole(k_cache_[il]), whole(v_cache_[il]),
+                          layer_layout(c, plan_.n_ctx), chunk.slot, 0, span(Act::Attn), ap, chunk.n, chunk.pos0,
+                          dispatch_label(label), act_->attention_split ? whole(act_->attention_split) : BufferSpan{},
+                          q8);
+}
+
+Status VulkanOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds feeds, OpLabel label) {
+  const GluKind kind = activation == FfnActivation::GeluTanh ? GluKind::GeGlu : GluKind::SwiGlu;
+  const BufferSpan q8 = q8_output(Act::FfnA, n, width, feeds);
+  return record_glu(*device_, *recorder_, kind, span(Act::FfnA), span(Act::FfnB), span(Act::FfnA), n, width, 0, 0, 0,
+                    dispatch_label(label), q8);
+}
+
+Status VulkanOps::add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) {
+  wrote(dst);
+  return record_add(*device_, *recorder_, span(dst), span(src), n * width, dispatch_label(label));
+}
+
+Status VulkanOps::softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) {
+  wrote(x);
+  return record_softcap(*device_, *recorder_, span(x), n * width, cap, dispatch_label(label));
+}
+
+Status VulkanOps::moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) {
+  return record_moe_route(*device_, *recorder_, span(Act::Router), whole(act_->expert_ids), whole(act_->expert_w), n,
+                          n_expert, k, renormalize, dispatch_label(label));
+}
+
+Status VulkanOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n,
+                              int64_t k, OpLabel label) {
+  auto g = device_matrix(gate), u = device_matrix(up), d = device_matrix(down);
+  for (const auto* m : {&g, &u, &d}) {
+    if (!*m) return m->status();
+  }
+  const WeightView& gv = (*g)->parts[0].view;
+  const DispatchLabel l = dispatch_label(label);
+  const BufferSpan ids = whole(act_->expert_ids);
+  const MatmulInput h = input(Act::H);
+  Activations& a = *act_;
+  INFERSCOPE_RETURN_IF_ERROR(record_matmul_experts(*device_, *recorder_, gv, h, false, ids, n, k, whole(a.expert_a), l));
+  INFERSCOPE_RETURN_IF_ERROR(
+      record_matmul_experts(*device_, *recorder_, (*u)->parts[0].view, h, false, ids, n, k, whole(a.expert_b), l));
+  // The GLU output, quantized into q8_b when the down projections multiply in int8.
+  BufferSpan q8;
+  if (matmul_takes_q8(*device_, down.type, gv.rows, n * k, true)) {
+    for (BufferSpan& other : q8_) {
+      if (other.buffer == a.q8_b.get()) other = {};
+    }
+    q8 = whole(a.q8_b);
+  }
+  INFERSCOPE_RETURN_IF_ERROR(record_glu(*device_, *recorder_, GluKind::SwiGlu, whole(a.expert_a), whole(a.expert_b),
+                                        whole(a.expert_a), n * k, gv.rows, 0, 0, 0,
+                                        {static_cast<int>(OpKind::Ffn), static_cast<int>(label.layer)}, q8));
+  wrote(Act::ExpertOut);
+  return record_matmul_experts(*device_, *recorder_, (*d)->parts[0].view, MatmulInput(whole(a.expert_a), q8), true, ids,
+                               n, k, span(Act::ExpertOut), l);
+}
+
+Status VulkanOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) {
+  const int64_t E = model_->config().n_embd;
+  wrote(Act::FfnOut);
+  const BufferSpan ids = whole(act_->expert_ids), weights = whole(act_->expert_w);
+  if (!shared_gate) {
+    return record_moe_combine(*device_, *recorder_, span(Act::ExpertOut), ids, weights, span(Act::FfnOut), n, E, k,
+                              nullptr, dispatch_label(label));
+  }
+  auto gate = device_vector(shared_gate->data);
+  if (!gate) return gate.status();
+  const SharedExpertInputs shared{span(Act::SharedOut), *gate, span(Act::H)};
+  return record_moe_combine(*device_, *recorder_, span(Act::ExpertOut), ids, weights, span(Act::FfnOut), n, E, k,
+                            &shared, dispatch_label(label));
+}
+
+Status VulkanOps::kv_reorder(std::span<const int32_t> parents, std::span<const int64_t>) {
+  const uint64_t slot_bytes = layer_layout(model_->config(), plan_.n_ctx).bytes(1);
+  Recorder& rec = *recorder_;
+  INFERSCOPE_RETURN_IF_ERROR(rec.begin());
+  for (auto* caches : {&k_cache_, &v_cache_}) {
+    for (const auto& cache : *caches) {
+      rec.copy(whole(cache), whole(act_->kv_swap), cache->size());
+      for (size_t i = 0; i < parents.size(); ++i) {
+        rec.copy(BufferSpan{act_->kv_swap.get(), static_cast<uint64_t>(parents[i]) * slot_bytes, 0},
+                 BufferSpan{cache.get(), i * slot_bytes, 0}, slot_bytes);
+      }
+    }
+  }
+  INFERSCOPE_RETURN_IF_ERROR(rec.submit_and_wait());
+  counters_.submissions += 1;
+  return Status::ok();
+}
+
+void VulkanOps::collect_profile() {
+  OpProfile& profile = *plan_.profile;
+  const auto n_layer = static_cast<size_t>(model_->config().n_layer);
+  if (profile.layer_seconds.size() != n_layer) profile.layer_seconds.assign(n_layer, 0.0);
+  for (const DispatchTiming& t : recorder_->timings()) {
+    if (t.label.op >= 0 && t.label.op < static_cast<int>(OpKind::Count)) {
+      profile.seconds[static_cast<size_t>(t.label.op)] += t.seconds;
+    }
+    if (t.label.layer >= 0 && static_cast<size_t>(t.label.layer) < n_layer) {
+      profile.layer_seconds[static_cast<size_t>(t.label.layer)] += t.seconds;
+    }
+  }
+}
+
+}  // namespace inferscope::vulkan

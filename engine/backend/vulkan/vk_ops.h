@@ -1,0 +1,91 @@
+// The Vulkan backend's ops (engine/backend/backend_ops.h): each op is recorded into one
+// command buffer per chunk, submitted once at end_chunk(). Weights (DeviceWeights), the KV
+// cache (F16, one buffer per layer for K and for V) and the activations stay on the device;
+// the host writes the token ids and reads the logits.
+//
+// The one fusion: an op whose output feeds int8 matvecs (the `feeds` hint) also writes that
+// output quantized (vk_quantize.h), and the next products read it.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "engine/backend/backend_ops.h"
+#include "engine/backend/vulkan/ops/vk_matmul.h"
+#include "engine/backend/vulkan/vk_device.h"
+#include "engine/backend/vulkan/vk_model_weights.h"
+#include "engine/backend/vulkan/vk_recorder.h"
+#include "engine/model/model.h"
+
+namespace inferscope::vulkan {
+
+class VulkanOps : public BackendOps {
+ public:
+  VulkanOps(std::shared_ptr<const Model> model, std::unique_ptr<Device> device);
+  ~VulkanOps() override;
+
+  std::string name() const override { return "vulkan: " + device_->info().name; }
+  int64_t max_batch_limit() const override;
+  DeviceNeeds needs(const ForwardPlan& plan) override;
+  Status upload(const std::function<void(double)>& progress) override;
+  Status allocate(const ForwardPlan& plan) override;
+  bool records() const override { return true; }
+
+  Status begin_chunk(const Chunk& chunk) override;
+  Status end_chunk(const Chunk& chunk) override;
+  Status discard_chunk() override { return recorder_->discard(); }
+
+  Status embed(std::span<const int32_t> tokens, OpLabel label) override;
+  Status rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds feeds,
+                  OpLabel label) override;
+  Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) override;
+  Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) override;
+  Status rope(const Chunk& chunk, OpLabel label) override;
+  Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) override;
+  Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
+                   OpLabel label) override;
+  Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
+  Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
+  Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
+  Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
+  Status moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n, int64_t k,
+                     OpLabel label) override;
+  Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
+
+  Status kv_reorder(std::span<const int32_t> parents, std::span<const int64_t> lengths) override;
+  ExecutorMemory memory() const override;
+  ExecutorCounters counters() const override { return counters_; }
+
+  Device& device() { return *device_; }
+
+ private:
+  struct Activations;  // the device buffers of one batch
+  static constexpr size_t kActs = static_cast<size_t>(Act::Logits) + 1;
+  BufferSpan span(Act a) const;
+  MatmulInput input(Act a) const { return MatmulInput(span(a), q8_[static_cast<size_t>(a)]); }
+  // The quantized copy the op writing `a` also writes, when one of `feeds` multiplies rows x
+  // cols of it in int8 (matmul_takes_q8); else empty. Records that `a` has it (or has none).
+  BufferSpan q8_output(Act a, int64_t rows, int64_t cols, Feeds feeds);
+  void wrote(Act a) { q8_[static_cast<size_t>(a)] = {}; }
+  Result<const DeviceMatrix*> device_matrix(const WeightMatrix& w) const;
+  Result<BufferSpan> device_vector(const float* data) const;
+  Status record_matmul_all_parts(const DeviceMatrix& w, const MatmulInput& x, int64_t n, BufferSpan y,
+                                 int64_t y_stride, DispatchLabel label);
+  void collect_profile();
+
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<Device> device_;
+  std::unique_ptr<DeviceWeights> weights_;
+  std::unique_ptr<Recorder> recorder_;
+  std::unique_ptr<Activations> act_;
+  std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer: [slot][n_ctx][n_embd_kv] F16
+  std::array<BufferSpan, kActs> q8_{};  // per activation: its int8 copy, when the producer wrote one
+  ForwardPlan plan_;
+  static constexpr uint64_t kProfileEvery = 8;  // decode steps per timed one
+  uint64_t decode_steps_ = 0;
+  uint64_t token_stride_ = 0;  // bytes between the id lists of the embedding table's parts
+  ExecutorCounters counters_;
+};
+
+}  // namespace inferscope::vulkan

@@ -1,0 +1,16 @@
+// RoPE for a session of n_ctx tokens: the file's linear/YaRN scaling and attention factor, and
+// its frequency factors (rope_freqs; else LongRoPE's long factors when n_ctx exceeds
+// n_ctx_orig, short ones otherwise, as llama.cpp chooses). Points into `weights`.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/model/model_config.h"
+#include "engine/model/model_weights.h"
+#include "kernels/cpu/ops.h"
+
+namespace inferscope {
+
+kernels::RopeParams rope_params_for_context(const ModelConfig& config, const ModelWeights& weights, int64_t n_ctx);
+
+}  // namespace inferscope
