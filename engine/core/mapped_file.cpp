@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -32,6 +33,15 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
   }
   ::close(fd);
   return std::shared_ptr<MappedFile>(new MappedFile(data, size));
+}
+
+void MappedFile::release(const uint8_t* begin, size_t bytes) const {
+  if (data_ == nullptr || begin < data_ || begin >= data_ + size_) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = reinterpret_cast<uintptr_t>(begin) / page * page;
+  const uintptr_t end = std::min(reinterpret_cast<uintptr_t>(begin) + bytes, reinterpret_cast<uintptr_t>(data_) + size_);
+  // Advice only: a mapping the kernel will not release stays as it is.
+  ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

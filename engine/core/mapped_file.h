@@ -20,6 +20,11 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 
+  // Gives the pages of [begin, begin + bytes) (clamped to the mapping, widened to whole pages)
+  // back to the system; reading them again faults them in from the file. For data copied out
+  // of the mapping, so that it is not resident twice.
+  void release(const uint8_t* begin, size_t bytes) const;
+
  private:
   MappedFile(const uint8_t* data, size_t size) : data_(data), size_(size) {}
   const uint8_t* data_;

@@ -317,6 +317,10 @@ Result<std::shared_ptr<const File>> File::parse(std::vector<uint8_t> bytes, std:
   return std::shared_ptr<const File>(file);
 }
 
+void File::release_pages(const uint8_t* begin, size_t bytes) const {
+  if (mapping_) mapping_->release(begin, bytes);
+}
+
 const Value* File::find(std::string_view key) const {
   auto it = metadata_index_.find(std::string(key));
   return it == metadata_index_.end() ? nullptr : &metadata_[it->second].value;

@@ -77,6 +77,10 @@ class File {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find_tensor(std::string_view name) const;
 
+  // After the tensor data in [begin, begin + bytes) was copied elsewhere: lets the system take
+  // back those pages of the file mapping (nothing for a file parsed from memory).
+  void release_pages(const uint8_t* begin, size_t bytes) const;
+
   // Error text prefix "<path>: " used by code that validates this file's contents.
   std::string error_prefix() const { return path_ + ": "; }
 

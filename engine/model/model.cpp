@@ -11,14 +11,16 @@ namespace {
 
 // Share of the load reported before the weight copy starts (parsing, tokenizer, binding).
 constexpr double kProgressBeforeCopy = 0.05;
-constexpr size_t kCopyStepBytes = size_t(64) << 20;
+constexpr size_t kCopyStepBytes = size_t(4) << 20;  // also the most of the mapping resident at once
 
 void report(const ModelLoadOptions& options, double fraction) {
   if (options.on_progress) options.on_progress(fraction);
 }
 
-// Copies the tensor data section into huge-page memory in steps (reporting progress); nullptr
-// when it does not fit.
+// Copies the tensor data section into huge-page memory in steps (reporting progress), giving
+// each step's pages of the file mapping back once copied, so that the weights are never
+// resident twice (the peak stays at the estimate, not at twice the weights); nullptr when it
+// does not fit.
 std::unique_ptr<ResidentBuffer> copy_tensor_data(const gguf::File& file, const ModelLoadOptions& options) {
   if (file.tensors().empty()) return nullptr;
   const gguf::TensorInfo& first = file.tensors().front();
@@ -30,6 +32,7 @@ std::unique_ptr<ResidentBuffer> copy_tensor_data(const gguf::File& file, const M
   for (size_t done = 0; done < bytes;) {
     const size_t step = std::min(kCopyStepBytes, bytes - done);
     std::memcpy(dst + done, section + done, step);
+    file.release_pages(section + done, step);
     done += step;
     report(options, kProgressBeforeCopy + (1.0 - kProgressBeforeCopy) * static_cast<double>(done) / bytes);
   }
