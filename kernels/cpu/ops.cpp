@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/fp16.h"
@@ -139,6 +140,21 @@ void softmax_exact(float* x, int64_t n) {
   }
   const float inv = static_cast<float>(1.0 / sum);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void moe_top_k(float* logits, int64_t n_expert, int64_t k, bool renormalize, int32_t* order, int32_t* ids,
+               float* weights) {
+  softmax_exact(logits, n_expert);
+  std::iota(order, order + n_expert, 0);
+  std::partial_sort(order, order + k, order + n_expert, [&](int32_t a, int32_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  });
+  float sum = 0.0f;
+  for (int64_t j = 0; j < k; ++j) sum += logits[order[j]];
+  for (int64_t j = 0; j < k; ++j) {
+    ids[j] = order[j];
+    weights[j] = renormalize ? logits[order[j]] / sum : logits[order[j]];
+  }
 }
 
 void to_fp16(const float* x, uint16_t* y, int64_t n) {

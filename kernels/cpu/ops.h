@@ -68,6 +68,13 @@ void softmax(float* x, int64_t n);
 // The same with the C library's exp, for decisions that must not move: expert routing.
 void softmax_exact(float* x, int64_t n);
 
+// Mixture-of-experts routing of one token: logits[n_expert] becomes its softmax (in place,
+// softmax_exact), and the k most probable experts (descending; ties: lower index) go to
+// ids[k], their probabilities to weights[k] (divided by the sum of the k when renormalize).
+// order: scratch of n_expert ints. Preconditions: 1 <= k <= n_expert.
+void moe_top_k(float* logits, int64_t n_expert, int64_t k, bool renormalize, int32_t* order, int32_t* ids,
+               float* weights);
+
 // F32 -> F16 for n values (KV cache writes).
 void to_fp16(const float* x, uint16_t* y, int64_t n);
 

@@ -27,7 +27,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <numeric>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -323,23 +322,13 @@ struct Routes {
   std::vector<float> weights;
 };
 
-// CpuOps::moe_route's loop.
+// The CPU backend's routing (kernels::moe_top_k), token by token.
 Routes cpu_route(std::vector<float> logits, int64_t n, int64_t n_expert, int64_t k, bool renormalize) {
   Routes r{std::vector<int32_t>(static_cast<size_t>(n * k)), std::vector<float>(static_cast<size_t>(n * k))};
   std::vector<int32_t> order(static_cast<size_t>(n_expert));
   for (int64_t t = 0; t < n; ++t) {
-    float* p = logits.data() + t * n_expert;
-    kernels::softmax_exact(p, n_expert);
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                      [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
-    float sum = 0.0f;
-    for (int64_t j = 0; j < k; ++j) sum += p[order[static_cast<size_t>(j)]];
-    for (int64_t j = 0; j < k; ++j) {
-      const int32_t e = order[static_cast<size_t>(j)];
-      r.ids[static_cast<size_t>(t * k + j)] = e;
-      r.weights[static_cast<size_t>(t * k + j)] = renormalize ? p[e] / sum : p[e];
-    }
+    kernels::moe_top_k(logits.data() + t * n_expert, n_expert, k, renormalize, order.data(), r.ids.data() + t * k,
+                       r.weights.data() + t * k);
   }
   return r;
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/dequantize.h"
@@ -63,7 +62,8 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
       try_resize(rope_cos_, p.rope) && try_resize(rope_sin_, p.rope) &&
       try_resize(packed_, static_cast<int64_t>(3 * p.packed_region)) && try_resize(expert_in_, p.embd) &&
       try_resize(expert_tmp_, p.embd) && try_resize(expert_out_, p.expert_out) && try_resize(expert_ids_, p.routes) &&
-      try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.batch);
+      try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.batch) &&
+      try_resize(expert_order_, std::max<int64_t>(1, c.n_expert));
   if (!ok) return Status::error("out of memory allocating activation buffers for a batch of " + std::to_string(p.batch));
   scratch_bytes_ = p.total_bytes();
   return Status::ok();
@@ -246,20 +246,9 @@ Status CpuOps::softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label
 
 Status CpuOps::moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind);
-  std::vector<int32_t> order(static_cast<size_t>(n_expert));
   for (int64_t t = 0; t < n; ++t) {
-    float* p = router_.data() + t * n_expert;
-    kernels::softmax_exact(p, n_expert);
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                      [&](int32_t a, int32_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
-    float sum = 0.0f;
-    for (int64_t j = 0; j < k; ++j) sum += p[order[static_cast<size_t>(j)]];
-    for (int64_t j = 0; j < k; ++j) {
-      const int32_t e = order[static_cast<size_t>(j)];
-      expert_ids_[static_cast<size_t>(t * k + j)] = e;
-      expert_weights_[static_cast<size_t>(t * k + j)] = renormalize ? p[e] / sum : p[e];
-    }
+    kernels::moe_top_k(router_.data() + t * n_expert, n_expert, k, renormalize, expert_order_.data(),
+                       expert_ids_.data() + t * k, expert_weights_.data() + t * k);
   }
   return Status::ok();
 }

@@ -76,6 +76,7 @@ class CpuOps : public BackendOps {
   std::vector<int32_t> expert_ids_;
   std::vector<float> expert_weights_;
   std::vector<int64_t> expert_rows_;
+  std::vector<int32_t> expert_order_;  // moe_route's scratch: [n_expert]
 };
 
 // The forward pass of `model` on the CPU backend, on `pool` (which must outlive it).

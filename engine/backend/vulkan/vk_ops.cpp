@@ -189,11 +189,14 @@ BufferSpan VulkanOps::q8_output(Act act, int64_t rows, int64_t cols, Feeds feeds
     return m->present() && matmul_takes_q8(*device_, m->type, cols, rows, m->n_mats > 1);
   });
   if (!int8) return {};
-  // The buffer now holds this activation's rows only.
+  q8_[static_cast<size_t>(act)] = claim_q8(q8);
+  return q8_[static_cast<size_t>(act)];
+}
+
+BufferSpan VulkanOps::claim_q8(const std::unique_ptr<Buffer>& q8) {
   for (BufferSpan& other : q8_) {
     if (other.buffer == q8.get()) other = {};
   }
-  q8_[static_cast<size_t>(act)] = whole(q8);
   return whole(q8);
 }
 
@@ -373,13 +376,7 @@ Status VulkanOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, 
   INFERSCOPE_RETURN_IF_ERROR(
       record_matmul_experts(*device_, *recorder_, (*u)->parts[0].view, h, false, ids, n, k, whole(a.expert_b), l));
   // The GLU output, quantized into q8_b when the down projections multiply in int8.
-  BufferSpan q8;
-  if (matmul_takes_q8(*device_, down.type, gv.rows, n * k, true)) {
-    for (BufferSpan& other : q8_) {
-      if (other.buffer == a.q8_b.get()) other = {};
-    }
-    q8 = whole(a.q8_b);
-  }
+  const BufferSpan q8 = matmul_takes_q8(*device_, down.type, gv.rows, n * k, true) ? claim_q8(a.q8_b) : BufferSpan{};
   INFERSCOPE_RETURN_IF_ERROR(record_glu(*device_, *recorder_, GluKind::SwiGlu, whole(a.expert_a), whole(a.expert_b),
                                         whole(a.expert_a), n * k, gv.rows, 0, 0, 0,
                                         {static_cast<int>(OpKind::Ffn), static_cast<int>(label.layer)}, q8));

@@ -67,6 +67,8 @@ class VulkanOps : public BackendOps {
   // The quantized copy the op writing `a` also writes, when one of `feeds` multiplies rows x
   // cols of it in int8 (matmul_takes_q8); else empty. Records that `a` has it (or has none).
   BufferSpan q8_output(Act a, int64_t rows, int64_t cols, Feeds feeds);
+  // The q8 buffer, for rows about to be written there: no activation's copy is in it any more.
+  BufferSpan claim_q8(const std::unique_ptr<Buffer>& q8);
   void wrote(Act a) { q8_[static_cast<size_t>(a)] = {}; }
   Result<const DeviceMatrix*> device_matrix(const WeightMatrix& w) const;
   Result<BufferSpan> device_vector(const float* data) const;
