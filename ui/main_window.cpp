@@ -311,6 +311,7 @@ void MainWindow::connectSettings() {
     QSettings().setValue(kMaxTokensKey, sampling.maxTokens);
   });
   connect(m_settings, &SettingsDock::reloadRequested, this, &MainWindow::reload);
+  connect(m_settings, &SettingsDock::kvTypesRequested, m_engine.controller(), &EngineController::setKvTypes);
   connect(m_settings, &SettingsDock::presetSaveRequested, this,
           [store](const QString& name, const SamplingSettings& sampling) { store->savePreset(name, samplingToJson(sampling)); });
   connect(m_settings, &SettingsDock::presetLoadRequested, store, &StoreWorker::loadPreset);
@@ -355,6 +356,7 @@ LoadOptions MainWindow::optionsFor(const LoadSettings& settings) const {
   options.threads = settings.threads;
   options.contextLength = settings.contextLength;
   options.backend = backendChoiceFromId(settings.backend).value_or(BackendChoice{});
+  options.kvTypes = m_settings->kvTypes();
   return options;
 }
 
@@ -475,6 +477,15 @@ void MainWindow::connectEngine() {
   connect(engine, &EngineController::backendFailed, this, &MainWindow::onBackendFailed);
   connect(engine, &EngineController::backendsListed, this, &MainWindow::onBackendsListed);
   connect(engine, &EngineController::chatTemplateFellBack, this, &MainWindow::showChatTemplateNotice);
+  connect(engine, &EngineController::kvCacheChanged, this, [this](const KvTypes& types, quint64 bytes) {
+    m_loadedOptions.kvTypes = types;
+    m_settings->showKvCache(types, bytes);
+    m_performance->setKvCacheType(QString::fromStdString(kv_types_label(types)));
+  });
+  connect(engine, &EngineController::kvCacheRefused, this, [this](const QString& reason) {
+    m_settings->showKvCacheRefused(reason);
+    m_status->showMessage(tr("KV cache not changed: %1").arg(reason), 10000);
+  });
   connect(engine, &EngineController::metrics, m_status,
           [this](const MetricsSample& sample) { m_status->showSpeed(sample.decodeTokensPerSecond); });
   connect(m_chat, &ChatSession::busyChanged, this, &MainWindow::updateActions);
@@ -515,6 +526,8 @@ void MainWindow::onModelLoaded(const ModelSummary& summary) {
   m_performance->setMemory(static_cast<quint64>(m_memoryOnDevice ? summary.deviceWeightsBytes : summary.weightsBytes),
                            static_cast<quint64>(summary.kvCacheBytes), static_cast<quint64>(summary.scratchBytes));
   m_performance->setOpTimes({}, summary.backendShort);  // a new session measures from zero
+  m_performance->setKvCacheType(QString::fromStdString(kv_types_label(summary.kvTypes)));
+  m_settings->showKvCache(summary.kvTypes, static_cast<quint64>(summary.kvCacheBytes));
   setWindowTitle(tr("%1 — Inferscope").arg(QFileInfo(summary.path).fileName()));
   updateActions();
   if (!summary.chatFormatNotice.isEmpty()) showChatTemplateNotice(summary.chatFormatNotice);

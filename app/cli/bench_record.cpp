@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // bench's JSON keys that say what was run; every other key but the model is a measurement.
-constexpr const char* kConfigKeys[] = {"threads", "prompt_tokens", "gen_tokens", "reps"};
+constexpr const char* kConfigKeys[] = {"threads", "prompt_tokens", "gen_tokens", "depth", "reps"};
 
 std::string environment(const char* name) {
   const char* value = std::getenv(name);

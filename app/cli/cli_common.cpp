@@ -47,18 +47,30 @@ std::string format_bytes(uint64_t bytes) {
   return buf;
 }
 
+void read_kv_types(Args& args, KvTypes* types) {
+  for (auto [name, type] : {std::pair{"cache-type-k", &types->k}, {"cache-type-v", &types->v}}) {
+    if (!args.has(name)) continue;
+    auto parsed = parse_kv_type_name(args.string(name));
+    if (parsed) *type = *parsed;
+    else args.fail("--" + std::string(name) + ": " + parsed.message());
+  }
+}
+
 void print_memory(const MemoryUsage& m) {
   const std::string device =
       m.device_weights_bytes ? ", on the device: weights " + format_bytes(m.device_weights_bytes) : std::string();
-  std::fprintf(stderr, "memory: weights %s, KV cache %s, scratch %s%s (peak RSS %s)\n",
+  std::fprintf(stderr, "memory: weights %s, KV cache %s (%s), scratch %s%s (peak RSS %s)\n",
                format_bytes(m.weights_bytes).c_str(), format_bytes(m.kv_cache_bytes).c_str(),
-               format_bytes(m.scratch_bytes).c_str(), device.c_str(), format_bytes(m.peak_rss_bytes).c_str());
+               kv_types_label(m.kv_types).c_str(), format_bytes(m.scratch_bytes).c_str(), device.c_str(),
+               format_bytes(m.peak_rss_bytes).c_str());
 }
 
 nlohmann::json memory_json(const MemoryUsage& m) {
   return {{"weights_bytes", m.weights_bytes},
           {"device_weights_bytes", m.device_weights_bytes},
           {"kv_cache_bytes", m.kv_cache_bytes},
+          {"kv_cache_type_k", std::string(kernels::kv_type_name(m.kv_types.k))},
+          {"kv_cache_type_v", std::string(kernels::kv_type_name(m.kv_types.v))},
           {"scratch_bytes", m.scratch_bytes},
           {"peak_rss_bytes", m.peak_rss_bytes}};
 }

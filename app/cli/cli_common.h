@@ -21,12 +21,17 @@ inline const OptionSpec kBackendOption{"backend", "NAME", "compute backend: cpu 
 inline const OptionSpec kDeviceOption{"device", "N", "device of the backend (default 0; `inspect --devices` lists them)"};
 inline const OptionSpec kMmapOption{"mmap", nullptr, "read weights from the file mapping instead of copying them to huge pages"};
 inline const OptionSpec kContextOption{"context", "N", "context length in tokens (default: min(model's, 4096))"};
+inline const OptionSpec kCacheTypeKOption{"cache-type-k", "T", "KV cache type of K: f16 (default), q8_0, q4_0, nf4, int4"};
+inline const OptionSpec kCacheTypeVOption{"cache-type-v", "T", "KV cache type of V: f16 (default), q8_0, q4_0, nf4, int4"};
 
 // Loads --model (or the bundled model); prints the error and returns nullptr on failure.
 std::shared_ptr<const Model> load_model_from_args(Args& args);
 // Reads --backend and --device into *choice; fails the arguments (false) for an unknown
 // backend, or one whose library, driver or device is missing, saying which.
 bool check_backend(Args& args, BackendChoice* choice);
+
+// Reads --cache-type-k and --cache-type-v into *types; fails the arguments for unknown names.
+void read_kv_types(Args& args, KvTypes* types);
 
 std::string format_bytes(uint64_t bytes);  // "12.3 MiB"
 void print_memory(const MemoryUsage& m);   // to stderr

@@ -85,8 +85,10 @@ struct BenchFigures {
   double dispatches_per_token = 0, submissions_per_token = 0;  // of decode, on device backends
 };
 
-// Prefill of n_prompt tokens and n_gen decode steps, `reps` times after one warm-up of each.
-BenchFigures measure(Session& session, const Model& model, int64_t n_prompt, int64_t n_gen, int reps) {
+// Prefill of n_prompt tokens from an empty context, and n_gen decode steps after `depth`
+// tokens of context (filled once; each repetition decodes from there), `reps` times each after
+// one warm-up.
+BenchFigures measure(Session& session, const Model& model, int64_t n_prompt, int64_t n_gen, int64_t depth, int reps) {
   ForwardExecutor& fp = session.executor();
   const int64_t n_vocab = model.config().n_vocab;
   const std::vector<int32_t> prompt = bench_tokens(n_prompt, n_vocab);
@@ -99,21 +101,26 @@ BenchFigures measure(Session& session, const Model& model, int64_t n_prompt, int
     return n_prompt / std::chrono::duration<double>(Clock::now() - t0).count();
   };
   auto run_decode = [&]() -> double {
-    fp.clear();
+    fp.truncate(0, depth);
     const auto t0 = Clock::now();
     for (int64_t i = 0; i < n_gen; ++i) {
       if (!fp.forward(0, std::span<const int32_t>(&gen[static_cast<size_t>(i)], 1), false, logits.data())) return -1;
     }
     return n_gen / std::chrono::duration<double>(Clock::now() - t0).count();
   };
-  run_prefill();  // warm-up: page in the weights, settle the threads
-  run_decode();
   BenchFigures f;
   std::vector<double> pp, tg;
+  run_prefill();  // warm-up: page in the weights, settle the threads
   for (int r = 0; r < reps; ++r) {
     fp.profile().reset();
     pp.push_back(run_prefill());
     add_profile(f.prefill_profile, fp.profile());
+  }
+  fp.clear();
+  const std::vector<int32_t> context = bench_tokens(depth, n_vocab);
+  if (depth > 0 && !fp.forward(0, context, false, logits.data())) return f;
+  run_decode();
+  for (int r = 0; r < reps; ++r) {
     fp.profile().reset();
     const ExecutorCounters before = fp.counters();
     tg.push_back(run_decode());
@@ -130,6 +137,69 @@ BenchFigures measure(Session& session, const Model& model, int64_t n_prompt, int
   return f;
 }
 
+// The KV configurations to measure: --cache-type-k and --cache-type-v as comma lists (like
+// llama-bench), paired in order; a single entry pairs with every entry of the other list.
+std::vector<KvTypes> kv_configurations(Args& args) {
+  auto list = [&](const char* name) {
+    std::vector<KvType> types;
+    std::string text = args.string(name, "f16");
+    for (size_t begin = 0; begin <= text.size();) {
+      const size_t end = std::min(text.find(',', begin), text.size());
+      auto t = parse_kv_type_name(text.substr(begin, end - begin));
+      if (!t) args.fail("--" + std::string(name) + ": " + t.message());
+      else types.push_back(*t);
+      begin = end + 1;
+    }
+    return types;
+  };
+  const std::vector<KvType> k = list("cache-type-k"), v = list("cache-type-v");
+  if (!args.ok()) return {};
+  if (k.size() != v.size() && k.size() != 1 && v.size() != 1) {
+    args.fail("--cache-type-k and --cache-type-v list different numbers of types");
+    return {};
+  }
+  std::vector<KvTypes> out;
+  for (size_t i = 0; i < std::max(k.size(), v.size()); ++i) {
+    out.push_back({k[k.size() == 1 ? 0 : i], v[v.size() == 1 ? 0 : i]});
+  }
+  return out;
+}
+
+struct KvRun {
+  KvTypes types;
+  BenchFigures figures;
+  MemoryUsage memory;
+};
+
+nlohmann::json kv_runs_json(const std::vector<KvRun>& runs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const KvRun& r : runs) {
+    out.push_back({{"cache_type_k", std::string(kernels::kv_type_name(r.types.k))},
+                   {"cache_type_v", std::string(kernels::kv_type_name(r.types.v))},
+                   {"prefill_tokens_per_s", r.figures.prefill.median},
+                   {"decode_tokens_per_s", {{"median", r.figures.decode.median},
+                                            {"min", r.figures.decode.min},
+                                            {"max", r.figures.decode.max}}},
+                   {"decode_ratio_to_first", r.figures.decode.median / runs.front().figures.decode.median},
+                   {"kv_cache_bytes", r.memory.kv_cache_bytes}});
+  }
+  return out;
+}
+
+void print_kv_runs(const std::vector<KvRun>& runs, int64_t n_prompt, int64_t n_gen, int64_t depth) {
+  std::printf("KV cache types, measured one after another in this run (decode after %lld tokens):\n",
+              (long long)depth);
+  for (const KvRun& r : runs) {
+    std::printf("  %-16s pp%lld %7.1f  tg%lld %6.2f tokens/s (min %.2f, max %.2f)  %.3fx of %s  KV %s (%.1f%%)\n",
+                kv_types_label(r.types).c_str(), (long long)n_prompt, r.figures.prefill.median, (long long)n_gen,
+                r.figures.decode.median, r.figures.decode.min, r.figures.decode.max,
+                r.figures.decode.median / runs.front().figures.decode.median, kv_types_label(runs.front().types).c_str(),
+                format_bytes(r.memory.kv_cache_bytes).c_str(),
+                100.0 * static_cast<double>(r.memory.kv_cache_bytes) /
+                    static_cast<double>(runs.front().memory.kv_cache_bytes));
+  }
+}
+
 }  // namespace
 
 int run_bench(int argc, char** argv) {
@@ -138,6 +208,9 @@ int run_bench(int argc, char** argv) {
              {"prompt-tokens", "N", "prefill length (default 128)"},
              {"gen-tokens", "N", "decode steps (default 64)"},
              {"reps", "N", "repetitions; the median is reported (default 5)"},
+             {"depth", "N", "decode after N tokens of context, like llama-bench -d (default 0)"},
+             {"cache-type-k", "LIST", "KV cache types of K, comma-separated: each is measured (default f16)"},
+             {"cache-type-v", "LIST", "KV cache types of V, paired with those of K (default f16)"},
              kThreadsOption,
              kMmapOption,
              kBackendOption,
@@ -150,22 +223,42 @@ int run_bench(int argc, char** argv) {
   const int64_t n_prompt = args.integer("prompt-tokens", 128, 1, 1 << 16);
   const int64_t n_gen = args.integer("gen-tokens", 64, 1, 1 << 16);
   const int reps = static_cast<int>(args.integer("reps", 5, 1, 1000));
+  const int64_t depth = args.integer("depth", 0, 0, 1 << 20);
+  const std::vector<KvTypes> kv_configs = kv_configurations(args);
   SessionOptions so;
   so.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
   if (!args.ok() || !check_backend(args, &so.backend)) return args.exit_code();
   auto model = load_model_from_args(args);
   if (!model) return 1;
-  so.n_ctx = std::max<int64_t>(n_prompt, n_gen + 1);
+  so.n_ctx = std::max<int64_t>(n_prompt, depth + n_gen + 1);
   so.max_batch = std::max<int64_t>(n_prompt, 1);
+  so.kv_types = kv_configs.front();
   auto session = Session::create(model, so);
   if (!session) {
     std::fprintf(stderr, "error: %s\n", session.message().c_str());
     return 1;
   }
-  const BenchFigures figures = measure(**session, *model, n_prompt, n_gen, reps);
+  const BenchFigures figures = measure(**session, *model, n_prompt, n_gen, depth, reps);
   if (!figures.ok) {
     std::fprintf(stderr, "error: forward pass failed\n");
     return 1;
+  }
+  // Every other KV configuration, one after another in this run (the weights stay loaded).
+  std::vector<KvRun> kv_runs = {{kv_configs.front(), figures, (*session)->memory()}};
+  for (size_t i = 1; i < kv_configs.size(); ++i) {
+    SessionOptions kv_options = so;
+    kv_options.kv_types = kv_configs[i];
+    auto kv_session = Session::create(model, kv_options);
+    if (!kv_session) {
+      std::fprintf(stderr, "error: %s\n", kv_session.message().c_str());
+      return 1;
+    }
+    const BenchFigures f = measure(**kv_session, *model, n_prompt, n_gen, depth, reps);
+    if (!f.ok) {
+      std::fprintf(stderr, "error: forward pass failed with KV cache %s\n", kv_types_label(kv_configs[i]).c_str());
+      return 1;
+    }
+    kv_runs.push_back({kv_configs[i], f, (*kv_session)->memory()});
   }
   // The same model on the CPU backend, in the same run, for the ratio of the two.
   std::optional<BenchFigures> cpu;
@@ -177,7 +270,7 @@ int run_bench(int argc, char** argv) {
       std::fprintf(stderr, "error: %s\n", cpu_session.message().c_str());
       return 1;
     }
-    cpu = measure(**cpu_session, *model, n_prompt, n_gen, reps);
+    cpu = measure(**cpu_session, *model, n_prompt, n_gen, depth, reps);
   }
   const double bandwidth = measure_read_bandwidth((*session)->pool());
   const double bytes_per_token = weight_bytes_per_token(*model);
@@ -189,6 +282,7 @@ int run_bench(int argc, char** argv) {
       {"threads", (*session)->pool().size()},
       {"prompt_tokens", n_prompt},
       {"gen_tokens", n_gen},
+      {"depth", depth},
       {"reps", reps},
       {"prefill_tokens_per_s", {{"median", spp.median}, {"min", spp.min}, {"max", spp.max}}},
       {"decode_tokens_per_s", {{"median", stg.median}, {"min", stg.min}, {"max", stg.max}}},
@@ -205,6 +299,7 @@ int run_bench(int argc, char** argv) {
     j["prefill_ratio_to_cpu"] = spp.median / cpu->prefill.median;
     j["decode_ratio_to_cpu"] = stg.median / cpu->decode.median;
   }
+  if (kv_runs.size() > 1) j["kv_cache_runs"] = kv_runs_json(kv_runs);
   if (args.flag("json")) {
     std::printf("%s\n", j.dump().c_str());
     record_bench_run(args, j);
@@ -215,8 +310,12 @@ int run_bench(int argc, char** argv) {
               (*session)->pool().size());
   std::printf("pp%-5lld %9.1f tokens/s  (min %.1f, max %.1f over %d reps)\n", (long long)n_prompt, spp.median, spp.min,
               spp.max, reps);
-  std::printf("tg%-5lld %9.1f tokens/s  (min %.1f, max %.1f over %d reps)\n", (long long)n_gen, stg.median, stg.min,
-              stg.max, reps);
+  std::printf("tg%-5lld %9.1f tokens/s  (min %.1f, max %.1f over %d reps)%s\n", (long long)n_gen, stg.median,
+              stg.min, stg.max, reps, depth > 0 ? (" after " + std::to_string(depth) + " tokens of context").c_str() : "");
+  std::printf("KV cache %s: %s for %lld positions (%s per position)\n", kv_types_label(mem.kv_types).c_str(),
+              format_bytes(mem.kv_cache_bytes).c_str(), (long long)(*session)->n_ctx(),
+              format_bytes(mem.kv_cache_bytes / static_cast<uint64_t>((*session)->n_ctx())).c_str());
+  if (kv_runs.size() > 1) print_kv_runs(kv_runs, n_prompt, n_gen, depth);
   std::printf("time by op, prefill: %s\n", profile_text(figures.prefill_profile).c_str());
   std::printf("time by op, decode:  %s\n", profile_text(figures.decode_profile).c_str());
   if (so.backend.kind != BackendKind::Cpu) {

@@ -85,6 +85,8 @@ int run_generate(int argc, char** argv) {
              kThreadsOption,
              kMmapOption,
              kContextOption,
+             kCacheTypeKOption,
+             kCacheTypeVOption,
              kBackendOption,
              kDeviceOption,
              {"json", nullptr, "print one JSON object instead of streaming text"}});
@@ -107,6 +109,7 @@ int run_generate(int argc, char** argv) {
   SessionOptions so;
   so.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
   so.n_ctx = args.integer("context", 0, 0, int64_t(1) << 24);
+  read_kv_types(args, &so.kv_types);
   const bool json = args.flag("json");
   const bool chat = args.flag("chat");
   if (args.has("system") && !chat) args.fail("--system needs --chat");

@@ -91,8 +91,9 @@ void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok,
     std::printf("  %-40s %-22s %-8s %12llu\n", t.name.c_str(), t.shape_string().c_str(), kernels::type_name(t.type),
                 (unsigned long long)t.n_bytes);
   }
-  std::printf("\nmemory estimate at the model's context of %lld tokens: weights %s + KV cache %s (F16) + scratch %s = %s\n",
+  std::printf("\nmemory estimate at the model's context of %lld tokens: weights %s + KV cache %s (%s) + scratch %s = %s\n",
               (long long)e.n_ctx, format_bytes(e.weights_bytes).c_str(), format_bytes(e.kv_cache_bytes).c_str(),
+              kv_types_label(e.kv_types).c_str(),
               format_bytes(e.scratch_bytes).c_str(), format_bytes(e.total_bytes()).c_str());
 }
 
@@ -121,6 +122,8 @@ nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenize
   j["memory_estimate"] = {{"n_ctx", e.n_ctx},
                           {"weights_bytes", e.weights_bytes},
                           {"kv_cache_bytes", e.kv_cache_bytes},
+                          {"kv_cache_type_k", std::string(kernels::kv_type_name(e.kv_types.k))},
+                          {"kv_cache_type_v", std::string(kernels::kv_type_name(e.kv_types.v))},
                           {"scratch_bytes", e.scratch_bytes},
                           {"total_bytes", e.total_bytes()}};
   return j;
@@ -142,9 +145,12 @@ int list_all_devices(bool json) {
 int run_inspect(int argc, char** argv) {
   Args args(argc, argv, "inspect", "Shows a GGUF file's architecture, tokenizer, tensors and memory estimate.",
             {kModelOption, kThreadsOption, {"json", nullptr, "print one JSON object"},
-             {"devices", nullptr, "list every backend's devices (no model needed)"}, kBackendOption, kDeviceOption});
+             {"devices", nullptr, "list every backend's devices (no model needed)"}, kCacheTypeKOption,
+             kCacheTypeVOption, kBackendOption, kDeviceOption});
   if (!args.ok()) return args.exit_code();
   const int threads = static_cast<int>(args.integer("threads", 1, 1, 1024));
+  KvTypes kv_types;
+  read_kv_types(args, &kv_types);
   if (!args.ok()) return args.exit_code();
   if (args.flag("devices")) return list_all_devices(args.flag("json"));
   BackendChoice backend;
@@ -163,7 +169,12 @@ int run_inspect(int argc, char** argv) {
   auto tok = Tokenizer::from_gguf(**file);
   if (!tok) std::fprintf(stderr, "warning: %s\n", tok.message().c_str());
   const Tokenizer* tokenizer = tok ? tok->get() : nullptr;
-  const MemoryEstimate e = estimate_memory(**file, *config, config->n_ctx_train, threads);
+  const Status kv_ok = check_kv_types(*config, kv_types);
+  if (!kv_ok) {
+    std::fprintf(stderr, "error: %s\n", kv_ok.message().c_str());
+    return 1;
+  }
+  const MemoryEstimate e = estimate_memory(**file, *config, config->n_ctx_train, threads, 256, kv_types);
   const ChatTemplateInfo chat = chat_template_info(**file);
   const bool on_device = backend.kind != BackendKind::Cpu;
   if (args.flag("json")) {

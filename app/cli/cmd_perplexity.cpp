@@ -39,9 +39,13 @@ int run_perplexity(int argc, char** argv) {
              {"context", "N", "tokens per chunk (default 512, at most the model's context)"},
              kThreadsOption,
              kMmapOption,
+             kCacheTypeKOption,
+             kCacheTypeVOption,
              kBackendOption,
              kDeviceOption});
   if (!args.ok()) return args.exit_code();
+  KvTypes kv_types;
+  read_kv_types(args, &kv_types);
   const int threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
   int64_t n_ctx = args.integer("context", 512, 8, int64_t(1) << 20);
   if (!args.has("text")) args.fail("--text FILE is required");
@@ -67,6 +71,7 @@ int run_perplexity(int argc, char** argv) {
   SessionOptions so;
   so.n_threads = threads;
   so.n_ctx = n_ctx;
+  so.kv_types = kv_types;
   so.backend = backend;
   auto session = Session::create(model, so);
   if (!session) {

@@ -17,6 +17,7 @@
 
 #include "engine/backend/forward_executor.h"
 #include "engine/core/status.h"
+#include "engine/kv/kv_layout.h"
 #include "engine/model/model_config.h"
 #include "engine/model/model_weights.h"
 #include "engine/model/op_profile.h"
@@ -50,6 +51,7 @@ struct ForwardPlan {
   int64_t n_ctx = 0;
   int n_slots = 1;
   int64_t max_batch = 1;
+  KvTypes kv_types;
   ScratchPlan scratch;
   kernels::RopeParams rope;  // freq_factors points into the model's weights (or is null)
   OpProfile* profile = nullptr;  // where the backend adds its op times
@@ -101,6 +103,9 @@ class BackendOps {
   virtual int threads() const { return 1; }
   // The largest batch the backend takes (for example, logits that fit one binding).
   virtual int64_t max_batch_limit() const { return INT64_MAX; }
+  // Whether the backend runs this model with this plan (weight types, KV types, sizes): the
+  // error names the op and type or size it cannot run. Called before needs() and upload().
+  virtual Status supports(const ForwardPlan& plan) const = 0;
   virtual DeviceNeeds needs(const ForwardPlan& plan) = 0;
   // Copies the weights to the device; progress(0..1) as they go. Nothing on the CPU.
   virtual Status upload(const std::function<void(double)>& progress) = 0;

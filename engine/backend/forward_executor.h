@@ -41,6 +41,9 @@ class ForwardExecutor {
   virtual int64_t kv_length(int slot) const = 0;
   // Empties every slot.
   virtual void clear() = 0;
+  // Keeps the first `length` positions of `slot` (0 <= length <= kv_length(slot)); the next
+  // forward call continues from there.
+  virtual void truncate(int slot, int64_t length) = 0;
   // After the call slot i holds what slot parents[i] held (beam search re-ranking).
   virtual Status reorder(std::span<const int32_t> parents) = 0;
 

@@ -26,10 +26,13 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   plan.n_ctx = options.n_ctx > 0 ? options.n_ctx : c.n_ctx_train;
   plan.n_slots = options.n_slots;
   plan.max_batch = std::max<int64_t>(1, std::min(options.max_batch, fp->ops_->max_batch_limit()));
+  plan.kv_types = options.kv_types;
   plan.scratch = ScratchPlan::for_model(c, plan.n_ctx, plan.max_batch, fp->ops_->threads());
   plan.rope = rope_params_for_context(c, fp->model_->weights(), plan.n_ctx);
   plan.profile = &fp->profile_;
   fp->lengths_.assign(static_cast<size_t>(options.n_slots), 0);
+  INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c, plan.kv_types));
+  INFERSCOPE_RETURN_IF_ERROR(fp->ops_->supports(plan));
   INFERSCOPE_RETURN_IF_ERROR(fp->fit_check());
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->upload(options.on_upload_progress));
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->allocate(plan));

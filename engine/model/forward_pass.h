@@ -12,6 +12,7 @@
 //   logits = rmsnorm(x) Wout (gemma2: soft-capped)
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -30,6 +31,7 @@ struct ForwardOptions {
   int64_t n_ctx = 0;        // context length; 0 = the model's training context
   int n_slots = 1;          // sequences kept in the KV cache (beam width)
   int64_t max_batch = 256;  // tokens per forward call chunk
+  KvTypes kv_types;         // storage types of the KV cache's K and V rows
   // GPU backends: called with the fraction of the weights copied to the device (0..1,
   // non-decreasing), on the creating thread.
   std::function<void(double)> on_upload_progress;
@@ -49,6 +51,10 @@ class ForwardPass : public ForwardExecutor {
   int n_slots() const override { return static_cast<int>(lengths_.size()); }
   int64_t kv_length(int slot) const override { return lengths_[static_cast<size_t>(slot)]; }
   void clear() override { std::fill(lengths_.begin(), lengths_.end(), 0); }
+  void truncate(int slot, int64_t length) override {
+    int64_t& n = lengths_[static_cast<size_t>(slot)];
+    n = std::clamp<int64_t>(length, 0, n);
+  }
   Status reorder(std::span<const int32_t> parents) override;
   ExecutorMemory memory() const override { return ops_->memory(); }
   ExecutorCounters counters() const override;

@@ -2,17 +2,17 @@
 
 #include <cstdio>
 
-#include "engine/kv/kv_cache.h"
 #include "engine/model/scratch_plan.h"
 
 namespace inferscope {
 
 MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config, int64_t n_ctx, int n_threads,
-                               int64_t max_batch) {
+                               int64_t max_batch, KvTypes kv_types) {
   MemoryEstimate e;
   e.n_ctx = n_ctx;
   for (const gguf::TensorInfo& t : file.tensors()) e.weights_bytes += t.n_bytes;
-  e.kv_cache_bytes = KvCache::bytes_for(config.n_layer, config.n_embd_kv(), n_ctx, 1);
+  e.kv_types = kv_types;
+  e.kv_cache_bytes = KvLayout::for_model(config, n_ctx, 1, kv_types).bytes();
   e.scratch_bytes = ScratchPlan::for_model(config, n_ctx, max_batch, n_threads).total_bytes();
   return e;
 }

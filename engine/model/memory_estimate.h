@@ -1,5 +1,6 @@
 // What loading a model and opening a session would cost, computed from the file alone: the
-// weights as stored, the F16 KV cache at a context length, and the forward pass's activation
+// weights as stored, the KV cache (of the chosen K and V types) at a context length, and the
+// forward pass's activation
 // buffers. Used by `inspect` and the desktop app's model info dialog.
 #pragma once
 
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/kv/kv_layout.h"
 #include "engine/model/model_config.h"
 
 namespace inferscope {
@@ -15,6 +17,7 @@ struct MemoryEstimate {
   int64_t n_ctx = 0;
   uint64_t weights_bytes = 0;
   uint64_t kv_cache_bytes = 0;  // one sequence slot
+  KvTypes kv_types;
   uint64_t scratch_bytes = 0;
 
   uint64_t total_bytes() const { return weights_bytes + kv_cache_bytes + scratch_bytes; }
@@ -22,7 +25,7 @@ struct MemoryEstimate {
 
 // n_ctx > 0; n_threads >= 1; max_batch as the session will use (SessionOptions::max_batch).
 MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config, int64_t n_ctx, int n_threads,
-                               int64_t max_batch = 256);
+                               int64_t max_batch = 256, KvTypes kv_types = {});
 
 // "1.50 GiB": bytes as GiB with two decimals, for messages.
 std::string format_gib(uint64_t bytes);

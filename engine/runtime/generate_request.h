@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/kv/kv_layout.h"
 #include "engine/sampling/sampling_params.h"
 
 namespace inferscope {
@@ -47,6 +48,7 @@ struct MemoryUsage {
   uint64_t weights_bytes = 0;          // in host memory (the file's tensors)
   uint64_t device_weights_bytes = 0;   // copied to a GPU backend's device memory
   uint64_t kv_cache_bytes = 0;
+  KvTypes kv_types;                    // what the KV cache stores
   uint64_t scratch_bytes = 0;
   uint64_t peak_rss_bytes = 0;  // whole process, as the OS counts it
 };

@@ -112,6 +112,7 @@ Result<std::unique_ptr<ForwardExecutor>> Session::create_executor(int n_slots) {
   fo.n_ctx = options_.n_ctx;
   fo.n_slots = n_slots;
   fo.max_batch = options_.max_batch;
+  fo.kv_types = options_.kv_types;
   fo.on_upload_progress = options_.on_upload_progress;
   if (options_.backend.kind == BackendKind::Cpu) {
     auto fp = cpu_forward_pass(model_, *pool_, fo);
@@ -123,8 +124,28 @@ Result<std::unique_ptr<ForwardExecutor>> Session::create_executor(int n_slots) {
   return (*plugin)->create_executor(model_, options_.backend.device, fo);
 }
 
+Status Session::set_kv_types(KvTypes types) {
+  if (types == options_.kv_types) return Status::ok();
+  const KvTypes previous = options_.kv_types;
+  const int n_slots = forward_ ? forward_->n_slots() : 1;
+  forward_.reset();  // its memory is needed for the new cache
+  options_.kv_types = types;
+  auto executor = create_executor(n_slots);
+  if (executor) {
+    forward_ = std::move(*executor);
+    return Status::ok();
+  }
+  options_.kv_types = previous;
+  auto restored = create_executor(n_slots);
+  if (!restored) return Status::error(executor.status().message() + "; restoring the previous KV cache failed too: " +
+                                      restored.status().message());
+  forward_ = std::move(*restored);
+  return executor.status();
+}
+
 MemoryUsage Session::memory() const {
   MemoryUsage m;
+  m.kv_types = options_.kv_types;
   m.weights_bytes = model_->weights().total_bytes;
   const ExecutorMemory em = forward_->memory();
   m.device_weights_bytes = em.device_weight_bytes;

@@ -21,6 +21,7 @@ struct SessionOptions {
   int64_t n_ctx = 0;     // 0 = min(model's training context, 4096)
   int n_threads = 0;     // 0 = all cores
   int64_t max_batch = 256;
+  KvTypes kv_types;       // storage types of the KV cache's K and V (f16 unless chosen)
   BackendChoice backend;  // CPU unless chosen; a Vulkan device runs the whole forward pass
   std::function<void(double)> on_upload_progress;  // see ForwardOptions
 };
@@ -46,6 +47,11 @@ class Session {
   const SessionOptions& options() const { return options_; }
   int64_t n_ctx() const { return forward_->n_ctx(); }
   MemoryUsage memory() const;
+
+  // Re-creates the KV cache with other K/V types; the model stays loaded (a GPU backend copies
+  // its weights to the device again). The context is emptied. On failure (a type the backend
+  // cannot run, no memory) the session keeps its previous types, and the error says why.
+  Status set_kv_types(KvTypes types);
 
  private:
   Session() = default;

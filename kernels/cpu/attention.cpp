@@ -1,6 +1,5 @@
 #include "kernels/cpu/attention.h"
 
-#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/fp16.h"
 #include "kernels/cpu/ops.h"
 
@@ -29,14 +28,5 @@ void attention_head_f16_scalar(const float* q, const uint16_t* k, const uint16_t
 }
 
 }  // namespace detail
-
-void attention_head_f16(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
-                        int64_t head_dim, float scale, float* scores, float* out, float softcap) {
-  if (active_simd_level() >= SimdLevel::Avx2 && head_dim % 8 == 0) {
-    detail::attention_head_f16_avx2(q, k, v, kv_stride, n_kv, head_dim, scale, scores, out, softcap);
-  } else {
-    detail::attention_head_f16_scalar(q, k, v, kv_stride, n_kv, head_dim, scale, scores, out, softcap);
-  }
-}
 
 }  // namespace inferscope::kernels

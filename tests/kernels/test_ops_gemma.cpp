@@ -111,8 +111,10 @@ TEST(OpsGemma, AttentionWithSoftcapMatchesReference) {
       const float scale = 1.0f / std::sqrt(float(hd)), cap = 5.0f;
       const auto expected = reference_capped_attention(q, k, v, stride, n_kv, hd, scale, cap);
       for_each_simd_level([&](const char* level) {
-        std::vector<float> scores(static_cast<size_t>(n_kv)), out(static_cast<size_t>(hd));
-        attention_head_f16(q.data(), k.data(), v.data(), stride, n_kv, hd, scale, scores.data(), out.data(), cap);
+        std::vector<float> scores(static_cast<size_t>(n_kv * kAttentionScratchPerPosition)), out(static_cast<size_t>(hd));
+        const KvRows kr{KvType::F16, reinterpret_cast<const uint8_t*>(k.data()), 2 * stride, 0};
+        const KvRows vr{KvType::F16, reinterpret_cast<const uint8_t*>(v.data()), 2 * stride, 0};
+        attention_group(q.data(), hd, 1, kr, vr, n_kv, hd, scale, cap, scores.data(), out.data(), hd);
         for (int64_t d = 0; d < hd; ++d) {
           EXPECT_NEAR(out[d], expected[d], 5e-5) << level << " hd " << hd << " n_kv " << n_kv << " d " << d;
         }

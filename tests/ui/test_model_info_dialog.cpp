@@ -1,6 +1,8 @@
 // ModelInfoDialog on a real GGUF file (stories260K) and on files that are not GGUF.
 #include <gtest/gtest.h>
 
+#include <QComboBox>
+
 #include <QAbstractItemModel>
 #include <QCoreApplication>
 #include <QLabel>
@@ -111,6 +113,14 @@ TEST(ModelInfoDialog, MemoryEstimateIsTheEnginesAtTheChosenContext) {
   const MemoryEstimate wider = estimate_memory(*file, *config, 256, 2);
   EXPECT_GT(wider.kv_cache_bytes, e.kv_cache_bytes);
   EXPECT_EQ(labelText(dialog, "estimateKvCache"), bytesText(wider.kv_cache_bytes));
+
+  auto* kvType = dialog.findChild<QComboBox*>("estimateKvType");
+  ASSERT_NE(kvType, nullptr);
+  kvType->setCurrentIndex(kvType->findText("q4_0"));
+  const MemoryEstimate q4 = estimate_memory(*file, *config, 256, 2, 256, {KvType::Q4_0, KvType::Q4_0});
+  EXPECT_LT(q4.kv_cache_bytes * 3, wider.kv_cache_bytes);
+  EXPECT_EQ(labelText(dialog, "estimateKvCache"), bytesText(q4.kv_cache_bytes));
+  EXPECT_EQ(labelText(dialog, "estimateTotal"), bytesText(q4.total_bytes()));
 }
 
 TEST(ModelInfoDialog, ABadFileShowsTheEnginesError) {

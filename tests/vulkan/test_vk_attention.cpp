@@ -33,7 +33,7 @@ TEST(VulkanOps, KvStoreIsBitExactAndTouchesOnlyItsRows) {
                             -INFINITY, NAN, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, 3e-6f, -0.0f, 1e-40f, 6.1e-5f};
   std::copy(std::begin(specials), std::end(specials), v.begin());
   std::copy(std::begin(specials), std::end(specials), k.begin() + 100);
-  const uint64_t cache_halves = layout.bytes(n_slots) / 2;
+  const uint64_t cache_halves = layout.bytes(KvPart::K, n_slots) / 2;
   std::vector<uint16_t> sentinel(cache_halves, 0x5555);
 
   Gpu gpu(*device);
@@ -46,7 +46,7 @@ TEST(VulkanOps, KvStoreIsBitExactAndTouchesOnlyItsRows) {
                            pos0, n);
   });
   std::vector<uint16_t> want_k = sentinel, want_v = sentinel;
-  const uint64_t row0 = layout.row_half(slot, layer, pos0);
+  const uint64_t row0 = layout.row_byte(KvPart::K, slot, layer, pos0) / 2;
   kernels::to_fp16(k.data(), want_k.data() + row0, n * layout.n_embd_kv);
   kernels::to_fp16(v.data(), want_v.data() + row0, n * layout.n_embd_kv);
   EXPECT_EQ(first_bit_difference(gpu.read<uint16_t>(kc, cache_halves), want_k), -1);
@@ -139,8 +139,8 @@ TEST(VulkanOpsPerf, DISABLED_Attention) {
     const KvCacheLayout layout{1, s.n_ctx, s.n_head_kv * s.head_dim};
     Gpu gpu(*device);
     const Buffer& q = gpu.upload(random_floats(static_cast<size_t>(s.n_tokens * s.n_head * s.head_dim), 1));
-    const Buffer& kc = gpu.allocate(layout.bytes(1));
-    const Buffer& vc = gpu.allocate(layout.bytes(1));
+    const Buffer& kc = gpu.allocate(layout.bytes(KvPart::K, 1));
+    const Buffer& vc = gpu.allocate(layout.bytes(KvPart::V, 1));
     const Buffer& out = gpu.allocate(static_cast<uint64_t>(s.n_tokens * s.n_head * s.head_dim) * 4);
     const Buffer& scratch = gpu.allocate(static_cast<uint64_t>(s.n_tokens * s.n_head * 32 * (s.head_dim + 2)) * 4);
     AttentionParams p{s.n_head, s.n_head_kv, s.head_dim, 0.088f, 0.0f, 0, s.n_split};

@@ -146,7 +146,7 @@ TEST(VkQuantize, AttentionQuantizesWhatItWrites) {
       const KvCacheLayout layout{1, n_ctx, kv};
       std::mt19937 rng(960);
       const auto q = testing::random_activations(row, n_tokens, rng);
-      std::vector<uint16_t> cache(static_cast<size_t>(layout.bytes(1) / 2));
+      std::vector<uint16_t> cache(static_cast<size_t>(layout.bytes(KvPart::K, 1) / 2));
       const auto cache_f = testing::random_activations(kv, n_ctx, rng);
       kernels::to_fp16(cache_f.data(), cache.data(), static_cast<int64_t>(cache.size()));
       Gpu gpu(*device, 16);

@@ -80,7 +80,7 @@ inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t se
   const KvCacheLayout layout{2, n_ctx, c.n_head_kv * c.head_dim};
   const int n_slots = 2, slot = 1;
   const int64_t layer = 1, KV = layout.n_embd_kv, Q = c.n_head * c.head_dim;
-  const uint64_t halves = layout.bytes(n_slots) / 2;
+  const uint64_t halves = layout.bytes(KvPart::K, n_slots) / 2;
   std::vector<uint16_t> k_cache(halves), v_cache(halves);
   {
     const auto kf = random_floats(halves, seed), vf = random_floats(halves, seed + 1);
@@ -102,8 +102,8 @@ inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t se
   const Buffer& out = gpu.allocate(at + q.size() * sizeof(float));
   if (via_kv_store) {
     // The batch's own rows come from kv_store in the same recording, as in a forward pass.
-    kernels::to_fp16(k_new.data(), k_cache.data() + layout.row_half(slot, layer, c.pos0), c.n_tokens * KV);
-    kernels::to_fp16(v_new.data(), v_cache.data() + layout.row_half(slot, layer, c.pos0), c.n_tokens * KV);
+    kernels::to_fp16(k_new.data(), k_cache.data() + layout.row_byte(KvPart::K, slot, layer, c.pos0) / 2, c.n_tokens * KV);
+    kernels::to_fp16(v_new.data(), v_cache.data() + layout.row_byte(KvPart::K, slot, layer, c.pos0) / 2, c.n_tokens * KV);
   }
   const AttentionParams params{c.n_head,  c.n_head_kv, c.head_dim, scale,     c.softcap,
                                c.n_swa,   run.n_split, run.heads,  run.tokens};
@@ -130,8 +130,8 @@ inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t se
       const int64_t pos = c.pos0 + t;
       const bool windowed = c.n_swa > 0 && reference != AttentionReference::NoWindow;
       const int64_t first = windowed ? std::max<int64_t>(0, pos - c.n_swa + 1) : 0;
-      const uint16_t* k_rows = k_cache.data() + layout.row_half(slot, layer, first) + kvh * c.head_dim;
-      const uint16_t* v_rows = v_cache.data() + layout.row_half(slot, layer, first) + kvh * c.head_dim;
+      const uint16_t* k_rows = k_cache.data() + layout.row_byte(KvPart::K, slot, layer, first) / 2 + kvh * c.head_dim;
+      const uint16_t* v_rows = v_cache.data() + layout.row_byte(KvPart::K, slot, layer, first) / 2 + kvh * c.head_dim;
       if (reference == AttentionReference::Double) {
         attention_head_double(q.data() + t * Q + h * c.head_dim, k_rows, v_rows, KV, pos - first + 1, c.head_dim, scale,
                               c.softcap, want.data() + t * Q + h * c.head_dim);

@@ -59,6 +59,7 @@ ModelSummary summarize(const QString& path, const Model& model, Session& session
   const MemoryUsage memory = session.memory();
   s.deviceWeightsBytes = static_cast<qint64>(memory.device_weights_bytes);
   s.kvCacheBytes = static_cast<qint64>(memory.kv_cache_bytes);
+  s.kvTypes = memory.kv_types;
   s.scratchBytes = static_cast<qint64>(memory.scratch_bytes);
   return s;
 }
@@ -93,6 +94,22 @@ void EngineController::generate(const ChatRequest& request) {
   const quint64 ticket = ++m_lastTicket;
   emit generateRequested(request);
   QMetaObject::invokeMethod(this, [this, request, ticket] { runGeneration(request, ticket); }, Qt::QueuedConnection);
+}
+
+void EngineController::setKvTypes(const KvTypes& types) {
+  QMetaObject::invokeMethod(this, [this, types] { runSetKvTypes(types); }, Qt::QueuedConnection);
+}
+
+void EngineController::runSetKvTypes(const KvTypes& types) {
+  if (!m_session) {
+    emit kvCacheRefused(tr("No model is loaded."));
+    return;
+  }
+  const Status changed = m_session->set_kv_types(types);
+  if (!changed) emit kvCacheRefused(qstr(changed.message()));
+  const MemoryUsage memory = m_session->memory();
+  emit kvCacheChanged(memory.kv_types, memory.kv_cache_bytes);
+  publish(QString(), 0, 0);
 }
 
 void EngineController::stop() { m_stoppedTicket.store(m_lastTicket.load()); }
@@ -170,6 +187,7 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   sessionOptions.n_threads = threadsFor(options);
   sessionOptions.n_ctx = options.contextLength;
   sessionOptions.backend = options.backend;
+  sessionOptions.kv_types = options.kvTypes;
   if (onDevice) {
     sessionOptions.on_upload_progress = [&](double fraction) {
       const int percent = static_cast<int>((fileShare + fraction * (1.0 - fileShare)) * 100);
@@ -246,6 +264,7 @@ void EngineController::publish(const QString& text, int generated, double tokens
   sample.weightsBytes = memory.weights_bytes;
   sample.deviceWeightsBytes = memory.device_weights_bytes;
   sample.kvCacheBytes = memory.kv_cache_bytes;
+  sample.kvCacheType = qstr(kv_types_label(memory.kv_types));
   sample.scratchBytes = memory.scratch_bytes;
   sample.peakRssBytes = memory.peak_rss_bytes;
   const OpProfile& profile = m_session->executor().profile();

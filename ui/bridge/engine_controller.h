@@ -44,6 +44,10 @@ class EngineController : public QObject {
   void generate(const inferscope::ui::ChatRequest& request);
   // Ends the running generation after its current token, and cancels the queued ones.
   void stop();
+  // Re-creates the loaded session's KV cache with other K/V types (the model stays loaded):
+  // kvCacheChanged with what it holds then, after kvCacheRefused when the types were refused
+  // (the backend cannot run them, no memory): the previous cache is kept then.
+  void setKvTypes(const inferscope::KvTypes& types);
 
  signals:
   // Emitted by generate() on the calling thread as the request is queued (for tests and tracing).
@@ -65,8 +69,11 @@ class EngineController : public QObject {
   // reported in ModelSummary::chatFormatNotice instead).
   void chatTemplateFellBack(const QString& reason);
   void metrics(const inferscope::ui::MetricsSample& sample);
+  void kvCacheChanged(const inferscope::KvTypes& types, quint64 bytes);
+  void kvCacheRefused(const QString& reason);
 
  private:
+  void runSetKvTypes(const KvTypes& types);
   void runLoad(const QString& path, const LoadOptions& options);
   // The listed device behind `choice` (listing its backend first if that was not done yet).
   const BackendDeviceInfo* findDevice(const BackendChoice& choice);

@@ -8,6 +8,7 @@ EngineThread::EngineThread() : m_controller(new EngineController()) {
   qRegisterMetaType<MetricsSample>();
   qRegisterMetaType<ChatRequest>();
   qRegisterMetaType<LoadOptions>();
+  qRegisterMetaType<KvTypes>();
   qRegisterMetaType<BackendInfo>();
   qRegisterMetaType<QList<BackendInfo>>();
   m_thread.setObjectName(QStringLiteral("inferscope-engine"));

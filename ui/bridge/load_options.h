@@ -4,6 +4,7 @@
 #include <QMetaType>
 
 #include "engine/backend/backend_registry.h"
+#include "engine/kv/kv_layout.h"
 
 namespace inferscope::ui {
 
@@ -17,8 +18,10 @@ struct LoadOptions {
   // Where the forward pass runs (SessionOptions::backend): the CPU, or a device of a backend
   // whose library is loaded at run time (Vulkan).
   BackendChoice backend = {};
+  KvTypes kvTypes = {};  // storage types of the KV cache (SessionOptions::kv_types)
 };
 
 }  // namespace inferscope::ui
 
 Q_DECLARE_METATYPE(inferscope::ui::LoadOptions)
+Q_DECLARE_METATYPE(inferscope::KvTypes)

@@ -16,6 +16,7 @@ struct MetricsSample {
   quint64 weightsBytes = 0;
   quint64 deviceWeightsBytes = 0;  // 0 on the CPU
   quint64 kvCacheBytes = 0;
+  QString kvCacheType;  // "f16", "q8_0", or "k q8_0, v f16"
   quint64 scratchBytes = 0;
   quint64 peakRssBytes = 0;  // whole process
   // Seconds per op kind ("matmul", "attention"...) since the model loaded: wall time on the CPU,

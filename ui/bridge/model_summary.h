@@ -4,6 +4,8 @@
 #include <QMetaType>
 #include <QString>
 
+#include "engine/kv/kv_layout.h"
+
 namespace inferscope::ui {
 
 struct ModelSummary {
@@ -26,6 +28,7 @@ struct ModelSummary {
   // The session's memory right after loading (MemoryUsage).
   qint64 deviceWeightsBytes = 0;  // weights copied to the device; 0 on the CPU
   qint64 kvCacheBytes = 0;
+  KvTypes kvTypes;  // what the KV cache stores
   qint64 scratchBytes = 0;
 };
 

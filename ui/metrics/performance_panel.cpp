@@ -298,6 +298,13 @@ void PerformancePanel::addReply(int index, double ttftMs, double tokensPerSecond
   markDirty(Chart::TimeToFirstToken);
 }
 
+void PerformancePanel::setKvCacheType(const QString& label) {
+  m_kvCacheType = label;
+  m_memoryBars[1]->setName(label.isEmpty() ? tr("KV cache") : tr("KV cache (%1)").arg(label));
+  updateMemorySummary();
+  plot(Chart::Memory)->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void PerformancePanel::setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes) {
   const MemorySample sample{weightsBytes, kvCacheBytes, scratchBytes};
   if (!m_memory.empty() && m_memory.back() == sample) return;
@@ -452,8 +459,10 @@ void PerformancePanel::updateMemorySummary() {
   }
   const MemorySample& m = m_memory.back();
   const double share = limitBytes() ? 100.0 * static_cast<double>(m.total()) / static_cast<double>(limitBytes()) : 0;
+  const QString kv = m_kvCacheType.isEmpty() ? sizeText(m.kvCache)
+                                             : tr("%1 (%2)").arg(sizeText(m.kvCache), m_kvCacheType);
   const QString sum = tr("Weights %1 + KV cache %2 + scratch %3 = %4")
-                          .arg(sizeText(m.weights), sizeText(m.kvCache), sizeText(m.scratch), sizeText(m.total()));
+                          .arg(sizeText(m.weights), kv, sizeText(m.scratch), sizeText(m.total()));
   const QString percent = QLocale().toString(share, 'g', 2);
   if (m_deviceName.isEmpty()) {
     m_memorySummary->setText(tr("%1 (%2% of %3 RAM)").arg(sum, percent, limit));

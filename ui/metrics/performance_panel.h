@@ -44,6 +44,8 @@ class PerformancePanel : public QWidget {
   // The current memory by category; a call that repeats the current values records nothing.
   // On a device: the weights copied there, its KV cache and scratch.
   void setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes);
+  // What the KV cache stores ("f16", "q8_0", "k q8_0, v f16"), named beside its bar and size.
+  void setKvCacheType(const QString& label);
   // Where that memory is: `deviceName` empty for the host (against the machine's RAM), else a
   // device with `memoryBytes`, the host copy of the weights (`hostWeightsBytes`) then only named
   // in the summary.
@@ -120,6 +122,7 @@ class PerformancePanel : public QWidget {
   QCPGraph* m_decodeGraph = nullptr;
   QCPBars* m_ttftBars = nullptr;
   QCPGraph* m_replyRateGraph = nullptr;
+  QString m_kvCacheType;  // "" until a model is loaded
   std::array<QCPBars*, 3> m_memoryBars{};  // weights, KV cache, scratch (stacked in that order)
   QCPItemStraightLine* m_ramLine = nullptr;
   QCPItemText* m_ramText = nullptr;

@@ -1,5 +1,6 @@
 #include "ui/model_info/memory_estimate_box.h"
 
+#include <QComboBox>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLocale>
@@ -54,7 +55,15 @@ void MemoryEstimateBox::createRows(QFormLayout* layout) {
   connect(m_context, &QSpinBox::valueChanged, this, &MemoryEstimateBox::updateEstimate);
   layout->addRow(tr("Context length"), m_context);
   m_weights = addRow(layout, "estimateWeights", tr("Weights"));
-  m_kvCache = addRow(layout, "estimateKvCache", tr("KV cache (F16)"));
+  m_kvType = new QComboBox(this);
+  m_kvType->setObjectName("estimateKvType");
+  for (auto t : {KvType::F16, KvType::Q8_0, KvType::Q4_0, KvType::NF4, KvType::Int4}) {
+    const std::string_view name = kernels::kv_type_name(t);
+    m_kvType->addItem(QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())), static_cast<int>(t));
+  }
+  connect(m_kvType, &QComboBox::currentIndexChanged, this, &MemoryEstimateBox::updateEstimate);
+  layout->addRow(tr("KV cache type"), m_kvType);
+  m_kvCache = addRow(layout, "estimateKvCache", tr("KV cache"));
   m_scratch = addRow(layout, "estimateScratch", tr("Scratch buffers"));
   m_total = addRow(layout, "estimateTotal", tr("Total"));
   QFont bold = m_total->font();
@@ -79,9 +88,17 @@ void MemoryEstimateBox::setThreadCount(int threads) {
 }
 
 void MemoryEstimateBox::updateEstimate() {
-  const inferscope::MemoryEstimate e = inferscope::estimate_memory(*m_file, *m_config, m_context->value(), m_threads);
+  const auto type = static_cast<KvType>(m_kvType->currentData().toInt());
+  const KvTypes types{type, type};
+  const inferscope::MemoryEstimate e =
+      inferscope::estimate_memory(*m_file, *m_config, m_context->value(), m_threads, 256, types);
   showBytes(m_weights, e.weights_bytes);
   showBytes(m_kvCache, e.kv_cache_bytes);
+  const Status storable = check_kv_types(*m_config, types);
+  if (!storable) {
+    m_kvCache->setText(tr("not possible"));
+    m_kvCache->setToolTip(QString::fromStdString(storable.message()));
+  }
   showBytes(m_scratch, e.scratch_bytes);
   showBytes(m_total, e.total_bytes());
   m_scratch->setToolTip(m_scratch->toolTip() + tr(", for %n thread(s)", nullptr, m_threads));

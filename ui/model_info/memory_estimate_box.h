@@ -1,5 +1,5 @@
-// MemoryEstimateBox: what loading a GGUF file would take (weights, F16 KV cache at a chosen
-// context, activation buffers, total), from the engine's estimate_memory before anything loads.
+// MemoryEstimateBox: what loading a GGUF file would take (weights, the KV cache of a chosen
+// type at a chosen context, activation buffers, total), from the engine's estimate_memory before anything loads.
 #pragma once
 
 #include <QGroupBox>
@@ -11,6 +11,7 @@
 
 class QFormLayout;
 class QLabel;
+class QComboBox;
 class QSpinBox;
 
 namespace inferscope::ui {
@@ -34,6 +35,7 @@ class MemoryEstimateBox : public QGroupBox {
   int m_threads = 1;
   QSpinBox* m_context = nullptr;
   QLabel* m_weights = nullptr;
+  QComboBox* m_kvType = nullptr;  // K and V stored alike
   QLabel* m_kvCache = nullptr;
   QLabel* m_scratch = nullptr;
   QLabel* m_total = nullptr;

@@ -4,6 +4,7 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
+#include "ui/settings/kv_cache_form.h"
 #include "ui/settings/model_form.h"
 #include "ui/settings/preset_bar.h"
 #include "ui/settings/sampling_form.h"
@@ -31,6 +32,7 @@ SettingsDock::SettingsDock(QWidget* parent) : QDockWidget(tr("Settings"), parent
 
   connect(m_sampling, &SamplingForm::changed, this, &SettingsDock::samplingChanged);
   connect(m_model, &ModelForm::applyRequested, this, &SettingsDock::reloadRequested);
+  connect(m_kvCache, &KvCacheForm::applyRequested, this, &SettingsDock::kvTypesRequested);
   connect(m_presets, &PresetBar::saveRequested, this,
           [this](const QString& name) { emit presetSaveRequested(name, sampling()); });
   connect(m_presets, &PresetBar::loadRequested, this, &SettingsDock::presetLoadRequested);
@@ -40,11 +42,13 @@ SettingsDock::SettingsDock(QWidget* parent) : QDockWidget(tr("Settings"), parent
 QWidget* SettingsDock::createContents() {
   m_sampling = new SamplingForm;
   m_presets = new PresetBar;
+  m_kvCache = new KvCacheForm;
   m_model = new ModelForm;
   auto* contents = new QWidget;
   auto* layout = new QVBoxLayout(contents);
   layout->addWidget(group(tr("Sampling (next reply)"), m_sampling));
   layout->addWidget(group(tr("Presets"), m_presets));
+  layout->addWidget(group(tr("KV cache (the model stays loaded)"), m_kvCache));
   layout->addWidget(group(tr("Model (reloads on Apply)"), m_model));
   layout->addStretch(1);
   return contents;
@@ -53,6 +57,15 @@ QWidget* SettingsDock::createContents() {
 SamplingSettings SettingsDock::sampling() const { return m_sampling->settings(); }
 
 LoadSettings SettingsDock::loadSettings() const { return m_model->settings(); }
+
+inferscope::KvTypes SettingsDock::kvTypes() const { return m_kvCache->types(); }
+
+void SettingsDock::showKvCache(const inferscope::KvTypes& types, quint64 bytes) {
+  m_kvCache->setTypes(types);
+  m_kvCache->showCurrent(types, bytes);
+}
+
+void SettingsDock::showKvCacheRefused(const QString& reason) { m_kvCache->showRefused(reason); }
 
 void SettingsDock::applySampling(const SamplingSettings& settings) { m_sampling->setSettings(settings); }
 

@@ -1,5 +1,6 @@
-// SettingsDock: sampling settings (apply to the next reply), sampling presets, and the model to
-// load with its backend/device (applied by a reload on Apply). It holds no state beyond its controls: the main window
+// SettingsDock: sampling settings (apply to the next reply), sampling presets, the KV cache's
+// types (applied by re-creating the cache only), and the model to load with its backend/device
+// (applied by a reload on Apply). It holds no state beyond its controls: the main window
 // wires its signals to the engine bridge and the preset store.
 #pragma once
 
@@ -8,11 +9,13 @@
 #include <QStringList>
 
 #include "ui/bridge/backend_devices.h"
+#include "ui/bridge/load_options.h"
 #include "ui/settings/load_settings.h"
 #include "ui/settings/sampling_settings.h"
 
 namespace inferscope::ui {
 
+class KvCacheForm;
 class ModelForm;
 class PresetBar;
 class SamplingForm;
@@ -25,6 +28,7 @@ class SettingsDock : public QDockWidget {
 
   SamplingSettings sampling() const;
   LoadSettings loadSettings() const;
+  inferscope::KvTypes kvTypes() const;  // as chosen in the KV cache group
 
  public slots:
   // Shows `settings` (a loaded preset, restored settings) and emits samplingChanged once.
@@ -35,10 +39,14 @@ class SettingsDock : public QDockWidget {
   void setRecentModels(const QStringList& paths);
   // The device picker's entries (EngineController::backendsListed).
   void setBackends(const QList<inferscope::ui::BackendInfo>& backends);
+  // What the loaded session's KV cache holds (after a load or a change), or why a change was refused.
+  void showKvCache(const inferscope::KvTypes& types, quint64 bytes);
+  void showKvCacheRefused(const QString& reason);
 
  signals:
   void samplingChanged(const SamplingSettings& settings);
   void reloadRequested(const LoadSettings& settings);
+  void kvTypesRequested(const inferscope::KvTypes& types);
   void presetSaveRequested(const QString& name, const SamplingSettings& settings);
   void presetLoadRequested(const QString& name);
   void presetDeleteRequested(const QString& name);
@@ -48,6 +56,7 @@ class SettingsDock : public QDockWidget {
 
   SamplingForm* m_sampling = nullptr;
   PresetBar* m_presets = nullptr;
+  KvCacheForm* m_kvCache = nullptr;
   ModelForm* m_model = nullptr;
 };
 

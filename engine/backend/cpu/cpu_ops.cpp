@@ -38,6 +38,15 @@ WeightMatrix single_matrix(const WeightMatrix& w, int64_t index) {
   return WeightMatrix{w.tensor, w.type, w.matrix(index), w.cols, w.rows, 1, w.row_bytes};
 }
 
+// Query heads per attention work item: the fused kernel decodes each K/V block once for the
+// queries of an item (up to 8 of one GQA group); F16 runs per head. Fewer when the items would
+// not keep every thread busy.
+int64_t queries_per_item(KvTypes types, int64_t group, int64_t n_queries, int threads) {
+  int64_t per = types.k == KvType::F16 && types.v == KvType::F16 ? 1 : std::min<int64_t>(8, group);
+  while (per > 1 && (n_queries + per - 1) / per < threads) per = (per + 1) / 2;
+  return per;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ForwardPass>> cpu_forward_pass(std::shared_ptr<const Model> model, ThreadPool& pool,
@@ -51,7 +60,7 @@ CpuOps::CpuOps(std::shared_ptr<const Model> model, ThreadPool& pool) : model_(st
 Status CpuOps::allocate(const ForwardPlan& plan) {
   const ModelConfig& c = model_->config();
   plan_ = plan;
-  auto kv = KvCache::create(c.n_layer, c.n_embd_kv(), plan.n_ctx, plan.n_slots);
+  auto kv = KvCache::create(KvLayout::for_model(c, plan.n_ctx, plan.n_slots, plan.kv_types));
   if (!kv) return kv.status();
   kv_ = std::move(*kv);
   const ScratchPlan& p = plan.scratch;
@@ -196,9 +205,10 @@ Status CpuOps::rope(const Chunk& chunk, OpLabel label) {
 Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind);
   const int64_t KV = model_->config().n_embd_kv();
+  const KvTypes types = kv_->layout().types;
   for (int64_t t = 0; t < chunk.n; ++t) {
-    kernels::to_fp16(k_.data() + t * KV, kv_->key(chunk.slot, layer, chunk.pos0 + t), KV);
-    kernels::to_fp16(v_.data() + t * KV, kv_->value(chunk.slot, layer, chunk.pos0 + t), KV);
+    kernels::kv_quantize_row(types.k, k_.data() + t * KV, kv_->key(chunk.slot, layer, chunk.pos0 + t), KV);
+    kernels::kv_quantize_row(types.v, v_.data() + t * KV, kv_->value(chunk.slot, layer, chunk.pos0 + t), KV);
   }
   return Status::ok();
 }
@@ -206,20 +216,25 @@ Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
 Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind);
   const ModelConfig& c = model_->config();
-  const int64_t Q = c.n_embd_q(), KV = c.n_embd_kv(), hd = c.head_dim;
+  const int64_t Q = c.n_embd_q(), hd = c.head_dim;
   const int64_t group = c.n_head / c.n_head_kv;
-  const int64_t items = chunk.n * c.n_head;
-  const int64_t n_ctx = kv_->n_ctx();
+  const KvLayout& kv = kv_->layout();
+  const int64_t per = queries_per_item(kv.types, group, chunk.n * c.n_head, pool_.size());
+  const int64_t parts = (group + per - 1) / per;  // items per (token, KV head)
+  const int64_t items = chunk.n * c.n_head_kv * parts;
+  const int64_t per_thread = kv.n_ctx * kernels::kAttentionScratchPerPosition;
   pool_.run([&](int ith, int nth) {
-    float* scores = scores_.data() + ith * n_ctx;
+    float* scores = scores_.data() + ith * per_thread;
     for (int64_t item = ith; item < items; item += nth) {
-      const int64_t t = item / c.n_head, h = item % c.n_head;
-      const int64_t kvh = h / group;
+      const int64_t t = item / (c.n_head_kv * parts), kvh = item / parts % c.n_head_kv, part = item % parts;
       const int64_t pos = chunk.pos0 + t;
       const int64_t first = shape.window > 0 ? std::max<int64_t>(0, pos - shape.window + 1) : 0;
-      kernels::attention_head_f16(q_.data() + t * Q + h * hd, kv_->key(chunk.slot, layer, first) + kvh * hd,
-                                  kv_->value(chunk.slot, layer, first) + kvh * hd, KV, pos - first + 1, hd,
-                                  shape.scale, scores, attn_.data() + t * Q + h * hd, shape.softcap);
+      const kernels::KvRows k{kv.types.k, kv_->key(chunk.slot, layer, first), kv.k_row_bytes(), kvh * hd};
+      const kernels::KvRows v{kv.types.v, kv_->value(chunk.slot, layer, first), kv.v_row_bytes(), kvh * hd};
+      const int64_t h0 = kvh * group + part * per;
+      const int64_t q0 = t * Q + h0 * hd;
+      kernels::attention_group(q_.data() + q0, hd, std::min(per, kvh * group + group - h0), k, v, pos - first + 1,
+                               hd, shape.scale, shape.softcap, scores, attn_.data() + q0, hd);
     }
   });
   return Status::ok();

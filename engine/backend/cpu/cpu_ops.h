@@ -1,6 +1,7 @@
 // The CPU backend: each op of backend_ops.h runs when called, on a thread pool, with the SIMD
 // kernels of kernels/cpu (run-time dispatch). Weights are used in place from host memory; the
-// KV cache is F16 (engine/kv/kv_cache.h). Nothing is allocated while generating.
+// KV cache holds the plan's K and V types (engine/kv/kv_cache.h), quantized as rows are stored
+// and read fused by attention. Nothing is allocated while generating.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@ class CpuOps : public BackendOps {
 
   std::string name() const override { return "cpu"; }
   int threads() const override { return pool_.size(); }
+  Status supports(const ForwardPlan&) const override { return Status::ok(); }  // every type and size
   DeviceNeeds needs(const ForwardPlan&) override { return {}; }
   Status upload(const std::function<void(double)>&) override { return Status::ok(); }
   Status allocate(const ForwardPlan& plan) override;
@@ -67,7 +69,7 @@ class CpuOps : public BackendOps {
 
   // Activations, [max_batch][width] each (ScratchPlan).
   std::vector<float> x_, h_, q_, k_, v_, attn_, ffn_a_, ffn_b_, ffn_out_, router_;
-  std::vector<float> scores_;  // per thread: n_ctx attention scores
+  std::vector<float> scores_;  // per thread: attention scratch for n_ctx positions
   std::vector<float> rope_cos_, rope_sin_;  // the chunk's positions' angles
   std::vector<uint8_t> packed_;  // activations packed for the dot kernels: 3 regions
   // MoE: the tokens routed to one expert gathered (expert_in_), its output before the scatter

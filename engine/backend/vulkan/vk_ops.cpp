@@ -6,6 +6,7 @@
 #include "engine/backend/vulkan/ops/vk_attention.h"
 #include "engine/backend/vulkan/ops/vk_elementwise.h"
 #include "engine/backend/vulkan/ops/vk_kv.h"
+#include "engine/backend/vulkan/ops/vk_matmul.h"
 #include "engine/backend/vulkan/ops/vk_moe.h"
 #include "engine/backend/vulkan/ops/vk_norm.h"
 #include "engine/backend/vulkan/ops/vk_quantize.h"
@@ -19,8 +20,10 @@ DispatchLabel dispatch_label(OpLabel l) { return {static_cast<int>(l.kind), stat
 
 BufferSpan whole(const std::unique_ptr<Buffer>& b) { return BufferSpan::whole(*b); }
 
-// A single-layer view of one layer's own cache buffer (see KvCacheLayout).
-KvCacheLayout layer_layout(const ModelConfig& c, int64_t n_ctx) { return {1, n_ctx, c.n_embd_kv()}; }
+// A single-layer view of one layer's own cache buffers (see KvCacheLayout).
+KvCacheLayout layer_layout(const ModelConfig& c, const ForwardPlan& plan) {
+  return {1, plan.n_ctx, c.n_embd_kv(), plan.kv_types};
+}
 
 uint64_t logits_row_bytes(const ModelConfig& c) { return static_cast<uint64_t>(c.n_vocab) * sizeof(float); }
 
@@ -67,6 +70,21 @@ int64_t VulkanOps::max_batch_limit() const {
                                                    logits_row_bytes(model_->config())));
 }
 
+// Every weight matrix needs a matmul shader for its type, and each KV type its store and
+// attention shaders.
+Status VulkanOps::supports(const ForwardPlan& plan) const {
+  std::string missing;
+  model_->weights().for_each_matrix([&](const WeightMatrix& w) {
+    if (missing.empty() && !weight_layout(w.type)) {
+      missing = "Vulkan has no matmul shader for weight type " + std::string(kernels::type_name(w.type)) +
+                " (tensor " + (w.tensor ? w.tensor->name : std::string("?")) + "); the CPU backend runs it";
+    }
+  });
+  if (!missing.empty()) return Status::error(missing);
+  for (const KvType t : {plan.kv_types.k, plan.kv_types.v}) INFERSCOPE_RETURN_IF_ERROR(check_kv_type(t));
+  return Status::ok();
+}
+
 DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
   const ModelConfig& c = model_->config();
   DeviceNeeds n;
@@ -74,7 +92,9 @@ DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
   auto weight_bytes = DeviceWeights::bytes_needed(*device_, model_->weights());
   // A tensor that cannot be placed at all fails the upload with its own message.
   n.weight_bytes = weight_bytes ? *weight_bytes : 0;
-  n.kv_bytes = 2 * layer_layout(c, plan.n_ctx).bytes(plan.n_slots) * static_cast<uint64_t>(c.n_layer);
+  const KvCacheLayout layout = layer_layout(c, plan);
+  n.kv_bytes = (layout.buffer_bytes(KvPart::K, plan.n_slots) + layout.buffer_bytes(KvPart::V, plan.n_slots)) *
+               static_cast<uint64_t>(c.n_layer);
   n.scratch_bytes = plan.scratch.total_bytes() + 2 * static_cast<uint64_t>(plan.max_batch) * logits_row_bytes(c);
   return n;
 }
@@ -136,16 +156,18 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
     INFERSCOPE_RETURN_IF_ERROR(make(a.attention_split, static_cast<int64_t>(attention_split_scratch_bytes(split) / 4)));
   }
 
-  const uint64_t layer_bytes = layer_layout(c, plan.n_ctx).bytes(plan.n_slots);
+  const KvCacheLayout layout = layer_layout(c, plan);
   for (int64_t il = 0; il < c.n_layer; ++il) {
-    for (auto* caches : {&k_cache_, &v_cache_}) {
-      auto b = dev.create_buffer(layer_bytes, MemoryUse::Kv);
+    for (const KvPart part : {KvPart::K, KvPart::V}) {
+      auto b = dev.create_buffer(layout.buffer_bytes(part, plan.n_slots), MemoryUse::Kv);
       if (!b) return b.status();
-      caches->push_back(std::move(*b));
+      (part == KvPart::K ? k_cache_ : v_cache_).push_back(std::move(*b));
     }
   }
   if (plan.n_slots > 1) {
-    auto swap = dev.create_buffer(layer_bytes, MemoryUse::Scratch);
+    const uint64_t swap_bytes =
+        std::max(layout.buffer_bytes(KvPart::K, plan.n_slots), layout.buffer_bytes(KvPart::V, plan.n_slots));
+    auto swap = dev.create_buffer(swap_bytes, MemoryUse::Scratch);
     if (!swap) return swap.status();
     a.kv_swap = std::move(*swap);
     a.bytes += a.kv_swap->size();
@@ -154,10 +176,14 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
   return Status::ok();
 }
 
+// The KV bytes are the rows' (KvLayout::bytes(), as on the CPU), without the < 4 bytes per
+// buffer that round it to whole words.
 ExecutorMemory VulkanOps::memory() const {
   ExecutorMemory m;
   m.device_weight_bytes = weights_ ? weights_->bytes() : 0;
-  m.kv_cache_bytes = device_->allocated_bytes(MemoryUse::Kv);
+  m.kv_cache_bytes = k_cache_.empty() ? 0
+                                      : KvLayout::for_model(model_->config(), plan_.n_ctx, plan_.n_slots,
+                                                            plan_.kv_types).bytes();
   m.scratch_bytes = act_ ? act_->bytes : 0;
   return m;
 }
@@ -317,7 +343,7 @@ Status VulkanOps::rope(const Chunk& chunk, OpLabel label) {
 Status VulkanOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   const auto il = static_cast<size_t>(layer);
   return record_kv_store(*device_, *recorder_, span(Act::K), span(Act::V), whole(k_cache_[il]), whole(v_cache_[il]),
-                         layer_layout(model_->config(), plan_.n_ctx), chunk.slot, 0, chunk.pos0, chunk.n,
+                         layer_layout(model_->config(), plan_), chunk.slot, 0, chunk.pos0, chunk.n,
                          dispatch_label(label));
 }
 
@@ -334,7 +360,7 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
   const auto il = static_cast<size_t>(layer);
   const BufferSpan q8 = q8_output(Act::Attn, chunk.n, c.n_embd_q(), feeds);
   return record_attention(*device_, *recorder_, span(Act::Q), whole(k_cache_[il]), whole(v_cache_[il]),
-                          layer_layout(c, plan_.n_ctx), chunk.slot, 0, span(Act::Attn), ap, chunk.n, chunk.pos0,
+                          layer_layout(c, plan_), chunk.slot, 0, span(Act::Attn), ap, chunk.n, chunk.pos0,
                           dispatch_label(label), act_->attention_split ? whole(act_->attention_split) : BufferSpan{},
                           q8);
 }
@@ -401,11 +427,12 @@ Status VulkanOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_g
 }
 
 Status VulkanOps::kv_reorder(std::span<const int32_t> parents, std::span<const int64_t>) {
-  const uint64_t slot_bytes = layer_layout(model_->config(), plan_.n_ctx).bytes(1);
+  const KvCacheLayout layout = layer_layout(model_->config(), plan_);
   Recorder& rec = *recorder_;
   INFERSCOPE_RETURN_IF_ERROR(rec.begin());
-  for (auto* caches : {&k_cache_, &v_cache_}) {
-    for (const auto& cache : *caches) {
+  for (const KvPart part : {KvPart::K, KvPart::V}) {
+    const uint64_t slot_bytes = layout.bytes(part, 1);  // a slot's typed rows, back to back
+    for (const auto& cache : part == KvPart::K ? k_cache_ : v_cache_) {
       rec.copy(whole(cache), whole(act_->kv_swap), cache->size());
       for (size_t i = 0; i < parents.size(); ++i) {
         rec.copy(BufferSpan{act_->kv_swap.get(), static_cast<uint64_t>(parents[i]) * slot_bytes, 0},

@@ -27,6 +27,7 @@ class VulkanOps : public BackendOps {
 
   std::string name() const override { return "vulkan: " + device_->info().name; }
   int64_t max_batch_limit() const override;
+  Status supports(const ForwardPlan& plan) const override;
   DeviceNeeds needs(const ForwardPlan& plan) override;
   Status upload(const std::function<void(double)>& progress) override;
   Status allocate(const ForwardPlan& plan) override;

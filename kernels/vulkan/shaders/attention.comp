@@ -1,6 +1,6 @@
 #version 450
 #include "header.glsl"
-// Causal attention of a batch of queries over the F16 KV cache, tiled with an online softmax
+// Causal attention of a batch of queries over the KV cache, tiled with an online softmax
 // ("flash" attention): out[t][h] = softmax(cap(scale * q[t][h] . K^T)) . V over the cache
 // positions [first_t, pos0 + t], first_t = max(0, pos0 + t - n_swa + 1) with a sliding window
 // (n_swa > 0), else 0. Query head h reads KV head h / (n_head / n_head_kv) (GQA); cap(s) =
@@ -22,17 +22,31 @@
 // first + (s+1) * split_len) of the range and writes its unnormalized accumulator, m and l to
 // `partial` ([n_tokens][n_head][n_split][head_dim + 2]); attention_reduce.comp combines them.
 //
-// Numerics (kernels::attention_head_f16): q is rounded to F16 before it meets the F16 keys, as
-// on the CPU; the softmax weights stay F32 (the CPU rounds the normalized weights to F16, which
-// a streaming softmax cannot reproduce; the difference is at the F16 rounding level).
+// K and V rows are of types K_TYPE and V_TYPE (kv_rows.glsl; F16 unless defined), read where
+// they lie: each value pair a dot product or the accumulator needs is decoded from its block
+// (scale and codes) in registers, never into a copy of the cache. A head may start and end
+// anywhere in a row's blocks (head_dim 8: four heads per block; 40: heads straddle blocks).
+//
+// Numerics, F16 K and V (kernels::attention_head_f16): q is rounded to F16 before it meets the
+// F16 keys, as on the CPU; the softmax weights stay F32 (the CPU rounds the normalized weights
+// to F16, which a streaming softmax cannot reproduce; the difference is at the F16 rounding
+// level). Any other pair (kernels::attention_group's fused path): q stays F32, and scores and
+// the weighted sum are F32 against the decoded values d * code.
 //
 // Spec constants: 0 = workgroup size, 1 = head_dim (even, <= 1024), 2 = TILE (a power of two
 // <= the workgroup size), 3 = BQ (tokens per workgroup; 1 when n_split > 1), 4 = HG (query
-// heads per workgroup, dividing n_head / n_head_kv). Cache row of position p: words
-// kv_word0 + p * row_words of each cache binding (n_embd_kv halves packed two per uint), head
-// kvh at word kvh * head_dim / 2 of it.
+// heads per workgroup, dividing n_head / n_head_kv). Cache row of position p: bytes from
+// k_byte0 + p * k_row_bytes of the K binding (likewise V), a row of n_embd_kv values as
+// kv_quant.h encodes them; head kvh is values [kvh * head_dim, (kvh + 1) * head_dim) of it.
 
+#include "kv_rows.glsl"
 #include "op_math.glsl"
+#ifndef K_TYPE
+#define K_TYPE KV_F16
+#endif
+#ifndef V_TYPE
+#define V_TYPE KV_F16
+#endif
 // Q8 (n_split == 1, HEAD_DIM % 32 == 0): also writes out quantized for the int8 matvec
 // (binding 5, q8_activations.glsl; token t's row of n_head * head_dim values), each head's
 // blocks by the head's workgroup.
@@ -62,8 +76,10 @@ layout(push_constant) uniform Push {
   uint n_head_kv;
   uint pos0;       // position of token 0
   uint n_swa;      // sliding window length, 0 = none
-  uint kv_word0;   // word of (slot, layer, position 0) in each cache binding
-  uint row_words;  // n_embd_kv / 2
+  uint k_byte0;    // byte of (slot, layer, position 0)'s row in each cache binding (even)
+  uint v_byte0;
+  uint k_row_bytes;  // bytes per row: kernels::kv_row_bytes(type, n_embd_kv)
+  uint v_row_bytes;
   float scale;
   float softcap;   // 0 = off
   uint q_off;      // first element of q and out in their bindings
@@ -74,7 +90,7 @@ layout(push_constant) uniform Push {
 } pc;
 
 // Score of a position outside a query's range (or of a query past the batch): far below any
-// real score (|q . k| <= 65504^2 * 1024), so no infinity is needed.
+// real score (|q . k| <= 65504^2 * 1024 for F16 keys), so no infinity is needed.
 const float kUnseen = -3.0e38;
 
 shared vec2 q_s[NQ * HD2];
@@ -82,6 +98,35 @@ shared vec2 o_s[NQ * HD2];
 shared float red[NQ * WORKGROUP_SIZE];
 shared float score_s[NQ * TILE];
 shared float p_s[NQ * TILE];
+
+// Values i, i + 1 (i even) of the K row at byte `row`, decoded.
+vec2 k_pair(uint row, uint i) {
+#if K_TYPE == KV_F16
+  return unpackHalf2x16(k_cache[row / 4u + i / 2u]);
+#else
+  const uint s = row + kv_scale_byte(K_TYPE, i), c = row + kv_codes_byte(K_TYPE, i);
+  return kv_decode_pair(K_TYPE, kv_u16(k_cache[s / 4u], s), kv_u16(k_cache[c / 4u], c), i);
+#endif
+}
+
+// The same for the V row at byte `row`.
+vec2 v_pair(uint row, uint i) {
+#if V_TYPE == KV_F16
+  return unpackHalf2x16(v_cache[row / 4u + i / 2u]);
+#else
+  const uint s = row + kv_scale_byte(V_TYPE, i), c = row + kv_codes_byte(V_TYPE, i);
+  return kv_decode_pair(V_TYPE, kv_u16(v_cache[s / 4u], s), kv_u16(v_cache[c / 4u], c), i);
+#endif
+}
+
+// q as it meets the keys: rounded to F16 for F16 keys (attention_head_f16), else F32.
+float query_value(float x) {
+#if K_TYPE == KV_F16
+  return round_to_f16(x);
+#else
+  return x;
+#endif
+}
 
 // First position query t sees.
 uint first_position(uint t) {
@@ -95,7 +140,7 @@ void main() {
   const uint h0 = gl_WorkGroupID.x * HG;  // first query head of the group
   const uint split = gl_WorkGroupID.z;
   const uint kvh = h0 / (pc.n_head / pc.n_head_kv);
-  const uint head_word = kvh * HD2;
+  const uint head_first = kvh * HEAD_DIM;  // the head's first value in a row
   const float inv_cap = pc.softcap > 0.0 ? 1.0 / pc.softcap : 0.0;
 
   for (uint t0 = gl_WorkGroupID.y * BQ; t0 < pc.n_tokens; t0 += gl_NumWorkGroups.y * BQ) {
@@ -104,7 +149,7 @@ void main() {
       const uint qi = i / HD2, w = i % HD2;
       const uint t = min(t0 + qi / HG, pc.n_tokens - 1u);
       const uint src = pc.q_off + ((t * pc.n_head + h0 + qi % HG) * HEAD_DIM) + 2u * w;
-      q_s[i] = vec2(round_to_f16(q[src]), round_to_f16(q[src + 1u]));
+      q_s[i] = vec2(query_value(q[src]), query_value(q[src + 1u]));
       o_s[i] = vec2(0.0);
     }
     barrier();
@@ -128,9 +173,9 @@ void main() {
       float part[NQ];
       [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) part[qi] = 0.0;
       if (slot < n_valid) {
-        const uint row = pc.kv_word0 + (tile0 + slot) * pc.row_words + head_word;
+        const uint row = pc.k_byte0 + (tile0 + slot) * pc.k_row_bytes;
         for (uint w = lane; w < HD2; w += LANES) {
-          const vec2 kk = unpackHalf2x16(k_cache[row + w]);
+          const vec2 kk = k_pair(row, head_first + 2u * w);
           [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
             part[qi] += q_s[qi * HD2 + w].x * kk.x + q_s[qi * HD2 + w].y * kk.y;
           }
@@ -178,9 +223,9 @@ void main() {
       for (uint w = tid; w < HD2; w += WORKGROUP_SIZE) {
         vec2 acc[NQ];
         [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) acc[qi] = o_s[qi * HD2 + w] * alpha[qi];
-        uint row = pc.kv_word0 + tile0 * pc.row_words + head_word + w;
-        for (uint j = 0; j < n_valid; ++j, row += pc.row_words) {
-          const vec2 vv = unpackHalf2x16(v_cache[row]);
+        uint row = pc.v_byte0 + tile0 * pc.v_row_bytes;
+        for (uint j = 0; j < n_valid; ++j, row += pc.v_row_bytes) {
+          const vec2 vv = v_pair(row, head_first + 2u * w);
           [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) acc[qi] += p_s[qi * TILE + j] * vv;
         }
         [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) o_s[qi * HD2 + w] = acc[qi];

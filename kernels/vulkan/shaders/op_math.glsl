@@ -1,6 +1,6 @@
 // Scalar helpers shared by the non-matmul op shaders (kernels/vulkan/shaders/*.comp outside
 // matvec/matmat/get_rows): float -> half rounding identical to kernels::fp32_to_fp16,
-// a tanh safe for any input, and cos/sin with an accurate argument reduction.
+// a correctly rounded division, a tanh safe for any input, and cos/sin with an accurate argument reduction.
 #ifndef OP_MATH_GLSL
 #define OP_MATH_GLSL
 
@@ -29,6 +29,14 @@ uint f32_to_f16_bits(uint x) {
   const uint halfway = 1u << (shift - 1u);
   if (rest > halfway || (rest == halfway && (h & 1u) != 0u)) ++h;
   return sign | h;
+}
+
+// a / b rounded to nearest (one correction step of the quotient's residual): Vulkan only asks
+// 2.5 ulp of a division, the CPU's is exact.
+float div_rn(float a, float b) {
+  precise float q = a / b;
+  precise float r = fma(-q, b, a);
+  return fma(r, 1.0 / b, q);
 }
 
 // x rounded to the nearest binary16 value (kernels::round_to_fp16).

@@ -1,5 +1,6 @@
-# The non-matmul ops of the forward pass (engine/backend/vulkan/ops/). F32 activations and
-# packed-uint F16 KV cache rows. The _q8 variants of rms_norm, attention and the GLUs also
+# The non-matmul ops of the forward pass (engine/backend/vulkan/ops/). F32 activations; KV
+# cache rows of every kernels::KvType (kv_rows.glsl): kv_store_<type> writes one cache's rows,
+# attention_<k type>_<v type> reads them (plain "attention" for f16 K and V). The _q8 variants of rms_norm, attention and the GLUs also
 # write their output quantized for the int8 matvec, portable or _native (16-bit storage), like
 # quantize_q8 (matmul_shaders.cmake).
 inferscope_vulkan_shader(NAME rms_norm SOURCE rms_norm.comp)
@@ -21,8 +22,23 @@ foreach(variant "" _native)
   inferscope_vulkan_shader(NAME geglu_q8${variant} SOURCE glu.comp DEFINES GEGLU=1 Q8=1 ${storage16})
 endforeach()
 inferscope_vulkan_shader(NAME rope SOURCE rope.comp)
-inferscope_vulkan_shader(NAME kv_store SOURCE kv_store.comp)
-inferscope_vulkan_shader(NAME attention SOURCE attention.comp)
+set(kv_types f16 q8_0 q4_0 nf4 int4)
+set(kv_defines KV_F16 KV_Q8_0 KV_Q4_0 KV_NF4 KV_INT4)
+foreach(k RANGE 4)
+  list(GET kv_types ${k} k_type)
+  list(GET kv_defines ${k} k_define)
+  inferscope_vulkan_shader(NAME kv_store_${k_type} SOURCE kv_store.comp DEFINES KV_TYPE=${k_define})
+  foreach(v RANGE 4)
+    list(GET kv_types ${v} v_type)
+    list(GET kv_defines ${v} v_define)
+    if(k EQUAL 0 AND v EQUAL 0)
+      inferscope_vulkan_shader(NAME attention SOURCE attention.comp)
+    else()
+      inferscope_vulkan_shader(NAME attention_${k_type}_${v_type} SOURCE attention.comp
+                               DEFINES K_TYPE=${k_define} V_TYPE=${v_define})
+    endif()
+  endforeach()
+endforeach()
 inferscope_vulkan_shader(NAME moe_route SOURCE moe_route.comp)
 inferscope_vulkan_shader(NAME moe_combine SOURCE moe_combine.comp)
 inferscope_vulkan_shader(NAME attention_reduce SOURCE attention_reduce.comp)

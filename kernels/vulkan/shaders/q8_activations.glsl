@@ -47,14 +47,6 @@ void q8_write_meta(uint word, uint d_bits, int sum) {
 #endif
 }
 
-// a / b rounded to nearest (one correction step of the quotient's residual): Vulkan only asks
-// 2.5 ulp of a division, the CPU's is exact.
-float q8_div_rn(float a, float b) {
-  precise float q = a / b;
-  precise float r = fma(-q, b, a);
-  return fma(r, 1.0 / b, q);
-}
-
 // roundf of each lane (ties away from zero), exactly: v - trunc(v) is exact.
 ivec4 q8_round_away(vec4 v) {
   vec4 t = trunc(v);
@@ -74,8 +66,8 @@ void q8_store_block(uint row_word, uint cols, uint b, vec4 v[8]) {
   [[unroll]] for (uint j = 0u; j < 8u; ++j) {
     amax = max(amax, max(max(abs(v[j].x), abs(v[j].y)), max(abs(v[j].z), abs(v[j].w))));
   }
-  const float d = q8_div_rn(amax, 127.0);
-  const float inv_d = d != 0.0 ? q8_div_rn(1.0, d) : 0.0;
+  const float d = div_rn(amax, 127.0);
+  const float inv_d = d != 0.0 ? div_rn(1.0, d) : 0.0;
   int sum = 0;
   [[unroll]] for (uint j = 0u; j < 8u; ++j) {
     const ivec4 q = q8_round_away(v[j] * inv_d);
@@ -100,8 +92,8 @@ void q8_store_quads(vec4 v, bool in_range, uint row_word, uint quad, uint cols) 
   barrier();
   float amax = 0.0;
   [[unroll]] for (uint j = 0u; j < 8u; ++j) amax = max(amax, q8_group_max[first + j]);
-  const float d = q8_div_rn(amax, 127.0);
-  const float inv_d = d != 0.0 ? q8_div_rn(1.0, d) : 0.0;
+  const float d = div_rn(amax, 127.0);
+  const float inv_d = d != 0.0 ? div_rn(1.0, d) : 0.0;
   const ivec4 q = q8_round_away(v * inv_d);
   if (in_range) q8_words[row_word + quad] = q8_pack_bytes(q);
   q8_group_sum[tid] = (q.x + q.y) + (q.z + q.w);

@@ -16,8 +16,8 @@ struct AttentionPush {
   uint32_t n_head_kv;
   uint32_t pos0;
   uint32_t n_swa;
-  uint32_t kv_word0;
-  uint32_t row_words;
+  uint32_t k_byte0, v_byte0;
+  uint32_t k_row_bytes, v_row_bytes;
   float scale;
   float softcap;
   uint32_t q_off, out_off;
@@ -59,6 +59,13 @@ uint32_t auto_heads_per_group(const AttentionParams& p) {
   uint32_t hg = 1;
   while (hg * 2 <= kMaxQueries && group % (hg * 2) == 0) hg *= 2;
   return hg;
+}
+
+// The attention.comp variant for the cache's types: "attention" (F16 K and V, also with the
+// fused q8 output) or attention_<k>_<v>.
+std::string kernel_name(const KvTypes& types) {
+  if (types == KvTypes{}) return "attention";
+  return "attention_" + std::string(kernels::kv_type_name(types.k)) + "_" + std::string(kernels::kv_type_name(types.v));
 }
 
 uint32_t ceil_pow2(uint64_t v) {
@@ -105,11 +112,18 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
                          " exceed the cache's n_ctx of " + std::to_string(layout.n_ctx));
   }
   if (p.n_head > device.info().max_workgroup_count[0]) return Status::error("attention: too many heads for one dispatch");
-  auto kb = kv_layer_binding(device, k_cache, layout, slot, layer, kOp, "k_cache");
+  for (const KvPart part : {KvPart::K, KvPart::V}) {
+    const kernels::KvType type = layout.type(part);
+    INFERSCOPE_RETURN_IF_ERROR(check_kv_type(type));
+    if (layout.n_embd_kv % kernels::kv_row_granule(type) != 0) {
+      return Status::error("attention: rows of " + std::string(kernels::kv_type_name(type)) +
+                           " need n_embd_kv to be a multiple of " + std::to_string(kernels::kv_row_granule(type)));
+    }
+  }
+  auto kb = kv_layer_binding(device, k_cache, layout, KvPart::K, slot, layer, kOp, "k_cache");
   if (!kb) return kb.status();
-  auto vb = kv_layer_binding(device, v_cache, layout, slot, layer, kOp, "v_cache");
+  auto vb = kv_layer_binding(device, v_cache, layout, KvPart::V, slot, layer, kOp, "v_cache");
   if (!vb) return vb.status();
-  if (kb->word0 != vb->word0) return Status::error("attention: k_cache and v_cache spans differ in alignment");
   if (n_tokens == 0) return Status::ok();
   const int64_t floats = n_tokens * p.n_head * p.head_dim;
   INFERSCOPE_RETURN_IF_ERROR(check_u32(floats, kOp, "q size"));
@@ -167,8 +181,10 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   push.n_head_kv = static_cast<uint32_t>(p.n_head_kv);
   push.pos0 = static_cast<uint32_t>(pos0);
   push.n_swa = static_cast<uint32_t>(std::min<int64_t>(p.n_swa, layout.n_ctx));
-  push.kv_word0 = kb->word0;
-  push.row_words = static_cast<uint32_t>(layout.n_embd_kv / 2);
+  push.k_byte0 = kb->byte0;
+  push.v_byte0 = vb->byte0;
+  push.k_row_bytes = static_cast<uint32_t>(layout.row_bytes(KvPart::K));
+  push.v_row_bytes = static_cast<uint32_t>(layout.row_bytes(KvPart::V));
   push.scale = p.scale;
   push.softcap = p.softcap;
   push.q_off = qb.first;
@@ -184,7 +200,7 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   }
   const uint64_t q8_bytes = q8.buffer ? q8_activation_bytes(row, n_tokens) : 0;
   if (q8.buffer) INFERSCOPE_RETURN_IF_ERROR(check_span(device, q8, q8_bytes, kOp, "q8"));
-  const bool fused_q8 = q8.buffer && n_split == 1 && p.head_dim % 32 == 0;
+  const bool fused_q8 = q8.buffer && n_split == 1 && p.head_dim % 32 == 0 && layout.types == KvTypes{};
   if (fused_q8) {
     auto kernel = device.kernel(int8_native_variant(device) ? "attention_q8_native" : "attention_q8", 6, spec);
     if (!kernel) return kernel.status();
@@ -192,7 +208,7 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
                       gx, gy, 1, label);
     return Status::ok();
   }
-  auto kernel = device.kernel("attention", 5, spec);
+  auto kernel = device.kernel(kernel_name(layout.types), 5, spec);
   if (!kernel) return kernel.status();
   recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span}, push, gx, gy,
                     static_cast<uint32_t>(n_split), label);

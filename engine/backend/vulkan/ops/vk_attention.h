@@ -1,7 +1,8 @@
-// Attention of a batch of queries over the F16 KV cache on the Vulkan device (shader
-// attention.comp, tiled with an online softmax): the counterpart of the attention loop of
-// CpuOps::attention (kernels::attention_head_f16 per token and head). Operands may
-// start at any multiple of 4 bytes of their buffers (vk_op_util.h: bind_words).
+// Attention of a batch of queries over the KV cache on the Vulkan device (shader
+// attention.comp, tiled with an online softmax, one variant per pair of K and V types): the
+// counterpart of the attention loop of CpuOps::attention (kernels::attention_group per GQA
+// group: attention_head_f16's numerics for F16 K and V, the fused F32 path for any other pair).
+// Operands may start at any multiple of 4 bytes of their buffers (vk_op_util.h: bind_words).
 #pragma once
 
 #include <cstdint>
@@ -45,8 +46,8 @@ uint64_t attention_split_scratch_bytes(const AttentionParams& params);
 // the KV range is split (see AttentionParams::n_split; split_scratch: attention_split_scratch_bytes
 // bytes the op may overwrite, or BufferSpan{} to never split). With a q8 span, out is also
 // written there quantized for the int8 matvec (vk_quantize.h): by the attention dispatch itself
-// when it does not split and head_dim % 32 == 0, else by one more (record_quantize_q8); then
-// n_head * head_dim % 32 == 0.
+// when it does not split, head_dim % 32 == 0 and K and V are F16, else by one more
+// (record_quantize_q8); then n_head * head_dim % 32 == 0.
 // Preconditions: those cache rows are written (record_kv_store earlier in the recording);
 // pos0 + n_tokens <= n_ctx.
 Status record_attention(Device& device, Recorder& recorder, BufferSpan q, BufferSpan k_cache, BufferSpan v_cache,

@@ -1,0 +1,33 @@
+#include "engine/kv/kv_layout.h"
+
+namespace inferscope {
+
+std::string kv_types_label(KvTypes types) {
+  const std::string k(kernels::kv_type_name(types.k)), v(kernels::kv_type_name(types.v));
+  return types.k == types.v ? k : "k " + k + ", v " + v;
+}
+
+Result<KvType> parse_kv_type_name(const std::string& name) {
+  KvType type;
+  if (kernels::parse_kv_type(name, &type)) return type;
+  return Result<KvType>::error("unknown KV cache type '" + name + "' (one of f16, q8_0, q4_0, nf4, int4)");
+}
+
+KvLayout KvLayout::for_model(const ModelConfig& config, int64_t n_ctx, int n_slots, KvTypes types) {
+  return KvLayout{types, config.n_layer, config.n_embd_kv(), n_ctx, n_slots};
+}
+
+Status check_kv_types(const ModelConfig& config, KvTypes types) {
+  const int64_t n = config.n_embd_kv();
+  for (const KvType t : {types.k, types.v}) {
+    const int64_t granule = kernels::kv_row_granule(t);
+    if (n % granule != 0) {
+      return Status::error("KV cache type " + std::string(kernels::kv_type_name(t)) + " stores rows in blocks of " +
+                           std::to_string(granule) + " values, but this model's KV rows have " + std::to_string(n) +
+                           " (n_head_kv x head_dim); f16 works with every model");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace inferscope
