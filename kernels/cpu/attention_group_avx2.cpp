@@ -4,10 +4,12 @@
 // two halves of 16 (codes as F32, then times the block's scale) and used by every query:
 //   scores: for each position, the 4 registers of each block meet up to 8 query accumulators;
 //           one transposing reduction gives the 8 scores of the position;
-//   values: 16 output dimensions x 4 queries of accumulators per pass over the positions, the
-//           block's scale folded into the softmax weights.
+//   values: 16 output dimensions x 4 queries of accumulators per pass over a tile of 64
+//           positions (the tile's rows stay in L1 for all passes), the block's scale folded
+//           into the softmax weights.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/cpu/attention.h"
@@ -78,6 +80,15 @@ inline void decode_half(const uint8_t* block, int half, __m256* a, __m256* b) {
   }
 }
 
+// Positions read ahead of use: a head's part of a row is a few cache lines, rows are a whole
+// position apart (often 8 rows to a 4 KiB page, where the hardware prefetchers stop).
+constexpr int64_t kPrefetchAhead = 16;
+
+// Asks for the cache lines of the head's `bytes` bytes of one row.
+inline void prefetch_head(const uint8_t* head, int64_t bytes) {
+  for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char*>(head + off), _MM_HINT_T0);
+}
+
 // Lane j of the result is the sum of the 8 lanes of a[j].
 inline __m256 horizontal_sums8(const __m256* a) {
   const __m256 s0123 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
@@ -92,10 +103,12 @@ void scores8(const float* q, int64_t q_stride, const KvRows& k, int64_t n_kv, in
   const int64_t n_blocks = head_dim / kKvBlock;
   const uint8_t* head = k.data + k.first / kKvBlock * block_bytes<T>();
   const __m256 vscale = _mm256_set1_ps(scale);
+  const int64_t head_bytes = n_blocks * block_bytes<T>();
   for (int64_t p = 0; p < n_kv; ++p) {
     __m256 acc[kMaxQueries];
     for (int i = 0; i < kMaxQueries; ++i) acc[i] = _mm256_setzero_ps();
     const uint8_t* row = head + p * k.row_bytes;
+    if (p + kPrefetchAhead < n_kv) prefetch_head(row + kPrefetchAhead * k.row_bytes, head_bytes);
     for (int64_t b = 0; b < n_blocks; ++b) {
       const uint8_t* block = row + b * block_bytes<T>();
       const __m256 d = _mm256_set1_ps(block_scale<T>(block));
@@ -112,18 +125,23 @@ void scores8(const float* q, int64_t q_stride, const KvRows& k, int64_t n_kv, in
   }
 }
 
-// out_{i0+i}[16 * part .. + 16) = sum_p w8[p * 8 + i0 + i] * v_p[...] for i < QN.
+// out_{i0+i}[16 * part .. + 16) += sum_p w8[p * 8 + i0 + i] * v_p[...] for i < QN, p in
+// [p0, p0 + n).
 template <KvType T, int QN>
-void values_part(const float* w8, int i0, const KvRows& v, int64_t n_kv, int64_t part, float* out,
+void values_part(const float* w8, int i0, const KvRows& v, int64_t p0, int64_t n, int64_t part, float* out,
                  int64_t out_stride) {
   const int64_t block = part / 2;
   const int half = static_cast<int>(part % 2);
   const uint8_t* head = v.data + (v.first / kKvBlock + block) * block_bytes<T>();
   __m256 acc[QN][2];
-  for (int i = 0; i < QN; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (int i = 0; i < QN; ++i) {
+    const float* o = out + (i0 + i) * out_stride + 16 * part;
+    acc[i][0] = _mm256_loadu_ps(o);
+    acc[i][1] = _mm256_loadu_ps(o + 8);
+  }
   __m256i lane[QN];
   for (int i = 0; i < QN; ++i) lane[i] = _mm256_set1_epi32(i0 + i);
-  for (int64_t p = 0; p < n_kv; ++p) {
+  for (int64_t p = p0; p < p0 + n; ++p) {
     const uint8_t* blk = head + p * v.row_bytes;
     __m256 a, b;
     decode_half<T>(blk, half, &a, &b);
@@ -141,16 +159,29 @@ void values_part(const float* w8, int i0, const KvRows& v, int64_t n_kv, int64_t
   }
 }
 
+// Positions per tile of the weighted sum: the tile's V rows stay in L1 while every
+// (16 dimensions x 4 queries) pass reads them.
+constexpr int64_t kValueTile = 64;
+
 template <KvType T>
 void values(const float* w8, int n_q, const KvRows& v, int64_t n_kv, int64_t head_dim, float* out,
             int64_t out_stride) {
-  for (int64_t part = 0; part < head_dim / 16; ++part) {
-    for (int i0 = 0; i0 < n_q; i0 += 4) {
-      switch (n_q - i0 >= 4 ? 4 : n_q - i0) {
-        case 1: values_part<T, 1>(w8, i0, v, n_kv, part, out, out_stride); break;
-        case 2: values_part<T, 2>(w8, i0, v, n_kv, part, out, out_stride); break;
-        case 3: values_part<T, 3>(w8, i0, v, n_kv, part, out, out_stride); break;
-        default: values_part<T, 4>(w8, i0, v, n_kv, part, out, out_stride); break;
+  for (int i = 0; i < n_q; ++i) std::memset(out + i * out_stride, 0, static_cast<size_t>(head_dim) * sizeof(float));
+  const uint8_t* head = v.data + v.first / kKvBlock * block_bytes<T>();
+  const int64_t head_bytes = head_dim / kKvBlock * block_bytes<T>();
+  for (int64_t p0 = 0; p0 < n_kv; p0 += kValueTile) {
+    const int64_t n = std::min(kValueTile, n_kv - p0);
+    for (int64_t p = p0 + kValueTile; p < std::min(n_kv, p0 + 2 * kValueTile); ++p) {
+      prefetch_head(head + p * v.row_bytes, head_bytes);  // the next tile
+    }
+    for (int64_t part = 0; part < head_dim / 16; ++part) {
+      for (int i0 = 0; i0 < n_q; i0 += 4) {
+        switch (n_q - i0 >= 4 ? 4 : n_q - i0) {
+          case 1: values_part<T, 1>(w8, i0, v, p0, n, part, out, out_stride); break;
+          case 2: values_part<T, 2>(w8, i0, v, p0, n, part, out, out_stride); break;
+          case 3: values_part<T, 3>(w8, i0, v, p0, n, part, out, out_stride); break;
+          default: values_part<T, 4>(w8, i0, v, p0, n, part, out, out_stride); break;
+        }
       }
     }
   }
