@@ -31,7 +31,8 @@ constexpr int64_t kAttentionScratchPerPosition = 16;
 // F32 against the decoded values (d * code), the softmax is softmax()'s. Like llama.cpp's F16
 // path, q is rounded to F16 when K is F16 and the softmax weights when V is F16, so F16 logits
 // agree with its reference outputs to ~1e-4. AVX2 when head_dim and the heads' first values are
-// multiples of 32, else the scalar reference (any even head_dim).
+// multiples of 32; else F16 K and V run per query head on AVX2 (head_dim % 8 == 0), and the
+// other types the scalar reference (any even head_dim).
 // Preconditions: n_kv >= 1, head_dim <= 1024 and even; quantized: the head lies in the row.
 void attention_group(const float* q, int64_t q_stride, int64_t n_q, const KvRows& k, const KvRows& v, int64_t n_kv,
                      int64_t head_dim, float scale, float softcap, float* scores, float* out, int64_t out_stride);
@@ -52,6 +53,9 @@ void attention_group_fused_avx2(const float* q, int64_t q_stride, int64_t n_q, c
 // Preconditions: n_kv >= 1, head_dim % 2 == 0, head_dim <= 1024.
 void attention_head_f16_scalar(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
                                int64_t head_dim, float scale, float* scores, float* out, float softcap = 0.0f);
+// The same with AVX2 + F16C (8 positions' scores at a time). Precondition: head_dim % 8 == 0.
+void attention_head_f16_avx2(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
+                             int64_t head_dim, float scale, float* scores, float* out, float softcap = 0.0f);
 }  // namespace detail
 
 }  // namespace inferscope::kernels

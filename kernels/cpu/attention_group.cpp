@@ -54,7 +54,18 @@ void attention_group_fused_scalar(const float* q, int64_t q_stride, int64_t n_q,
 void attention_group(const float* q, int64_t q_stride, int64_t n_q, const KvRows& k, const KvRows& v, int64_t n_kv,
                      int64_t head_dim, float scale, float softcap, float* scores, float* out, int64_t out_stride) {
   const bool aligned = head_dim % kKvBlock == 0 && k.first % kKvBlock == 0 && v.first % kKvBlock == 0;
-  const bool avx2 = aligned && active_simd_level() >= SimdLevel::Avx2;
+  const bool has_avx2 = active_simd_level() >= SimdLevel::Avx2;
+  if (!aligned && has_avx2 && head_dim % 8 == 0 && k.type == KvType::F16 && v.type == KvType::F16) {
+    // Heads off the 32-value grid (stories260K's 8): F16 per query head, without the fused path.
+    const auto* kh = reinterpret_cast<const uint16_t*>(k.data) + k.first;
+    const auto* vh = reinterpret_cast<const uint16_t*>(v.data) + v.first;
+    for (int64_t i = 0; i < n_q; ++i) {
+      detail::attention_head_f16_avx2(q + i * q_stride, kh, vh, k.row_bytes / 2, n_kv, head_dim, scale, scores,
+                                      out + i * out_stride, softcap);
+    }
+    return;
+  }
+  const bool avx2 = aligned && has_avx2;
   for (int64_t i0 = 0; i0 < n_q; i0 += 8) {
     const int64_t n = std::min<int64_t>(8, n_q - i0);
     const float* qi = q + i0 * q_stride;
