@@ -6,7 +6,7 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "engine/chat/chat_template.h"
-#include "engine/runtime/chat_prompt.h"
+#include "engine/chat/chat_prompt.h"
 #include "engine/runtime/session.h"
 
 namespace inferscope::cli {

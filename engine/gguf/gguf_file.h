@@ -14,7 +14,7 @@
 
 #include "engine/core/status.h"
 #include "engine/gguf/gguf_value.h"
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 
 namespace inferscope {
 class MappedFile;

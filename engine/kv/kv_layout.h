@@ -1,5 +1,5 @@
 // The shape of a KV cache, shared by every backend, the memory estimate and the UI: the storage
-// type of K and of V (chosen independently; kernels/cpu/kv_quant.h gives their encodings), and
+// type of K and of V (chosen independently; kernels/formats/kv_type.h gives their encodings), and
 // for each sequence slot and layer one row per position of n_embd_kv values (all KV heads),
 // encoded as a whole in blocks of 32 for the quantized types. Backends own the storage and the
 // kernels; how many positions a slot holds is the forward pass's bookkeeping.
@@ -10,7 +10,7 @@
 
 #include "engine/core/status.h"
 #include "engine/model/model_config.h"
-#include "kernels/cpu/kv_quant.h"
+#include "kernels/formats/kv_type.h"
 
 namespace inferscope {
 

@@ -10,7 +10,7 @@
 #include "engine/core/status.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/model/model_config.h"
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 
 namespace inferscope {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 
 namespace inferscope {
 

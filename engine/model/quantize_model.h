@@ -10,7 +10,7 @@
 
 #include "engine/core/status.h"
 #include "engine/model/quant_mix.h"
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 
 namespace inferscope {
 

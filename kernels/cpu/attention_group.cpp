@@ -4,7 +4,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/ops.h"
 
 namespace inferscope::kernels {

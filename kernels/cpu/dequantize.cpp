@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "kernels/cpu/dequantize_blocks.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 
 namespace inferscope::kernels {
 namespace {

@@ -2,7 +2,7 @@
 // documented evaluation order; the library is compiled with -ffp-contract=off (3.0).
 #include "kernels/cpu/dequantize_blocks.h"
 
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 
 namespace inferscope::kernels::detail {
 namespace {

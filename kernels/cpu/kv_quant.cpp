@@ -3,42 +3,13 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/quantize.h"
 
 namespace inferscope::kernels {
 
-const float kNf4Levels[16] = {
-    -1.0f,
-    -0.6961928009986877f,
-    -0.5250730514526367f,
-    -0.39491748809814453f,
-    -0.28444138169288635f,
-    -0.18477343022823334f,
-    -0.09105003625154495f,
-    0.0f,
-    0.07958029955625534f,
-    0.16093020141124725f,
-    0.24611230194568634f,
-    0.33791524171829224f,
-    0.44070982933044434f,
-    0.5626170039176941f,
-    0.7229568362236023f,
-    1.0f,
-};
-
 namespace {
-
-constexpr int64_t kBlockBytes4 = 18;  // F16 scale + 16 bytes of nibbles
-
-struct KvTypeName {
-  KvType type;
-  std::string_view name;
-};
-constexpr KvTypeName kNames[] = {
-    {KvType::F16, "f16"}, {KvType::Q8_0, "q8_0"}, {KvType::Q4_0, "q4_0"}, {KvType::NF4, "nf4"}, {KvType::Int4, "int4"},
-};
 
 float block_absmax(const float* x) {
   float amax = 0.0f;
@@ -73,14 +44,14 @@ void store_nibble_block(const float* x, float d, Code code, uint8_t* block) {
 void quantize_nf4(const float* x, uint8_t* row, int64_t n) {
   for (int64_t b = 0; b < n / kKvBlock; ++b) {
     const float* xb = x + b * kKvBlock;
-    store_nibble_block(xb, block_absmax(xb), nf4_code, row + b * kBlockBytes4);
+    store_nibble_block(xb, block_absmax(xb), nf4_code, row + b * kKvNibbleBlockBytes);
   }
 }
 
 void quantize_int4(const float* x, uint8_t* row, int64_t n) {
   for (int64_t b = 0; b < n / kKvBlock; ++b) {
     const float* xb = x + b * kKvBlock;
-    store_nibble_block(xb, block_absmax(xb) / 7.0f, int4_code, row + b * kBlockBytes4);
+    store_nibble_block(xb, block_absmax(xb) / 7.0f, int4_code, row + b * kKvNibbleBlockBytes);
   }
 }
 
@@ -106,49 +77,19 @@ void decode_range(const uint8_t* row, int64_t first, int64_t n, float* y) {
       std::memcpy(&h, row + 2 * v, 2);
       y[i] = fp16_to_fp32(h);
     } else if constexpr (T == KvType::Q8_0) {
-      const uint8_t* block = row + b * 34;
+      const uint8_t* block = row + b * kKvQ8BlockBytes;
       y[i] = block_scale(block) * static_cast<float>(static_cast<int8_t>(block[2 + j]));
     } else if constexpr (T == KvType::NF4) {
-      const uint8_t* block = row + b * kBlockBytes4;
+      const uint8_t* block = row + b * kKvNibbleBlockBytes;
       y[i] = block_scale(block) * kNf4Levels[nibble(block, j)];
     } else {  // Q4_0, Int4
-      const uint8_t* block = row + b * kBlockBytes4;
+      const uint8_t* block = row + b * kKvNibbleBlockBytes;
       y[i] = block_scale(block) * static_cast<float>(nibble(block, j) - 8);
     }
   }
 }
 
 }  // namespace
-
-std::string_view kv_type_name(KvType type) {
-  for (const auto& n : kNames) {
-    if (n.type == type) return n.name;
-  }
-  return "?";
-}
-
-bool parse_kv_type(std::string_view name, KvType* type) {
-  for (const auto& n : kNames) {
-    if (n.name == name) {
-      *type = n.type;
-      return true;
-    }
-  }
-  return false;
-}
-
-int64_t kv_row_granule(KvType type) { return type == KvType::F16 ? 2 : kKvBlock; }
-
-int64_t kv_row_bytes(KvType type, int64_t n) {
-  switch (type) {
-    case KvType::F16: return 2 * n;
-    case KvType::Q8_0: return n / kKvBlock * 34;
-    case KvType::Q4_0:
-    case KvType::NF4:
-    case KvType::Int4: return n / kKvBlock * kBlockBytes4;
-  }
-  return 0;
-}
 
 void kv_quantize_row(KvType type, const float* x, uint8_t* row, int64_t n) {
   switch (type) {

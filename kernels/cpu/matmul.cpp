@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/matmul_internal.h"
 #include "kernels/cpu/matmul_kquant.h"
 #include "kernels/cpu/quantize.h"

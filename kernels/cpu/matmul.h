@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 
 namespace inferscope::kernels {
 

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/matmul_internal.h"
 
 namespace inferscope::kernels::detail {

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 
 namespace inferscope::kernels::detail {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 
 namespace inferscope::kernels::detail {
 namespace {

@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 #include "kernels/cpu/matmul_internal.h"
 
 namespace inferscope::kernels::detail {

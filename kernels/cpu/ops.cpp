@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 
 namespace inferscope::kernels {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/quantize_blocks.h"
 
 namespace inferscope::kernels {

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 
 namespace inferscope::kernels {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 
 namespace inferscope::kernels::detail {
 namespace {

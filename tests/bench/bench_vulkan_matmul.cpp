@@ -28,7 +28,7 @@
 #include "engine/backend/vulkan/ops/vk_quantize.h"
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_recorder.h"
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 #include "kernels/cpu/quantize.h"
 
 namespace {

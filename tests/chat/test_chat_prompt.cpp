@@ -6,7 +6,7 @@
 
 #include "engine/chat/chat_template.h"
 #include "engine/model/model.h"
-#include "engine/runtime/chat_prompt.h"
+#include "engine/chat/chat_prompt.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {

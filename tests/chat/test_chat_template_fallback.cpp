@@ -10,7 +10,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/model.h"
-#include "engine/runtime/chat_prompt.h"
+#include "engine/chat/chat_prompt.h"
 #include "tests/support/chat_models.h"
 #include "tests/support/testdata.h"
 

@@ -12,7 +12,7 @@
 #include "engine/chat/chat_template.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
-#include "engine/runtime/chat_prompt.h"
+#include "engine/chat/chat_prompt.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/fuzz_support.h"

@@ -1,6 +1,6 @@
 // f16 / bf16 conversions: exhaustive widening against an independent double-based decoder,
 // narrowing against round-to-nearest-even computed in double and against F16C hardware.
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/kv_quant.h"
 #include "tests/support/testdata.h"
 

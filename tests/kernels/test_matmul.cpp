@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kernels/cpu/dequantize.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/matmul_internal.h"
 #include "kernels/cpu/quantize.h"
 #include "tests/support/matmul_problem.h"

@@ -14,7 +14,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "kernels/cpu/dequantize.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_internal.h"
 #include "tests/support/simd_levels.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/attention.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/ops.h"
 
 namespace inferscope::kernels {

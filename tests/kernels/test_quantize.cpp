@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kernels/cpu/dequantize.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 
 namespace inferscope::kernels {
 namespace {

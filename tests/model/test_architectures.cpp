@@ -18,7 +18,7 @@
 #include "engine/model/random_model.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/dequantize.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 

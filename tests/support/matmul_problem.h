@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 
 namespace inferscope::testing {
 

@@ -43,7 +43,7 @@
 #include "engine/backend/vulkan/vk_recorder.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/ops.h"
 #include "tests/support/vulkan_device.h"
 #include "tests/support/vulkan_gpu.h"

@@ -20,7 +20,7 @@
 #include "engine/backend/vulkan/ops/vk_quantize.h"
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/ops/vk_kv.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/quantize.h"
 #include "tests/support/matmul_problem.h"

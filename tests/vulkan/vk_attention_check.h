@@ -9,7 +9,7 @@
 #include "engine/backend/vulkan/ops/vk_attention.h"
 #include "engine/backend/vulkan/ops/vk_kv.h"
 #include "kernels/cpu/attention.h"
-#include "kernels/cpu/fp16.h"
+#include "kernels/formats/fp16.h"
 #include "tests/vulkan/vk_op_checks.h"
 
 namespace inferscope::vulkan::op_tests {

@@ -8,7 +8,7 @@
 
 #include "engine/chat/chat_template.h"
 #include "engine/model/model.h"
-#include "engine/runtime/chat_prompt.h"
+#include "engine/chat/chat_prompt.h"
 #include "engine/runtime/session.h"
 #include "ui/bridge/stream_pacer.h"
 

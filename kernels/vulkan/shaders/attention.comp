@@ -37,7 +37,7 @@
 // <= the workgroup size), 3 = BQ (tokens per workgroup; 1 when n_split > 1), 4 = HG (query
 // heads per workgroup, dividing n_head / n_head_kv). Cache row of position p: bytes from
 // k_byte0 + p * k_row_bytes of the K binding (likewise V), a row of n_embd_kv values as
-// kv_quant.h encodes them; head kvh is values [kvh * head_dim, (kvh + 1) * head_dim) of it.
+// kernels/formats/kv_type.h describes them; head kvh is values [kvh * head_dim, (kvh + 1) * head_dim) of it.
 
 #include "kv_rows.glsl"
 #include "op_math.glsl"

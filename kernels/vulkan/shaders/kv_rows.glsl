@@ -1,9 +1,9 @@
-// The KV-cache row encodings of kernels/cpu/kv_quant.h, for the shaders that write them
-// (kv_store.comp) and read them (attention.comp). A row of n values is 2n bytes of F16, or
-// n / 32 blocks of an F16 scale d followed by the codes: Q8_0 34 bytes (32 int8), Q4_0, NF4 and
-// INT4 18 bytes (16 bytes of nibbles: byte j holds value j in its low nibble and value j + 16
-// in its high one). Rows and blocks start at even bytes, so every 16-bit field lies within
-// one 32-bit word.
+// The KV-cache row encodings of kernels/formats/kv_type.h (the CPU's encoders:
+// kernels/cpu/kv_quant.h), for the shaders that write them (kv_store.comp) and read them
+// (attention.comp). A row of n values is 2n bytes of F16, or n / 32 blocks of an F16 scale d
+// followed by the codes: Q8_0 34 bytes (32 int8), Q4_0, NF4 and INT4 18 bytes (16 bytes of
+// nibbles: byte j holds value j in its low nibble and value j + 16 in its high one). Rows and
+// blocks start at even bytes, so every 16-bit field lies within one 32-bit word.
 // KV_* name the types as the values of kernels::KvType; a shader picks one per cache with a
 // define (kv_store.comp: KV_TYPE; attention.comp: K_TYPE and V_TYPE).
 #ifndef KV_ROWS_GLSL

@@ -5,7 +5,7 @@
 #define OP_MATH_GLSL
 
 // IEEE binary16 bits of the binary32 value with bits x: round to nearest, ties to even, as
-// kernels/cpu/fp16.h does (ggml's rules: NaN -> 0x7E00 with the sign kept, |x| >= 65536 -> inf).
+// kernels/formats/fp16.h does (ggml's rules: NaN -> 0x7E00 with the sign kept, |x| >= 65536 -> inf).
 // Integer arithmetic only, so the result does not depend on the driver's conversion rounding
 // mode or on denormal flushing.
 uint f32_to_f16_bits(uint x) {

@@ -1,5 +1,5 @@
 // The KV cache on the Vulkan device: where rows live (KvCacheLayout, the same order and row
-// encodings as the CPU's cache, engine/kv/kv_layout.h and kernels/cpu/kv_quant.h) and the write
+// encodings as the CPU's cache, engine/kv/kv_layout.h and kernels/formats/kv_type.h) and the write
 // of a batch's K and V rows (shader kv_store.comp, one variant per KvType).
 // Operands may start at any multiple of 4 bytes of their buffers (vk_op_util.h: bind_words).
 #pragma once
@@ -11,7 +11,7 @@
 #include "engine/backend/vulkan/vk_recorder.h"
 #include "engine/core/status.h"
 #include "engine/kv/kv_layout.h"
-#include "kernels/cpu/kv_quant.h"
+#include "kernels/formats/kv_type.h"
 
 namespace inferscope::vulkan {
 

@@ -15,7 +15,7 @@
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_recorder.h"
 #include "engine/core/status.h"
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 
 namespace inferscope::vulkan {
 

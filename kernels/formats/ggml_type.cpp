@@ -1,5 +1,5 @@
 // Block geometry of every GGUF type id (GGUF-FORMATS.md section 2).
-#include "kernels/cpu/ggml_type.h"
+#include "kernels/formats/ggml_type.h"
 
 #include <array>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "engine/runtime/chat_prompt.h"
+#include "engine/chat/chat_prompt.h"
 
 #include <algorithm>
 #include <string>
