@@ -385,7 +385,7 @@ LoadOptions MainWindow::currentOptions() const {
 void MainWindow::loadModelWithSavedSettings(const QString& path) {
   const LoadSettings saved = savedLoadSettings();
   const LoadOptions options = optionsFor(saved);
-  if (options.backend.kind == BackendKind::Cpu) {
+  if (options.backend.on_cpu()) {
     loadModel(path, options);
     return;
   }
@@ -394,7 +394,7 @@ void MainWindow::loadModelWithSavedSettings(const QString& path) {
   m_chat->stop();
   m_loading = true;
   m_loadingPath = path;
-  m_status->showLoading(path, backendDisplayName(options.backend.kind, QSettings().value(kLoadDeviceNameKey).toString()));
+  m_status->showLoading(path, backendDisplayName(options.backend.backend, QSettings().value(kLoadDeviceNameKey).toString()));
   updateActions();
   if (m_backendsListed) loadPendingStartupModel();
 }
@@ -403,10 +403,10 @@ void MainWindow::loadModelWithSavedSettings(const QString& path) {
 QString MainWindow::deviceLabel(const BackendChoice& choice) const {
   for (const BackendInfo& backend : m_backends) {
     for (const BackendDeviceInfo& device : backend.devices) {
-      if (sameChoice(device.choice, choice)) return backendDisplayName(choice.kind, device.name);
+      if (sameChoice(device.choice, choice)) return backendDisplayName(choice.backend, device.name);
     }
   }
-  return tr("%1 device %2").arg(backendKindLabel(choice.kind)).arg(choice.device);
+  return tr("%1 device %2").arg(backendKindLabel(choice.backend)).arg(choice.device);
 }
 
 void MainWindow::onBackendsListed(const QList<BackendInfo>& backends) {
@@ -430,7 +430,7 @@ void MainWindow::loadPendingStartupModel() {
   const BackendDeviceInfo* found = nullptr;
   QString reason;
   for (const BackendInfo& backend : m_backends) {
-    if (backend.kind != options.backend.kind) continue;
+    if (backend.backend != options.backend.backend) continue;
     reason = backend.unavailableReason;
     for (const BackendDeviceInfo& device : backend.devices) {
       const bool sameName = savedName.isEmpty() || device.name == savedName;
@@ -443,7 +443,7 @@ void MainWindow::loadPendingStartupModel() {
     loadModel(path, options);
     return;
   }
-  const QString device = savedName.isEmpty() ? deviceLabel(options.backend) : backendDisplayName(options.backend.kind, savedName);
+  const QString device = savedName.isEmpty() ? deviceLabel(options.backend) : backendDisplayName(options.backend.backend, savedName);
   options.backend = BackendChoice{};
   loadModel(path, options);
   m_status->showMessage(reason.isEmpty() ? tr("The saved device, %1, is no longer there: the model runs on the CPU.").arg(device)
@@ -501,7 +501,7 @@ void MainWindow::loadModel(const QString& path, const LoadOptions& options) {
   m_loading = true;
   m_loadingPath = path;
   m_loadingOptions = options;
-  m_status->showLoading(path, options.backend.kind == BackendKind::Cpu ? QString() : deviceLabel(options.backend));
+  m_status->showLoading(path, options.backend.on_cpu() ? QString() : deviceLabel(options.backend));
   updateActions();
   m_engine.controller()->loadModel(path, options);
 }
@@ -553,7 +553,7 @@ void MainWindow::onBackendFailed(const QString& backend, const QString& message)
   LoadSettings shown = m_settings->loadSettings();
   shown.backend = m_hasModel ? m_loaded.backendId : QStringLiteral("cpu");
   m_settings->setLoadSettings(shown);
-  const QString kind = backendKindLabel(m_loadingOptions.backend.kind);
+  const QString kind = backendKindLabel(m_loadingOptions.backend.backend);
   const QString kept = m_hasModel ? tr("The previous model stays loaded on %1.").arg(m_loaded.backend) : tr("No model is loaded.");
   showError(tr("%1 backend unavailable").arg(kind),
             tr("<b>The %1 backend could not start.</b><br>%2 could not be loaded on %3. %4")

@@ -1,5 +1,6 @@
 #include "app/cli/cli_common.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace inferscope::cli {
@@ -17,16 +18,18 @@ std::shared_ptr<const Model> load_model_from_args(Args& args) {
 }
 
 bool check_backend(Args& args, BackendChoice* choice) {
-  const std::string name = args.string("backend", "cpu");
-  const auto kind = backend_kind_from_name(name);
-  if (!kind || *kind == BackendKind::Cuda) {
-    args.fail("unknown backend '" + name + "' (available: cpu, vulkan)");
+  const std::string name = args.string("backend", std::string(kCpuBackend));
+  const std::vector<std::string> names = backend_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    args.fail("unknown backend '" + name + "' (available: " + known + ")");
     return false;
   }
-  choice->kind = *kind;
+  choice->backend = name;
   choice->device = static_cast<int>(args.integer("device", 0, 0, 1024));
-  if (!args.ok() || *kind == BackendKind::Cpu) return args.ok();
-  const BackendDevices devices = list_backend_devices(*kind);
+  if (!args.ok() || choice->on_cpu()) return args.ok();
+  const BackendDevices devices = list_backend_devices(name);
   if (!devices.unavailable_reason.empty()) {
     args.fail("the " + name + " backend is not available: " + devices.unavailable_reason);
     return false;

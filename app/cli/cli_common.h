@@ -17,7 +17,7 @@ namespace inferscope::cli {
 // Options every model-running command accepts.
 inline const OptionSpec kModelOption{"model", "FILE", "GGUF model (default: the bundled stories260K)"};
 inline const OptionSpec kThreadsOption{"threads", "N", "CPU threads (default: all cores)"};
-inline const OptionSpec kBackendOption{"backend", "NAME", "compute backend: cpu (default) or vulkan"};
+inline const OptionSpec kBackendOption{"backend", "NAME", "compute backend: cpu (default) or another that `inspect --devices` lists, e.g. vulkan"};
 inline const OptionSpec kDeviceOption{"device", "N", "device of the backend (default 0; `inspect --devices` lists them)"};
 inline const OptionSpec kMmapOption{"mmap", nullptr, "read weights from the file mapping instead of copying them to huge pages"};
 inline const OptionSpec kContextOption{"context", "N", "context length in tokens (default: min(model's, 4096))"};

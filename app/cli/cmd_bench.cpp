@@ -262,7 +262,7 @@ int run_bench(int argc, char** argv) {
   }
   // The same model on the CPU backend, in the same run, for the ratio of the two.
   std::optional<BenchFigures> cpu;
-  if (args.flag("vs-cpu") && so.backend.kind != BackendKind::Cpu) {
+  if (args.flag("vs-cpu") && !so.backend.on_cpu()) {
     SessionOptions cpu_options = so;
     cpu_options.backend = {};
     auto cpu_session = Session::create(model, cpu_options);
@@ -318,17 +318,17 @@ int run_bench(int argc, char** argv) {
   if (kv_runs.size() > 1) print_kv_runs(kv_runs, n_prompt, n_gen, depth);
   std::printf("time by op, prefill: %s\n", profile_text(figures.prefill_profile).c_str());
   std::printf("time by op, decode:  %s\n", profile_text(figures.decode_profile).c_str());
-  if (so.backend.kind != BackendKind::Cpu) {
+  if (!so.backend.on_cpu()) {
     std::printf("backend %s: %.1f dispatches and %.2f submissions per decoded token\n",
                 (*session)->executor().backend_name().c_str(), figures.dispatches_per_token,
                 figures.submissions_per_token);
   }
   if (cpu) {
     std::printf("cpu backend: pp %.1f, tg %.1f tokens/s -> %s/cpu: prefill %.3fx, decode %.3fx\n", cpu->prefill.median,
-                cpu->decode.median, backend_kind_name(so.backend.kind), spp.median / cpu->prefill.median,
+                cpu->decode.median, so.backend.backend.c_str(), spp.median / cpu->prefill.median,
                 stg.median / cpu->decode.median);
   }
-  if (so.backend.kind == BackendKind::Cpu) {
+  if (so.backend.on_cpu()) {
     std::printf("memory bandwidth %.1f GB/s -> decode bound %.1f tokens/s; decode reaches %.1f%% of it\n",
                 bandwidth / 1e9, bound, 100.0 * stg.median / bound);
   }

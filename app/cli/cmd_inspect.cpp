@@ -131,8 +131,8 @@ nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenize
 
 int list_all_devices(bool json) {
   nlohmann::json all = nlohmann::json::array();
-  for (BackendKind kind : {BackendKind::Cpu, BackendKind::Vulkan}) {
-    const BackendDevices devices = list_backend_devices(kind);
+  for (const std::string& name : backend_names()) {
+    const BackendDevices devices = list_backend_devices(name);
     if (json) all.push_back(devices_json(devices));
     else print_devices(devices);
   }
@@ -176,16 +176,16 @@ int run_inspect(int argc, char** argv) {
   }
   const MemoryEstimate e = estimate_memory(**file, *config, config->n_ctx_train, threads, 256, kv_types);
   const ChatTemplateInfo chat = chat_template_info(**file);
-  const bool on_device = backend.kind != BackendKind::Cpu;
+  const bool on_device = !backend.on_cpu();
   if (args.flag("json")) {
     nlohmann::json j = to_json(**file, *config, tokenizer, chat, e);
-    if (on_device) j["device"] = devices_json(list_backend_devices(backend.kind), backend.device);
+    if (on_device) j["device"] = devices_json(list_backend_devices(backend.backend), backend.device);
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     print_text(**file, *config, tokenizer, chat, e);
     if (on_device) {
       std::printf("\n");
-      print_devices(list_backend_devices(backend.kind), backend.device);
+      print_devices(list_backend_devices(backend.backend), backend.device);
     }
   }
   return 0;

@@ -5,7 +5,7 @@
 namespace inferscope::cli {
 
 void print_devices(const BackendDevices& d, int only_device) {
-  const char* name = backend_kind_name(d.kind);
+  const char* name = d.backend.c_str();
   if (!d.unavailable_reason.empty()) {
     std::printf("%s: no devices (%s)\n", name, d.unavailable_reason.c_str());
     return;
@@ -18,7 +18,7 @@ void print_devices(const BackendDevices& d, int only_device) {
 }
 
 nlohmann::json devices_json(const BackendDevices& d, int only_device) {
-  nlohmann::json j = {{"backend", backend_kind_name(d.kind)}};
+  nlohmann::json j = {{"backend", d.backend}};
   if (!d.unavailable_reason.empty()) j["unavailable"] = d.unavailable_reason;
   nlohmann::json list = nlohmann::json::array();
   for (const BackendDevice& dev : d.devices) {

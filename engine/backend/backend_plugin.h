@@ -1,5 +1,6 @@
-// The interface a run-time-loaded backend library (libinferscope_<name>.so) implements. The
-// library exports one C function, kBackendEntryPoint, returning its BackendPlugin for the
+// The interface every compute backend implements: the built-in CPU one
+// (engine/backend/cpu/cpu_plugin) and each run-time-loaded library libinferscope_<name>.so.
+// A library exports one C function, kBackendEntryPoint, returning its BackendPlugin for the
 // ABI version it was built with; the engine and the library are built from the same sources.
 #pragma once
 
@@ -16,7 +17,7 @@
 
 namespace inferscope {
 
-constexpr uint32_t kBackendAbiVersion = 1;
+constexpr uint32_t kBackendAbiVersion = 2;
 constexpr const char* kBackendEntryPoint = "inferscope_backend_plugin";
 
 // One device of a backend, as `inspect` and the app's device picker show it.
@@ -31,11 +32,13 @@ struct BackendDevice {
 class BackendPlugin {
  public:
   virtual ~BackendPlugin() = default;
-  virtual const char* name() const = 0;  // "vulkan"
+  virtual const char* name() const = 0;   // "vulkan": --backend, settings, file name
+  virtual const char* label() const = 0;  // "Vulkan": what users read
   // The devices the backend can run on; an error says why there are none (no driver...).
   virtual Result<std::vector<BackendDevice>> devices() = 0;
   // Copies the model's weights to `device` and prepares a forward pass there. Fails before
-  // any upload when the model does not fit in the device's memory.
+  // any upload when the model does not fit in the device's memory. options.host_threads is
+  // the session's thread pool, for backends that compute on the host.
   virtual Result<std::unique_ptr<ForwardExecutor>> create_executor(std::shared_ptr<const Model> model, int device,
                                                                   const ForwardOptions& options) = 0;
 };

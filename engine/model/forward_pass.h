@@ -27,11 +27,14 @@
 
 namespace inferscope {
 
+class ThreadPool;
+
 struct ForwardOptions {
   int64_t n_ctx = 0;        // context length; 0 = the model's training context
   int n_slots = 1;          // sequences kept in the KV cache (beam width)
   int64_t max_batch = 256;  // tokens per forward call chunk
   KvTypes kv_types;         // storage types of the KV cache's K and V rows
+  ThreadPool* host_threads = nullptr;  // the session's pool (outlives the pass): the CPU runs ops on it
   // GPU backends: called with the fraction of the weights copied to the device (0..1,
   // non-decreasing), on the creating thread.
   std::function<void(double)> on_upload_progress;

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <thread>
 
-#include "engine/backend/cpu/cpu_ops.h"
 #include "engine/sampling/beam_search.h"
 #include "engine/sampling/sampler.h"
 
@@ -114,12 +113,8 @@ Result<std::unique_ptr<ForwardExecutor>> Session::create_executor(int n_slots) {
   fo.max_batch = options_.max_batch;
   fo.kv_types = options_.kv_types;
   fo.on_upload_progress = options_.on_upload_progress;
-  if (options_.backend.kind == BackendKind::Cpu) {
-    auto fp = cpu_forward_pass(model_, *pool_, fo);
-    if (!fp) return fp.status();
-    return std::unique_ptr<ForwardExecutor>(std::move(*fp));
-  }
-  auto plugin = load_backend(options_.backend.kind);
+  fo.host_threads = pool_.get();
+  auto plugin = load_backend(options_.backend.backend);
   if (!plugin) return plugin.status();
   return (*plugin)->create_executor(model_, options_.backend.device, fo);
 }

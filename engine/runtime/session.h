@@ -22,7 +22,7 @@ struct SessionOptions {
   int n_threads = 0;     // 0 = all cores
   int64_t max_batch = 256;
   KvTypes kv_types;       // storage types of the KV cache's K and V (f16 unless chosen)
-  BackendChoice backend;  // CPU unless chosen; a Vulkan device runs the whole forward pass
+  BackendChoice backend;  // CPU unless chosen; a device of another backend runs the whole forward pass
   std::function<void(double)> on_upload_progress;  // see ForwardOptions
 };
 

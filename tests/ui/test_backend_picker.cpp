@@ -73,7 +73,7 @@ QString vulkanModel() {
     if (!model) return bundled;  // its error shows where the test loads it
     SessionOptions options;
     options.n_ctx = 64;
-    options.backend = BackendChoice{BackendKind::Vulkan, 0};
+    options.backend = BackendChoice{"vulkan", 0};
     auto session = Session::create(*model, options);
     if (session) return bundled;
     std::printf("[ note ] the bundled model does not run on Vulkan (%s); using llama-2-tiny-random.gguf\n",
@@ -167,7 +167,7 @@ ReplyStats sendAndWait(MainWindow& window, const QString& text) {
 class VulkanPicker : public ::testing::Test {
  protected:
   void SetUp() override {
-    const BackendDevices vulkan = list_backend_devices(BackendKind::Vulkan);
+    const BackendDevices vulkan = list_backend_devices("vulkan");
     if (vulkan.devices.empty()) GTEST_SKIP() << "no Vulkan device to test on: " << vulkan.unavailable_reason;
     device_ = QString::fromStdString(vulkan.devices.front().name);
     deviceMemory_ = static_cast<qint64>(vulkan.devices.front().memory_bytes);
@@ -281,7 +281,7 @@ TEST_F(VulkanPicker, ApplyReloadsTheModelOnTheDeviceAndARepliesStreamsFromIt) {
 TEST_F(VulkanPicker, AContextTooLargeForTheDeviceShowsTheBackendErrorAndTheModelStays) {
   QSignalSpy failed(window_.get(), &MainWindow::backendFailed);
   LoadOptions options;
-  options.backend = BackendChoice{BackendKind::Vulkan, 0};
+  options.backend = BackendChoice{"vulkan", 0};
   // At least 32 bytes of KV cache per token in either model: twice the device's memory or more.
   // The host's check is lifted (the engine's test hook), so that the device's is the one to fail.
   options.contextLength = deviceMemory_ / 32 * 2;
@@ -301,7 +301,7 @@ TEST_F(VulkanPicker, AContextTooLargeForTheDeviceShowsTheBackendErrorAndTheModel
 }
 
 TEST(BackendPickerStartup, StartsOnTheSavedDevice) {
-  const BackendDevices vulkan = list_backend_devices(BackendKind::Vulkan);
+  const BackendDevices vulkan = list_backend_devices("vulkan");
   if (vulkan.devices.empty()) GTEST_SKIP() << "no Vulkan device to test on: " << vulkan.unavailable_reason;
   SavedLoadSettings saved;
   const QString device = QString::fromStdString(vulkan.devices.front().name);
@@ -338,7 +338,7 @@ TEST(BackendPickerStartup, ASavedDeviceThatIsGoneStartsOnTheCpuWithANote) {
 // model keeps answering.
 TEST(BackendPickerNoDriver, ShowsVulkanUnavailableAndAForcedLoadKeepsTheCpuModel) {
   NoVulkanDriver noDriver;
-  const BackendDevices vulkan = list_backend_devices(BackendKind::Vulkan);
+  const BackendDevices vulkan = list_backend_devices("vulkan");
   ASSERT_TRUE(vulkan.devices.empty()) << "the Vulkan loader still found a driver: this case needs a process of its own "
                                          "(ctest gives it one) that has not used Vulkan yet";
   const QString reason = QString::fromStdString(vulkan.unavailable_reason);
@@ -367,7 +367,7 @@ TEST(BackendPickerNoDriver, ShowsVulkanUnavailableAndAForcedLoadKeepsTheCpuModel
   QSignalSpy failed(window.get(), &MainWindow::backendFailed);
   QSignalSpy loadFailed(window.get(), &MainWindow::loadFailed);
   LoadOptions options;
-  options.backend = BackendChoice{BackendKind::Vulkan, 0};
+  options.backend = BackendChoice{"vulkan", 0};
   window->loadModel(testing::bundledModel(), options);
   ASSERT_TRUE(failed.wait(kTimeoutMs));
   EXPECT_EQ(loadFailed.size(), 1);
@@ -397,7 +397,7 @@ TEST(BackendPickerNoDriver, ShowsVulkanUnavailableAndAForcedLoadKeepsTheCpuModel
 
 TEST(BackendPickerNoDriver, ASavedVulkanDeviceStartsOnTheCpuWithANote) {
   NoVulkanDriver noDriver;
-  const BackendDevices vulkan = list_backend_devices(BackendKind::Vulkan);
+  const BackendDevices vulkan = list_backend_devices("vulkan");
   ASSERT_TRUE(vulkan.devices.empty()) << "the Vulkan loader still found a driver: this case needs a process of its own";
   SavedLoadSettings saved;
   saved.save(QStringLiteral("vulkan:0"), QStringLiteral("llvmpipe (LLVM 15.0.6, 256 bits)"));

@@ -164,10 +164,10 @@ BackendInfo cpuBackend() {
 
 BackendInfo vulkanBackend(const QStringList& names) {
   BackendInfo vulkan;
-  vulkan.kind = BackendKind::Vulkan;
+  vulkan.backend = "vulkan";
   for (int i = 0; i < names.size(); ++i) {
     vulkan.devices.append(
-        BackendDeviceInfo{BackendChoice{BackendKind::Vulkan, i}, names[i], (i + 1ll) << 30, QStringLiteral("type: test")});
+        BackendDeviceInfo{BackendChoice{"vulkan", i}, names[i], (i + 1ll) << 30, QStringLiteral("type: test")});
   }
   if (names.isEmpty()) vulkan.unavailableReason = QStringLiteral("no Vulkan driver is installed (VK_ERROR_INCOMPATIBLE_DRIVER)");
   return vulkan;

@@ -246,12 +246,12 @@ TEST(VulkanKvTypes, AttentionQ8OutputOverTypedRows) {
 namespace inferscope {
 namespace {
 
-std::unique_ptr<Session> typed_session(std::shared_ptr<const Model> model, BackendKind kind, KvTypes types) {
+std::unique_ptr<Session> typed_session(std::shared_ptr<const Model> model, const std::string& backend, KvTypes types) {
   SessionOptions so;
   so.n_ctx = 255;  // odd: 34- and 18-byte rows do not fill the caches' last words
   so.n_threads = 2;
   so.kv_types = types;
-  so.backend.kind = kind;
+  so.backend.backend = backend;
   auto session = Session::create(std::move(model), so);
   EXPECT_TRUE(session) << session.message();
   return session ? std::move(*session) : nullptr;
@@ -267,14 +267,14 @@ std::vector<KvTypes> model_kv_types() {
 // stories260K (head_dim 8: four heads per 32-value block): greedy and beam search (kv_reorder of
 // typed rows) give the CPU backend's tokens for each KV type, with the same KV bytes.
 TEST(VulkanKvTypes, ModelGivesTheCpuTokensAndKvBytesPerType) {
-  const BackendDevices devices = list_backend_devices(BackendKind::Vulkan);
+  const BackendDevices devices = list_backend_devices("vulkan");
   if (!devices.unavailable_reason.empty()) GTEST_SKIP() << "no Vulkan device: " << devices.unavailable_reason;
   auto model = Model::load(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(model) << model.message();
   for (const KvTypes types : model_kv_types()) {
     SCOPED_TRACE(kv_types_label(types));
-    auto cpu = typed_session(*model, BackendKind::Cpu, types);
-    auto gpu = typed_session(*model, BackendKind::Vulkan, types);
+    auto cpu = typed_session(*model, "cpu", types);
+    auto gpu = typed_session(*model, "vulkan", types);
     ASSERT_TRUE(cpu && gpu);
     for (const int beams : {1, 3}) {
       GenerateRequest req;

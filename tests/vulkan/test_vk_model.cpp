@@ -26,15 +26,15 @@ using nlohmann::json;
 // Skips the calling test when the Vulkan backend or a device is missing, saying why.
 #define SKIP_WITHOUT_VULKAN()                                                     \
   do {                                                                            \
-    const BackendDevices d = list_backend_devices(BackendKind::Vulkan);           \
+    const BackendDevices d = list_backend_devices("vulkan");           \
     if (!d.unavailable_reason.empty()) GTEST_SKIP() << "no Vulkan device: " << d.unavailable_reason; \
   } while (0)
 
-std::unique_ptr<Session> open_session(std::shared_ptr<const Model> model, BackendKind kind, int64_t n_ctx = 256) {
+std::unique_ptr<Session> open_session(std::shared_ptr<const Model> model, const std::string& backend, int64_t n_ctx = 256) {
   SessionOptions so;
   so.n_ctx = n_ctx;
   so.n_threads = 2;
-  so.backend.kind = kind;
+  so.backend.backend = backend;
   auto session = Session::create(std::move(model), so);
   EXPECT_TRUE(session) << session.message();
   return session ? std::move(*session) : nullptr;
@@ -80,8 +80,8 @@ LogitComparison compare_logits(const std::vector<float>& cpu, const std::vector<
 }
 
 void expect_logits_match_cpu(const std::shared_ptr<const Model>& model, double max_kl, double max_rel_diff) {
-  auto cpu = open_session(model, BackendKind::Cpu);
-  auto gpu = open_session(model, BackendKind::Vulkan);
+  auto cpu = open_session(model, "cpu");
+  auto gpu = open_session(model, "vulkan");
   ASSERT_TRUE(cpu && gpu);
   const int64_t n_vocab = model->config().n_vocab;
   std::vector<int32_t> tokens;
@@ -129,8 +129,8 @@ TEST_P(VulkanReferenceModel, GreedyTokensMatchLlamaCppAndTheCpuBackend) {
     if (gap_ok) ++trusted;
   }
   if (c.exact_greedy) trusted = expected.size();
-  auto gpu = open_session(*model, BackendKind::Vulkan);
-  auto cpu = open_session(*model, BackendKind::Cpu);
+  auto gpu = open_session(*model, "vulkan");
+  auto cpu = open_session(*model, "cpu");
   ASSERT_TRUE(gpu && cpu);
   const std::string prompt = ref["prompt"].get<std::string>();
   const auto gpu_ids = greedy(*gpu, prompt, static_cast<int>(expected.size()));
@@ -222,8 +222,8 @@ TEST(VulkanModel, BeamSearchMatchesTheCpuBackend) {
   req.prompt = "Once upon a time";
   req.max_tokens = 16;
   req.beam_width = 3;
-  auto cpu = open_session(*model, BackendKind::Cpu);
-  auto gpu = open_session(*model, BackendKind::Vulkan);
+  auto cpu = open_session(*model, "cpu");
+  auto gpu = open_session(*model, "vulkan");
   ASSERT_TRUE(cpu && gpu);
   auto a = cpu->generate(req);
   auto b = gpu->generate(req);
@@ -235,7 +235,7 @@ TEST(VulkanModel, OneSubmissionPerDecodedToken) {
   SKIP_WITHOUT_VULKAN();
   auto model = Model::load(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(model);
-  auto gpu = open_session(*model, BackendKind::Vulkan);
+  auto gpu = open_session(*model, "vulkan");
   ASSERT_TRUE(gpu);
   const ExecutorCounters before = gpu->executor().counters();
   greedy(*gpu, "Once upon a time", 10);
@@ -253,7 +253,7 @@ TEST(VulkanModel, MissingDeviceIsAClearError) {
   auto model = Model::load(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(model);
   SessionOptions so;
-  so.backend = {BackendKind::Vulkan, 99};
+  so.backend = {"vulkan", 99};
   auto session = Session::create(*model, so);
   ASSERT_FALSE(session);
   EXPECT_NE(session.message().find("99"), std::string::npos) << session.message();
@@ -325,7 +325,7 @@ TEST(VulkanModel, WeightUploadReportsProgress) {
   std::vector<double> fractions;
   SessionOptions so;
   so.n_ctx = 64;
-  so.backend.kind = BackendKind::Vulkan;
+  so.backend.backend = "vulkan";
   so.on_upload_progress = [&](double f) { fractions.push_back(f); };
   auto session = Session::create(*model, so);
   ASSERT_TRUE(session) << session.message();

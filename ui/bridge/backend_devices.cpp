@@ -2,24 +2,16 @@
 
 namespace inferscope::ui {
 
-namespace {
-
-// The backends the picker offers besides the CPU. CUDA joins once its library exists.
-constexpr BackendKind kDeviceBackends[] = {BackendKind::Vulkan};
-
-}  // namespace
-
 QString backendId(const BackendChoice& choice) {
-  const QString kind = QString::fromLatin1(backend_kind_name(choice.kind));
-  return choice.kind == BackendKind::Cpu ? kind : QStringLiteral("%1:%2").arg(kind).arg(choice.device);
+  const QString name = QString::fromStdString(choice.backend);
+  return choice.on_cpu() ? name : QStringLiteral("%1:%2").arg(name).arg(choice.device);
 }
 
 std::optional<BackendChoice> backendChoiceFromId(const QString& id) {
   const QStringList parts = id.split(QLatin1Char(':'));
-  const auto kind = backend_kind_from_name(parts.front().toStdString());
-  if (!kind) return std::nullopt;
-  BackendChoice choice{*kind, 0};
-  if (*kind == BackendKind::Cpu) return parts.size() == 1 ? std::optional(choice) : std::nullopt;
+  BackendChoice choice{parts.front().toStdString(), 0};
+  if (!is_backend_name(choice.backend)) return std::nullopt;
+  if (choice.on_cpu()) return parts.size() == 1 ? std::optional(choice) : std::nullopt;
   bool ok = false;
   choice.device = parts.size() == 2 ? parts[1].toInt(&ok) : -1;
   if (!ok || choice.device < 0) return std::nullopt;
@@ -27,35 +19,28 @@ std::optional<BackendChoice> backendChoiceFromId(const QString& id) {
 }
 
 bool sameChoice(const BackendChoice& a, const BackendChoice& b) {
-  return a.kind == b.kind && (a.kind == BackendKind::Cpu || a.device == b.device);
+  return a.backend == b.backend && (a.on_cpu() || a.device == b.device);
 }
 
-QString backendKindLabel(BackendKind kind) {
-  switch (kind) {
-    case BackendKind::Cpu: return QStringLiteral("CPU");
-    case BackendKind::Vulkan: return QStringLiteral("Vulkan");
-    case BackendKind::Cuda: return QStringLiteral("CUDA");
-  }
-  return QString::fromLatin1(backend_kind_name(kind));
+QString backendKindLabel(const std::string& backend) { return QString::fromStdString(backend_label(backend)); }
+
+QString backendDisplayName(const std::string& backend, const QString& deviceName) {
+  if (backend == kCpuBackend || deviceName.isEmpty()) return backendKindLabel(backend);
+  return QStringLiteral("%1: %2").arg(backendKindLabel(backend), deviceName);
 }
 
-QString backendDisplayName(BackendKind kind, const QString& deviceName) {
-  if (kind == BackendKind::Cpu || deviceName.isEmpty()) return backendKindLabel(kind);
-  return QStringLiteral("%1: %2").arg(backendKindLabel(kind), deviceName);
-}
-
-QString backendShortName(BackendKind kind, const QString& deviceName) {
+QString backendShortName(const std::string& backend, const QString& deviceName) {
   const qsizetype paren = deviceName.indexOf(QStringLiteral(" ("));
-  return backendDisplayName(kind, paren > 0 ? deviceName.left(paren) : deviceName);
+  return backendDisplayName(backend, paren > 0 ? deviceName.left(paren) : deviceName);
 }
 
 BackendInfo toBackendInfo(const BackendDevices& listed) {
   BackendInfo info;
-  info.kind = listed.kind;
+  info.backend = listed.backend;
   info.unavailableReason = QString::fromStdString(listed.unavailable_reason);
   for (const BackendDevice& d : listed.devices) {
     BackendDeviceInfo device;
-    device.choice = BackendChoice{listed.kind, d.index};
+    device.choice = BackendChoice{listed.backend, d.index};
     device.name = QString::fromStdString(d.name);
     device.memoryBytes = static_cast<qint64>(d.memory_bytes);
     QStringList lines;
@@ -69,8 +54,8 @@ BackendInfo toBackendInfo(const BackendDevices& listed) {
 }
 
 QList<BackendInfo> listBackends() {
-  QList<BackendInfo> backends{toBackendInfo(list_backend_devices(BackendKind::Cpu))};
-  for (BackendKind kind : kDeviceBackends) backends.append(toBackendInfo(list_backend_devices(kind)));
+  QList<BackendInfo> backends;
+  for (const std::string& name : backend_names()) backends.append(toBackendInfo(list_backend_devices(name)));
   return backends;
 }
 

@@ -21,7 +21,7 @@ struct BackendDeviceInfo {
 };
 
 struct BackendInfo {
-  BackendKind kind = BackendKind::Cpu;
+  std::string backend = std::string(kCpuBackend);  // its name: "cpu", "vulkan"
   QList<BackendDeviceInfo> devices;
   QString unavailableReason;  // why there are no devices (no driver...); empty when listed
 };
@@ -31,15 +31,15 @@ QString backendId(const BackendChoice& choice);
 // nullopt for an id no backend has.
 std::optional<BackendChoice> backendChoiceFromId(const QString& id);
 bool sameChoice(const BackendChoice& a, const BackendChoice& b);
-// "CPU", "Vulkan", "CUDA"
-QString backendKindLabel(BackendKind kind);
+// "CPU", "Vulkan", "CUDA": the engine's label of a backend name
+QString backendKindLabel(const std::string& backend);
 // "CPU", or "Vulkan: llvmpipe (LLVM 15.0.6, 256 bits)"
-QString backendDisplayName(BackendKind kind, const QString& deviceName);
+QString backendDisplayName(const std::string& backend, const QString& deviceName);
 // "CPU", or "Vulkan: llvmpipe": short enough for the statistics line under each reply.
-QString backendShortName(BackendKind kind, const QString& deviceName);
+QString backendShortName(const std::string& backend, const QString& deviceName);
 
 BackendInfo toBackendInfo(const BackendDevices& devices);
-// CPU, then Vulkan. Slow (loads the backend library, creates a Vulkan instance: 100 ms and
+// CPU, then every other backend the engine names (backend_names()). Slow (loads the backend library, creates a Vulkan instance: 100 ms and
 // more), so never on the UI thread: EngineController::listBackends runs it on the engine's.
 QList<BackendInfo> listBackends();
 

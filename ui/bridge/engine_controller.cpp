@@ -45,17 +45,17 @@ ModelSummary summarize(const QString& path, const Model& model, Session& session
   s.contextLength = session.n_ctx();
   s.layers = static_cast<int>(model.config().n_layer);
   s.threads = threads;
-  const BackendKind kind = session.options().backend.kind;
+  const std::string& backend = session.options().backend.backend;
   s.backendId = backendId(session.options().backend);
-  if (kind != BackendKind::Cpu) {
+  if (backend != kCpuBackend) {
     // "vulkan: <device>", as the executor names itself; the listing's name when it has none.
     const QString name = qstr(session.executor().backend_name());
     const qsizetype colon = name.indexOf(QStringLiteral(": "));
     s.deviceName = colon >= 0 ? name.mid(colon + 2) : (device ? device->name : QString());
     s.deviceMemoryBytes = device ? device->memoryBytes : 0;
   }
-  s.backend = backendDisplayName(kind, s.deviceName);
-  s.backendShort = backendShortName(kind, s.deviceName);
+  s.backend = backendDisplayName(backend, s.deviceName);
+  s.backendShort = backendShortName(backend, s.deviceName);
   const MemoryUsage memory = session.memory();
   s.deviceWeightsBytes = static_cast<qint64>(memory.device_weights_bytes);
   s.kvCacheBytes = static_cast<qint64>(memory.kv_cache_bytes);
@@ -126,7 +126,7 @@ void EngineController::listBackends() {
 
 const BackendDeviceInfo* EngineController::findDevice(const BackendChoice& choice) {
   for (const BackendInfo& backend : m_backends) {
-    if (backend.kind != choice.kind) continue;
+    if (backend.backend != choice.backend) continue;
     for (const BackendDeviceInfo& device : backend.devices) {
       if (sameChoice(device.choice, choice)) return &device;
     }
@@ -135,20 +135,20 @@ const BackendDeviceInfo* EngineController::findDevice(const BackendChoice& choic
 }
 
 void EngineController::runLoad(const QString& path, const LoadOptions& options) {
-  const bool onDevice = options.backend.kind != BackendKind::Cpu;
+  const bool onDevice = !options.backend.on_cpu();
   const BackendDeviceInfo* device = nullptr;
-  QString backendName = backendDisplayName(options.backend.kind, QString());
+  QString backendName = backendDisplayName(options.backend.backend, QString());
   if (onDevice) {
     // A fresh listing (tens of ms): a backend without a driver, or a device that is gone, is
     // refused before the file is read, with the engine's reason.
-    BackendInfo listed = toBackendInfo(list_backend_devices(options.backend.kind));
+    BackendInfo listed = toBackendInfo(list_backend_devices(options.backend.backend));
     m_backends.erase(std::remove_if(m_backends.begin(), m_backends.end(),
-                                    [&](const BackendInfo& b) { return b.kind == listed.kind; }),
+                                    [&](const BackendInfo& b) { return b.backend == listed.backend; }),
                      m_backends.end());
     m_backends.append(listed);
     device = findDevice(options.backend);
-    backendName = device ? backendDisplayName(options.backend.kind, device->name)
-                         : tr("%1 device %2").arg(backendKindLabel(options.backend.kind)).arg(options.backend.device);
+    backendName = device ? backendDisplayName(options.backend.backend, device->name)
+                         : tr("%1 device %2").arg(backendKindLabel(options.backend.backend)).arg(options.backend.device);
     if (!device) {
       QString reason = listed.unavailableReason;
       if (reason.isEmpty()) {

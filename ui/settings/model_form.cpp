@@ -110,18 +110,26 @@ void ModelForm::fillBackends(const QList<BackendInfo>& backends, bool listed) {
                          Qt::ToolTipRole);
   const QLocale locale;
   if (!listed) {
-    addUnavailableBackend(tr("Vulkan — looking for devices…"), tr("The engine is listing the Vulkan devices."));
+    // The other backends by name (a folder listing, no library loaded) until their devices come.
+    QStringList others;
+    for (const std::string& name : backend_names()) {
+      if (name != kCpuBackend) others << backendKindLabel(name);
+    }
+    if (!others.isEmpty()) {
+      addUnavailableBackend(tr("%1 — looking for devices…").arg(others.join(QStringLiteral(", "))),
+                            tr("The engine is listing the devices of %1.").arg(others.join(QStringLiteral(", "))));
+    }
   }
   for (const BackendInfo& backend : backends) {
-    if (backend.kind == BackendKind::Cpu) continue;
-    const QString kind = backendKindLabel(backend.kind);
+    if (backend.backend == kCpuBackend) continue;
+    const QString kind = backendKindLabel(backend.backend);
     if (backend.devices.isEmpty()) {
       const QString reason = backend.unavailableReason.isEmpty() ? tr("no device found") : backend.unavailableReason;
       addUnavailableBackend(tr("%1 — unavailable: %2").arg(kind, reason), reason);
       continue;
     }
     for (const BackendDeviceInfo& device : backend.devices) {
-      const QString text = tr("%1 — %2").arg(backendDisplayName(backend.kind, device.name),
+      const QString text = tr("%1 — %2").arg(backendDisplayName(backend.backend, device.name),
                                             locale.formattedDataSize(device.memoryBytes, 1));
       m_backend->addItem(text, backendId(device.choice));
       m_backend->setItemData(m_backend->count() - 1, tr("%1\n%2").arg(text, device.details), Qt::ToolTipRole);

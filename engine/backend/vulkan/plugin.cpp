@@ -42,6 +42,7 @@ BackendDevice describe(const DeviceInfo& d) {
 class VulkanPlugin : public BackendPlugin {
  public:
   const char* name() const override { return "vulkan"; }
+  const char* label() const override { return "Vulkan"; }
 
   Result<std::vector<BackendDevice>> devices() override {
     auto instance = Instance::create();

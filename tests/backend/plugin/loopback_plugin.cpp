@@ -1,0 +1,42 @@
+// libinferscope_loopback.so: a backend plug-in built only for the registry's tests, the way a
+// new backend is added (cmake/InferscopeBackend.cmake): its entry point, its devices, and a
+// forward pass over its ops (here the CPU's, on the session's threads). Nothing outside
+// tests/backend names it; the registry finds it when INFERSCOPE_BACKEND_DIR points at it.
+#include "engine/backend/backend_plugin.h"
+#include "engine/backend/cpu/cpu_ops.h"
+
+namespace inferscope::testing {
+namespace {
+
+class LoopbackPlugin : public BackendPlugin {
+ public:
+  const char* name() const override { return "loopback"; }
+  const char* label() const override { return "Loopback"; }
+
+  Result<std::vector<BackendDevice>> devices() override {
+    BackendDevice device;
+    device.name = "loopback device (CPU ops)";
+    device.memory_bytes = uint64_t(1) << 30;
+    device.properties = {{"type", "test"}};
+    return std::vector<BackendDevice>{device};
+  }
+
+  Result<std::unique_ptr<ForwardExecutor>> create_executor(std::shared_ptr<const Model> model, int device,
+                                                          const ForwardOptions& options) override {
+    if (device != 0 || !options.host_threads) return Status::error("the loopback backend has one device, 0");
+    auto ops = std::make_unique<CpuOps>(model, *options.host_threads);
+    auto fp = ForwardPass::create(std::move(model), std::move(ops), options);
+    if (!fp) return fp.status();
+    return std::unique_ptr<ForwardExecutor>(std::move(*fp));
+  }
+};
+
+}  // namespace
+}  // namespace inferscope::testing
+
+extern "C" __attribute__((visibility("default"))) inferscope::BackendPlugin* inferscope_backend_plugin(
+    uint32_t abi_version) {
+  if (abi_version != inferscope::kBackendAbiVersion) return nullptr;
+  static inferscope::testing::LoopbackPlugin plugin;
+  return &plugin;
+}
