@@ -9,14 +9,26 @@
 
 namespace inferscope::kernels {
 
-// Rows of one layer's K or V cache as attention reads them: row p starts at data + p * row_bytes
-// and encodes a whole position (every KV head) as `type`; the head read is values
-// [first, first + head_dim) of each row.
+// Rows of one layer's K or V cache as attention reads them. Each row encodes a whole position
+// (every KV head) as `type`; the head read is values [first, first + head_dim) of each row.
+// Row p is the cache's position start + p. Contiguous (blocks null): position x starts at
+// data + x * row_bytes. Paged: position x is row x % B of block blocks[x / B], B = 1 << block_shift
+// rows a block, and block b's rows start at data + b * B * row_bytes.
 struct KvRows {
   KvType type = KvType::F16;
   const uint8_t* data = nullptr;
   int64_t row_bytes = 0;
   int64_t first = 0;
+  const int32_t* blocks = nullptr;
+  int block_shift = 0;
+  int64_t start = 0;
+
+  const uint8_t* row(int64_t p) const {
+    const int64_t x = start + p;
+    if (!blocks) return data + x * row_bytes;
+    const int64_t mask = (int64_t(1) << block_shift) - 1;
+    return data + ((static_cast<int64_t>(blocks[x >> block_shift]) << block_shift) + (x & mask)) * row_bytes;
+  }
 };
 
 // Scratch floats attention_group needs per KV position.
@@ -53,9 +65,10 @@ void attention_group_fused_avx2(const float* q, int64_t q_stride, int64_t n_q, c
 // Preconditions: n_kv >= 1, head_dim % 2 == 0, head_dim <= 1024.
 void attention_head_f16_scalar(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
                                int64_t head_dim, float scale, float* scores, float* out, float softcap = 0.0f);
-// The same with AVX2 + F16C (8 positions' scores at a time). Precondition: head_dim % 8 == 0.
-void attention_head_f16_avx2(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
-                             int64_t head_dim, float scale, float* scores, float* out, float softcap = 0.0f);
+// The same with AVX2 + F16C (8 positions' scores at a time) over F16 rows k, v (contiguous or
+// paged). Precondition: head_dim % 8 == 0.
+void attention_head_f16_avx2(const float* q, const KvRows& k, const KvRows& v, int64_t n_kv, int64_t head_dim,
+                             float scale, float* scores, float* out, float softcap = 0.0f);
 }  // namespace detail
 
 }  // namespace inferscope::kernels

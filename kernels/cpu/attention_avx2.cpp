@@ -29,13 +29,18 @@ inline __m256 horizontal_sums8(const __m256* a) {
   return _mm256_add_ps(_mm256_permute2f128_ps(s0123, s4567, 0x20), _mm256_permute2f128_ps(s0123, s4567, 0x31));
 }
 
-// out[0 .. 8R) = sum_p w[p] * v_p[0 .. 8R), accumulated in R registers.
+// Value d of row p's head: F16 rows.
+inline const uint16_t* f16_head(const KvRows& rows, int64_t p, int64_t d) {
+  return reinterpret_cast<const uint16_t*>(rows.row(p)) + rows.first + d;
+}
+
+// out[0 .. 8R) = sum_p w[p] * v_p[d0 .. d0 + 8R), accumulated in R registers.
 template <int R>
-void weighted_values(const float* w, const uint16_t* v, int64_t kv_stride, int64_t n_kv, float* out) {
+void weighted_values(const float* w, const KvRows& v, int64_t d0, int64_t n_kv, float* out) {
   __m256 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (int64_t p = 0; p < n_kv; ++p) {
-    const uint16_t* vp = v + p * kv_stride;
+    const uint16_t* vp = f16_head(v, p, d0);
     const __m256 weight = _mm256_set1_ps(w[p]);
     for (int r = 0; r < R; ++r) acc[r] = _mm256_fmadd_ps(weight, load_f16x8(vp + 8 * r), acc[r]);
   }
@@ -45,8 +50,8 @@ void weighted_values(const float* w, const uint16_t* v, int64_t kv_stride, int64
 }  // namespace
 
 // Precondition: head_dim % 8 == 0, head_dim <= 1024.
-void attention_head_f16_avx2(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
-                             int64_t head_dim, float scale, float* scores, float* out, float softcap) {
+void attention_head_f16_avx2(const float* q, const KvRows& k, const KvRows& v, int64_t n_kv, int64_t head_dim,
+                             float scale, float* scores, float* out, float softcap) {
   alignas(32) float qh[1024];
   for (int64_t d = 0; d < head_dim; d += 8) _mm256_store_ps(qh + d, round_to_fp16x8(_mm256_loadu_ps(q + d)));
   const __m256 vscale = _mm256_set1_ps(scale);
@@ -56,12 +61,12 @@ void attention_head_f16_avx2(const float* q, const uint16_t* k, const uint16_t* 
     for (int j = 0; j < 8; ++j) acc[j] = _mm256_setzero_ps();
     for (int64_t d = 0; d < head_dim; d += 8) {
       const __m256 qv = _mm256_load_ps(qh + d);
-      for (int j = 0; j < 8; ++j) acc[j] = _mm256_fmadd_ps(qv, load_f16x8(k + (p + j) * kv_stride + d), acc[j]);
+      for (int j = 0; j < 8; ++j) acc[j] = _mm256_fmadd_ps(qv, load_f16x8(f16_head(k, p + j, d)), acc[j]);
     }
     _mm256_storeu_ps(scores + p, _mm256_mul_ps(horizontal_sums8(acc), vscale));
   }
   for (; p < n_kv; ++p) {
-    const uint16_t* kp = k + p * kv_stride;
+    const uint16_t* kp = f16_head(k, p, 0);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t d = 0; d < head_dim; d += 8) acc = _mm256_fmadd_ps(_mm256_load_ps(qh + d), load_f16x8(kp + d), acc);
     scores[p] = horizontal_sum(acc) * scale;
@@ -71,8 +76,8 @@ void attention_head_f16_avx2(const float* q, const uint16_t* k, const uint16_t* 
   for (p = 0; p + 8 <= n_kv; p += 8) _mm256_storeu_ps(scores + p, round_to_fp16x8(_mm256_loadu_ps(scores + p)));
   for (; p < n_kv; ++p) scores[p] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(scores[p]), 0)));
   int64_t d = 0;
-  for (; d + 64 <= head_dim; d += 64) weighted_values<8>(scores, v + d, kv_stride, n_kv, out + d);
-  for (; d < head_dim; d += 8) weighted_values<1>(scores, v + d, kv_stride, n_kv, out + d);
+  for (; d + 64 <= head_dim; d += 64) weighted_values<8>(scores, v, d, n_kv, out + d);
+  for (; d < head_dim; d += 8) weighted_values<1>(scores, v, d, n_kv, out + d);
 }
 
 }  // namespace inferscope::kernels::detail

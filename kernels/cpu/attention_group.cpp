@@ -23,7 +23,7 @@ void attention_group_fused_scalar(const float* q, int64_t q_stride, int64_t n_q,
     }
   }
   for (int64_t p = 0; p < n_kv; ++p) {
-    kv_dequantize(k.type, k.data + p * k.row_bytes, k.first, head_dim, row);
+    kv_dequantize(k.type, k.row(p), k.first, head_dim, row);
     for (int64_t i = 0; i < n_q; ++i) {
       const float* qi = qr + i * head_dim;
       float dot = 0.0f;
@@ -40,7 +40,7 @@ void attention_group_fused_scalar(const float* q, int64_t q_stride, int64_t n_q,
     std::fill(out + i * out_stride, out + i * out_stride + head_dim, 0.0f);
   }
   for (int64_t p = 0; p < n_kv; ++p) {
-    kv_dequantize(v.type, v.data + p * v.row_bytes, v.first, head_dim, row);
+    kv_dequantize(v.type, v.row(p), v.first, head_dim, row);
     for (int64_t i = 0; i < n_q; ++i) {
       const float w = scores[i * n_kv + p];
       float* oi = out + i * out_stride;
@@ -57,11 +57,9 @@ void attention_group(const float* q, int64_t q_stride, int64_t n_q, const KvRows
   const bool has_avx2 = active_simd_level() >= SimdLevel::Avx2;
   if (!aligned && has_avx2 && head_dim % 8 == 0 && k.type == KvType::F16 && v.type == KvType::F16) {
     // Heads off the 32-value grid (stories260K's 8): F16 per query head, without the fused path.
-    const auto* kh = reinterpret_cast<const uint16_t*>(k.data) + k.first;
-    const auto* vh = reinterpret_cast<const uint16_t*>(v.data) + v.first;
     for (int64_t i = 0; i < n_q; ++i) {
-      detail::attention_head_f16_avx2(q + i * q_stride, kh, vh, k.row_bytes / 2, n_kv, head_dim, scale, scores,
-                                      out + i * out_stride, softcap);
+      detail::attention_head_f16_avx2(q + i * q_stride, k, v, n_kv, head_dim, scale, scores, out + i * out_stride,
+                                      softcap);
     }
     return;
   }

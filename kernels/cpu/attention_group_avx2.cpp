@@ -101,14 +101,14 @@ template <KvType T, int NQ>
 void scores8(const float* q, int64_t q_stride, const KvRows& k, int64_t n_kv, int64_t head_dim, float scale,
              float* s8) {
   const int64_t n_blocks = head_dim / kKvBlock;
-  const uint8_t* head = k.data + k.first / kKvBlock * block_bytes<T>();
+  const int64_t head_offset = k.first / kKvBlock * block_bytes<T>();
   const __m256 vscale = _mm256_set1_ps(scale);
   const int64_t head_bytes = n_blocks * block_bytes<T>();
   for (int64_t p = 0; p < n_kv; ++p) {
     __m256 acc[kMaxQueries];
     for (int i = 0; i < kMaxQueries; ++i) acc[i] = _mm256_setzero_ps();
-    const uint8_t* row = head + p * k.row_bytes;
-    if (p + kPrefetchAhead < n_kv) prefetch_head(row + kPrefetchAhead * k.row_bytes, head_bytes);
+    const uint8_t* row = k.row(p) + head_offset;
+    if (p + kPrefetchAhead < n_kv) prefetch_head(k.row(p + kPrefetchAhead) + head_offset, head_bytes);
     for (int64_t b = 0; b < n_blocks; ++b) {
       const uint8_t* block = row + b * block_bytes<T>();
       const __m256 d = _mm256_set1_ps(block_scale<T>(block));
@@ -132,7 +132,7 @@ void values_part(const float* w8, int i0, const KvRows& v, int64_t p0, int64_t n
                  int64_t out_stride) {
   const int64_t block = part / 2;
   const int half = static_cast<int>(part % 2);
-  const uint8_t* head = v.data + (v.first / kKvBlock + block) * block_bytes<T>();
+  const int64_t head_offset = (v.first / kKvBlock + block) * block_bytes<T>();
   __m256 acc[QN][2];
   for (int i = 0; i < QN; ++i) {
     const float* o = out + (i0 + i) * out_stride + 16 * part;
@@ -142,7 +142,7 @@ void values_part(const float* w8, int i0, const KvRows& v, int64_t p0, int64_t n
   __m256i lane[QN];
   for (int i = 0; i < QN; ++i) lane[i] = _mm256_set1_epi32(i0 + i);
   for (int64_t p = p0; p < p0 + n; ++p) {
-    const uint8_t* blk = head + p * v.row_bytes;
+    const uint8_t* blk = v.row(p) + head_offset;
     __m256 a, b;
     decode_half<T>(blk, half, &a, &b);
     const __m256 wd = _mm256_mul_ps(_mm256_loadu_ps(w8 + p * 8), _mm256_set1_ps(block_scale<T>(blk)));
@@ -167,12 +167,12 @@ template <KvType T>
 void values(const float* w8, int n_q, const KvRows& v, int64_t n_kv, int64_t head_dim, float* out,
             int64_t out_stride) {
   for (int i = 0; i < n_q; ++i) std::memset(out + i * out_stride, 0, static_cast<size_t>(head_dim) * sizeof(float));
-  const uint8_t* head = v.data + v.first / kKvBlock * block_bytes<T>();
+  const int64_t head_offset = v.first / kKvBlock * block_bytes<T>();
   const int64_t head_bytes = head_dim / kKvBlock * block_bytes<T>();
   for (int64_t p0 = 0; p0 < n_kv; p0 += kValueTile) {
     const int64_t n = std::min(kValueTile, n_kv - p0);
     for (int64_t p = p0 + kValueTile; p < std::min(n_kv, p0 + 2 * kValueTile); ++p) {
-      prefetch_head(head + p * v.row_bytes, head_bytes);  // the next tile
+      prefetch_head(v.row(p) + head_offset, head_bytes);  // the next tile
     }
     for (int64_t part = 0; part < head_dim / 16; ++part) {
       for (int i0 = 0; i0 < n_q; i0 += 4) {

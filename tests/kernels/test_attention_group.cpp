@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -137,6 +138,56 @@ TEST_P(AttentionGroup, MatchesTheDoubleReferenceOnEverySimdLevel) {
     for (size_t i = 0; i < simd.out.size(); ++i) diff = std::max<double>(diff, std::fabs(simd.out[i] - scalar.out[i]));
     EXPECT_LT(diff, 1e-5);
   }
+}
+
+// The cache's rows in blocks of 16 positions, the blocks in a shuffled order among unused ones
+// filled with garbage: what a paged cache's block table points at.
+struct PagedCache {
+  std::vector<uint8_t> storage;
+  std::vector<int32_t> blocks;  // position p: row p % 16 of block blocks[p / 16]
+};
+constexpr int kPageShift = 4;
+
+PagedCache page(const Cache& c, int64_t n_pos) {
+  const int64_t rows = int64_t(1) << kPageShift, n_blocks = (n_pos + rows - 1) / rows;
+  PagedCache paged;
+  paged.storage.assign(static_cast<size_t>(2 * n_blocks * rows * c.row_bytes), 0xA5);
+  for (int64_t b = 0; b < n_blocks; ++b) paged.blocks.push_back(static_cast<int32_t>(2 * (n_blocks - 1 - b) + 1));
+  for (int64_t p = 0; p < n_pos; ++p) {
+    const int64_t at = paged.blocks[static_cast<size_t>(p >> kPageShift)] * rows + (p & (rows - 1));
+    std::copy_n(c.rows.data() + p * c.row_bytes, c.row_bytes, paged.storage.data() + at * c.row_bytes);
+  }
+  return paged;
+}
+
+// Attention through a block table gives the contiguous cache's output bit for bit, on every
+// path (the scalar reference, AVX2 fused, F16 per head).
+TEST_P(AttentionGroup, ThroughABlockTableEqualsTheContiguousCacheBitForBit) {
+  const Case& c = GetParam();
+  const int64_t hd = c.head_dim, n_embd_kv = hd * c.n_head_kv, first = (c.n_head_kv - 1) * hd;
+  const Cache k = make_cache(c.k, c.n_pos, n_embd_kv, 1), v = make_cache(c.v, c.n_pos, n_embd_kv, 2);
+  const PagedCache pk = page(k, c.n_pos), pv = page(v, c.n_pos);
+  const int64_t n_kv = c.window > 0 ? std::min(c.window, c.n_pos) : c.n_pos, first_row = c.n_pos - n_kv;
+  std::vector<float> q(static_cast<size_t>(c.n_q * hd));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& x : q) x = dist(rng);
+  std::vector<float> scratch(static_cast<size_t>(n_kv * kAttentionScratchPerPosition));
+  const KvRows kc{c.k, k.rows.data() + first_row * k.row_bytes, k.row_bytes, first};
+  const KvRows vc{c.v, v.rows.data() + first_row * v.row_bytes, v.row_bytes, first};
+  const KvRows kp{c.k, pk.storage.data(), k.row_bytes, first, pk.blocks.data(), kPageShift, first_row};
+  const KvRows vp{c.v, pv.storage.data(), v.row_bytes, first, pv.blocks.data(), kPageShift, first_row};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const SimdLevel before = active_simd_level();
+  for (SimdLevel level : {SimdLevel::Scalar, detected_simd_level()}) {
+    set_simd_level(level);
+    std::vector<float> contiguous(q.size()), paged(q.size());
+    attention_group(q.data(), hd, c.n_q, kc, vc, n_kv, hd, scale, c.softcap, scratch.data(), contiguous.data(), hd);
+    attention_group(q.data(), hd, c.n_q, kp, vp, n_kv, hd, scale, c.softcap, scratch.data(), paged.data(), hd);
+    EXPECT_EQ(std::memcmp(contiguous.data(), paged.data(), q.size() * sizeof(float)), 0)
+        << "level " << simd_level_name(level);
+  }
+  set_simd_level(before);
 }
 
 std::vector<Case> cases() {
