@@ -59,6 +59,16 @@ void read_kv_types(Args& args, KvTypes* types) {
   }
 }
 
+void read_kv_pool_options(Args& args, SessionOptions* options) {
+  options->kv_block_size = static_cast<int32_t>(args.integer("kv-block-size", kDefaultKvBlockSize, 1, 1 << 20));
+  if (args.ok()) {
+    const Status valid = check_kv_block_size(options->kv_block_size);
+    if (!valid) args.fail("--kv-block-size: " + valid.message());
+  }
+  options->kv_cache_budget_bytes = static_cast<uint64_t>(args.integer("cache-budget", 0, 0, int64_t(1) << 30)) << 20;
+  options->prefix_cache = !args.flag("no-prefix-cache");
+}
+
 void print_memory(const MemoryUsage& m) {
   const std::string device =
       m.device_weights_bytes ? ", on the device: weights " + format_bytes(m.device_weights_bytes) : std::string();
@@ -69,7 +79,16 @@ void print_memory(const MemoryUsage& m) {
 }
 
 nlohmann::json memory_json(const MemoryUsage& m) {
+  const KvBlockStats& b = m.kv_blocks;
   return {{"weights_bytes", m.weights_bytes},
+          {"kv_blocks", {{"block_size", b.block_size},
+                         {"referenced", b.referenced},
+                         {"cached", b.cached},
+                         {"free", b.free},
+                         {"positions_held", b.positions_held},
+                         {"positions_in_blocks", b.positions_in_blocks},
+                         {"prefix_hits", b.prefix_hits},
+                         {"prefix_lookups", b.prefix_lookups}}},
           {"device_weights_bytes", m.device_weights_bytes},
           {"kv_cache_bytes", m.kv_cache_bytes},
           {"kv_cache_type_k", std::string(kernels::kv_type_name(m.kv_types.k))},

@@ -11,6 +11,7 @@
 #include "engine/backend/backend_registry.h"
 #include "engine/model/model.h"
 #include "engine/runtime/generate_request.h"
+#include "engine/runtime/session.h"
 
 namespace inferscope::cli {
 
@@ -23,6 +24,9 @@ inline const OptionSpec kMmapOption{"mmap", nullptr, "read weights from the file
 inline const OptionSpec kContextOption{"context", "N", "context length in tokens (default: min(model's, 4096))"};
 inline const OptionSpec kCacheTypeKOption{"cache-type-k", "T", "KV cache type of K: f16 (default), q8_0, q4_0, nf4, int4"};
 inline const OptionSpec kCacheTypeVOption{"cache-type-v", "T", "KV cache type of V: f16 (default), q8_0, q4_0, nf4, int4"};
+inline const OptionSpec kKvBlockSizeOption{"kv-block-size", "N", "positions per paged KV block: 16 (default), 32, 64, 128, 256"};
+inline const OptionSpec kCacheBudgetOption{"cache-budget", "MIB", "KV memory for cached prompt prefixes beyond the context (default 0: the unused part of the context's blocks)"};
+inline const OptionSpec kNoPrefixCacheOption{"no-prefix-cache", nullptr, "prefill every prompt whole, without reusing cached prefixes"};
 
 // Loads --model (or the bundled model); prints the error and returns nullptr on failure.
 std::shared_ptr<const Model> load_model_from_args(Args& args);
@@ -32,6 +36,8 @@ bool check_backend(Args& args, BackendChoice* choice);
 
 // Reads --cache-type-k and --cache-type-v into *types; fails the arguments for unknown names.
 void read_kv_types(Args& args, KvTypes* types);
+// Reads --kv-block-size, --cache-budget and --no-prefix-cache into *options.
+void read_kv_pool_options(Args& args, SessionOptions* options);
 
 std::string format_bytes(uint64_t bytes);  // "12.3 MiB"
 void print_memory(const MemoryUsage& m);   // to stderr

@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/bench_prefix.h"
 #include "app/cli/bench_record.h"
+#include "app/cli/bench_tokens.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "engine/metrics/memory_bandwidth.h"
@@ -70,12 +72,6 @@ std::string profile_text(const OpProfile& p) {
     out += buf;
   }
   return out;
-}
-
-std::vector<int32_t> bench_tokens(int64_t n, int64_t n_vocab) {
-  std::vector<int32_t> t(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) t[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7919 + 13) % n_vocab);
-  return t;
 }
 
 struct BenchFigures {
@@ -165,6 +161,12 @@ std::vector<KvTypes> kv_configurations(Args& args) {
   return out;
 }
 
+// Allocated minus used KV rows, over allocated, of the blocks the slots hold.
+double kv_fragmentation(const KvBlockStats& b) {
+  if (b.positions_in_blocks == 0) return 0.0;
+  return static_cast<double>(b.positions_in_blocks - b.positions_held) / static_cast<double>(b.positions_in_blocks);
+}
+
 struct KvRun {
   KvTypes types;
   BenchFigures figures;
@@ -211,6 +213,12 @@ int run_bench(int argc, char** argv) {
              {"depth", "N", "decode after N tokens of context, like llama-bench -d (default 0)"},
              {"cache-type-k", "LIST", "KV cache types of K, comma-separated: each is measured (default f16)"},
              {"cache-type-v", "LIST", "KV cache types of V, paired with those of K (default f16)"},
+             kKvBlockSizeOption,
+             kCacheBudgetOption,
+             kNoPrefixCacheOption,
+             {"shared-prefix", "N", "instead: time to first token of prompts sharing N tokens, cold then cached"},
+             {"new-tokens", "N", "with --shared-prefix: each prompt's own tokens after the shared ones (default 32)"},
+             {"chats", "N", "with --shared-prefix: how many prompts share the prefix (default 2)"},
              kThreadsOption,
              kMmapOption,
              kBackendOption,
@@ -227,9 +235,14 @@ int run_bench(int argc, char** argv) {
   const std::vector<KvTypes> kv_configs = kv_configurations(args);
   SessionOptions so;
   so.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
+  read_kv_pool_options(args, &so);
   if (!args.ok() || !check_backend(args, &so.backend)) return args.exit_code();
   auto model = load_model_from_args(args);
   if (!model) return 1;
+  if (args.has("shared-prefix")) {
+    so.kv_types = kv_configs.front();
+    return run_prefix_bench(args, model, so);
+  }
   so.n_ctx = std::max<int64_t>(n_prompt, depth + n_gen + 1);
   so.max_batch = std::max<int64_t>(n_prompt, 1);
   so.kv_types = kv_configs.front();
@@ -300,6 +313,7 @@ int run_bench(int argc, char** argv) {
     j["decode_ratio_to_cpu"] = stg.median / cpu->decode.median;
   }
   if (kv_runs.size() > 1) j["kv_cache_runs"] = kv_runs_json(kv_runs);
+  j["kv_fragmentation"] = kv_fragmentation(mem.kv_blocks);
   if (args.flag("json")) {
     std::printf("%s\n", j.dump().c_str());
     record_bench_run(args, j);
@@ -315,6 +329,9 @@ int run_bench(int argc, char** argv) {
   std::printf("KV cache %s: %s for %lld positions (%s per position)\n", kv_types_label(mem.kv_types).c_str(),
               format_bytes(mem.kv_cache_bytes).c_str(), (long long)(*session)->n_ctx(),
               format_bytes(mem.kv_cache_bytes / static_cast<uint64_t>((*session)->n_ctx())).c_str());
+  std::printf("KV blocks of %d positions: %lld positions held in %lld rows of blocks (fragmentation %.2f%%)\n",
+              mem.kv_blocks.block_size, (long long)mem.kv_blocks.positions_held,
+              (long long)mem.kv_blocks.positions_in_blocks, 100.0 * kv_fragmentation(mem.kv_blocks));
   if (kv_runs.size() > 1) print_kv_runs(kv_runs, n_prompt, n_gen, depth);
   std::printf("time by op, prefill: %s\n", profile_text(figures.prefill_profile).c_str());
   std::printf("time by op, decode:  %s\n", profile_text(figures.decode_profile).c_str());

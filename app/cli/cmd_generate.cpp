@@ -23,7 +23,9 @@ nlohmann::json to_json(const GenerateResult& r, bool with_steps) {
                   {"prefill_ms", r.timings.prefill_ms},
                   {"decode_ms", r.timings.decode_ms},
                   {"prefill_tokens_per_s", r.timings.prefill_tokens_per_s},
-                  {"decode_tokens_per_s", r.timings.decode_tokens_per_s}};
+                  {"decode_tokens_per_s", r.timings.decode_tokens_per_s},
+                  {"ttft_saved_ms", r.timings.ttft_saved_ms}};
+  j["reused_tokens"] = r.reused_tokens;
   j["memory"] = memory_json(r.memory);
   if (with_steps) {
     nlohmann::json steps = nlohmann::json::array();
@@ -87,6 +89,9 @@ int run_generate(int argc, char** argv) {
              kContextOption,
              kCacheTypeKOption,
              kCacheTypeVOption,
+             kKvBlockSizeOption,
+             kCacheBudgetOption,
+             kNoPrefixCacheOption,
              kBackendOption,
              kDeviceOption,
              {"json", nullptr, "print one JSON object instead of streaming text"}});
@@ -110,6 +115,7 @@ int run_generate(int argc, char** argv) {
   so.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
   so.n_ctx = args.integer("context", 0, 0, int64_t(1) << 24);
   read_kv_types(args, &so.kv_types);
+  read_kv_pool_options(args, &so);
   const bool json = args.flag("json");
   const bool chat = args.flag("chat");
   if (args.has("system") && !chat) args.fail("--system needs --chat");

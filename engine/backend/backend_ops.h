@@ -17,6 +17,7 @@
 
 #include "engine/backend/forward_executor.h"
 #include "engine/core/status.h"
+#include "engine/kv/block_table.h"
 #include "engine/kv/kv_layout.h"
 #include "engine/model/model_config.h"
 #include "engine/model/model_weights.h"
@@ -48,10 +49,10 @@ struct OpLabel {
 
 // Fixed for the life of a backend's ops: what allocate() sizes its buffers for.
 struct ForwardPlan {
-  int64_t n_ctx = 0;
+  int64_t n_ctx = 0;  // positions a sequence may hold
   int n_slots = 1;
   int64_t max_batch = 1;
-  KvTypes kv_types;
+  KvLayout kv;  // the KV pool: its K and V types, kv.n_blocks blocks of kv.block_size rows per layer
   ScratchPlan scratch;
   kernels::RopeParams rope;  // freq_factors points into the model's weights (or is null)
   OpProfile* profile = nullptr;  // where the backend adds its op times
@@ -59,13 +60,15 @@ struct ForwardPlan {
 
 // One chunk of up to max_batch tokens of one slot, at positions pos0 .. pos0 + n - 1. When
 // n_logits > 0 the logits of its last n_logits tokens end in `logits` ([n_logits][n_vocab]) once
-// end_chunk() returns.
+// end_chunk() returns. `blocks` is the slot's block table, covering positions 0 .. pos0 + n - 1:
+// position x is row x % kv.block_size of block blocks[x / kv.block_size] of every layer.
 struct Chunk {
   int slot = 0;
   int64_t pos0 = 0;
   int64_t n = 0;
   int64_t n_logits = 0;
   float* logits = nullptr;
+  std::span<const BlockId> blocks;
 };
 
 // What a model needs on a backend's device, for the fit check before anything is uploaded.
@@ -132,9 +135,10 @@ class BackendOps {
   virtual Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) = 0;
   // Rotates Q's and K's heads for the chunk's positions (the plan's RoPE parameters).
   virtual Status rope(const Chunk& chunk, OpLabel label) = 0;
-  // Stores K and V as the rows of the chunk's positions in the slot's cache of `layer`.
+  // Stores K and V as the rows of the chunk's positions (through chunk.blocks) in `layer`.
   virtual Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) = 0;
-  // Attn = causal attention of Q over the slot's cached positions 0 .. pos of `layer` (GQA).
+  // Attn = causal attention of Q over the slot's cached positions 0 .. pos of `layer` (GQA),
+  // read through chunk.blocks.
   virtual Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
                            OpLabel label) = 0;
   // FfnA[i] = act(FfnA[i]) * FfnB[i] over `width` columns, i < n.
@@ -154,10 +158,11 @@ class BackendOps {
   // with shared_gate: += sigmoid(shared_gate . H[t]) * SharedOut[t].
   virtual Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) = 0;
 
-  // --- The KV cache.
-  // After the call slot i holds the first lengths[parents[i]] positions slot parents[i] held.
-  // Preconditions: one valid parent per slot (ForwardPass checks).
-  virtual Status kv_reorder(std::span<const int32_t> parents, std::span<const int64_t> lengths) = 0;
+  // --- The KV cache, outside a chunk.
+  // For each copy, rows [0, rows) of block `from` into block `to`, in every layer's K and V
+  // (copy-on-write of a shared block, before the chunk that writes it). Each `to` is a block
+  // just allocated: it differs from every source and from the other copies' destinations.
+  virtual Status kv_copy(std::span<const BlockCopy> copies) = 0;
 
   virtual ExecutorMemory memory() const = 0;
   virtual ExecutorCounters counters() const { return {}; }

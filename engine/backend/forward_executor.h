@@ -19,6 +19,15 @@ struct ExecutorMemory {
   uint64_t scratch_bytes = 0;
 };
 
+// The paged KV pool (engine/kv/block_pool.h) as the memory chart and `bench` show it.
+struct KvBlockStats {
+  int32_t block_size = 0;
+  int32_t referenced = 0, cached = 0, free = 0;  // blocks
+  int64_t positions_held = 0;       // rows of the slots' blocks holding a position
+  int64_t positions_in_blocks = 0;  // rows of the slots' blocks (a shared block counted once)
+  int64_t prefix_hits = 0, prefix_lookups = 0;  // cached blocks found / looked for
+};
+
 // Forward calls, and the work they submitted to a device (dispatches and submissions: 0 on the
 // CPU backend).
 struct ExecutorCounters {
@@ -41,6 +50,10 @@ class ForwardExecutor {
   virtual int64_t kv_length(int slot) const = 0;
   // Empties every slot.
   virtual void clear() = 0;
+  // Empties `slot`, then gives it the cached KV of the longest prefix of `tokens` in whole
+  // blocks that a previous request left (always leaving at least one token to evaluate);
+  // returns the positions it holds now. The caller forwards tokens from there.
+  virtual int64_t reuse_prefix(int slot, std::span<const int32_t> tokens) = 0;
   // Keeps the first `length` positions of `slot` (0 <= length <= kv_length(slot)); the next
   // forward call continues from there.
   virtual void truncate(int slot, int64_t length) = 0;
@@ -48,6 +61,7 @@ class ForwardExecutor {
   virtual Status reorder(std::span<const int32_t> parents) = 0;
 
   virtual ExecutorMemory memory() const = 0;
+  virtual KvBlockStats kv_blocks() const = 0;
   virtual ExecutorCounters counters() const { return {}; }
   // Time per op kind (and per layer where the backend measures it), accumulated over calls.
   // GPU backends may time a sample of the calls (Vulkan: one decode step in eight), so

@@ -1,7 +1,16 @@
 // Spin-then-futex fork-join pool. The generation counter is the only thing workers poll; the
 // sleeping_ count lets run() skip the futex wake syscall while every worker is spinning.
+// Sleeping and waking are futex system calls on the counter, not std::atomic::wait/notify:
+// libstdc++ keeps those waiters in a table of its own per copy of the code, and a backend
+// library (with the engine linked in privately) may run() a pool whose workers the host's
+// copy put to sleep. A wake must reach them whichever copy sends it.
 #include "engine/core/thread_pool.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
 #include <exception>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -24,6 +33,19 @@ inline void spin_step(uint32_t& spins) {
   }
 }
 
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free);
+
+uint32_t* futex_word(std::atomic<uint32_t>& a) { return reinterpret_cast<uint32_t*>(&a); }
+
+// Sleeps while the word still holds `expected` (returns at once if it does not).
+void futex_wait(std::atomic<uint32_t>& word, uint32_t expected) {
+  syscall(SYS_futex, futex_word(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, futex_word(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(int n_threads, std::chrono::microseconds spin_time)
@@ -35,7 +57,7 @@ ThreadPool::ThreadPool(int n_threads, std::chrono::microseconds spin_time)
 ThreadPool::~ThreadPool() {
   stop_.store(true, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_seq_cst);
-  generation_.notify_all();
+  futex_wake_all(generation_);
   for (std::thread& t : workers_) t.join();
 }
 
@@ -53,11 +75,11 @@ uint32_t ThreadPool::wait_for_work(uint32_t seen) {
   }
   // Block. The seq_cst increment of sleeping_ followed by a seq_cst read of the generation pairs
   // with run()'s bump-then-read: either we see the new generation or run() sees a sleeper and
-  // wakes us (and wait() itself re-checks the value, so no wake-up is lost).
+  // wakes us (and FUTEX_WAIT itself re-checks the value, so no wake-up is lost).
   sleeping_.fetch_add(1, std::memory_order_seq_cst);
   uint32_t g = generation_.load(std::memory_order_seq_cst);
   while (g == seen) {
-    generation_.wait(seen, std::memory_order_seq_cst);
+    futex_wait(generation_, seen);
     g = generation_.load(std::memory_order_seq_cst);
   }
   sleeping_.fetch_sub(1, std::memory_order_relaxed);
@@ -86,7 +108,7 @@ void ThreadPool::run_erased(JobFn fn, void* ctx) {
   job_ctx_ = ctx;
   pending_.store(n_threads_ - 1, std::memory_order_relaxed);
   generation_.fetch_add(1, std::memory_order_seq_cst);  // publishes the job (release)
-  if (sleeping_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
+  if (sleeping_.load(std::memory_order_seq_cst) > 0) futex_wake_all(generation_);
   std::exception_ptr error;
   try {
     fn(ctx, 0, n_threads_);

@@ -13,8 +13,9 @@ Result<KvType> parse_kv_type_name(const std::string& name) {
   return Result<KvType>::error("unknown KV cache type '" + name + "' (one of f16, q8_0, q4_0, nf4, int4)");
 }
 
-KvLayout KvLayout::for_model(const ModelConfig& config, int64_t n_ctx, int n_slots, KvTypes types) {
-  return KvLayout{types, config.n_layer, config.n_embd_kv(), n_ctx, n_slots};
+KvLayout KvLayout::for_model(const ModelConfig& config, int64_t n_ctx, int n_slots, KvTypes types,
+                             int32_t block_size) {
+  return KvLayout{types, config.n_layer, config.n_embd_kv(), block_size, n_slots * blocks_for(n_ctx, block_size)};
 }
 
 Status check_kv_types(const ModelConfig& config, KvTypes types) {
@@ -28,6 +29,11 @@ Status check_kv_types(const ModelConfig& config, KvTypes types) {
     }
   }
   return Status::ok();
+}
+
+Status check_kv_block_size(int32_t block_size) {
+  if (block_size >= 16 && block_size <= 256 && (block_size & (block_size - 1)) == 0) return Status::ok();
+  return Status::error("KV block size " + std::to_string(block_size) + " is not one of 16, 32, 64, 128, 256");
 }
 
 }  // namespace inferscope

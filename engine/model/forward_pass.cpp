@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "engine/model/memory_estimate.h"
 #include "engine/model/rope_context.h"
@@ -26,12 +28,17 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   plan.n_ctx = options.n_ctx > 0 ? options.n_ctx : c.n_ctx_train;
   plan.n_slots = options.n_slots;
   plan.max_batch = std::max<int64_t>(1, std::min(options.max_batch, fp->ops_->max_batch_limit()));
-  plan.kv_types = options.kv_types;
+  INFERSCOPE_RETURN_IF_ERROR(check_kv_block_size(options.kv_block_size));
+  plan.kv = KvLayout::for_model(c, plan.n_ctx, plan.n_slots, options.kv_types, options.kv_block_size);
   plan.scratch = ScratchPlan::for_model(c, plan.n_ctx, plan.max_batch, fp->ops_->threads());
   plan.rope = rope_params_for_context(c, fp->model_->weights(), plan.n_ctx);
   plan.profile = &fp->profile_;
-  fp->lengths_.assign(static_cast<size_t>(options.n_slots), 0);
-  INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c, plan.kv_types));
+  plan.kv.n_blocks += static_cast<int64_t>(options.kv_cache_budget_bytes / plan.kv.bytes_per_block());
+  fp->pool_ = std::make_unique<BlockPool>(static_cast<int32_t>(plan.kv.n_blocks), plan.kv.block_size);
+  for (int s = 0; s < plan.n_slots; ++s) fp->tables_.emplace_back(*fp->pool_);
+  fp->tokens_.resize(static_cast<size_t>(plan.n_slots));
+  fp->prefix_seed_ = fp->seed_for_prefixes();
+  INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c, plan.kv.types));
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->supports(plan));
   INFERSCOPE_RETURN_IF_ERROR(fp->fit_check());
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->upload(options.on_upload_progress));
@@ -56,7 +63,9 @@ Status ForwardPass::fit_check() {
 Status ForwardPass::warm_up() {
   const std::vector<int32_t> tokens(static_cast<size_t>(plan_.max_batch), 0);
   for (int64_t n : {int64_t{1}, std::min(plan_.max_batch, plan_.n_ctx)}) {
-    const Chunk chunk{0, 0, n, n, nullptr};
+    BlockTable scratch(*pool_);
+    INFERSCOPE_RETURN_IF_ERROR(make_writable(scratch, n));
+    const Chunk chunk{0, 0, n, n, nullptr, scratch.blocks()};
     INFERSCOPE_RETURN_IF_ERROR(ops_->begin_chunk(chunk));
     const Status recorded = run_chunk(chunk, std::span(tokens).first(static_cast<size_t>(n)));
     INFERSCOPE_RETURN_IF_ERROR(ops_->discard_chunk());
@@ -69,7 +78,8 @@ Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_
   const ModelConfig& c = model_->config();
   if (slot < 0 || slot >= n_slots()) return Status::error("sequence slot out of range");
   if (tokens.empty()) return Status::error("no tokens to evaluate");
-  int64_t& length = lengths_[static_cast<size_t>(slot)];
+  BlockTable& table = tables_[static_cast<size_t>(slot)];
+  const int64_t length = table.length();
   if (length + static_cast<int64_t>(tokens.size()) > plan_.n_ctx) {
     return Status::error("context is full: " + std::to_string(length) + " + " + std::to_string(tokens.size()) +
                          " tokens exceed the context length of " + std::to_string(plan_.n_ctx) +
@@ -84,7 +94,8 @@ Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_
   for (size_t done = 0; done < tokens.size();) {
     const int64_t n = std::min<int64_t>(plan_.max_batch, static_cast<int64_t>(tokens.size() - done));
     const bool last_chunk = done + static_cast<size_t>(n) == tokens.size();
-    Chunk chunk{slot, length, n, all_logits ? n : last_chunk ? 1 : 0, nullptr};
+    INFERSCOPE_RETURN_IF_ERROR(make_writable(table, n));
+    Chunk chunk{slot, table.length(), n, all_logits ? n : last_chunk ? 1 : 0, nullptr, table.blocks()};
     if (chunk.n_logits > 0) chunk.logits = all_logits ? logits + static_cast<int64_t>(done) * c.n_vocab : logits;
     INFERSCOPE_RETURN_IF_ERROR(ops_->begin_chunk(chunk));
     const Status recorded = run_chunk(chunk, tokens.subspan(done, static_cast<size_t>(n)));
@@ -93,11 +104,76 @@ Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_
       return recorded;
     }
     INFERSCOPE_RETURN_IF_ERROR(ops_->end_chunk(chunk));
-    length += n;
+    table.commit(n);
+    auto& held = tokens_[static_cast<size_t>(slot)];
+    held.insert(held.end(), tokens.begin() + static_cast<std::ptrdiff_t>(done),
+                tokens.begin() + static_cast<std::ptrdiff_t>(done) + n);
+    table.publish_full_blocks(held, prefix_seed_);
     done += static_cast<size_t>(n);
   }
   forward_calls_ += 1;
   return Status::ok();
+}
+
+// The model file, the KV types, the RoPE settings and the block size: two blocks of the same
+// tokens hold the same rows only when all of these agree.
+uint64_t ForwardPass::seed_for_prefixes() const {
+  const kernels::RopeParams& r = plan_.rope;
+  const std::string file = model_->file().path() + ":" + std::to_string(model_->file().file_size());
+  const std::string rope = std::to_string(r.freq_base) + "," + std::to_string(r.freq_scale) + "," +
+                           std::to_string(r.attn_factor) + "," + std::to_string(r.yarn_ext_factor) + "," +
+                           std::to_string(plan_.n_ctx);
+  const std::string kv = kv_types_label(plan_.kv.types) + "/" + std::to_string(plan_.kv.block_size);
+  const std::string_view parts[] = {file, rope, kv};
+  return prefix_seed(parts);
+}
+
+void ForwardPass::clear() {
+  for (int s = 0; s < n_slots(); ++s) truncate(s, 0);
+}
+
+void ForwardPass::truncate(int slot, int64_t length) {
+  BlockTable& t = tables_[static_cast<size_t>(slot)];
+  const int64_t n = std::clamp<int64_t>(length, 0, t.length());
+  t.truncate(n);
+  tokens_[static_cast<size_t>(slot)].resize(static_cast<size_t>(n));
+}
+
+int64_t ForwardPass::reuse_prefix(int slot, std::span<const int32_t> tokens) {
+  truncate(slot, 0);  // its full blocks stay cached, keyed by their prefix
+  const int64_t n = tables_[static_cast<size_t>(slot)].adopt_prefix(tokens, prefix_seed_);
+  tokens_[static_cast<size_t>(slot)].assign(tokens.begin(), tokens.begin() + n);
+  return n;
+}
+
+KvBlockStats ForwardPass::kv_blocks() const {
+  const BlockCounts c = pool_->counts();
+  KvBlockStats s{pool_->block_size(), c.referenced, c.cached, c.free, 0, 0, pool_->hits(), pool_->lookups()};
+  // A block shared by several slots counts once, with the most rows any of them uses.
+  std::unordered_map<BlockId, int64_t> used_rows;
+  const int64_t bs = pool_->block_size();
+  for (const BlockTable& t : tables_) {
+    for (size_t i = 0; i < t.blocks().size(); ++i) {
+      int64_t& rows = used_rows[t.blocks()[i]];
+      rows = std::max(rows, std::clamp<int64_t>(t.length() - static_cast<int64_t>(i) * bs, 0, bs));
+    }
+  }
+  for (const auto& [id, rows] : used_rows) s.positions_held += rows;
+  s.positions_in_blocks = static_cast<int64_t>(used_rows.size()) * bs;
+  return s;
+}
+
+// Gives the table the blocks its next n positions go to, and the backend the rows to copy for
+// a shared block written into (copy-on-write).
+Status ForwardPass::make_writable(BlockTable& table, int64_t n) {
+  std::vector<BlockCopy> copies;
+  if (!table.prepare_write(n, &copies)) {
+    const BlockCounts c = pool_->counts();
+    return Status::error("the KV cache has no free block for " + std::to_string(n) + " more positions (" +
+                         std::to_string(c.referenced) + " of " + std::to_string(pool_->n_blocks()) +
+                         " blocks in use)");
+  }
+  return copies.empty() ? Status::ok() : ops_->kv_copy(copies);
 }
 
 ExecutorCounters ForwardPass::counters() const {
@@ -195,15 +271,22 @@ Status ForwardPass::logits(const Chunk& chunk) {
   return ops_->softcap(Act::Logits, chunk.n_logits, c.n_vocab, c.final_softcap, at(OpKind::Output));
 }
 
+// Slot i becomes a fork of slot parents[i]: it shares the parent's blocks, copied only when
+// written (the partial last block).
 Status ForwardPass::reorder(std::span<const int32_t> parents) {
-  if (parents.size() != lengths_.size()) return Status::error("reorder needs one parent per slot");
+  if (parents.size() != tables_.size()) return Status::error("reorder needs one parent per slot");
   for (int32_t p : parents) {
     if (p < 0 || p >= n_slots()) return Status::error("reorder parent out of range");
   }
-  INFERSCOPE_RETURN_IF_ERROR(ops_->kv_reorder(parents, lengths_));
-  std::vector<int64_t> lengths(lengths_.size());
-  for (size_t i = 0; i < parents.size(); ++i) lengths[i] = lengths_[static_cast<size_t>(parents[i])];
-  lengths_ = std::move(lengths);
+  std::vector<BlockTable> forks;
+  std::vector<std::vector<int32_t>> tokens;
+  forks.reserve(tables_.size());
+  for (int32_t p : parents) {
+    forks.push_back(tables_[static_cast<size_t>(p)].fork());
+    tokens.push_back(tokens_[static_cast<size_t>(p)]);
+  }
+  tables_ = std::move(forks);
+  tokens_ = std::move(tokens);
   return Status::ok();
 }
 

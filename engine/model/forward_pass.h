@@ -34,6 +34,10 @@ struct ForwardOptions {
   int n_slots = 1;          // sequences kept in the KV cache (beam width)
   int64_t max_batch = 256;  // tokens per forward call chunk
   KvTypes kv_types;         // storage types of the KV cache's K and V rows
+  int32_t kv_block_size = kDefaultKvBlockSize;  // positions per KV block (check_kv_block_size)
+  // KV memory beyond the slots' contexts for blocks the prefix cache keeps (--cache-budget);
+  // with none, cached blocks live in the blocks the slots do not use.
+  uint64_t kv_cache_budget_bytes = 0;
   ThreadPool* host_threads = nullptr;  // the session's pool (outlives the pass): the CPU runs ops on it
   // GPU backends: called with the fraction of the weights copied to the device (0..1,
   // non-decreasing), on the creating thread.
@@ -51,21 +55,21 @@ class ForwardPass : public ForwardExecutor {
   Status forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) override;
 
   int64_t n_ctx() const override { return plan_.n_ctx; }
-  int n_slots() const override { return static_cast<int>(lengths_.size()); }
-  int64_t kv_length(int slot) const override { return lengths_[static_cast<size_t>(slot)]; }
-  void clear() override { std::fill(lengths_.begin(), lengths_.end(), 0); }
-  void truncate(int slot, int64_t length) override {
-    int64_t& n = lengths_[static_cast<size_t>(slot)];
-    n = std::clamp<int64_t>(length, 0, n);
-  }
+  int n_slots() const override { return static_cast<int>(tables_.size()); }
+  int64_t kv_length(int slot) const override { return tables_[static_cast<size_t>(slot)].length(); }
+  void clear() override;
+  void truncate(int slot, int64_t length) override;
+  int64_t reuse_prefix(int slot, std::span<const int32_t> tokens) override;
   Status reorder(std::span<const int32_t> parents) override;
   ExecutorMemory memory() const override { return ops_->memory(); }
+  KvBlockStats kv_blocks() const override;
   ExecutorCounters counters() const override;
   OpProfile& profile() override { return profile_; }
   std::string backend_name() const override { return ops_->name(); }
 
   const Model& model() const { return *model_; }
   const ForwardPlan& plan() const { return plan_; }
+  const BlockPool& blocks() const { return *pool_; }
 
  private:
   ForwardPass() = default;
@@ -76,11 +80,16 @@ class ForwardPass : public ForwardExecutor {
   Status ffn_block(const LayerWeights& l, int64_t layer, int64_t n);
   Status moe_ffn(const LayerWeights& l, int64_t layer, int64_t n);
   Status logits(const Chunk& chunk);
+  Status make_writable(BlockTable& table, int64_t n);
+  uint64_t seed_for_prefixes() const;
 
   std::shared_ptr<const Model> model_;
   std::unique_ptr<BackendOps> ops_;
   ForwardPlan plan_;
-  std::vector<int64_t> lengths_;  // positions filled per slot
+  std::unique_ptr<BlockPool> pool_;  // which KV block is whose (the backend holds the rows)
+  std::vector<BlockTable> tables_;   // per slot: its blocks and the positions it holds
+  std::vector<std::vector<int32_t>> tokens_;  // per slot: the tokens of its positions
+  uint64_t prefix_seed_ = 0;  // what cached blocks' contents depend on besides their tokens
   OpProfile profile_;
   uint64_t forward_calls_ = 0;
 };

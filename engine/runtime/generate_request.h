@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/backend/forward_executor.h"
 #include "engine/kv/kv_layout.h"
 #include "engine/sampling/sampling_params.h"
 
@@ -40,8 +41,11 @@ struct GenerateTimings {
   double ttft_ms = 0;           // request start to first generated token
   double prefill_ms = 0;
   double decode_ms = 0;         // after the first token
-  double prefill_tokens_per_s = 0;
+  double prefill_tokens_per_s = 0;  // over the tokens prefilled (not the reused ones)
   double decode_tokens_per_s = 0;
+  // Time-to-first-token the prefix cache saved: the reused tokens at this request's prefill
+  // rate (an estimate; 0 when nothing was reused or nothing prefilled).
+  double ttft_saved_ms = 0;
 };
 
 struct MemoryUsage {
@@ -51,6 +55,7 @@ struct MemoryUsage {
   KvTypes kv_types;                    // what the KV cache stores
   uint64_t scratch_bytes = 0;
   uint64_t peak_rss_bytes = 0;  // whole process, as the OS counts it
+  KvBlockStats kv_blocks;       // the paged KV pool: blocks in use, cached, free; prefix hits
 };
 
 struct GenerateResult {
@@ -61,6 +66,7 @@ struct GenerateResult {
   // "max_tokens", "context_full", "cancelled"
   std::string stop_reason;
   std::vector<std::vector<TokenLogprob>> steps;  // when top_logprobs > 0
+  int64_t reused_tokens = 0;  // prompt tokens whose KV the prefix cache had (not prefilled)
   GenerateTimings timings;
   MemoryUsage memory;
 };

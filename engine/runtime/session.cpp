@@ -41,8 +41,8 @@ bool is_stop_token(const Tokenizer& tok, const GenerateRequest& request, int32_t
 
 const char* stop_reason_for(const Tokenizer& tok, int32_t id) { return id == tok.eos_id() ? "eos" : "end_of_turn"; }
 
-void finish_timings(GenerateTimings& t, size_t prompt_tokens, size_t decoded_tokens) {
-  t.prefill_tokens_per_s = t.prefill_ms > 0 ? 1000.0 * static_cast<double>(prompt_tokens) / t.prefill_ms : 0;
+void finish_timings(GenerateTimings& t, size_t prefilled_tokens, size_t decoded_tokens) {
+  t.prefill_tokens_per_s = t.prefill_ms > 0 ? 1000.0 * static_cast<double>(prefilled_tokens) / t.prefill_ms : 0;
   t.decode_tokens_per_s = t.decode_ms > 0 ? 1000.0 * static_cast<double>(decoded_tokens) / t.decode_ms : 0;
 }
 
@@ -112,6 +112,8 @@ Result<std::unique_ptr<ForwardExecutor>> Session::create_executor(int n_slots) {
   fo.n_slots = n_slots;
   fo.max_batch = options_.max_batch;
   fo.kv_types = options_.kv_types;
+  fo.kv_block_size = options_.kv_block_size;
+  fo.kv_cache_budget_bytes = options_.kv_cache_budget_bytes;
   fo.on_upload_progress = options_.on_upload_progress;
   fo.host_threads = pool_.get();
   auto plugin = load_backend(options_.backend.backend);
@@ -147,6 +149,7 @@ MemoryUsage Session::memory() const {
   m.kv_cache_bytes = em.kv_cache_bytes;
   m.scratch_bytes = em.scratch_bytes;
   m.peak_rss_bytes = peak_rss_bytes();
+  m.kv_blocks = forward_->kv_blocks();
   return m;
 }
 
@@ -181,10 +184,8 @@ Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
   if (!sampler) return sampler.status();
   for (int32_t id : result.prompt_token_ids) sampler->accept(id);
 
-  forward_->clear();
   std::vector<float> logits(static_cast<size_t>(n_vocab));
-  INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, result.prompt_token_ids, false, logits.data()));
-  result.timings.prefill_ms = ms_since(start);
+  INFERSCOPE_RETURN_IF_ERROR(prefill(result, logits, start));
 
   StreamingDetokenizer detok(tok, StreamingDetokenizer::ControlTokens::Hidden);
   double decode_ms = 0;
@@ -222,9 +223,28 @@ Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
   }
   result.text += flush_detokenizer(detok, on_token);
   result.timings.decode_ms = decode_ms;
-  finish_timings(result.timings, result.prompt_token_ids.size(), decode_calls);
+  finish_timings(result.timings, result.prompt_token_ids.size() - static_cast<size_t>(result.reused_tokens),
+                 decode_calls);
   result.memory = memory();
   return result;
+}
+
+// Slot 0 takes the cached KV of the prompt's longest cached prefix (when the prefix cache is
+// on), then the rest of the prompt is prefilled; logits: the last prompt token's.
+Status Session::prefill(GenerateResult& result, std::vector<float>& logits, Clock::time_point start) {
+  const std::span<const int32_t> prompt(result.prompt_token_ids);
+  if (options_.prefix_cache) {
+    result.reused_tokens = forward_->reuse_prefix(0, prompt);
+  } else {
+    forward_->clear();
+  }
+  INFERSCOPE_RETURN_IF_ERROR(
+      forward_->forward(0, prompt.subspan(static_cast<size_t>(result.reused_tokens)), false, logits.data()));
+  result.timings.prefill_ms = ms_since(start);
+  const size_t prefilled = prompt.size() - static_cast<size_t>(result.reused_tokens);
+  result.timings.ttft_saved_ms =
+      static_cast<double>(result.reused_tokens) * result.timings.prefill_ms / static_cast<double>(prefilled);
+  return Status::ok();
 }
 
 Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
@@ -238,10 +258,8 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
   if (static_cast<int64_t>(result.prompt_token_ids.size()) + request.max_tokens > forward_->n_ctx()) {
     return Status::error("prompt plus max tokens exceed the context length of " + std::to_string(forward_->n_ctx()));
   }
-  forward_->clear();
   std::vector<float> logits(static_cast<size_t>(model_->config().n_vocab));
-  INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, result.prompt_token_ids, false, logits.data()));
-  result.timings.prefill_ms = ms_since(start);
+  INFERSCOPE_RETURN_IF_ERROR(prefill(result, logits, start));
 
   ForwardBeamModel beam_model(*forward_, *model_, request);
   BeamSearchParams params;
@@ -269,7 +287,8 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
   }
   result.text = tok.decode(result.token_ids);
   flush_detokenizer(detok, on_token);
-  finish_timings(result.timings, result.prompt_token_ids.size(), result.token_ids.size());
+  finish_timings(result.timings, result.prompt_token_ids.size() - static_cast<size_t>(result.reused_tokens),
+                 result.token_ids.size());
   result.memory = memory();
   return result;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 
@@ -22,6 +23,9 @@ struct SessionOptions {
   int n_threads = 0;     // 0 = all cores
   int64_t max_batch = 256;
   KvTypes kv_types;       // storage types of the KV cache's K and V (f16 unless chosen)
+  int32_t kv_block_size = kDefaultKvBlockSize;  // positions per paged KV block
+  uint64_t kv_cache_budget_bytes = 0;  // KV memory for cached prefixes beyond the context
+  bool prefix_cache = true;  // a prompt reuses the KV of the longest cached prefix
   BackendChoice backend;  // CPU unless chosen; a device of another backend runs the whole forward pass
   std::function<void(double)> on_upload_progress;  // see ForwardOptions
 };
@@ -30,7 +34,8 @@ class Session {
  public:
   static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Model> model, const SessionOptions& options);
 
-  // Runs one generation from an empty context. on_token returning false stops early.
+  // Runs one generation. The prompt's KV starts from the longest prefix the prefix cache holds
+  // (GenerateResult::reused_tokens), the rest is prefilled. on_token returning false stops early.
   Result<GenerateResult> generate(const GenerateRequest& request,
                                   const std::function<bool(const TokenEvent&)>& on_token = {});
 
@@ -61,6 +66,7 @@ class Session {
                                           const std::function<bool(const TokenEvent&)>& on_token);
   Result<GenerateResult> generate_beam(const GenerateRequest& request,
                                        const std::function<bool(const TokenEvent&)>& on_token);
+  Status prefill(GenerateResult& result, std::vector<float>& logits, std::chrono::steady_clock::time_point start);
 
   std::shared_ptr<const Model> model_;
   SessionOptions options_;

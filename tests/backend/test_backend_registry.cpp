@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -39,7 +41,21 @@ std::vector<int32_t> reference_tokens(std::string* prompt) {
 }
 
 // Each test is its own process (gtest_discover_tests), so the variable stays within it.
-void use_backend_dir(const std::string& dir) { ASSERT_EQ(setenv("INFERSCOPE_BACKEND_DIR", dir.c_str(), 1), 0); }
+void use_backend_dir(const std::string& dir) { EXPECT_EQ(setenv("INFERSCOPE_BACKEND_DIR", dir.c_str(), 1), 0); }
+
+// stories260K on the loopback plug-in, 2 threads.
+std::unique_ptr<Session> loopback_session() {
+  use_backend_dir(kPluginDir);
+  auto model = Model::load(testing::testdata("stories260K.gguf"));
+  EXPECT_TRUE(model) << model.message();
+  if (!model) return nullptr;
+  SessionOptions so;
+  so.n_threads = 2;
+  so.backend = {"loopback", 0};
+  auto session = Session::create(*model, so);
+  EXPECT_TRUE(session) << session.message();
+  return session ? std::move(*session) : nullptr;
+}
 
 TEST(BackendRegistry, TheCpuComesFirstAndIsBuiltIn) {
   const auto names = backend_names();
@@ -66,23 +82,34 @@ TEST(BackendRegistry, FindsALibraryNoFileNames) {
 }
 
 TEST(BackendRegistry, ASessionOnTheFoundPluginGivesLlamaCppTokens) {
-  use_backend_dir(kPluginDir);
   std::string prompt;
   const std::vector<int32_t> expected = reference_tokens(&prompt);
-  auto model = Model::load(testing::testdata("stories260K.gguf"));
-  ASSERT_TRUE(model) << model.message();
-  SessionOptions so;
-  so.n_threads = 2;
-  so.backend = {"loopback", 0};
-  auto session = Session::create(*model, so);
-  ASSERT_TRUE(session) << session.message();
+  auto session = loopback_session();
+  ASSERT_TRUE(session);
   GenerateRequest req;
   req.prompt = prompt;
   req.sampling.temperature = 0.0f;
   req.max_tokens = static_cast<int32_t>(expected.size());
-  auto result = (*session)->generate(req);
+  auto result = session->generate(req);
   ASSERT_TRUE(result) << result.message();
   EXPECT_EQ(result->token_ids, expected);
+}
+
+// The plug-in runs the session's pool with its own copy of the engine code: the workers the
+// host's copy put to sleep must still wake for it (a lost wake-up would hang here).
+TEST(BackendRegistry, APluginWakesTheHostsSleepingWorkers) {
+  auto session = loopback_session();
+  ASSERT_TRUE(session);
+  GenerateRequest req;
+  req.max_tokens = 4;
+  for (int i = 0; i < 3; ++i) {
+    for (int w = 0; w < 200 && session->pool().sleeping_workers() == 0; ++w) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_EQ(session->pool().sleeping_workers(), 1) << "the worker went to sleep between requests";
+    auto r = session->generate(req);
+    ASSERT_TRUE(r) << r.message();
+  }
 }
 
 TEST(BackendRegistry, AMissingDeviceOrBackendIsAnError) {

@@ -202,26 +202,26 @@ TEST(KvCacheTypes, BeamSearchRunsOnEveryType) {
   }
 }
 
-TEST(KvCacheTypes, ReorderCopiesTypedRows) {
-  const KvLayout layout{both(KvType::Q4_0), 2, 64, 8, 2};
+TEST(KvCacheTypes, CopyBlockCopiesTypedRowsOfEveryLayer) {
+  const KvLayout layout{both(KvType::Q4_0), 2, 64, 4, 3};  // 2 layers, 3 blocks of 4 rows
   auto cache = KvCache::create(layout);
   ASSERT_TRUE(cache);
   KvCache& kv = **cache;
   const int64_t kb = layout.k_row_bytes(), vb = layout.v_row_bytes();
-  for (int slot = 0; slot < 2; ++slot) {
-    for (int64_t l = 0; l < 2; ++l) {
-      for (int64_t p = 0; p < 8; ++p) {
-        std::memset(kv.key(slot, l, p), 0x10 * slot + static_cast<int>(l * 8 + p), static_cast<size_t>(kb));
-        std::memset(kv.value(slot, l, p), 0x80 + 0x10 * slot + static_cast<int>(l * 8 + p), static_cast<size_t>(vb));
-      }
+  for (int64_t l = 0; l < 2; ++l) {
+    for (int64_t r = 0; r < layout.rows(); ++r) {
+      std::memset(kv.key(l, r), static_cast<int>(l * 16 + r), static_cast<size_t>(kb));
+      std::memset(kv.value(l, r), 0x80 + static_cast<int>(l * 16 + r), static_cast<size_t>(vb));
     }
   }
-  const int32_t parents[] = {1, 0};
-  const int64_t lengths[] = {3, 5};
-  ASSERT_TRUE(kv.reorder(parents, lengths));
+  kv.copy_block({2, 0, 3});  // rows 0..2 of block 2 into block 0
   for (int64_t l = 0; l < 2; ++l) {
-    for (int64_t p = 0; p < 5; ++p) EXPECT_EQ(kv.key(0, l, p)[kb - 1], 0x10 + l * 8 + p);
-    for (int64_t p = 0; p < 3; ++p) EXPECT_EQ(kv.value(1, l, p)[0], 0x80 + l * 8 + p);
+    for (int64_t r = 0; r < 3; ++r) {
+      EXPECT_EQ(kv.key(l, r)[kb - 1], l * 16 + 8 + r);
+      EXPECT_EQ(kv.value(l, r)[0], 0x80 + l * 16 + 8 + r);
+    }
+    EXPECT_EQ(kv.key(l, 3)[0], l * 16 + 3) << "the row past the copy is untouched";
+    EXPECT_EQ(kv.key(l, 8)[0], l * 16 + 8) << "the source is untouched";
   }
 }
 

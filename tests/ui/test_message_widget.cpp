@@ -38,6 +38,11 @@ TEST(MessageWidget, ShowsAUserMessageAsWritten) {
 
 TEST(MessageWidget, FormatsTheReplyStatistics) {
   const QString text = formatReplyStats(ReplyStats{12, 345.6, 7.8, QStringLiteral("cancelled")});
+  EXPECT_FALSE(text.contains("cached")) << "nothing reused";
+  ReplyStats reused{12, 345.6, 7.8, QStringLiteral("eos")};
+  reused.promptTokens = 227;
+  reused.reusedTokens = 192;
+  EXPECT_TRUE(formatReplyStats(reused).contains("192 of 227 prompt tokens cached")) << formatReplyStats(reused).toStdString();
   EXPECT_EQ(text, QStringLiteral("12 tokens · 345.6 tokens/s · first token 7.8 ms · stopped"));
 }
 

@@ -88,13 +88,21 @@ TEST(PerformancePanel, ExportToAnUnwritablePathFails) {
   EXPECT_FALSE(panel.exportChartPng("/nonexistent-dir/chart.png", PerformancePanel::Chart::DecodeRate));
 }
 
-TEST(PerformancePanel, CacheHitRatesReadOff) {
+TEST(PerformancePanel, ThePrefixHitRateIsTheShareOfPromptTokensReused) {
   PerformancePanel panel;
-  for (const char* name : {"prefixCacheRate", "semanticCacheRate"}) {
-    auto* label = panel.findChild<QLabel*>(name);
-    ASSERT_NE(label, nullptr) << name;
-    EXPECT_EQ(label->text(), "off");
-  }
+  auto* prefix = panel.findChild<QLabel*>("prefixCacheRate");
+  auto* semantic = panel.findChild<QLabel*>("semanticCacheRate");
+  ASSERT_NE(prefix, nullptr);
+  ASSERT_NE(semantic, nullptr);
+  EXPECT_EQ(prefix->text(), "–") << "no reply yet";
+  EXPECT_EQ(semantic->text(), "off");
+  panel.addPrefixReuse(100, 0);
+  EXPECT_TRUE(prefix->text().startsWith("0%")) << prefix->text().toStdString();
+  panel.addPrefixReuse(300, 240);
+  EXPECT_TRUE(prefix->text().startsWith("60%")) << prefix->text().toStdString();
+  EXPECT_TRUE(prefix->toolTip().contains("240 of 400")) << prefix->toolTip().toStdString();
+  panel.clear();
+  EXPECT_EQ(prefix->text(), "–");
 }
 
 TEST(PerformancePanel, MemorySummaryNamesEachCategoryAndTheRam) {

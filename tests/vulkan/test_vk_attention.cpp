@@ -21,19 +21,21 @@ using namespace op_tests;
 
 // ---------------------------------------------------------------------------------- kv_store
 
+// Positions 21..39 of a sequence whose 3 blocks are a shuffled subset of a pool of 6 (the
+// batch straddles blocks), in layer 2 of 3.
 TEST(VulkanOps, KvStoreIsBitExactAndTouchesOnlyItsRows) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
-  const KvCacheLayout layout{3, 40, 2 * 80};  // n_layer, n_ctx, n_embd_kv
-  const int n_slots = 2, slot = 1;
+  const KvCacheLayout layout = pool_layout(3, 2 * 80, 16, 6);  // n_layer, n_embd_kv, block_size, n_blocks
+  const std::vector<int32_t> table = shuffled_table(3, layout.kv.n_blocks, 59);
   const int64_t layer = 2, pos0 = 21, n = 19;
-  auto k = random_floats(static_cast<size_t>(n * layout.n_embd_kv), 60, 2.0f);
-  auto v = random_floats(static_cast<size_t>(n * layout.n_embd_kv), 61, 1000.0f);
+  auto k = random_floats(static_cast<size_t>(n * layout.kv.n_embd_kv), 60, 2.0f);
+  auto v = random_floats(static_cast<size_t>(n * layout.kv.n_embd_kv), 61, 1000.0f);
   // Rounding corner cases: ties to even, subnormal halves, overflow, infinities, NaN.
   const float specials[] = {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 65504.0f, 65519.0f, 65520.0f, 1e9f,
                             -INFINITY, NAN, 0x1p-24f, 0x1p-25f, 0x1.8p-25f, 3e-6f, -0.0f, 1e-40f, 6.1e-5f};
   std::copy(std::begin(specials), std::end(specials), v.begin());
   std::copy(std::begin(specials), std::end(specials), k.begin() + 100);
-  const uint64_t cache_halves = layout.bytes(KvPart::K, n_slots) / 2;
+  const uint64_t cache_halves = layout.bytes(KvPart::K) / 2;
   std::vector<uint16_t> sentinel(cache_halves, 0x5555);
 
   Gpu gpu(*device);
@@ -41,14 +43,18 @@ TEST(VulkanOps, KvStoreIsBitExactAndTouchesOnlyItsRows) {
   const Buffer& vb = gpu.upload(v);
   const Buffer& kc = gpu.upload(sentinel);
   const Buffer& vc = gpu.upload(sentinel);
+  const KvBlockTable blocks = device_table(gpu, table, 3);
   gpu.run([&] {
-    return record_kv_store(*device, gpu.recorder(), whole(kb), whole(vb), whole(kc), whole(vc), layout, slot, layer,
+    return record_kv_store(*device, gpu.recorder(), whole(kb), whole(vb), whole(kc), whole(vc), layout, layer, blocks,
                            pos0, n);
   });
   std::vector<uint16_t> want_k = sentinel, want_v = sentinel;
-  const uint64_t row0 = layout.row_byte(KvPart::K, slot, layer, pos0) / 2;
-  kernels::to_fp16(k.data(), want_k.data() + row0, n * layout.n_embd_kv);
-  kernels::to_fp16(v.data(), want_v.data() + row0, n * layout.n_embd_kv);
+  const int64_t KV = layout.kv.n_embd_kv;
+  for (int64_t t = 0; t < n; ++t) {
+    const uint64_t row = layout.row_byte(KvPart::K, layer, table_row(table, 16, pos0 + t)) / 2;
+    kernels::to_fp16(k.data() + t * KV, want_k.data() + row, KV);
+    kernels::to_fp16(v.data() + t * KV, want_v.data() + row, KV);
+  }
   EXPECT_EQ(first_bit_difference(gpu.read<uint16_t>(kc, cache_halves), want_k), -1);
   EXPECT_EQ(first_bit_difference(gpu.read<uint16_t>(vc, cache_halves), want_v), -1);
 }
@@ -136,17 +142,20 @@ TEST(VulkanOpsPerf, DISABLED_Attention) {
   for (const Shape& s : {Shape{"decode 32/8 x 128 at 4096", 32, 8, 128, 4096, 1, 0},
                          Shape{"decode 32/8 x 128 at 4096, 8 splits", 32, 8, 128, 4096, 1, 8},
                          Shape{"prefill 512 tokens, 32/8 x 128", 32, 8, 128, 512, 512, 0}}) {
-    const KvCacheLayout layout{1, s.n_ctx, s.n_head_kv * s.head_dim};
+    const int32_t block_size = 16;
+    const KvCacheLayout layout = pool_layout(1, s.n_head_kv * s.head_dim, block_size, s.n_ctx / block_size);
+    const std::vector<int32_t> table = shuffled_table(layout.kv.n_blocks, layout.kv.n_blocks, 1);
     Gpu gpu(*device);
+    const KvBlockTable blocks = device_table(gpu, table);
     const Buffer& q = gpu.upload(random_floats(static_cast<size_t>(s.n_tokens * s.n_head * s.head_dim), 1));
-    const Buffer& kc = gpu.allocate(layout.bytes(KvPart::K, 1));
-    const Buffer& vc = gpu.allocate(layout.bytes(KvPart::V, 1));
+    const Buffer& kc = gpu.allocate(layout.bytes(KvPart::K));
+    const Buffer& vc = gpu.allocate(layout.bytes(KvPart::V));
     const Buffer& out = gpu.allocate(static_cast<uint64_t>(s.n_tokens * s.n_head * s.head_dim) * 4);
     const Buffer& scratch = gpu.allocate(static_cast<uint64_t>(s.n_tokens * s.n_head * 32 * (s.head_dim + 2)) * 4);
     AttentionParams p{s.n_head, s.n_head_kv, s.head_dim, 0.088f, 0.0f, 0, s.n_split};
     for (int rep = 0; rep < 2; ++rep) {  // the first run builds the pipelines
       gpu.run([&] {
-        return record_attention(*device, gpu.recorder(), whole(q), whole(kc), whole(vc), layout, 0, 0, whole(out), p,
+        return record_attention(*device, gpu.recorder(), whole(q), whole(kc), whole(vc), layout, 0, blocks, whole(out), p,
                                 s.n_tokens, s.n_ctx - s.n_tokens, {}, whole(scratch));
       });
     }

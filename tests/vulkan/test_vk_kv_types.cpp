@@ -27,6 +27,7 @@
 #include "kernels/cpu/kv_quant.h"
 #include "tests/support/testdata.h"
 #include "tests/support/vulkan_device.h"
+#include "tests/vulkan/vk_kv_checks.h"
 #include "tests/vulkan/vk_op_checks.h"
 
 namespace inferscope::vulkan {
@@ -49,48 +50,116 @@ std::vector<float> kv_test_values(size_t n, uint32_t seed) {
   return x;
 }
 
-// Host image of a cache (`part` of layout, n_slots slots) as bytes, with rows [pos0, pos0 + n)
-// of (slot, layer) encoded from x ([n][n_embd_kv]) by kv_quantize_row.
-void encode_rows(std::vector<uint8_t>& cache, const KvCacheLayout& layout, KvPart part, int slot, int64_t layer,
-                 int64_t pos0, int64_t n, const float* x) {
+// Host image of a cache (`part` of layout) as bytes, with the rows of positions [pos0, pos0 + n)
+// of `layer` through `table` encoded from x ([n][n_embd_kv]) by kv_quantize_row.
+void encode_positions(std::vector<uint8_t>& cache, const KvCacheLayout& layout, KvPart part, int64_t layer,
+                      const std::vector<int32_t>& table, int64_t pos0, int64_t n, const float* x) {
   for (int64_t t = 0; t < n; ++t) {
-    kernels::kv_quantize_row(layout.type(part), x + t * layout.n_embd_kv,
-                             cache.data() + layout.row_byte(part, slot, layer, pos0 + t), layout.n_embd_kv);
+    const int64_t row = table_row(table, layout.kv.block_size, pos0 + t);
+    kernels::kv_quantize_row(layout.type(part), x + t * layout.kv.n_embd_kv,
+                             cache.data() + layout.row_byte(part, layer, row), layout.kv.n_embd_kv);
   }
+}
+
+// A host image of a whole cache of random encoded rows (every layer, every block: what other
+// sequences left there).
+std::vector<uint8_t> random_cache(const KvCacheLayout& layout, KvPart part, uint32_t seed) {
+  std::vector<uint8_t> cache(layout.buffer_bytes(part), 0x5A);
+  const int64_t KV = layout.kv.n_embd_kv, rows = layout.kv.n_layer * layout.rows();
+  const auto x = random_floats(static_cast<size_t>(rows * KV), seed);
+  for (int64_t r = 0; r < rows; ++r) {
+    kernels::kv_quantize_row(layout.type(part), x.data() + r * KV, cache.data() + r * layout.row_bytes(part), KV);
+  }
+  return cache;
 }
 
 // ---------------------------------------------------------------------------------- kv_store
 
 // Each type as K with the next one as V (so K and V differ), rows of 1 and 8 blocks at odd
-// positions of an odd n_ctx (rows that start mid-word); every other byte keeps its sentinel.
+// positions (rows that start mid-word) straddling two blocks of a shuffled table, for block
+// sizes 16 and 64; every other byte keeps its sentinel.
 TEST(VulkanKvTypes, KvStoreRowsAreByteIdenticalToTheCpuEncoder) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
   for (size_t ti = 0; ti < std::size(kAllTypes); ++ti) {
     for (const int64_t n_embd_kv : {32, 256}) {
-      const KvTypes types{kAllTypes[ti], kAllTypes[(ti + 1) % std::size(kAllTypes)]};
-      SCOPED_TRACE(label(types) + " n_embd_kv " + std::to_string(n_embd_kv));
-      const KvCacheLayout layout{3, 9, n_embd_kv, types};
-      const int n_slots = 2, slot = 1;
-      const int64_t layer = 1, pos0 = 3, n = 5;
-      const auto k = kv_test_values(static_cast<size_t>(n * n_embd_kv), 70);
-      const auto v = kv_test_values(static_cast<size_t>(n * n_embd_kv), 71);
-      Gpu gpu(*device);
-      const Buffer& kb = gpu.upload(k);
-      const Buffer& vb = gpu.upload(v);
-      std::vector<uint8_t> want_k(layout.buffer_bytes(KvPart::K, n_slots), 0x55);
-      std::vector<uint8_t> want_v(layout.buffer_bytes(KvPart::V, n_slots), 0xA5);
-      const Buffer& kc = gpu.upload(want_k, 0);
-      const Buffer& vc = gpu.upload(want_v, 0);
-      gpu.run([&] {
-        return record_kv_store(*device, gpu.recorder(), whole(kb), whole(vb), whole(kc), whole(vc), layout, slot, layer,
-                               pos0, n);
-      });
-      encode_rows(want_k, layout, KvPart::K, slot, layer, pos0, n, k.data());
-      encode_rows(want_v, layout, KvPart::V, slot, layer, pos0, n, v.data());
-      EXPECT_EQ(first_bit_difference(gpu.read<uint8_t>(kc, want_k.size()), want_k), -1);
-      EXPECT_EQ(first_bit_difference(gpu.read<uint8_t>(vc, want_v.size()), want_v), -1);
+      for (const int32_t block_size : {16, 64}) {
+        const KvTypes types{kAllTypes[ti], kAllTypes[(ti + 1) % std::size(kAllTypes)]};
+        SCOPED_TRACE(label(types) + " n_embd_kv " + std::to_string(n_embd_kv) + " block size " +
+                     std::to_string(block_size));
+        const KvCacheLayout layout = pool_layout(3, n_embd_kv, block_size, 5, types);
+        const std::vector<int32_t> table = shuffled_table(2, layout.kv.n_blocks, 72 + block_size);
+        const int64_t layer = 1, pos0 = block_size - 3, n = 7;
+        const auto k = kv_test_values(static_cast<size_t>(n * n_embd_kv), 70);
+        const auto v = kv_test_values(static_cast<size_t>(n * n_embd_kv), 71);
+        Gpu gpu(*device);
+        const Buffer& kb = gpu.upload(k);
+        const Buffer& vb = gpu.upload(v);
+        std::vector<uint8_t> want_k(layout.buffer_bytes(KvPart::K), 0x55);
+        std::vector<uint8_t> want_v(layout.buffer_bytes(KvPart::V), 0xA5);
+        const Buffer& kc = gpu.upload(want_k, 0);
+        const Buffer& vc = gpu.upload(want_v, 0);
+        const KvBlockTable blocks = device_table(gpu, table, 1);
+        gpu.run([&] {
+          return record_kv_store(*device, gpu.recorder(), whole(kb), whole(vb), whole(kc), whole(vc), layout, layer,
+                                 blocks, pos0, n);
+        });
+        encode_positions(want_k, layout, KvPart::K, layer, table, pos0, n, k.data());
+        encode_positions(want_v, layout, KvPart::V, layer, table, pos0, n, v.data());
+        EXPECT_EQ(first_bit_difference(gpu.read<uint8_t>(kc, want_k.size()), want_k), -1);
+        EXPECT_EQ(first_bit_difference(gpu.read<uint8_t>(vc, want_v.size()), want_v), -1);
+      }
     }
   }
+}
+
+// ----------------------------------------------------------------------------------- kv_copy
+
+// Copy-on-write of typed rows: whole and partial blocks, two copies of one source, in every
+// layer of K and V; the copied rows are the source's bytes and every other byte stays.
+TEST(VulkanKvTypes, KvCopyCopiesTheBlocksRowsOnly) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  const BlockCopy copies[] = {{4, 1, 16}, {4, 2, 5}, {0, 5, 11}, {3, 6, 0}};
+  for (size_t ti = 0; ti < std::size(kAllTypes); ++ti) {
+    const KvTypes types{kAllTypes[ti], kAllTypes[(ti + 2) % std::size(kAllTypes)]};
+    SCOPED_TRACE(label(types));
+    const KvCacheLayout layout = pool_layout(2, 96, 16, 7, types);
+    ASSERT_TRUE(check_block_copies(layout, copies));
+    Gpu gpu(*device);
+    std::vector<uint8_t> want[2] = {random_cache(layout, KvPart::K, 80), random_cache(layout, KvPart::V, 81)};
+    const Buffer* caches[2] = {&gpu.upload(want[0], 0), &gpu.upload(want[1], 0)};
+    gpu.run([&] {
+      for (int64_t layer = 0; layer < layout.kv.n_layer; ++layer) {
+        for (const KvPart part : {KvPart::K, KvPart::V}) {
+          record_kv_copy(gpu.recorder(), whole(*caches[part == KvPart::K ? 0 : 1]), layout, part, layer, copies);
+        }
+      }
+      return Status::ok();
+    });
+    for (const KvPart part : {KvPart::K, KvPart::V}) {
+      std::vector<uint8_t>& bytes = want[part == KvPart::K ? 0 : 1];
+      const uint64_t rb = layout.row_bytes(part);
+      for (int64_t layer = 0; layer < layout.kv.n_layer; ++layer) {
+        for (const BlockCopy& c : copies) {
+          std::copy_n(bytes.begin() + static_cast<int64_t>(layout.row_byte(part, layer, int64_t{c.from} * 16)),
+                      c.rows * rb, bytes.begin() + static_cast<int64_t>(layout.row_byte(part, layer, int64_t{c.to} * 16)));
+        }
+      }
+      const Buffer& got = *caches[part == KvPart::K ? 0 : 1];
+      EXPECT_EQ(first_bit_difference(gpu.read<uint8_t>(got, bytes.size()), bytes), -1);
+    }
+  }
+}
+
+TEST(VulkanKvTypes, KvCopyRefusesWhatOneCopyCommandCannotDo) {
+  const KvCacheLayout layout = pool_layout(1, 64, 16, 4);
+  EXPECT_FALSE(check_block_copies(layout, std::vector<BlockCopy>{{1, 1, 3}})) << "a block into itself";
+  EXPECT_FALSE(check_block_copies(layout, std::vector<BlockCopy>{{0, 4, 3}})) << "past the pool";
+  EXPECT_FALSE(check_block_copies(layout, std::vector<BlockCopy>{{-1, 2, 3}})) << "negative block";
+  EXPECT_FALSE(check_block_copies(layout, std::vector<BlockCopy>{{0, 2, 17}})) << "more rows than a block";
+  EXPECT_FALSE(check_block_copies(layout, std::vector<BlockCopy>{{0, 2, 3}, {1, 2, 3}})) << "one block copied into twice";
+  EXPECT_FALSE(check_block_copies(layout, std::vector<BlockCopy>{{0, 1, 3}, {1, 2, 3}})) << "a chain";
+  EXPECT_TRUE(check_block_copies(layout, std::vector<BlockCopy>{{0, 1, 16}, {0, 2, 3}})) << "one source, two copies";
+  EXPECT_TRUE(check_block_copies(layout, {}));
 }
 
 // --------------------------------------------------------------------------------- attention
@@ -126,25 +195,20 @@ struct KvAttentionResult {
   double max_abs = 0.0, nmse = 0.0;
 };
 
-// Cache slot 1, layer 1 of a 2-slot, 2-layer cache of `types` holds random encoded rows (the
-// batch's own rows written by kv_store in the same recording); attention on the device vs.
-// kernels::attention_group per GQA group over the same bytes.
-KvAttentionResult kv_attention(Device& device, const KvAttentionCase& c, KvTypes types, uint32_t seed) {
+// Layer 1 of a 2-layer pool of `types` holds random encoded rows in every block; the sequence's
+// blocks (enough for 320 positions) are a shuffled subset of the pool, the other blocks hold
+// garbage, and the batch's own rows are written by kv_store in the same recording. Attention on
+// the device vs. kernels::attention_group per GQA group over the same bytes, read through the
+// same table (paged kernels::KvRows).
+KvAttentionResult kv_attention(Device& device, const KvAttentionCase& c, KvTypes types, uint32_t seed,
+                               int32_t block_size = 16) {
   const int64_t n_ctx = 320, KV = c.n_head_kv * c.head_dim, Q = c.n_head * c.head_dim;
-  const KvCacheLayout layout{2, n_ctx, KV, types};
-  const int n_slots = 2, slot = 1;
-  const int64_t layer = 1, rows = n_slots * 2 * n_ctx;
-  std::vector<uint8_t> k_cache(layout.buffer_bytes(KvPart::K, n_slots)), v_cache(layout.buffer_bytes(KvPart::V, n_slots));
-  {
-    const auto kf = random_floats(static_cast<size_t>(rows * KV), seed), vf = random_floats(static_cast<size_t>(rows * KV), seed + 1);
-    for (int s = 0; s < n_slots; ++s) {
-      for (int64_t l = 0; l < 2; ++l) {
-        const int64_t r0 = (s * 2 + l) * n_ctx;
-        encode_rows(k_cache, layout, KvPart::K, s, l, 0, n_ctx, kf.data() + r0 * KV);
-        encode_rows(v_cache, layout, KvPart::V, s, l, 0, n_ctx, vf.data() + r0 * KV);
-      }
-    }
-  }
+  const int64_t entries = KvLayout::blocks_for(n_ctx, block_size);
+  const KvCacheLayout layout = pool_layout(2, KV, block_size, entries + 3, types);
+  const std::vector<int32_t> table = shuffled_table(entries, layout.kv.n_blocks, seed + 5);
+  const int64_t layer = 1;
+  std::vector<uint8_t> k_cache = random_cache(layout, KvPart::K, seed);
+  std::vector<uint8_t> v_cache = random_cache(layout, KvPart::V, seed + 1);
   const auto q = random_floats(static_cast<size_t>(c.n_tokens * Q), seed + 2, c.q_scale);
   const auto k_new = random_floats(static_cast<size_t>(c.n_tokens * KV), seed + 3);
   const auto v_new = random_floats(static_cast<size_t>(c.n_tokens * KV), seed + 4);
@@ -157,29 +221,33 @@ KvAttentionResult kv_attention(Device& device, const KvAttentionCase& c, KvTypes
   const Buffer& kn = gpu.upload(k_new);
   const Buffer& vn = gpu.upload(v_new);
   const Buffer& out = gpu.allocate(q.size() * sizeof(float));
+  const KvBlockTable blocks = device_table(gpu, table);
   const int64_t splits = std::max<int64_t>(c.n_split, 1);
   const Buffer& scratch = gpu.allocate(static_cast<uint64_t>(c.n_tokens * c.n_head * splits * (c.head_dim + 2)) * 4);
   const AttentionParams params{c.n_head, c.n_head_kv, c.head_dim, scale, c.softcap, c.n_swa, c.n_split};
   gpu.run([&] {
     INFERSCOPE_RETURN_IF_ERROR(record_kv_store(device, gpu.recorder(), whole(kn), whole(vn), whole(kc), whole(vc), layout,
-                                               slot, layer, c.pos0, c.n_tokens));
-    return record_attention(device, gpu.recorder(), whole(qb), whole(kc), whole(vc), layout, slot, layer, whole(out),
+                                               layer, blocks, c.pos0, c.n_tokens));
+    return record_attention(device, gpu.recorder(), whole(qb), whole(kc), whole(vc), layout, layer, blocks, whole(out),
                             params, c.n_tokens, c.pos0, {}, c.n_split > 1 ? whole(scratch) : BufferSpan{});
   });
   const auto got = gpu.read<float>(out, q.size());
 
-  encode_rows(k_cache, layout, KvPart::K, slot, layer, c.pos0, c.n_tokens, k_new.data());
-  encode_rows(v_cache, layout, KvPart::V, slot, layer, c.pos0, c.n_tokens, v_new.data());
+  encode_positions(k_cache, layout, KvPart::K, layer, table, c.pos0, c.n_tokens, k_new.data());
+  encode_positions(v_cache, layout, KvPart::V, layer, table, c.pos0, c.n_tokens, v_new.data());
   std::vector<float> want(q.size()), scores(static_cast<size_t>(kernels::kAttentionScratchPerPosition * n_ctx));
   const int64_t group = c.n_head / c.n_head_kv;
+  const int shift = static_cast<int>(layout.block_shift());
   for (int64_t t = 0; t < c.n_tokens; ++t) {
     const int64_t pos = c.pos0 + t;
     const int64_t first = c.n_swa > 0 ? std::max<int64_t>(0, pos - c.n_swa + 1) : 0;
     for (int64_t kvh = 0; kvh < c.n_head_kv; ++kvh) {
-      const kernels::KvRows k{types.k, k_cache.data() + layout.row_byte(KvPart::K, slot, layer, first),
-                              static_cast<int64_t>(layout.row_bytes(KvPart::K)), kvh * c.head_dim};
-      const kernels::KvRows v{types.v, v_cache.data() + layout.row_byte(KvPart::V, slot, layer, first),
-                              static_cast<int64_t>(layout.row_bytes(KvPart::V)), kvh * c.head_dim};
+      const kernels::KvRows k{types.k, k_cache.data() + layout.row_byte(KvPart::K, layer, 0),
+                              static_cast<int64_t>(layout.row_bytes(KvPart::K)), kvh * c.head_dim, table.data(), shift,
+                              first};
+      const kernels::KvRows v{types.v, v_cache.data() + layout.row_byte(KvPart::V, layer, 0),
+                              static_cast<int64_t>(layout.row_bytes(KvPart::V)), kvh * c.head_dim, table.data(), shift,
+                              first};
       const int64_t at = t * Q + kvh * group * c.head_dim;
       kernels::attention_group(q.data() + at, c.head_dim, group, k, v, pos - first + 1, c.head_dim, scale, c.softcap,
                                scores.data(), want.data() + at, c.head_dim);
@@ -191,7 +259,15 @@ KvAttentionResult kv_attention(Device& device, const KvAttentionCase& c, KvTypes
   return r;
 }
 
-// K = V for every type, and K q8_0 with V q4_0.
+void expect_close(const KvAttentionResult& r, KvTypes types) {
+  if (types == KvTypes{}) {
+    EXPECT_LT(r.nmse, kNmseAttention);
+  } else {
+    EXPECT_LT(r.max_abs, kKvAttentionMaxAbs);
+  }
+}
+
+// K = V for every type, and K q8_0 with V q4_0, through a shuffled table of 16-row blocks.
 TEST(VulkanKvTypes, AttentionOverTypedRowsMatchesTheCpu) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
   std::vector<KvTypes> pairs;
@@ -201,13 +277,25 @@ TEST(VulkanKvTypes, AttentionOverTypedRowsMatchesTheCpu) {
     uint32_t seed = 500;
     for (const KvAttentionCase& c : kKvAttentionCases) {
       SCOPED_TRACE(label(types) + ": " + c.what);
-      const KvAttentionResult r = kv_attention(*device, c, types, seed);
-      if (types == KvTypes{}) {
-        EXPECT_LT(r.nmse, kNmseAttention);
-      } else {
-        EXPECT_LT(r.max_abs, kKvAttentionMaxAbs);
-      }
+      expect_close(kv_attention(*device, c, types, seed), types);
       seed += 10;
+    }
+  }
+}
+
+// Larger blocks: a tile of positions inside one block (64), and a table of two 256-row blocks;
+// with a window and GQA, and a split KV range.
+TEST(VulkanKvTypes, AttentionThroughLargerBlocks) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  for (const int32_t block_size : {64, 256}) {
+    for (const KvType t : kAllTypes) {
+      const KvTypes types{t, t == KvType::F16 ? KvType::F16 : KvType::Int4};
+      uint32_t seed = 700;
+      for (const KvAttentionCase& c : {kKvAttentionCases[5], kKvAttentionCases[7], kKvAttentionCases[9]}) {
+        SCOPED_TRACE(label(types) + ": " + c.what + ", block size " + std::to_string(block_size));
+        expect_close(kv_attention(*device, c, types, seed, block_size), types);
+        seed += 10;
+      }
     }
   }
 }
@@ -215,12 +303,11 @@ TEST(VulkanKvTypes, AttentionOverTypedRowsMatchesTheCpu) {
 // Quantized K or V take the separate quantize dispatch for the q8 output: the same bytes.
 TEST(VulkanKvTypes, AttentionQ8OutputOverTypedRows) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
-  const KvCacheLayout layout{1, 64, 2 * 64, {KvType::Q8_0, KvType::NF4}};
+  const KvCacheLayout layout = pool_layout(1, 2 * 64, 16, 5, {KvType::Q8_0, KvType::NF4});
+  const std::vector<int32_t> table = shuffled_table(3, layout.kv.n_blocks, 92);
   const int64_t n_tokens = 3, pos0 = 40, row = 4 * 64;
-  const auto kf = random_floats(static_cast<size_t>(layout.n_ctx * layout.n_embd_kv), 90);
-  std::vector<uint8_t> k_cache(layout.buffer_bytes(KvPart::K, 1)), v_cache(layout.buffer_bytes(KvPart::V, 1));
-  encode_rows(k_cache, layout, KvPart::K, 0, 0, 0, layout.n_ctx, kf.data());
-  encode_rows(v_cache, layout, KvPart::V, 0, 0, 0, layout.n_ctx, kf.data());
+  const std::vector<uint8_t> k_cache = random_cache(layout, KvPart::K, 90);
+  const std::vector<uint8_t> v_cache = random_cache(layout, KvPart::V, 90);
   Gpu gpu(*device, 16);
   const Buffer& qb = gpu.upload(random_floats(static_cast<size_t>(n_tokens * row), 91));
   const Buffer& kc = gpu.upload(k_cache, 0);
@@ -228,10 +315,11 @@ TEST(VulkanKvTypes, AttentionQ8OutputOverTypedRows) {
   const Buffer& out = gpu.allocate(static_cast<uint64_t>(n_tokens * row) * 4);
   const Buffer& q8_fused = gpu.allocate(q8_activation_bytes(row, n_tokens));
   const Buffer& q8_plain = gpu.allocate(q8_activation_bytes(row, n_tokens));
+  const KvBlockTable blocks = device_table(gpu, table);
   const AttentionParams params{4, 2, 64, 0.125f, 0.0f, 0};
   gpu.run([&] {
-    INFERSCOPE_RETURN_IF_ERROR(record_attention(*device, gpu.recorder(), whole(qb), whole(kc), whole(vc), layout, 0, 0,
-                                                whole(out), params, n_tokens, pos0, {}, {}, whole(q8_fused)));
+    INFERSCOPE_RETURN_IF_ERROR(record_attention(*device, gpu.recorder(), whole(qb), whole(kc), whole(vc), layout, 0,
+                                                blocks, whole(out), params, n_tokens, pos0, {}, {}, whole(q8_fused)));
     return record_quantize_q8(*device, gpu.recorder(), whole(out), n_tokens, row, whole(q8_plain));
   });
   const size_t words = q8_activation_bytes(row, n_tokens) / 4;
@@ -264,8 +352,9 @@ std::vector<KvTypes> model_kv_types() {
   return pairs;
 }
 
-// stories260K (head_dim 8: four heads per 32-value block): greedy and beam search (kv_reorder of
-// typed rows) give the CPU backend's tokens for each KV type, with the same KV bytes.
+// stories260K (head_dim 8: four heads per 32-value block): greedy and beam search (forked block
+// tables, kv_copy of typed rows on copy-on-write) give the CPU backend's tokens for each KV type,
+// with the same KV bytes.
 TEST(VulkanKvTypes, ModelGivesTheCpuTokensAndKvBytesPerType) {
   const BackendDevices devices = list_backend_devices("vulkan");
   if (!devices.unavailable_reason.empty()) GTEST_SKIP() << "no Vulkan device: " << devices.unavailable_reason;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -265,20 +266,49 @@ TEST(VulkanModel, MissingDeviceIsAClearError) {
 namespace inferscope::vulkan {
 namespace {
 
+// A context of 64 in chunks of 8.
+ForwardOptions small_context() {
+  ForwardOptions o;
+  o.n_ctx = 64;
+  o.max_batch = 8;
+  return o;
+}
+
 std::unique_ptr<ForwardPass> forward_on(const std::shared_ptr<const Model>& model, const DeviceOptions& options,
-                                              std::string* error) {
+                                        std::string* error, const ForwardOptions& forward = small_context()) {
   auto device = Device::create(0, options);
   if (!device) {
     *error = device.message();
     return nullptr;
   }
-  auto fp = ForwardPass::create(model, std::make_unique<VulkanOps>(model, std::move(*device)),
-                                {.n_ctx = 64, .max_batch = 8, .on_upload_progress = {}});
+  auto fp = ForwardPass::create(model, std::make_unique<VulkanOps>(model, std::move(*device)), forward);
   if (!fp) {
     *error = fp.message();
     return nullptr;
   }
   return std::move(*fp);
+}
+
+// Logits of every token of `tokens` fed to `slot` of fp, `chunk` tokens per forward call.
+std::vector<float> feed(ForwardPass& fp, int slot, std::span<const int32_t> tokens, size_t chunk, int64_t n_vocab) {
+  std::vector<float> logits(tokens.size() * static_cast<size_t>(n_vocab));
+  for (size_t done = 0; done < tokens.size(); done += chunk) {
+    const auto part = tokens.subspan(done, std::min(chunk, tokens.size() - done));
+    const Status st = fp.forward(slot, part, true, logits.data() + done * static_cast<size_t>(n_vocab));
+    EXPECT_TRUE(st) << st.message();
+  }
+  return logits;
+}
+
+// Bit for bit (without printing thousands of logits on failure).
+bool same_logits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<int32_t> test_tokens(size_t n, int32_t salt, int64_t n_vocab) {
+  std::vector<int32_t> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((static_cast<int64_t>(i) * 7919 + salt) % n_vocab);
+  return t;
 }
 
 TEST(VulkanModel, AModelThatDoesNotFitIsRefusedBeforeAnyUpload) {
@@ -310,6 +340,70 @@ TEST(VulkanModel, MatricesAboveTheBindingLimitAreSplit) {
   ASSERT_TRUE(st) << st.message();
   ASSERT_TRUE(whole->forward(0, tokens, true, b.data()));
   for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-4f * (1.0f + std::fabs(b[i]))) << i;
+}
+
+// Two sequences fed chunk by chunk in turn share one pool (their blocks interleave, so the
+// second's table is not the identity): each gets, bit for bit, the logits it gets alone. Then
+// both slots fork the second (shared blocks) and decode: the first write into the shared
+// partial block copies it (kv_copy), and both forks match the second sequence decoding alone.
+TEST(VulkanModel, SequencesSharingAPoolGiveTheirOwnLogits) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(model);
+  const int64_t n_vocab = model.value()->config().n_vocab;
+  ForwardOptions two;
+  two.n_ctx = 96;
+  two.n_slots = 2;
+  two.max_batch = 8;
+  two.kv_block_size = 16;
+  ForwardOptions one = two;
+  one.n_slots = 1;
+  std::string error;
+  auto shared = forward_on(*model, {}, &error, two);
+  ASSERT_TRUE(shared) << error;
+  auto alone = forward_on(*model, {}, &error, one);
+  ASSERT_TRUE(alone) << error;
+  const std::vector<int32_t> a = test_tokens(37, 13, n_vocab), b = test_tokens(29, 101, n_vocab);
+  std::vector<float> got_a, got_b;
+  for (size_t done = 0; done < std::max(a.size(), b.size()); done += 8) {
+    for (int slot : {0, 1}) {
+      const std::vector<int32_t>& seq = slot == 0 ? a : b;
+      if (done >= seq.size()) continue;
+      const auto part = std::span(seq).subspan(done, std::min<size_t>(8, seq.size() - done));
+      const std::vector<float> l = feed(*shared, slot, part, 8, n_vocab);
+      (slot == 0 ? got_a : got_b).insert((slot == 0 ? got_a : got_b).end(), l.begin(), l.end());
+    }
+  }
+  EXPECT_TRUE(same_logits(got_a, feed(*alone, 0, a, 8, n_vocab)));
+  alone->clear();
+  EXPECT_TRUE(same_logits(got_b, feed(*alone, 0, b, 8, n_vocab)));
+
+  const std::vector<int32_t> parents = {1, 1};
+  ASSERT_TRUE(shared->reorder(parents));
+  const uint64_t submissions = shared->counters().submissions;
+  const std::vector<int32_t> next = {7, 300};
+  const std::vector<float> want = feed(*alone, 0, next, 1, n_vocab);
+  for (int slot : {0, 1}) EXPECT_TRUE(same_logits(feed(*shared, slot, next, 1, n_vocab), want)) << "fork " << slot;
+  EXPECT_GT(shared->counters().submissions, submissions + 4) << "no kv_copy submission";
+}
+
+// Where device buffers are not host-visible (discrete GPUs), the block table reaches the
+// shaders through a staging buffer copied at the start of each recording: the same logits.
+TEST(VulkanModel, UnmappedDeviceBuffersGiveTheSameLogits) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(model);
+  const int64_t n_vocab = model.value()->config().n_vocab;
+  std::string error;
+  auto staged = forward_on(*model, {.map_device_buffers = false}, &error);
+  ASSERT_TRUE(staged) << error;
+  auto mapped = forward_on(*model, {}, &error);
+  ASSERT_TRUE(mapped) << error;
+  const std::vector<int32_t> tokens = test_tokens(21, 5, n_vocab);
+  EXPECT_TRUE(same_logits(feed(*staged, 0, tokens, 8, n_vocab), feed(*mapped, 0, tokens, 8, n_vocab)));
+  staged->clear();
+  mapped->clear();
+  EXPECT_TRUE(same_logits(feed(*staged, 0, tokens, 1, n_vocab), feed(*mapped, 0, tokens, 1, n_vocab)));
 }
 
 }  // namespace

@@ -534,13 +534,25 @@ TEST(VulkanOps, WrappersRejectBadArguments) {
   EXPECT_FALSE(record_softcap(*device, rec, whole(big), 8, 0.0f));
   const RopeDims odd_rot{4, 2, 64, 63, false};
   EXPECT_FALSE(record_rope(*device, rec, whole(big), whole(big), {}, odd_rot, {}, 1, 0));
-  const KvCacheLayout layout{2, 16, 128};
-  EXPECT_FALSE(record_kv_store(*device, rec, whole(big), whole(big), whole(big), whole(big), layout, 0, 0, 10, 7))
-      << "positions past n_ctx";
-  EXPECT_FALSE(record_kv_store(*device, rec, whole(big), whole(big), whole(small), whole(small), layout, 0, 0, 0, 1))
+  const KvCacheLayout layout = pool_layout(2, 128, 16, 2);  // 32 rows per layer
+  const std::vector<int32_t> table = {1, 0}, outside = {0, 2};
+  const KvBlockTable blocks{whole(big), table}, bad_blocks{whole(big), outside};
+  EXPECT_FALSE(record_kv_store(*device, rec, whole(big), whole(big), whole(big), whole(big), layout, 0, blocks, 30, 7))
+      << "positions past the block table";
+  EXPECT_FALSE(record_kv_store(*device, rec, whole(big), whole(big), whole(small), whole(small), layout, 0, blocks, 0, 1))
       << "cache too small";
-  const AttentionParams bad_gqa{6, 4, 32, 1.0f, 0.0f, 0};
-  EXPECT_FALSE(record_attention(*device, rec, whole(big), whole(big), whole(big), layout, 0, 0, whole(big), bad_gqa, 1, 0));
+  EXPECT_FALSE(record_kv_store(*device, rec, whole(big), whole(big), whole(big), whole(big), layout, 0, bad_blocks, 16, 1))
+      << "a block outside the pool";
+  EXPECT_FALSE(record_kv_store(*device, rec, whole(big), whole(big), whole(big), whole(big), layout, 2, blocks, 0, 1))
+      << "layer outside the cache";
+  const AttentionParams gqa{8, 4, 32, 1.0f, 0.0f, 0}, bad_gqa{6, 4, 32, 1.0f, 0.0f, 0};
+  EXPECT_FALSE(
+      record_attention(*device, rec, whole(big), whole(big), whole(big), layout, 0, blocks, whole(big), bad_gqa, 1, 0));
+  EXPECT_FALSE(
+      record_attention(*device, rec, whole(big), whole(big), whole(big), layout, 0, bad_blocks, whole(big), gqa, 1, 16))
+      << "a block outside the pool";
+  EXPECT_FALSE(record_attention(*device, rec, whole(big), whole(big), whole(big), layout, 0, blocks, whole(big), gqa, 2, 31))
+      << "positions past the block table";
   EXPECT_FALSE(record_moe_route(*device, rec, whole(big), whole(big), whole(big), 1, 8, 9, false)) << "k > n_expert";
   EXPECT_FALSE(record_moe_combine(*device, rec, whole(big), whole(big), whole(big), whole(big), 1, 8, 33));
   // Nothing was recorded, so the submission is empty and fine.

@@ -26,6 +26,7 @@
 #include "tests/support/matmul_problem.h"
 #include "tests/support/vulkan_device.h"
 #include "tests/support/vulkan_gpu.h"
+#include "tests/vulkan/vk_kv_checks.h"
 #include "tests/vulkan/vk_op_checks.h"
 
 namespace inferscope::vulkan {
@@ -143,11 +144,12 @@ TEST(VkQuantize, AttentionQuantizesWhatItWrites) {
                    (portable ? " portable" : " native"));
       PortableInt8 variant(portable != 0);
       const int64_t n_ctx = 96, n_tokens = 9, pos0 = 60, kv = 2 * c.head_dim, row = c.n_head * c.head_dim;
-      const KvCacheLayout layout{1, n_ctx, kv};
+      const KvCacheLayout layout = op_tests::pool_layout(1, kv, 16, n_ctx / 16 + 2);
+      const std::vector<int32_t> table = op_tests::shuffled_table(n_ctx / 16, layout.kv.n_blocks, 961);
       std::mt19937 rng(960);
       const auto q = testing::random_activations(row, n_tokens, rng);
-      std::vector<uint16_t> cache(static_cast<size_t>(layout.bytes(KvPart::K, 1) / 2));
-      const auto cache_f = testing::random_activations(kv, n_ctx, rng);
+      std::vector<uint16_t> cache(static_cast<size_t>(layout.bytes(KvPart::K) / 2));
+      const auto cache_f = testing::random_activations(kv, layout.rows(), rng);
       kernels::to_fp16(cache_f.data(), cache.data(), static_cast<int64_t>(cache.size()));
       Gpu gpu(*device, 16);
       const Buffer& qb = gpu.upload(q);
@@ -160,14 +162,15 @@ TEST(VkQuantize, AttentionQuantizesWhatItWrites) {
           gpu.allocate(static_cast<uint64_t>(n_tokens * c.n_head * c.n_split * (c.head_dim + 2)) * 4);
       const AttentionParams params{c.n_head, 2, c.head_dim, 0.125f, 0.0f, 0, c.n_split};
       auto whole = [](const Buffer& b) { return BufferSpan::whole(b); };
+      const KvBlockTable blocks = op_tests::device_table(gpu, table);
       const BufferSpan split = c.n_split > 1 ? whole(scratch) : BufferSpan{};
       gpu.begin();
       Recorder& rec = gpu.recorder();
-      Gpu::check(record_attention(*device, rec, whole(qb), whole(kc), whole(kc), layout, 0, 0, whole(out_plain), params,
+      Gpu::check(record_attention(*device, rec, whole(qb), whole(kc), whole(kc), layout, 0, blocks, whole(out_plain), params,
                                   n_tokens, pos0, {}, split),
                  "attention");
       Gpu::check(record_quantize_q8(*device, rec, whole(out_plain), n_tokens, row, whole(q8_plain)), "quantize");
-      Gpu::check(record_attention(*device, rec, whole(qb), whole(kc), whole(kc), layout, 0, 0, whole(out_fused), params,
+      Gpu::check(record_attention(*device, rec, whole(qb), whole(kc), whole(kc), layout, 0, blocks, whole(out_fused), params,
                                   n_tokens, pos0, {}, split, whole(q8_fused)),
                  "attention with q8");
       gpu.submit();

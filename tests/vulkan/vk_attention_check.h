@@ -10,6 +10,7 @@
 #include "engine/backend/vulkan/ops/vk_kv.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/formats/fp16.h"
+#include "tests/vulkan/vk_kv_checks.h"
 #include "tests/vulkan/vk_op_checks.h"
 
 namespace inferscope::vulkan::op_tests {
@@ -60,27 +61,42 @@ inline void attention_head_double(const float* q, const uint16_t* k, const uint1
   }
 }
 
-// Cache slot 1, layer 1 of a 2-slot, 2-layer cache holds random F16 rows (the other rows hold
-// other random rows, so offset mistakes show). Returns the NMSE against the CPU's
-// attention_head_f16_scalar loop as CpuOps::attention runs it.
+// Layer 1 of a 2-layer cache of 48 blocks of 16 rows holds random F16 rows; the sequence's 20
+// blocks (320 positions) are a shuffled subset of them, and every other row holds other random
+// rows, so offset and table mistakes show. Returns the NMSE against the CPU's
+// attention_head_f16_scalar loop as CpuOps::attention runs it, over the sequence's rows gathered
+// through the table.
 struct AttentionRun {
   AttentionReference reference = AttentionReference::Exact;
   bool via_kv_store = false;  // the batch's rows written by kv_store in the same recording
-  int64_t pad = 0;            // q, out and the new K/V rows start `pad` floats into their buffers
+  int64_t pad = 0;            // q, out, the new K/V rows and the block table start `pad` words into their buffers
   int64_t n_split = 0;        // > 0: forced KV-range splits (with a scratch buffer)
   int64_t heads = 0;          // > 0: forced AttentionParams::heads_per_group
   int64_t tokens = 0;         // > 0: forced AttentionParams::tokens_per_group
 };
+
+// The rows of positions [0, n) of `layer` through `table`, gathered back to back (halves).
+inline std::vector<uint16_t> gather_rows(const std::vector<uint16_t>& cache, const KvCacheLayout& layout,
+                                         int64_t layer, const std::vector<int32_t>& table, int64_t n) {
+  const int64_t row_halves = layout.kv.n_embd_kv;
+  std::vector<uint16_t> rows(static_cast<size_t>(n * row_halves));
+  for (int64_t x = 0; x < n; ++x) {
+    const uint64_t at = layout.row_byte(KvPart::K, layer, table_row(table, layout.kv.block_size, x)) / 2;
+    std::copy_n(cache.begin() + static_cast<int64_t>(at), row_halves, rows.begin() + x * row_halves);
+  }
+  return rows;
+}
 
 inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t seed, const AttentionRun& run = {}) {
   const AttentionReference reference = run.reference;
   const bool via_kv_store = run.via_kv_store;
   const int64_t pad = run.pad;
   const int64_t n_ctx = 320;
-  const KvCacheLayout layout{2, n_ctx, c.n_head_kv * c.head_dim};
-  const int n_slots = 2, slot = 1;
-  const int64_t layer = 1, KV = layout.n_embd_kv, Q = c.n_head * c.head_dim;
-  const uint64_t halves = layout.bytes(KvPart::K, n_slots) / 2;
+  const int32_t block_size = 16;
+  const KvCacheLayout layout = pool_layout(2, c.n_head_kv * c.head_dim, block_size, 48);
+  const std::vector<int32_t> table = shuffled_table(n_ctx / block_size, layout.kv.n_blocks, seed + 5);
+  const int64_t layer = 1, KV = layout.kv.n_embd_kv, Q = c.n_head * c.head_dim;
+  const uint64_t halves = layout.bytes(KvPart::K) / 2;
   std::vector<uint16_t> k_cache(halves), v_cache(halves);
   {
     const auto kf = random_floats(halves, seed), vf = random_floats(halves, seed + 1);
@@ -100,10 +116,14 @@ inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t se
   const Buffer& kn = gpu.upload(padded(k_new, pad));
   const Buffer& vn = gpu.upload(padded(v_new, pad));
   const Buffer& out = gpu.allocate(at + q.size() * sizeof(float));
+  const KvBlockTable blocks = device_table(gpu, table, pad);
   if (via_kv_store) {
     // The batch's own rows come from kv_store in the same recording, as in a forward pass.
-    kernels::to_fp16(k_new.data(), k_cache.data() + layout.row_byte(KvPart::K, slot, layer, c.pos0) / 2, c.n_tokens * KV);
-    kernels::to_fp16(v_new.data(), v_cache.data() + layout.row_byte(KvPart::K, slot, layer, c.pos0) / 2, c.n_tokens * KV);
+    for (int64_t t = 0; t < c.n_tokens; ++t) {
+      const uint64_t row = layout.row_byte(KvPart::K, layer, table_row(table, block_size, c.pos0 + t)) / 2;
+      kernels::to_fp16(k_new.data() + t * KV, k_cache.data() + row, KV);
+      kernels::to_fp16(v_new.data() + t * KV, v_cache.data() + row, KV);
+    }
   }
   const AttentionParams params{c.n_head,  c.n_head_kv, c.head_dim, scale,     c.softcap,
                                c.n_swa,   run.n_split, run.heads,  run.tokens};
@@ -112,14 +132,17 @@ inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t se
   gpu.run([&] {
     if (via_kv_store) {
       INFERSCOPE_RETURN_IF_ERROR(record_kv_store(device, gpu.recorder(), BufferSpan{&kn, at, 0}, BufferSpan{&vn, at, 0},
-                                                 whole(kc), whole(vc), layout, slot, layer, c.pos0, c.n_tokens));
+                                                 whole(kc), whole(vc), layout, layer, blocks, c.pos0, c.n_tokens));
     }
-    return record_attention(device, gpu.recorder(), BufferSpan{&qb, at, 0}, whole(kc), whole(vc), layout, slot, layer,
+    return record_attention(device, gpu.recorder(), BufferSpan{&qb, at, 0}, whole(kc), whole(vc), layout, layer, blocks,
                             BufferSpan{&out, at, 0}, params, c.n_tokens, c.pos0, {},
                             run.n_split > 1 ? BufferSpan{&scratch, 4, 0} : BufferSpan{});
   });
   const auto got = gpu.read<float>(out, q.size(), at);
 
+  const int64_t seen = c.pos0 + c.n_tokens;
+  const std::vector<uint16_t> k_seq = gather_rows(k_cache, layout, layer, table, seen);
+  const std::vector<uint16_t> v_seq = gather_rows(v_cache, layout, layer, table, seen);
   ScalarCpu scalar;
   std::vector<float> want(q.size()), scores(static_cast<size_t>(n_ctx));
   const int64_t group = c.n_head / c.n_head_kv;
@@ -130,8 +153,8 @@ inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t se
       const int64_t pos = c.pos0 + t;
       const bool windowed = c.n_swa > 0 && reference != AttentionReference::NoWindow;
       const int64_t first = windowed ? std::max<int64_t>(0, pos - c.n_swa + 1) : 0;
-      const uint16_t* k_rows = k_cache.data() + layout.row_byte(KvPart::K, slot, layer, first) / 2 + kvh * c.head_dim;
-      const uint16_t* v_rows = v_cache.data() + layout.row_byte(KvPart::K, slot, layer, first) / 2 + kvh * c.head_dim;
+      const uint16_t* k_rows = k_seq.data() + first * KV + kvh * c.head_dim;
+      const uint16_t* v_rows = v_seq.data() + first * KV + kvh * c.head_dim;
       if (reference == AttentionReference::Double) {
         attention_head_double(q.data() + t * Q + h * c.head_dim, k_rows, v_rows, KV, pos - first + 1, c.head_dim, scale,
                               c.softcap, want.data() + t * Q + h * c.head_dim);

@@ -77,6 +77,8 @@ ReplyStats toReplyStats(const GenerateResult& result, const QString& backend) {
   stats.tokensPerSecond = result.timings.decode_tokens_per_s;
   stats.ttftMs = result.timings.ttft_ms;
   stats.stopReason = qstr(result.stop_reason);
+  stats.promptTokens = static_cast<int>(result.prompt_token_ids.size());
+  stats.reusedTokens = static_cast<int>(result.reused_tokens);
   return stats;
 }
 

@@ -12,6 +12,8 @@ struct ReplyStats {
   double ttftMs = 0;           // request to first token, prefill included
   QString stopReason;          // the engine's: "eos", "end_of_turn", "max_tokens", "context_full", "cancelled"
   QString backend = {};        // where it ran: "CPU", "Vulkan: llvmpipe"; empty when unknown
+  int promptTokens = 0;        // the prompt's tokens (the whole conversation so far)
+  int reusedTokens = 0;        // of them, taken from the prefix cache instead of prefilled
 };
 
 }  // namespace inferscope::ui

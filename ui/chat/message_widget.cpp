@@ -31,7 +31,12 @@ QString formatReplyStats(const ReplyStats& stats) {
                            .arg(stats.tokens)
                            .arg(locale.toString(stats.tokensPerSecond, 'f', 1), locale.toString(stats.ttftMs, 'f', 1),
                                 stopReasonText(stats.stopReason));
-  return stats.backend.isEmpty() ? line : QObject::tr("%1 · %2").arg(line, stats.backend);
+  const QString reuse = stats.reusedTokens > 0 ? QObject::tr("%1 · %2 of %3 prompt tokens cached")
+                                                     .arg(line)
+                                                     .arg(stats.reusedTokens)
+                                                     .arg(stats.promptTokens)
+                                               : line;
+  return stats.backend.isEmpty() ? reuse : QObject::tr("%1 · %2").arg(reuse, stats.backend);
 }
 
 MessageWidget::MessageWidget(const ConversationMessage& message, QWidget* parent)

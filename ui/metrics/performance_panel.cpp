@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <string_view>
+
 #include <QEvent>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -246,16 +248,19 @@ void PerformancePanel::createMemoryChart() {
   placeLegendBelow(p);
 }
 
-// One line: the two rates are placeholders until the engine has those caches.
+// One line: the prefix cache's hit rate over the replies ("–" before the first); the semantic
+// cache's reads "off" until the engine has it.
 QWidget* PerformancePanel::createCacheRates() {
   auto* box = new QGroupBox(tr("Cache hit rate"), this);
   auto* row = new QHBoxLayout(box);
   const std::array<std::pair<const char*, QString>, 2> caches{
       {{"prefixCacheRate", tr("Prefix")}, {"semanticCacheRate", tr("Semantic")}}};
   for (const auto& [name, label] : caches) {
-    auto* value = new QLabel(tr("off"), box);
+    const bool prefix = std::string_view(name) == "prefixCacheRate";
+    auto* value = new QLabel(prefix ? QStringLiteral("–") : tr("off"), box);
     value->setObjectName(QString::fromLatin1(name));
-    value->setToolTip(tr("Not part of the engine yet"));
+    value->setToolTip(prefix ? tr("Prompt tokens whose KV cache was reused instead of prefilled")
+                             : tr("Not part of the engine yet"));
     row->addWidget(new QLabel(label + QLatin1Char(':'), box));
     row->addWidget(value);
     row->addSpacing(16);
@@ -296,6 +301,18 @@ void PerformancePanel::addReply(int index, double ttftMs, double tokensPerSecond
   m_ttftBars->addData(index, ttftMs);
   m_replyRateGraph->addData(index, tokensPerSecond);
   markDirty(Chart::TimeToFirstToken);
+}
+
+void PerformancePanel::addPrefixReuse(int promptTokens, int reusedTokens) {
+  m_promptTokens += promptTokens;
+  m_reusedTokens += reusedTokens;
+  auto* label = findChild<QLabel*>(QStringLiteral("prefixCacheRate"));
+  if (!label || m_promptTokens == 0) return;
+  const QLocale locale;
+  const double share = static_cast<double>(m_reusedTokens) / static_cast<double>(m_promptTokens);
+  label->setText(tr("%1%").arg(locale.toString(100.0 * share, 'f', 0)));
+  label->setToolTip(tr("%1 of %2 prompt tokens were reused from the prefix cache instead of prefilled")
+                        .arg(locale.toString(m_reusedTokens), locale.toString(m_promptTokens)));
 }
 
 void PerformancePanel::setKvCacheType(const QString& label) {
@@ -357,6 +374,8 @@ void PerformancePanel::setOpTimes(const QList<QPair<QString, double>>& seconds, 
 void PerformancePanel::clear() {
   m_decode.clear();
   m_replies.clear();
+  m_promptTokens = m_reusedTokens = 0;
+  if (auto* label = findChild<QLabel*>(QStringLiteral("prefixCacheRate"))) label->setText(QStringLiteral("–"));
   m_memory.clear();
   m_decodeGraph->data()->clear();
   m_ttftBars->data()->clear();

@@ -41,6 +41,9 @@ class PerformancePanel : public QWidget {
   // `seconds` on the caller's clock (since app start or reply start); samples in time order.
   void addDecodeSample(double seconds, double tokensPerSecond);
   void addReply(int index, double ttftMs, double tokensPerSecond);
+  // A reply's prompt and how much of it the prefix cache held: the prefix hit rate, the share
+  // of all prompt tokens so far that were reused.
+  void addPrefixReuse(int promptTokens, int reusedTokens);
   // The current memory by category; a call that repeats the current values records nothing.
   // On a device: the weights copied there, its KV cache and scratch.
   void setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes);
@@ -104,6 +107,7 @@ class PerformancePanel : public QWidget {
 
   std::vector<DecodeSample> m_decode;
   std::vector<ReplySample> m_replies;
+  qint64 m_promptTokens = 0, m_reusedTokens = 0;  // over the replies, for the prefix hit rate
   std::vector<MemorySample> m_memory;  // each change; the last is the current state
   const quint64 m_ramBytes;
   QString m_deviceName;  // empty: the memory is the host's

@@ -1,6 +1,7 @@
 #include "engine/backend/cpu/cpu_ops.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "kernels/cpu/attention.h"
@@ -60,7 +61,7 @@ CpuOps::CpuOps(std::shared_ptr<const Model> model, ThreadPool& pool) : model_(st
 Status CpuOps::allocate(const ForwardPlan& plan) {
   const ModelConfig& c = model_->config();
   plan_ = plan;
-  auto kv = KvCache::create(KvLayout::for_model(c, plan.n_ctx, plan.n_slots, plan.kv_types));
+  auto kv = KvCache::create(plan.kv);
   if (!kv) return kv.status();
   kv_ = std::move(*kv);
   const ScratchPlan& p = plan.scratch;
@@ -205,10 +206,12 @@ Status CpuOps::rope(const Chunk& chunk, OpLabel label) {
 Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind);
   const int64_t KV = model_->config().n_embd_kv();
-  const KvTypes types = kv_->layout().types;
+  const KvLayout& kv = kv_->layout();
   for (int64_t t = 0; t < chunk.n; ++t) {
-    kernels::kv_quantize_row(types.k, k_.data() + t * KV, kv_->key(chunk.slot, layer, chunk.pos0 + t), KV);
-    kernels::kv_quantize_row(types.v, v_.data() + t * KV, kv_->value(chunk.slot, layer, chunk.pos0 + t), KV);
+    const int64_t x = chunk.pos0 + t;
+    const int64_t row = int64_t(chunk.blocks[static_cast<size_t>(x / kv.block_size)]) * kv.block_size + x % kv.block_size;
+    kernels::kv_quantize_row(kv.types.k, k_.data() + t * KV, kv_->key(layer, row), KV);
+    kernels::kv_quantize_row(kv.types.v, v_.data() + t * KV, kv_->value(layer, row), KV);
   }
   return Status::ok();
 }
@@ -222,15 +225,18 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
   const int64_t per = queries_per_item(kv.types, group, chunk.n * c.n_head, pool_.size());
   const int64_t parts = (group + per - 1) / per;  // items per (token, KV head)
   const int64_t items = chunk.n * c.n_head_kv * parts;
-  const int64_t per_thread = kv.n_ctx * kernels::kAttentionScratchPerPosition;
+  const int64_t per_thread = plan_.n_ctx * kernels::kAttentionScratchPerPosition;
+  const int block_shift = std::countr_zero(static_cast<uint32_t>(kv.block_size));
   pool_.run([&](int ith, int nth) {
     float* scores = scores_.data() + ith * per_thread;
     for (int64_t item = ith; item < items; item += nth) {
       const int64_t t = item / (c.n_head_kv * parts), kvh = item / parts % c.n_head_kv, part = item % parts;
       const int64_t pos = chunk.pos0 + t;
       const int64_t first = shape.window > 0 ? std::max<int64_t>(0, pos - shape.window + 1) : 0;
-      const kernels::KvRows k{kv.types.k, kv_->key(chunk.slot, layer, first), kv.k_row_bytes(), kvh * hd};
-      const kernels::KvRows v{kv.types.v, kv_->value(chunk.slot, layer, first), kv.v_row_bytes(), kvh * hd};
+      const kernels::KvRows k{kv.types.k, kv_->key(layer, 0), kv.k_row_bytes(), kvh * hd,
+                              chunk.blocks.data(), block_shift, first};
+      const kernels::KvRows v{kv.types.v, kv_->value(layer, 0), kv.v_row_bytes(), kvh * hd,
+                              chunk.blocks.data(), block_shift, first};
       const int64_t h0 = kvh * group + part * per;
       const int64_t q0 = t * Q + h0 * hd;
       kernels::attention_group(q_.data() + q0, hd, std::min(per, kvh * group + group - h0), k, v, pos - first + 1,
@@ -330,8 +336,9 @@ Status CpuOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate
   return Status::ok();
 }
 
-Status CpuOps::kv_reorder(std::span<const int32_t> parents, std::span<const int64_t> lengths) {
-  return kv_->reorder(parents, lengths);
+Status CpuOps::kv_copy(std::span<const BlockCopy> copies) {
+  for (const BlockCopy& copy : copies) kv_->copy_block(copy);
+  return Status::ok();
 }
 
 }  // namespace inferscope

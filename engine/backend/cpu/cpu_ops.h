@@ -49,7 +49,7 @@ class CpuOps : public BackendOps {
                      OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
-  Status kv_reorder(std::span<const int32_t> parents, std::span<const int64_t> lengths) override;
+  Status kv_copy(std::span<const BlockCopy> copies) override;
   ExecutorMemory memory() const override { return {0, kv_ ? kv_->bytes() : 0, scratch_bytes_}; }
 
  private:

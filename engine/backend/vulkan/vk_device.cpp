@@ -178,7 +178,8 @@ Result<std::unique_ptr<Buffer>> Device::create_buffer(uint64_t bytes, MemoryUse 
   INFERSCOPE_RETURN_IF_ERROR(note_result(r, "vkAllocateMemory"));
   INFERSCOPE_RETURN_IF_ERROR(note_result(vkBindBufferMemory(device_, buffer->buffer_, buffer->memory_, 0), "vkBindBufferMemory"));
   const VkMemoryPropertyFlags flags = memory_props_.memoryTypes[*type].propertyFlags;
-  if ((flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
+  const bool may_map = use == MemoryUse::Staging || options_.map_device_buffers;
+  if (may_map && (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) && (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
     INFERSCOPE_RETURN_IF_ERROR(note_result(vkMapMemory(device_, buffer->memory_, 0, VK_WHOLE_SIZE, 0, &buffer->mapped_), "vkMapMemory"));
   }
   allocated_[static_cast<size_t>(use)] += bytes;

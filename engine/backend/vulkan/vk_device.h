@@ -29,6 +29,9 @@ struct DeviceOptions {
   // Caps the device memory the fit check assumes (tests a model that does not fit).
   uint64_t memory_bytes = 0;
   bool timestamps = true;  // per-dispatch timestamp queries when the device has them
+  // false: only staging buffers are mapped, even where device memory is host-visible (tests the
+  // staging paths a discrete GPU takes: uploads, downloads, the block table).
+  bool map_device_buffers = true;
 };
 
 // A compute pipeline: shader `name` from the embedded set, with n_bindings storage buffers

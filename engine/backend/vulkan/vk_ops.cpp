@@ -20,9 +20,20 @@ DispatchLabel dispatch_label(OpLabel l) { return {static_cast<int>(l.kind), stat
 
 BufferSpan whole(const std::unique_ptr<Buffer>& b) { return BufferSpan::whole(*b); }
 
-// A single-layer view of one layer's own cache buffers (see KvCacheLayout).
-KvCacheLayout layer_layout(const ModelConfig& c, const ForwardPlan& plan) {
-  return {1, plan.n_ctx, c.n_embd_kv(), plan.kv_types};
+// The layout of one layer's own cache buffers (see KvCacheLayout): the plan's pool, one layer.
+KvCacheLayout layer_layout(const KvLayout& kv) {
+  KvLayout one = kv;
+  one.n_layer = 1;
+  return {one};
+}
+
+const char* part_name(KvPart part) { return part == KvPart::K ? "K" : "V"; }
+
+uint64_t mib(uint64_t bytes) { return (bytes + (1u << 20) - 1) >> 20; }
+
+// Entries of the longest block table a chunk has: a whole context's blocks (at least one).
+uint64_t block_table_entries(const ForwardPlan& plan) {
+  return static_cast<uint64_t>(std::max<int64_t>(1, KvLayout::blocks_for(plan.n_ctx, plan.kv.block_size)));
 }
 
 uint64_t logits_row_bytes(const ModelConfig& c) { return static_cast<uint64_t>(c.n_vocab) * sizeof(float); }
@@ -44,7 +55,10 @@ struct VulkanOps::Activations {
   std::unique_ptr<Buffer> shared_out;   // [max_batch][n_embd] (qwen2moe's shared expert)
   std::unique_ptr<Buffer> logits;       // [max_batch][n_vocab]
   std::unique_ptr<Buffer> logits_host;  // [max_batch][n_vocab], host-visible copy
-  std::unique_ptr<Buffer> kv_swap;      // one layer's cache, for kv_reorder()
+  // The chunk's block table ([ceil(n_ctx / block_size)] int32), written in begin_chunk():
+  // directly where the device buffer is host-visible, else through block_table_staging and a
+  // copy at the start of the recording.
+  std::unique_ptr<Buffer> block_table, block_table_staging;
   std::unique_ptr<Buffer> attention_split;  // partial results of decode attention split over the KV range
   // Inputs of int8 products, quantized (vk_quantize.h): q8_h the normalized rows ([max_batch]
   // [n_embd], written by rms_norm), q8_b the others (attention output, GLU output).
@@ -81,7 +95,25 @@ Status VulkanOps::supports(const ForwardPlan& plan) const {
     }
   });
   if (!missing.empty()) return Status::error(missing);
-  for (const KvType t : {plan.kv_types.k, plan.kv_types.v}) INFERSCOPE_RETURN_IF_ERROR(check_kv_type(t));
+  for (const KvType t : {plan.kv.types.k, plan.kv.types.v}) INFERSCOPE_RETURN_IF_ERROR(check_kv_type(t));
+  return check_kv_pool_binding(plan);
+}
+
+// kv_store and attention bind one layer's whole pool (any block may be any position's). A pool
+// beyond the device's memory is left to the fit check, whose message says so.
+Status VulkanOps::check_kv_pool_binding(const ForwardPlan& plan) const {
+  if (plan.kv.bytes() > device_->info().memory_bytes) return Status::ok();
+  const KvCacheLayout layout = layer_layout(plan.kv);
+  const uint64_t limit = std::min<uint64_t>(device_->max_storage_buffer_range(), UINT32_MAX);
+  for (const KvPart part : {KvPart::K, KvPart::V}) {
+    const uint64_t bytes = layout.buffer_bytes(part);
+    if (bytes <= limit) continue;
+    return Status::error("the KV cache's " + std::string(part_name(part)) + " rows of one layer (" +
+                         std::to_string(layout.rows()) + " positions, " + kv_types_label(plan.kv.types) + ") take " +
+                         std::to_string(mib(bytes)) + " MiB, above the " + std::to_string(limit >> 20) +
+                         " MiB one Vulkan binding of " + device_->info().name +
+                         " holds; try a smaller --context, fewer beams or a quantized --cache-type");
+  }
   return Status::ok();
 }
 
@@ -92,10 +124,10 @@ DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
   auto weight_bytes = DeviceWeights::bytes_needed(*device_, model_->weights());
   // A tensor that cannot be placed at all fails the upload with its own message.
   n.weight_bytes = weight_bytes ? *weight_bytes : 0;
-  const KvCacheLayout layout = layer_layout(c, plan);
-  n.kv_bytes = (layout.buffer_bytes(KvPart::K, plan.n_slots) + layout.buffer_bytes(KvPart::V, plan.n_slots)) *
-               static_cast<uint64_t>(c.n_layer);
-  n.scratch_bytes = plan.scratch.total_bytes() + 2 * static_cast<uint64_t>(plan.max_batch) * logits_row_bytes(c);
+  const KvCacheLayout layout = layer_layout(plan.kv);
+  n.kv_bytes = (layout.buffer_bytes(KvPart::K) + layout.buffer_bytes(KvPart::V)) * static_cast<uint64_t>(c.n_layer);
+  n.scratch_bytes = plan.scratch.total_bytes() + 2 * static_cast<uint64_t>(plan.max_batch) * logits_row_bytes(c) +
+                    2 * block_table_entries(plan) * sizeof(BlockId);
   return n;
 }
 
@@ -156,34 +188,28 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
     INFERSCOPE_RETURN_IF_ERROR(make(a.attention_split, static_cast<int64_t>(attention_split_scratch_bytes(split) / 4)));
   }
 
-  const KvCacheLayout layout = layer_layout(c, plan);
+  const auto table_entries = static_cast<int64_t>(block_table_entries(plan));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.block_table, table_entries));
+  if (!a.block_table->mapped()) INFERSCOPE_RETURN_IF_ERROR(make(a.block_table_staging, table_entries, MemoryUse::Staging));
+
+  layer_kv_ = layer_layout(plan.kv);
   for (int64_t il = 0; il < c.n_layer; ++il) {
     for (const KvPart part : {KvPart::K, KvPart::V}) {
-      auto b = dev.create_buffer(layout.buffer_bytes(part, plan.n_slots), MemoryUse::Kv);
+      auto b = dev.create_buffer(layer_kv_.buffer_bytes(part), MemoryUse::Kv);
       if (!b) return b.status();
       (part == KvPart::K ? k_cache_ : v_cache_).push_back(std::move(*b));
     }
-  }
-  if (plan.n_slots > 1) {
-    const uint64_t swap_bytes =
-        std::max(layout.buffer_bytes(KvPart::K, plan.n_slots), layout.buffer_bytes(KvPart::V, plan.n_slots));
-    auto swap = dev.create_buffer(swap_bytes, MemoryUse::Scratch);
-    if (!swap) return swap.status();
-    a.kv_swap = std::move(*swap);
-    a.bytes += a.kv_swap->size();
   }
   recorder_ = std::make_unique<Recorder>(dev);
   return Status::ok();
 }
 
-// The KV bytes are the rows' (KvLayout::bytes(), as on the CPU), without the < 4 bytes per
-// buffer that round it to whole words.
+// The KV bytes are the pool's rows' (KvLayout::bytes(), as on the CPU), without the < 4 bytes
+// per buffer that round it to whole words.
 ExecutorMemory VulkanOps::memory() const {
   ExecutorMemory m;
   m.device_weight_bytes = weights_ ? weights_->bytes() : 0;
-  m.kv_cache_bytes = k_cache_.empty() ? 0
-                                      : KvLayout::for_model(model_->config(), plan_.n_ctx, plan_.n_slots,
-                                                            plan_.kv_types).bytes();
+  m.kv_cache_bytes = k_cache_.empty() ? 0 : plan_.kv.bytes();
   m.scratch_bytes = act_ ? act_->bytes : 0;
   return m;
 }
@@ -241,8 +267,31 @@ Result<BufferSpan> VulkanOps::device_vector(const float* data) const {
 Status VulkanOps::begin_chunk(const Chunk& chunk) {
   // Timestamps cost ~25 us each on lavapipe: every prefill chunk is timed, but only one decode
   // step in kProfileEvery.
-  return recorder_->begin(chunk.n > 1 || decode_steps_++ % kProfileEvery == 0);
+  INFERSCOPE_RETURN_IF_ERROR(recorder_->begin(chunk.n > 1 || decode_steps_++ % kProfileEvery == 0));
+  return write_block_table(chunk.blocks);
 }
+
+// The chunk's block table into act_->block_table, for kv_store and attention to read when the
+// recording runs (the previous recording has completed: one chunk at a time).
+Status VulkanOps::write_block_table(std::span<const BlockId> blocks) {
+  Activations& a = *act_;
+  const uint64_t bytes = blocks.size() * sizeof(BlockId);
+  if (bytes > a.block_table->size()) {
+    return Status::error("vulkan: a block table of " + std::to_string(blocks.size()) + " blocks exceeds the " +
+                         std::to_string(a.block_table->size() / sizeof(BlockId)) + " of a context of " +
+                         std::to_string(plan_.n_ctx) + " positions");
+  }
+  if (bytes == 0) return Status::ok();
+  if (a.block_table->mapped()) {
+    std::memcpy(a.block_table->mapped(), blocks.data(), bytes);
+    return Status::ok();
+  }
+  std::memcpy(a.block_table_staging->mapped(), blocks.data(), bytes);
+  recorder_->copy(whole(a.block_table_staging), whole(a.block_table), bytes);
+  return Status::ok();
+}
+
+KvBlockTable VulkanOps::block_table(const Chunk& chunk) const { return {whole(act_->block_table), chunk.blocks}; }
 
 Status VulkanOps::end_chunk(const Chunk& chunk) {
   const int64_t n_vocab = model_->config().n_vocab;
@@ -343,8 +392,7 @@ Status VulkanOps::rope(const Chunk& chunk, OpLabel label) {
 Status VulkanOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   const auto il = static_cast<size_t>(layer);
   return record_kv_store(*device_, *recorder_, span(Act::K), span(Act::V), whole(k_cache_[il]), whole(v_cache_[il]),
-                         layer_layout(model_->config(), plan_), chunk.slot, 0, chunk.pos0, chunk.n,
-                         dispatch_label(label));
+                         layer_kv_, 0, block_table(chunk), chunk.pos0, chunk.n, dispatch_label(label));
 }
 
 Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
@@ -359,8 +407,8 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
   ap.n_swa = shape.window;
   const auto il = static_cast<size_t>(layer);
   const BufferSpan q8 = q8_output(Act::Attn, chunk.n, c.n_embd_q(), feeds);
-  return record_attention(*device_, *recorder_, span(Act::Q), whole(k_cache_[il]), whole(v_cache_[il]),
-                          layer_layout(c, plan_), chunk.slot, 0, span(Act::Attn), ap, chunk.n, chunk.pos0,
+  return record_attention(*device_, *recorder_, span(Act::Q), whole(k_cache_[il]), whole(v_cache_[il]), layer_kv_, 0,
+                          block_table(chunk), span(Act::Attn), ap, chunk.n, chunk.pos0,
                           dispatch_label(label), act_->attention_split ? whole(act_->attention_split) : BufferSpan{},
                           q8);
 }
@@ -426,19 +474,16 @@ Status VulkanOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_g
                             &shared, dispatch_label(label));
 }
 
-Status VulkanOps::kv_reorder(std::span<const int32_t> parents, std::span<const int64_t>) {
-  const KvCacheLayout layout = layer_layout(model_->config(), plan_);
+// One submission of its own, waited for: the copies are done before the chunk that writes the
+// blocks is recorded.
+Status VulkanOps::kv_copy(std::span<const BlockCopy> copies) {
+  INFERSCOPE_RETURN_IF_ERROR(check_block_copies(layer_kv_, copies));
+  if (copies.empty()) return Status::ok();
   Recorder& rec = *recorder_;
-  INFERSCOPE_RETURN_IF_ERROR(rec.begin());
-  for (const KvPart part : {KvPart::K, KvPart::V}) {
-    const uint64_t slot_bytes = layout.bytes(part, 1);  // a slot's typed rows, back to back
-    for (const auto& cache : part == KvPart::K ? k_cache_ : v_cache_) {
-      rec.copy(whole(cache), whole(act_->kv_swap), cache->size());
-      for (size_t i = 0; i < parents.size(); ++i) {
-        rec.copy(BufferSpan{act_->kv_swap.get(), static_cast<uint64_t>(parents[i]) * slot_bytes, 0},
-                 BufferSpan{cache.get(), i * slot_bytes, 0}, slot_bytes);
-      }
-    }
+  INFERSCOPE_RETURN_IF_ERROR(rec.begin(false));
+  for (size_t il = 0; il < k_cache_.size(); ++il) {
+    record_kv_copy(rec, whole(k_cache_[il]), layer_kv_, KvPart::K, 0, copies);
+    record_kv_copy(rec, whole(v_cache_[il]), layer_kv_, KvPart::V, 0, copies);
   }
   INFERSCOPE_RETURN_IF_ERROR(rec.submit_and_wait());
   counters_.submissions += 1;

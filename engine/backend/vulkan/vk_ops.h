@@ -1,7 +1,8 @@
 // The Vulkan backend's ops (engine/backend/backend_ops.h): each op is recorded into one
 // command buffer per chunk, submitted once at end_chunk(). Weights (DeviceWeights), the KV
-// cache (F16, one buffer per layer for K and for V) and the activations stay on the device;
-// the host writes the token ids and reads the logits.
+// cache (per layer a buffer for K and one for V, each the layer's pool of plan.kv.rows() rows,
+// vk_kv.h) and the activations stay on the device; the host writes the token ids and the
+// chunk's block table, and reads the logits.
 //
 // The one fusion: an op whose output feeds int8 matvecs (the `feeds` hint) also writes that
 // output quantized (vk_quantize.h), and the next products read it.
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "engine/backend/backend_ops.h"
+#include "engine/backend/vulkan/ops/vk_kv.h"
 #include "engine/backend/vulkan/ops/vk_matmul.h"
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_model_weights.h"
@@ -54,7 +56,7 @@ class VulkanOps : public BackendOps {
                      OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
-  Status kv_reorder(std::span<const int32_t> parents, std::span<const int64_t> lengths) override;
+  Status kv_copy(std::span<const BlockCopy> copies) override;
   ExecutorMemory memory() const override;
   ExecutorCounters counters() const override { return counters_; }
 
@@ -73,6 +75,9 @@ class VulkanOps : public BackendOps {
   void wrote(Act a) { q8_[static_cast<size_t>(a)] = {}; }
   Result<const DeviceMatrix*> device_matrix(const WeightMatrix& w) const;
   Result<BufferSpan> device_vector(const float* data) const;
+  Status check_kv_pool_binding(const ForwardPlan& plan) const;
+  Status write_block_table(std::span<const BlockId> blocks);
+  KvBlockTable block_table(const Chunk& chunk) const;
   Status record_matmul_all_parts(const DeviceMatrix& w, const MatmulInput& x, int64_t n, BufferSpan y,
                                  int64_t y_stride, DispatchLabel label);
   void collect_profile();
@@ -82,7 +87,8 @@ class VulkanOps : public BackendOps {
   std::unique_ptr<DeviceWeights> weights_;
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<Activations> act_;
-  std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer: [slot][n_ctx][n_embd_kv] F16
+  std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer: [plan.kv.rows()] rows
+  KvCacheLayout layer_kv_;  // one layer's buffers: plan.kv with n_layer 1
   std::array<BufferSpan, kActs> q8_{};  // per activation: its int8 copy, when the producer wrote one
   ForwardPlan plan_;
   static constexpr uint64_t kProfileEvery = 8;  // decode steps per timed one

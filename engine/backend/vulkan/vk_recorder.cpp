@@ -162,6 +162,12 @@ void Recorder::copy(const BufferSpan& src, const BufferSpan& dst, uint64_t bytes
   vkCmdCopyBuffer(cmd_, src.buffer->handle(), dst.buffer->handle(), 1, &region);
 }
 
+void Recorder::copy_regions(const Buffer& src, const Buffer& dst, std::span<const VkBufferCopy> regions) {
+  if (!error_ || regions.empty()) return;
+  barrier();
+  vkCmdCopyBuffer(cmd_, src.handle(), dst.handle(), static_cast<uint32_t>(regions.size()), regions.data());
+}
+
 Status Recorder::discard() {
   vkEndCommandBuffer(cmd_);
   dispatches_ = 0;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ class Recorder {
   }
   // Copies bytes between buffers (ordered after earlier dispatches).
   void copy(const BufferSpan& src, const BufferSpan& dst, uint64_t bytes);
+  // Copies byte ranges (VkBufferCopy: source offset, destination offset, size; whole buffers'
+  // offsets) from src to dst in one vkCmdCopyBuffer, ordered after earlier work. With src == dst
+  // no source range may overlap a destination range. Nothing for no regions.
+  void copy_regions(const Buffer& src, const Buffer& dst, std::span<const VkBufferCopy> regions);
   // Ends, submits and waits. Records the first recording error, if any, as the result.
   Status submit_and_wait();
   // Ends the recording without running it (after a warm-up recording that only builds the

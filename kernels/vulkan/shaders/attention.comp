@@ -35,10 +35,13 @@
 //
 // Spec constants: 0 = workgroup size, 1 = head_dim (even, <= 1024), 2 = TILE (a power of two
 // <= the workgroup size), 3 = BQ (tokens per workgroup; 1 when n_split > 1), 4 = HG (query
-// heads per workgroup, dividing n_head / n_head_kv). Cache row of position p: bytes from
-// k_byte0 + p * k_row_bytes of the K binding (likewise V), a row of n_embd_kv values as
-// kernels/formats/kv_type.h describes them; head kvh is values [kvh * head_dim, (kvh + 1) * head_dim) of it.
+// heads per workgroup, dividing n_head / n_head_kv). Cache row of position p: row
+// r = kv_table_row(p) of the layer's pool (the sequence's block table, binding 5; kv_rows.glsl),
+// bytes from k_byte0 + r * k_row_bytes of the K binding (likewise V), a row of n_embd_kv values
+// as kernels/formats/kv_type.h describes them; head kvh is values [kvh * head_dim, (kvh + 1) *
+// head_dim) of it. The rows of a tile are looked up once (tile_rows) for the V pass.
 
+#define KV_TABLE_BINDING 5
 #include "kv_rows.glsl"
 #include "op_math.glsl"
 #ifndef K_TYPE
@@ -48,10 +51,10 @@
 #define V_TYPE KV_F16
 #endif
 // Q8 (n_split == 1, HEAD_DIM % 32 == 0): also writes out quantized for the int8 matvec
-// (binding 5, q8_activations.glsl; token t's row of n_head * head_dim values), each head's
+// (binding 6, q8_activations.glsl; token t's row of n_head * head_dim values), each head's
 // blocks by the head's workgroup.
 #if Q8
-#define Q8_BINDING 5
+#define Q8_BINDING 6
 #define Q8_WRITE
 #include "q8_activations.glsl"
 #endif
@@ -76,7 +79,7 @@ layout(push_constant) uniform Push {
   uint n_head_kv;
   uint pos0;       // position of token 0
   uint n_swa;      // sliding window length, 0 = none
-  uint k_byte0;    // byte of (slot, layer, position 0)'s row in each cache binding (even)
+  uint k_byte0;    // byte of the layer's row 0 in each cache binding (even)
   uint v_byte0;
   uint k_row_bytes;  // bytes per row: kernels::kv_row_bytes(type, n_embd_kv)
   uint v_row_bytes;
@@ -87,6 +90,8 @@ layout(push_constant) uniform Push {
   uint n_split;    // 1: write out; > 1: write partial (attention_reduce.comp finishes)
   uint split_len;  // positions per split, a multiple of TILE
   uint partial_off;
+  uint block_shift;  // log2(rows per block)
+  uint table_off;    // first entry of the block table in its binding
 } pc;
 
 // Score of a position outside a query's range (or of a query past the batch): far below any
@@ -98,6 +103,10 @@ shared vec2 o_s[NQ * HD2];
 shared float red[NQ * WORKGROUP_SIZE];
 shared float score_s[NQ * TILE];
 shared float p_s[NQ * TILE];
+shared uint tile_rows[TILE];  // the pool rows of the tile's positions
+
+// Pool row of position p (the block table).
+uint row_of(uint p) { return kv_table_row(pc.table_off, pc.block_shift, p); }
 
 // Values i, i + 1 (i even) of the K row at byte `row`, decoded.
 vec2 k_pair(uint row, uint i) {
@@ -173,7 +182,7 @@ void main() {
       float part[NQ];
       [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) part[qi] = 0.0;
       if (slot < n_valid) {
-        const uint row = pc.k_byte0 + (tile0 + slot) * pc.k_row_bytes;
+        const uint row = pc.k_byte0 + row_of(tile0 + slot) * pc.k_row_bytes;
         for (uint w = lane; w < HD2; w += LANES) {
           const vec2 kk = k_pair(row, head_first + 2u * w);
           [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
@@ -185,6 +194,7 @@ void main() {
       barrier();
       if (lane == 0u && slot < n_valid) {
         const uint p = tile0 + slot;
+        tile_rows[slot] = row_of(p);  // read after the next barrier, by the V pass
         [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
           float s = 0.0;
           for (uint j = 0; j < LANES; ++j) s += red[qi * WORKGROUP_SIZE + tid + j];
@@ -223,15 +233,15 @@ void main() {
       for (uint w = tid; w < HD2; w += WORKGROUP_SIZE) {
         vec2 acc[NQ];
         [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) acc[qi] = o_s[qi * HD2 + w] * alpha[qi];
-        uint row = pc.v_byte0 + tile0 * pc.v_row_bytes;
-        for (uint j = 0; j < n_valid; ++j, row += pc.v_row_bytes) {
-          const vec2 vv = v_pair(row, head_first + 2u * w);
+        for (uint j = 0; j < n_valid; ++j) {
+          const vec2 vv = v_pair(pc.v_byte0 + tile_rows[j] * pc.v_row_bytes, head_first + 2u * w);
           [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) acc[qi] += p_s[qi * TILE + j] * vv;
         }
         [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) o_s[qi * HD2 + w] = acc[qi];
       }
-      // red, score_s and p_s are rewritten only after the next tile's first barrier, which
-      // every invocation reaches after its reads above.
+      // score_s, p_s and tile_rows are rewritten only after the next tile's first barrier,
+      // which every invocation reaches after its reads above; red was last read before this
+      // tile's second barrier.
     }
 
     if (pc.n_split == 1u) {

@@ -6,6 +6,9 @@
 // blocks start at even bytes, so every 16-bit field lies within one 32-bit word.
 // KV_* name the types as the values of kernels::KvType; a shader picks one per cache with a
 // define (kv_store.comp: KV_TYPE; attention.comp: K_TYPE and V_TYPE).
+// A shader that finds rows by position through a block table (KvBlockTable in
+// engine/backend/vulkan/ops/vk_kv.h) defines KV_TABLE_BINDING, the binding of the table's
+// int32 entries, before including this file: kv_table_row then maps a position to its row.
 #ifndef KV_ROWS_GLSL
 #define KV_ROWS_GLSL
 
@@ -49,5 +52,15 @@ vec2 kv_decode_pair(uint type, uint d_bits, uint codes, uint i) {
   if (type == KV_NF4) return d * vec2(kNf4Levels[c0], kNf4Levels[c1]);
   return d * vec2(float(int(c0) - 8), float(int(c1) - 8));
 }
+
+#ifdef KV_TABLE_BINDING
+layout(std430, set = 0, binding = KV_TABLE_BINDING) readonly buffer KvTable { uint kv_table[]; };
+
+// Row (of a layer's pool) of position x: row x % B of block kv_table[table_off + x / B], with
+// B = 1 << shift rows per block. Preconditions: the entry exists and names a block of the pool.
+uint kv_table_row(uint table_off, uint shift, uint x) {
+  return (kv_table[table_off + (x >> shift)] << shift) | (x & ((1u << shift) - 1u));
+}
+#endif
 
 #endif

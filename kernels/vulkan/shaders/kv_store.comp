@@ -1,17 +1,23 @@
 #version 450
 #include "header.glsl"
-// Writes the batch's K or V rows (F32, [n_tokens][n_embd_kv], rows back to back) into one KV
-// cache as rows of KV_TYPE (kv_rows.glsl), byte-identical to kernels::kv_quantize_row: token t
-// goes to the row starting at byte dst_byte + t * row_bytes of the cache binding, and the rows
-// are back to back, so item g of the batch's values lands at dst_byte + g * (its bytes).
-//   F16: invocation i converts values 2i, 2i + 1 into one word (dst_byte % 4 == 0: F16 rows
-//        are whole words). Rounding is kernels::to_fp16's (nearest, ties to even), done in
-//        integer arithmetic so it is bit-identical on every device.
-//   Quantized: invocation g encodes block g (32 values) with kv_quant.cpp's rules, in F32 with
+// Writes the batch's K or V rows (F32, [n_tokens][n_embd_kv], rows back to back) into one
+// layer's pool of a KV cache as rows of KV_TYPE (kv_rows.glsl), byte-identical to
+// kernels::kv_quantize_row: token t (position pos0 + t) goes to row kv_table_row(pos0 + t) of
+// the pool (the block table, binding 2), which starts at byte byte0 + row * row_bytes of the
+// cache binding. An item is a unit of a row encoded by one invocation: item i is item
+// i % items_per_row of token i / items_per_row's row.
+//   F16: an item is values 2j, 2j + 1, one word (byte0 % 4 == 0 and row_bytes % 4 == 0: F16
+//        rows are whole words). Rounding is kernels::to_fp16's (nearest, ties to even), done
+//        in integer arithmetic so it is bit-identical on every device.
+//   Quantized: an item is block j (32 values), encoded with kv_quant.cpp's rules, in F32 with
 //        the divisions correctly rounded (div_rn) and without contracted multiply-adds. Blocks
-//        are 34 or 18 bytes, so a word may hold bytes of two blocks (or of a neighbouring row):
-//        the words a block covers only in part are updated with atomic AND / OR of its bytes.
+//        are 34 or 18 bytes, so a word may hold bytes of two blocks, or of a neighbouring row
+//        this dispatch does not write (a pool block of 16 or more rows is whole words, so that
+//        row is of the same block): the words a block covers only in part are updated with
+//        atomic AND / OR of its bytes.
+// Precondition: the table names each row once (no two items write the same bytes).
 
+#define KV_TABLE_BINDING 2
 #include "kv_rows.glsl"
 #include "op_math.glsl"
 
@@ -19,18 +25,27 @@ layout(std430, set = 0, binding = 0) readonly buffer Src { uint src[]; };  // F3
 layout(std430, set = 0, binding = 1) buffer Cache { uint cache[]; };
 
 layout(push_constant) uniform Push {
-  uint n_items;   // F16: n_tokens * n_embd_kv / 2; quantized: n_tokens * n_embd_kv / 32
-  uint dst_byte;  // byte of (slot, layer, pos0)'s row in the cache binding
-  uint src_off;   // first element of the source in its binding
+  uint n_items;        // n_tokens * items_per_row
+  uint items_per_row;  // F16: n_embd_kv / 2; quantized: n_embd_kv / 32
+  uint row_bytes;      // kernels::kv_row_bytes(KV_TYPE, n_embd_kv)
+  uint byte0;          // byte of the layer's row 0 in the cache binding
+  uint src_off;        // first element of the source in its binding
+  uint pos0;           // position of token 0
+  uint block_shift;    // log2(block_size)
+  uint table_off;      // first entry of the block table in its binding
 } pc;
 
 #if KV_TYPE == KV_F16
-void store_item(uint i) {
+const uint ITEM_BYTES = 4u;
+
+// Item i of the batch into the word at byte o.
+void store_item(uint i, uint o) {
   const uint lo = src[pc.src_off + 2u * i], hi = src[pc.src_off + 2u * i + 1u];
-  cache[pc.dst_byte / 4u + i] = f32_to_f16_bits(lo) | (f32_to_f16_bits(hi) << 16);
+  cache[o / 4u] = f32_to_f16_bits(lo) | (f32_to_f16_bits(hi) << 16);
 }
 #else
 const uint BLOCK_BYTES = KV_TYPE == KV_Q8_0 ? 34u : 18u;
+const uint ITEM_BYTES = BLOCK_BYTES;
 
 // roundf (ties away from zero), exactly: v - trunc(v) is exact.
 float round_away(float v) {
@@ -68,7 +83,8 @@ void store_byte_atomic(uint o, uint value) {
   atomicOr(cache[o / 4u], value << shift);
 }
 
-void store_item(uint g) {
+// Block g of the batch, encoded, into the bytes from o.
+void store_item(uint g, uint o) {
   float x[32];
   float amax = 0.0, smax = 0.0;  // largest magnitude, and the first value that has it
   for (uint j = 0u; j < 32u; ++j) {
@@ -104,7 +120,6 @@ void store_item(uint g) {
 #endif
   // Whole words of the block by plain stores, the bytes of the (at most two) shared words
   // atomically.
-  const uint o = pc.dst_byte + g * BLOCK_BYTES;
   for (uint b = 0u; b < BLOCK_BYTES;) {
     const uint at = o + b;
     if ((at & 3u) == 0u && b + 4u <= BLOCK_BYTES) {
@@ -118,7 +133,13 @@ void store_item(uint g) {
 }
 #endif
 
+// The byte item i of the batch starts at in the cache binding.
+uint item_byte(uint i) {
+  const uint t = i / pc.items_per_row, j = i % pc.items_per_row;
+  return pc.byte0 + kv_table_row(pc.table_off, pc.block_shift, pc.pos0 + t) * pc.row_bytes + j * ITEM_BYTES;
+}
+
 void main() {
   const uint stride = gl_NumWorkGroups.x * WORKGROUP_SIZE;
-  for (uint i = gl_GlobalInvocationID.x; i < pc.n_items; i += stride) store_item(i);
+  for (uint i = gl_GlobalInvocationID.x; i < pc.n_items; i += stride) store_item(i, item_byte(i));
 }

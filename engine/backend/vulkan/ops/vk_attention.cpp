@@ -24,6 +24,8 @@ struct AttentionPush {
   uint32_t n_split;
   uint32_t split_len;
   uint32_t partial_off;
+  uint32_t block_shift;
+  uint32_t table_off;
 };
 
 struct ReducePush {
@@ -75,11 +77,12 @@ uint32_t ceil_pow2(uint64_t v) {
 }
 
 
-// attention.comp's shared memory, per query of the workgroup: q and the accumulator (head_dim
+// attention.comp's shared memory: per query of the workgroup, q and the accumulator (head_dim
 // floats each), the partial dot products (one float per invocation), the tile's scores and
-// weights.
+// weights; and the tile's pool rows.
 uint64_t shared_bytes(uint32_t head_dim, uint32_t wg, uint32_t tile, uint32_t queries) {
-  return queries * (2ull * head_dim * sizeof(float) + wg * sizeof(float) + 2ull * tile * sizeof(float));
+  return queries * (2ull * head_dim * sizeof(float) + wg * sizeof(float) + 2ull * tile * sizeof(float)) +
+         tile * sizeof(uint32_t);
 }
 
 }  // namespace
@@ -90,7 +93,7 @@ uint64_t attention_split_scratch_bytes(const AttentionParams& p) {
 }
 
 Status record_attention(Device& device, Recorder& recorder, BufferSpan q, BufferSpan k_cache, BufferSpan v_cache,
-                        const KvCacheLayout& layout, int slot, int64_t layer, BufferSpan out,
+                        const KvCacheLayout& layout, int64_t layer, const KvBlockTable& table, BufferSpan out,
                         const AttentionParams& p, int64_t n_tokens, int64_t pos0, DispatchLabel label,
                         BufferSpan split_scratch, BufferSpan q8) {
   constexpr const char* kOp = "attention";
@@ -103,28 +106,27 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
     return Status::error("attention: head_dim = " + std::to_string(p.head_dim) + " must be even and at most " +
                          std::to_string(kMaxHeadDim));
   }
-  if (p.n_head_kv * p.head_dim != layout.n_embd_kv) {
+  if (p.n_head_kv * p.head_dim != layout.kv.n_embd_kv) {
     return Status::error("attention: n_head_kv * head_dim = " + std::to_string(p.n_head_kv * p.head_dim) +
-                         " differs from the cache's n_embd_kv of " + std::to_string(layout.n_embd_kv));
+                         " differs from the cache's n_embd_kv of " + std::to_string(layout.kv.n_embd_kv));
   }
-  if (pos0 + n_tokens > layout.n_ctx) {
-    return Status::error("attention: positions " + std::to_string(pos0) + " + " + std::to_string(n_tokens) +
-                         " exceed the cache's n_ctx of " + std::to_string(layout.n_ctx));
-  }
+  INFERSCOPE_RETURN_IF_ERROR(check_block_table(layout, table, pos0 + n_tokens, kOp));
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(pos0 + n_tokens, kOp, "positions"));
   if (p.n_head > device.info().max_workgroup_count[0]) return Status::error("attention: too many heads for one dispatch");
   for (const KvPart part : {KvPart::K, KvPart::V}) {
     const kernels::KvType type = layout.type(part);
     INFERSCOPE_RETURN_IF_ERROR(check_kv_type(type));
-    if (layout.n_embd_kv % kernels::kv_row_granule(type) != 0) {
+    if (layout.kv.n_embd_kv % kernels::kv_row_granule(type) != 0) {
       return Status::error("attention: rows of " + std::string(kernels::kv_type_name(type)) +
                            " need n_embd_kv to be a multiple of " + std::to_string(kernels::kv_row_granule(type)));
     }
   }
-  auto kb = kv_layer_binding(device, k_cache, layout, KvPart::K, slot, layer, kOp, "k_cache");
+  auto kb = kv_layer_binding(device, k_cache, layout, KvPart::K, layer, kOp, "k_cache");
   if (!kb) return kb.status();
-  auto vb = kv_layer_binding(device, v_cache, layout, KvPart::V, slot, layer, kOp, "v_cache");
+  auto vb = kv_layer_binding(device, v_cache, layout, KvPart::V, layer, kOp, "v_cache");
   if (!vb) return vb.status();
   if (n_tokens == 0) return Status::ok();
+  INFERSCOPE_BIND_WORDS(tb, device, table.device, table.ids.size(), kOp, "block table");
   const int64_t floats = n_tokens * p.n_head * p.head_dim;
   INFERSCOPE_RETURN_IF_ERROR(check_u32(floats, kOp, "q size"));
   INFERSCOPE_BIND_WORDS(qb, device, q, static_cast<uint64_t>(floats), kOp, "q");
@@ -180,7 +182,7 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   push.n_head = static_cast<uint32_t>(p.n_head);
   push.n_head_kv = static_cast<uint32_t>(p.n_head_kv);
   push.pos0 = static_cast<uint32_t>(pos0);
-  push.n_swa = static_cast<uint32_t>(std::min<int64_t>(p.n_swa, layout.n_ctx));
+  push.n_swa = static_cast<uint32_t>(std::min<int64_t>(p.n_swa, pos0 + n_tokens));  // longer: no window
   push.k_byte0 = kb->byte0;
   push.v_byte0 = vb->byte0;
   push.k_row_bytes = static_cast<uint32_t>(layout.row_bytes(KvPart::K));
@@ -192,6 +194,8 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   push.n_split = static_cast<uint32_t>(n_split);
   push.split_len = static_cast<uint32_t>(split_len);
   push.partial_off = partial.first;
+  push.block_shift = layout.block_shift();
+  push.table_off = tb.first;
   const int64_t token_groups = (n_tokens + tokens - 1) / tokens;
   const uint32_t gy = static_cast<uint32_t>(std::min<int64_t>(token_groups, device.info().max_workgroup_count[1]));
   const int64_t row = p.n_head * p.head_dim;
@@ -200,17 +204,18 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   }
   const uint64_t q8_bytes = q8.buffer ? q8_activation_bytes(row, n_tokens) : 0;
   if (q8.buffer) INFERSCOPE_RETURN_IF_ERROR(check_span(device, q8, q8_bytes, kOp, "q8"));
-  const bool fused_q8 = q8.buffer && n_split == 1 && p.head_dim % 32 == 0 && layout.types == KvTypes{};
+  const bool fused_q8 = q8.buffer && n_split == 1 && p.head_dim % 32 == 0 && layout.kv.types == KvTypes{};
   if (fused_q8) {
-    auto kernel = device.kernel(int8_native_variant(device) ? "attention_q8_native" : "attention_q8", 6, spec);
+    auto kernel = device.kernel(int8_native_variant(device) ? "attention_q8_native" : "attention_q8", 7, spec);
     if (!kernel) return kernel.status();
-    recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span, first_bytes(q8, q8_bytes)}, push,
+    recorder.dispatch(**kernel,
+                      {qb.span, kb->span, vb->span, ob.span, partial.span, tb.span, first_bytes(q8, q8_bytes)}, push,
                       gx, gy, 1, label);
     return Status::ok();
   }
-  auto kernel = device.kernel(kernel_name(layout.types), 5, spec);
+  auto kernel = device.kernel(kernel_name(layout.kv.types), 6, spec);
   if (!kernel) return kernel.status();
-  recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span}, push, gx, gy,
+  recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span, tb.span}, push, gx, gy,
                     static_cast<uint32_t>(n_split), label);
   if (n_split == 1) {
     return q8.buffer ? record_quantize_q8(device, recorder, out, n_tokens, row, q8, label) : Status::ok();

@@ -41,17 +41,17 @@ struct AttentionParams {
 uint64_t attention_split_scratch_bytes(const AttentionParams& params);
 
 // out[t][h] = softmax(cap(scale * q[t][h] . K^T)) . V for t < n_tokens, h < n_head, over the
-// positions [first, pos0 + t] of (slot, layer) in the caches (first = max(0, pos0 + t - n_swa + 1)
-// with a window, else 0). q, out: [n_tokens][n_head * head_dim] F32. One dispatch, or two when
+// positions [first, pos0 + t] of `layer` in the caches, read through the sequence's block
+// `table` (first = max(0, pos0 + t - n_swa + 1) with a window, else 0). q, out: [n_tokens][n_head * head_dim] F32. One dispatch, or two when
 // the KV range is split (see AttentionParams::n_split; split_scratch: attention_split_scratch_bytes
 // bytes the op may overwrite, or BufferSpan{} to never split). With a q8 span, out is also
 // written there quantized for the int8 matvec (vk_quantize.h): by the attention dispatch itself
 // when it does not split, head_dim % 32 == 0 and K and V are F16, else by one more
 // (record_quantize_q8); then n_head * head_dim % 32 == 0.
 // Preconditions: those cache rows are written (record_kv_store earlier in the recording);
-// pos0 + n_tokens <= n_ctx.
+// checked: the table covers pos0 + n_tokens positions with blocks of the pool.
 Status record_attention(Device& device, Recorder& recorder, BufferSpan q, BufferSpan k_cache, BufferSpan v_cache,
-                        const KvCacheLayout& layout, int slot, int64_t layer, BufferSpan out,
+                        const KvCacheLayout& layout, int64_t layer, const KvBlockTable& table, BufferSpan out,
                         const AttentionParams& params, int64_t n_tokens, int64_t pos0, DispatchLabel label = {},
                         BufferSpan split_scratch = {}, BufferSpan q8 = {});
 

@@ -1,15 +1,18 @@
-// The KV cache on the Vulkan device: where rows live (KvCacheLayout, the same order and row
-// encodings as the CPU's cache, engine/kv/kv_layout.h and kernels/formats/kv_type.h) and the write
-// of a batch's K and V rows (shader kv_store.comp, one variant per KvType).
+// The KV cache on the Vulkan device: where rows live (KvCacheLayout: pools of blocks with the
+// CPU's row encodings, engine/kv/kv_layout.h and kernels/formats/kv_type.h), the block table a
+// chunk reads them through (KvBlockTable), the write of a batch's K and V rows (shader
+// kv_store.comp, one variant per KvType) and the copy of blocks (copy-on-write).
 // Operands may start at any multiple of 4 bytes of their buffers (vk_op_util.h: bind_words).
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "engine/backend/vulkan/vk_buffer.h"
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_recorder.h"
 #include "engine/core/status.h"
+#include "engine/kv/block_table.h"
 #include "engine/kv/kv_layout.h"
 #include "kernels/formats/kv_type.h"
 
@@ -20,50 +23,80 @@ Status check_kv_type(kernels::KvType type);
 
 enum class KvPart { K, V };
 
-// One buffer for K and one for V, each [n_slots][n_layer][n_ctx] rows of n_embd_kv values
-// encoded as types.k / types.v (kv_row_bytes bytes each, no padding between rows): the row of
-// (slot, layer, pos) starts at byte row_byte(part, slot, layer, pos) of the span the ops are
-// given. Rows of the 32-value block types are multiples of 2 bytes only (34 or 18 per block),
-// so a row may start in the middle of a 32-bit word; the shaders address bytes. A cache buffer
-// holds whole words: buffer_bytes rounds the rows' bytes up to a multiple of 4.
+// One buffer for K and one for V, each holding kv.n_layer layers back to back, a layer being a
+// pool of kv.rows() rows (kv.n_blocks blocks of kv.block_size rows; row r is row r % block_size
+// of block r / block_size) of n_embd_kv values encoded as kv.types.k / .v (kv_row_bytes bytes
+// each, no padding between rows): row r of `layer` starts at byte row_byte(part, layer, r) of
+// the span the ops are given. Rows of the 32-value block types are multiples of 2 bytes only
+// (34 or 18 per block), so a row may start in the middle of a 32-bit word; the shaders address
+// bytes. A cache buffer holds whole words: buffer_bytes rounds the rows' bytes up to a
+// multiple of 4. VulkanOps gives each layer buffers of its own (kv.n_layer = 1).
 struct KvCacheLayout {
-  int64_t n_layer = 0;
-  int64_t n_ctx = 0;
-  int64_t n_embd_kv = 0;  // even; a multiple of 32 for the quantized types
-  KvTypes types;
+  KvLayout kv;
 
-  kernels::KvType type(KvPart part) const { return part == KvPart::K ? types.k : types.v; }
+  kernels::KvType type(KvPart part) const { return part == KvPart::K ? kv.types.k : kv.types.v; }
   uint64_t row_bytes(KvPart part) const {
-    return static_cast<uint64_t>(kernels::kv_row_bytes(type(part), n_embd_kv));
+    return static_cast<uint64_t>(kernels::kv_row_bytes(type(part), kv.n_embd_kv));
   }
-  uint64_t row_byte(KvPart part, int slot, int64_t layer, int64_t pos) const {
-    return ((static_cast<uint64_t>(slot) * n_layer + layer) * n_ctx + pos) * row_bytes(part);
+  int64_t rows() const { return kv.rows(); }  // per layer
+  uint64_t row_byte(KvPart part, int64_t layer, int64_t row) const {
+    return (static_cast<uint64_t>(layer) * static_cast<uint64_t>(rows()) + static_cast<uint64_t>(row)) *
+           row_bytes(part);
   }
-  // Bytes of the rows of one cache (K or V) holding n_slots slots.
-  uint64_t bytes(KvPart part, int n_slots) const { return row_byte(part, n_slots, 0, 0); }
+  // Bytes of the rows of one cache (K or V), every layer.
+  uint64_t bytes(KvPart part) const { return row_byte(part, kv.n_layer, 0); }
   // Bytes of a buffer for them: whole 32-bit words.
-  uint64_t buffer_bytes(KvPart part, int n_slots) const { return (bytes(part, n_slots) + 3) / 4 * 4; }
+  uint64_t buffer_bytes(KvPart part) const { return (bytes(part) + 3) / 4 * 4; }
+  // log2(block_size).
+  uint32_t block_shift() const;
 };
 
 // The part of `cache` (the `part` cache laid out as `layout`, from its first row) that holds
-// (slot, layer)'s n_ctx rows, as a binding that starts at an allowed offset and ends at a whole
-// word, and the byte of position 0's row within it. Shared by kv_store and attention, so caches
-// above maxStorageBufferRange work as long as one layer's rows fit.
+// layer `layer`'s pool, as a binding that starts at an allowed offset and ends at a whole word,
+// and the byte of the layer's row 0 within it. Shared by kv_store and attention; one layer's
+// pool must fit one binding (maxStorageBufferRange) and 32-bit byte offsets.
 struct KvLayerBinding {
   BufferSpan span;
   uint32_t byte0 = 0;
 };
 Result<KvLayerBinding> kv_layer_binding(const Device& device, const BufferSpan& cache, const KvCacheLayout& layout,
-                                        KvPart part, int slot, int64_t layer, const char* op, const char* what);
+                                        KvPart part, int64_t layer, const char* op, const char* what);
 
-// Encodes k and v ([n_tokens][n_embd_kv] F32 each) as rows of layout.types.k and .v, byte-
+// A sequence's block table as kv_store and attention read it: entry i (a block of the pool) holds
+// positions [i * block_size, (i + 1) * block_size), so position x is row
+// ids[x / block_size] * block_size + x % block_size of every layer. `device`: the entries as
+// int32 words from any multiple of 4 bytes of a buffer (host-visible memory is fine), written
+// before the recording runs; `ids`: the same entries on the host, for the checks.
+struct KvBlockTable {
+  BufferSpan device;
+  std::span<const int32_t> ids;
+};
+
+// OK when the table covers positions [0, positions) and names blocks of the pool only; else an
+// error naming the op.
+Status check_block_table(const KvCacheLayout& layout, const KvBlockTable& table, int64_t positions, const char* op);
+
+// Encodes k and v ([n_tokens][n_embd_kv] F32 each) as rows of layout.kv.types.k and .v, byte-
 // identical to kernels::kv_quantize_row (F16: round to nearest even), and stores them as the
-// rows of positions pos0 .. pos0 + n_tokens - 1 of (slot, layer) in k_cache and v_cache. Only
-// those rows' bytes change. One dispatch per cache.
-// Preconditions: 0 <= pos0, pos0 + n_tokens <= n_ctx, n_embd_kv a multiple of both types'
-// kv_row_granule.
+// rows of positions pos0 .. pos0 + n_tokens - 1 of `layer` through `table` in k_cache and
+// v_cache. Only those rows' bytes change. One dispatch per cache.
+// Preconditions (checked): 0 <= pos0, table covers pos0 + n_tokens positions with blocks of the
+// pool, n_embd_kv a multiple of both types' kv_row_granule. Not checked: the table names each
+// block once (two positions sharing a row would race).
 Status record_kv_store(Device& device, Recorder& recorder, BufferSpan k, BufferSpan v, BufferSpan k_cache,
-                       BufferSpan v_cache, const KvCacheLayout& layout, int slot, int64_t layer, int64_t pos0,
-                       int64_t n_tokens, DispatchLabel label = {});
+                       BufferSpan v_cache, const KvCacheLayout& layout, int64_t layer, const KvBlockTable& table,
+                       int64_t pos0, int64_t n_tokens, DispatchLabel label = {});
+
+// OK when every copy names two different blocks of the pool and at most block_size rows, and
+// no block is both copied from and into (or into twice): what one vkCmdCopyBuffer of all the
+// copies needs.
+Status check_block_copies(const KvCacheLayout& layout, std::span<const BlockCopy> copies);
+
+// For each copy, rows [0, rows) of block `from` into block `to` of `layer` in `cache` (the `part`
+// cache laid out as `layout`): one vkCmdCopyBuffer with a region per copy (a block's rows are
+// contiguous bytes), byte for byte, so the bytes of a neighbouring block that share a word stay.
+// Precondition: check_block_copies(layout, copies).
+void record_kv_copy(Recorder& recorder, const BufferSpan& cache, const KvCacheLayout& layout, KvPart part,
+                    int64_t layer, std::span<const BlockCopy> copies);
 
 }  // namespace inferscope::vulkan
