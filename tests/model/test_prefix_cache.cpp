@@ -23,8 +23,10 @@ std::shared_ptr<const Model> load(const std::string& relative) {
   return model ? *model : nullptr;
 }
 
-std::unique_ptr<Session> open(std::shared_ptr<const Model> model, KvTypes types = {}, int32_t block_size = 16) {
+std::unique_ptr<Session> open(std::shared_ptr<const Model> model, KvTypes types = {}, int32_t block_size = 16,
+                              bool prefix_cache = true) {
   SessionOptions so;
+  so.prefix_cache = prefix_cache;
   so.n_ctx = 512;
   so.n_threads = 2;
   so.kv_types = types;
@@ -125,17 +127,13 @@ TEST(PrefixCacheSession, ASecondChatReusesTheSharedPromptAndSaysSo) {
 TEST(PrefixCacheSession, OffMeansEveryPromptIsPrefilled) {
   auto model = load("stories260K.gguf");
   ASSERT_TRUE(model);
-  SessionOptions so;
-  so.n_ctx = 256;
-  so.n_threads = 2;
-  so.prefix_cache = false;
-  auto session = Session::create(model, so);
+  auto session = open(model, {}, 16, false);
   ASSERT_TRUE(session);
   GenerateRequest req;
   req.prompt = kStory;
   req.max_tokens = 4;
   for (int i = 0; i < 2; ++i) {
-    auto r = (*session)->generate(req);
+    auto r = session->generate(req);
     ASSERT_TRUE(r) << r.message();
     EXPECT_EQ(r->reused_tokens, 0);
   }
