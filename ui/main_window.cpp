@@ -312,6 +312,7 @@ void MainWindow::connectSettings() {
   });
   connect(m_settings, &SettingsDock::reloadRequested, this, &MainWindow::reload);
   connect(m_settings, &SettingsDock::kvTypesRequested, m_engine.controller(), &EngineController::setKvTypes);
+  connect(m_settings, &SettingsDock::cachePolicyRequested, m_engine.controller(), &EngineController::setCachePolicy);
   connect(m_settings, &SettingsDock::presetSaveRequested, this,
           [store](const QString& name, const SamplingSettings& sampling) { store->savePreset(name, samplingToJson(sampling)); });
   connect(m_settings, &SettingsDock::presetLoadRequested, store, &StoreWorker::loadPreset);
@@ -358,6 +359,7 @@ LoadOptions MainWindow::optionsFor(const LoadSettings& settings) const {
   options.contextLength = settings.contextLength;
   options.backend = backendChoiceFromId(settings.backend).value_or(BackendChoice{});
   options.kvTypes = m_settings->kvTypes();
+  options.cache = m_settings->cachePolicy();
   return options;
 }
 
@@ -483,6 +485,14 @@ void MainWindow::connectEngine() {
     m_settings->showKvCache(types, bytes);
     m_performance->setKvCacheType(QString::fromStdString(kv_types_label(types)));
   });
+  connect(engine, &EngineController::cachePolicyChanged, this, [this](const CachePolicy& policy) {
+    m_loadedOptions.cache = policy;
+    m_settings->showCachePolicy(policy);
+  });
+  connect(engine, &EngineController::cachePolicyRefused, this, [this](const QString& reason) {
+    m_settings->showCachePolicyRefused(reason);
+    m_status->showMessage(tr("Cache settings not changed: %1").arg(reason), 10000);
+  });
   connect(engine, &EngineController::kvCacheRefused, this, [this](const QString& reason) {
     m_settings->showKvCacheRefused(reason);
     m_status->showMessage(tr("KV cache not changed: %1").arg(reason), 10000);
@@ -529,6 +539,7 @@ void MainWindow::onModelLoaded(const ModelSummary& summary) {
   m_performance->setOpTimes({}, summary.backendShort);  // a new session measures from zero
   m_performance->setKvCacheType(QString::fromStdString(kv_types_label(summary.kvTypes)));
   m_settings->showKvCache(summary.kvTypes, static_cast<quint64>(summary.kvCacheBytes));
+  m_settings->showCachePolicy(summary.cachePolicy);
   setWindowTitle(tr("%1 — Inferscope").arg(QFileInfo(summary.path).fileName()));
   updateActions();
   if (!summary.chatFormatNotice.isEmpty()) showChatTemplateNotice(summary.chatFormatNotice);

@@ -36,7 +36,7 @@ int run_prefix_bench(Args& args, std::shared_ptr<const Model> model, SessionOpti
   const int chats = static_cast<int>(args.integer("chats", 2, 2, 64));
   if (!args.ok()) return args.exit_code();
   options.n_ctx = std::max(options.n_ctx, n_shared + n_new + 1);
-  options.prefix_cache = true;
+  options.cache.prefix_cache = true;
   auto session = Session::create(model, options);
   if (!session) {
     std::fprintf(stderr, "error: %s\n", session.message().c_str());

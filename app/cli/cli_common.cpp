@@ -60,13 +60,16 @@ void read_kv_types(Args& args, KvTypes* types) {
 }
 
 void read_kv_pool_options(Args& args, SessionOptions* options) {
-  options->kv_block_size = static_cast<int32_t>(args.integer("kv-block-size", kDefaultKvBlockSize, 1, 1 << 20));
+  options->cache.kv_block_size = static_cast<int32_t>(args.integer("kv-block-size", kDefaultKvBlockSize, 1, 1 << 20));
   if (args.ok()) {
-    const Status valid = check_kv_block_size(options->kv_block_size);
+    const Status valid = check_kv_block_size(options->cache.kv_block_size);
     if (!valid) args.fail("--kv-block-size: " + valid.message());
   }
-  options->kv_cache_budget_bytes = static_cast<uint64_t>(args.integer("cache-budget", 0, 0, int64_t(1) << 30)) << 20;
-  options->prefix_cache = !args.flag("no-prefix-cache");
+  options->cache.kv_cache_budget_bytes = static_cast<uint64_t>(args.integer("cache-budget", 0, 0, int64_t(1) << 30)) << 20;
+  options->cache.prefix_cache = !args.flag("no-prefix-cache");
+  options->cache.kv_window = args.integer("kv-window", 0, 0, int64_t(1) << 24);
+  options->cache.kv_sinks = args.integer("kv-sinks", 4, 0, int64_t(1) << 24);
+  options->cache.context_shift = args.flag("context-shift");
 }
 
 void print_memory(const MemoryUsage& m) {

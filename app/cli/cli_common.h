@@ -27,6 +27,9 @@ inline const OptionSpec kCacheTypeVOption{"cache-type-v", "T", "KV cache type of
 inline const OptionSpec kKvBlockSizeOption{"kv-block-size", "N", "positions per paged KV block: 16 (default), 32, 64, 128, 256"};
 inline const OptionSpec kCacheBudgetOption{"cache-budget", "MIB", "KV memory for cached prompt prefixes beyond the context (default 0: the unused part of the context's blocks)"};
 inline const OptionSpec kNoPrefixCacheOption{"no-prefix-cache", nullptr, "prefill every prompt whole, without reusing cached prefixes"};
+inline const OptionSpec kKvWindowOption{"kv-window", "N", "attend to the last N positions plus the sinks only, dropping older KV: run past the context at constant memory (default 0: off)"};
+inline const OptionSpec kKvSinksOption{"kv-sinks", "N", "with --kv-window or --context-shift: first positions always kept (attention sinks, default 4)"};
+inline const OptionSpec kContextShiftOption{"context-shift", nullptr, "when the context is full, drop the older half after the sinks and go on (instead of stopping)"};
 
 // Loads --model (or the bundled model); prints the error and returns nullptr on failure.
 std::shared_ptr<const Model> load_model_from_args(Args& args);
@@ -36,7 +39,8 @@ bool check_backend(Args& args, BackendChoice* choice);
 
 // Reads --cache-type-k and --cache-type-v into *types; fails the arguments for unknown names.
 void read_kv_types(Args& args, KvTypes* types);
-// Reads --kv-block-size, --cache-budget and --no-prefix-cache into *options.
+// Reads --kv-block-size, --cache-budget, --no-prefix-cache, --kv-window, --kv-sinks and
+// --context-shift into *options.
 void read_kv_pool_options(Args& args, SessionOptions* options);
 
 std::string format_bytes(uint64_t bytes);  // "12.3 MiB"

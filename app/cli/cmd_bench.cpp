@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/bench_parallel.h"
 #include "app/cli/bench_prefix.h"
 #include "app/cli/bench_record.h"
 #include "app/cli/bench_tokens.h"
@@ -216,9 +217,13 @@ int run_bench(int argc, char** argv) {
              kKvBlockSizeOption,
              kCacheBudgetOption,
              kNoPrefixCacheOption,
+             kKvWindowOption,
+             kKvSinksOption,
+             kContextShiftOption,
              {"shared-prefix", "N", "instead: time to first token of prompts sharing N tokens, cold then cached"},
              {"new-tokens", "N", "with --shared-prefix: each prompt's own tokens after the shared ones (default 32)"},
              {"chats", "N", "with --shared-prefix: how many prompts share the prefix (default 2)"},
+             {"parallel", "N", "instead: decode N sequences together, aggregate and per-sequence tokens/s against one alone"},
              kThreadsOption,
              kMmapOption,
              kBackendOption,
@@ -239,10 +244,9 @@ int run_bench(int argc, char** argv) {
   if (!args.ok() || !check_backend(args, &so.backend)) return args.exit_code();
   auto model = load_model_from_args(args);
   if (!model) return 1;
-  if (args.has("shared-prefix")) {
-    so.kv_types = kv_configs.front();
-    return run_prefix_bench(args, model, so);
-  }
+  so.kv_types = kv_configs.front();
+  if (args.has("shared-prefix")) return run_prefix_bench(args, model, so);
+  if (args.has("parallel")) return run_parallel_bench(args, model, so);
   so.n_ctx = std::max<int64_t>(n_prompt, depth + n_gen + 1);
   so.max_batch = std::max<int64_t>(n_prompt, 1);
   so.kv_types = kv_configs.front();

@@ -26,6 +26,7 @@ nlohmann::json to_json(const GenerateResult& r, bool with_steps) {
                   {"decode_tokens_per_s", r.timings.decode_tokens_per_s},
                   {"ttft_saved_ms", r.timings.ttft_saved_ms}};
   j["reused_tokens"] = r.reused_tokens;
+  j["context_shifts"] = r.context_shifts;
   j["memory"] = memory_json(r.memory);
   if (with_steps) {
     nlohmann::json steps = nlohmann::json::array();
@@ -92,6 +93,9 @@ int run_generate(int argc, char** argv) {
              kKvBlockSizeOption,
              kCacheBudgetOption,
              kNoPrefixCacheOption,
+             kKvWindowOption,
+             kKvSinksOption,
+             kContextShiftOption,
              kBackendOption,
              kDeviceOption,
              {"json", nullptr, "print one JSON object instead of streaming text"}});

@@ -58,17 +58,27 @@ struct ForwardPlan {
   OpProfile* profile = nullptr;  // where the backend adds its op times
 };
 
-// One chunk of up to max_batch tokens of one slot, at positions pos0 .. pos0 + n - 1. When
-// n_logits > 0 the logits of its last n_logits tokens end in `logits` ([n_logits][n_vocab]) once
-// end_chunk() returns. `blocks` is the slot's block table, covering positions 0 .. pos0 + n - 1:
-// position x is row x % kv.block_size of block blocks[x / kv.block_size] of every layer.
-struct Chunk {
+// Rows of one sequence in a chunk: positions pos0 .. pos0 + n - 1 of `slot`, stored and read
+// through the slot's block table `blocks`, which covers positions 0 .. pos0 + n - 1: position x
+// is row x % kv.block_size of block blocks[x / kv.block_size] of every layer.
+struct ChunkSpan {
   int slot = 0;
   int64_t pos0 = 0;
   int64_t n = 0;
+  std::span<const BlockId> blocks;
+};
+
+// One chunk of up to max_batch rows: the rows of `spans` in order (span i's rows follow those of
+// spans 0 .. i-1), so several sequences decode together and share each weight read. A slot may
+// have several spans (ForwardPass puts each finishing sequence's last token among the last
+// rows); a span's queries see its slot's positions stored by every span of the chunk up to
+// their own. When n_logits > 0 the logits of the chunk's last n_logits rows end in `logits`
+// ([n_logits][n_vocab]) once end_chunk() returns.
+struct Chunk {
+  std::span<const ChunkSpan> spans;
+  int64_t n = 0;  // rows: the spans' n summed
   int64_t n_logits = 0;
   float* logits = nullptr;
-  std::span<const BlockId> blocks;
 };
 
 // What a model needs on a backend's device, for the fit check before anything is uploaded.
@@ -90,6 +100,9 @@ struct AttentionShape {
   float scale = 1.0f;
   float softcap = 0.0f;  // 0: none (gemma2: 50)
   int64_t window = 0;    // attend to the last `window` positions only; 0: all
+  // With a window: the first `sinks` positions stay visible too (StreamingLLM's attention
+  // sinks). Query at position pos sees j <= pos with j > pos - window or j < sinks.
+  int64_t sinks = 0;
 };
 
 using Feeds = std::span<const WeightMatrix* const>;
@@ -133,12 +146,12 @@ class BackendOps {
   virtual Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) = 0;
   // x[i] += bias for i < n ([bias.size] rows).
   virtual Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) = 0;
-  // Rotates Q's and K's heads for the chunk's positions (the plan's RoPE parameters).
+  // Rotates Q's and K's heads for the positions of the chunk's rows (the plan's RoPE parameters).
   virtual Status rope(const Chunk& chunk, OpLabel label) = 0;
-  // Stores K and V as the rows of the chunk's positions (through chunk.blocks) in `layer`.
+  // Stores K and V as the rows of each span's positions (through its blocks) in `layer`.
   virtual Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) = 0;
-  // Attn = causal attention of Q over the slot's cached positions 0 .. pos of `layer` (GQA),
-  // read through chunk.blocks.
+  // Attn = causal attention of each row's Q over its slot's cached positions 0 .. pos of
+  // `layer` (GQA) that `shape` leaves visible, read through its span's blocks.
   virtual Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
                            OpLabel label) = 0;
   // FfnA[i] = act(FfnA[i]) * FfnB[i] over `width` columns, i < n.
@@ -163,6 +176,12 @@ class BackendOps {
   // (copy-on-write of a shared block, before the chunk that writes it). Each `to` is a block
   // just allocated: it differs from every source and from the other copies' destinations.
   virtual Status kv_copy(std::span<const BlockCopy> copies) = 0;
+  // Re-rotates the keys of every row of each listed block, in every layer, by `delta` positions:
+  // a key rotated for position p becomes the key of position p + delta (the plan's RoPE
+  // frequencies; a pure rotation, without attn_factor's magnitude), re-encoded in the K type
+  // (lossy for quantized K). Values are untouched. The blocks are distinct and no other slot
+  // reads them (the sliding window and context shift move a sequence's later blocks down).
+  virtual Status kv_rotate(std::span<const BlockId> blocks, int64_t delta) = 0;
 
   virtual ExecutorMemory memory() const = 0;
   virtual ExecutorCounters counters() const { return {}; }

@@ -36,6 +36,14 @@ struct ExecutorCounters {
   uint64_t submissions = 0;
 };
 
+// One sequence of a batched forward call: `tokens` appended to `slot`, the logits of its last
+// token written to `logits` ([n_vocab]).
+struct SequenceTokens {
+  int slot = 0;
+  std::span<const int32_t> tokens;
+  float* logits = nullptr;
+};
+
 class ForwardExecutor {
  public:
   virtual ~ForwardExecutor() = default;
@@ -44,6 +52,13 @@ class ForwardExecutor {
   // logits of the last token, or of every token when `all_logits`, to `logits`
   // ([n_out][n_vocab]). Fails when the context is full or a token id is invalid.
   virtual Status forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) = 0;
+  // The same for several sequences at once (distinct slots): their tokens share each chunk, so
+  // N decoding sequences read the weights once per step instead of N times.
+  virtual Status forward_batch(std::span<const SequenceTokens> sequences) = 0;
+  // Context shift: drops the older half of `slot`'s blocks after its attention-sink blocks and
+  // moves the later ones down (their keys re-rotated), so generation can go on in a full
+  // context. Fails when there is nothing to drop.
+  virtual Status shift_context(int slot) = 0;
 
   virtual int64_t n_ctx() const = 0;
   virtual int n_slots() const = 0;

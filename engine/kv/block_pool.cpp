@@ -104,6 +104,19 @@ void BlockPool::publish(BlockId id, uint64_t key, uint64_t parent, std::span<con
   by_key_.emplace(key, id);
 }
 
+void BlockPool::forget(BlockId id) {
+  check_referenced(id, "forget");
+  Block& b = blocks_[static_cast<size_t>(id)];
+  if (b.refs != 1) {
+    std::fprintf(stderr, "BlockPool::forget: block %d is held %d times\n", static_cast<int>(id), b.refs);
+    std::abort();
+  }
+  if (!b.keyed) return;
+  by_key_.erase(b.key);
+  b.keyed = false;
+  b.tokens.clear();
+}
+
 std::optional<BlockId> BlockPool::lookup(uint64_t key, uint64_t parent, std::span<const int32_t> tokens) {
   ++lookups_;
   auto it = by_key_.find(key);

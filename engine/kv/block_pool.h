@@ -66,6 +66,9 @@ class BlockPool {
   // Keys a full, referenced block by its prefix, so that lookup() finds it once released (or
   // while still held). A block keyed already, or a key already used, is left as it is.
   void publish(BlockId id, uint64_t key, uint64_t parent, std::span<const int32_t> tokens);
+  // Takes the key off a block its one holder is about to rewrite (the sliding window re-rotates
+  // its rows): later lookups no longer find it. Precondition: ref_count(id) == 1 (checked).
+  void forget(BlockId id);
   // The block keyed `key` with these tokens after `parent`, retained for the caller; nullopt
   // when none is (never published, or evicted since).
   std::optional<BlockId> lookup(uint64_t key, uint64_t parent, std::span<const int32_t> tokens);

@@ -1,5 +1,6 @@
 #include "engine/kv/block_table.h"
 
+#include <algorithm>
 #include <cassert>
 #include <utility>
 
@@ -77,6 +78,40 @@ void BlockTable::truncate(int64_t n) {
   }
   if (keys_.size() > static_cast<size_t>(n / block_size())) keys_.resize(static_cast<size_t>(n / block_size()));
   length_ = n;
+}
+
+bool BlockTable::drop_blocks(size_t first, size_t count, std::vector<BlockCopy>* copies,
+                             std::vector<BlockId>* moved) {
+  assert(static_cast<int64_t>(first + count) * block_size() <= length_);
+  const size_t tail = first + count;
+  std::vector<size_t> shared;
+  for (size_t i = tail; i < blocks_.size(); ++i) {
+    if (pool_->ref_count(blocks_[i]) > 1) shared.push_back(i);
+  }
+  std::vector<BlockId> fresh;
+  for (size_t i = 0; i < shared.size(); ++i) {
+    auto id = pool_->allocate();
+    if (!id) {
+      for (BlockId f : fresh) pool_->release(f);
+      return false;
+    }
+    fresh.push_back(*id);
+  }
+  const int64_t bs = block_size();
+  for (size_t i = 0; i < shared.size(); ++i) {
+    const size_t at = shared[i];
+    const int64_t rows = std::min<int64_t>(bs, length_ - static_cast<int64_t>(at) * bs);
+    copies->push_back({blocks_[at], fresh[i], static_cast<int32_t>(rows)});
+    pool_->release(blocks_[at]);
+    blocks_[at] = fresh[i];
+  }
+  for (size_t i = tail; i < blocks_.size(); ++i) pool_->forget(blocks_[i]);
+  for (size_t i = first; i < tail; ++i) pool_->release(blocks_[i]);
+  blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(first), blocks_.begin() + static_cast<std::ptrdiff_t>(tail));
+  moved->insert(moved->end(), blocks_.begin() + static_cast<std::ptrdiff_t>(first), blocks_.end());
+  if (keys_.size() > first) keys_.resize(first);
+  length_ -= static_cast<int64_t>(count) * bs;
+  return true;
 }
 
 void BlockTable::release_all() {

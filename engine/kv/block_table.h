@@ -46,6 +46,15 @@ class BlockTable {
   // Keeps positions [0, n) (n <= length()) and releases the blocks past them.
   void truncate(int64_t n);
 
+  // Removes the `count` full blocks from index `first` on: the positions after them move down
+  // by count * block_size (the sliding window's eviction, context shift). The blocks that move
+  // are made private first: a shared one is replaced by a copy, whose rows are appended to
+  // `copies`, and a keyed one loses its key (the prefix cache no longer offers it); `moved`
+  // receives the moved blocks (their keys need re-rotating). The table keeps the keys of the
+  // blocks before `first` only. False, with the table as it was,
+  // when the pool has no block for a copy. Precondition: (first + count) * block_size <= length().
+  bool drop_blocks(size_t first, size_t count, std::vector<BlockCopy>* copies, std::vector<BlockId>* moved);
+
   // Prefix cache. `tokens` are the sequence's token ids from position 0; `seed` names what the
   // contents depend on (prefix_seed). Starting from an empty table, takes the cached blocks of
   // the longest prefix of whole blocks, leaving at least one token to prefill (its logits are

@@ -37,6 +37,8 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   fp->pool_ = std::make_unique<BlockPool>(static_cast<int32_t>(plan.kv.n_blocks), plan.kv.block_size);
   for (int s = 0; s < plan.n_slots; ++s) fp->tables_.emplace_back(*fp->pool_);
   fp->tokens_.resize(static_cast<size_t>(plan.n_slots));
+  fp->shifted_.assign(static_cast<size_t>(plan.n_slots), false);
+  INFERSCOPE_RETURN_IF_ERROR(fp->set_kv_window(options.kv_window, options.kv_sinks));
   fp->prefix_seed_ = fp->seed_for_prefixes();
   INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c, plan.kv.types));
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->supports(plan));
@@ -45,6 +47,24 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->allocate(plan));
   if (fp->ops_->records()) INFERSCOPE_RETURN_IF_ERROR(fp->warm_up());
   return fp;
+}
+
+// The window needs room in the context for its sink blocks, the window, the blocks waiting to
+// leave and one more block being written.
+Status ForwardPass::set_kv_window(int64_t window, int64_t sinks) {
+  if (window < 0 || sinks < 0) return Status::error("the KV window and its sinks must be >= 0");
+  kv_window_ = window;
+  kv_sinks_ = sinks;
+  if (window == 0) return Status::ok();
+  const int64_t bs = plan_.kv.block_size;
+  const int64_t step = std::max<int64_t>(1, window / (4 * bs));
+  const int64_t needed = (sink_blocks() + step + 1) * bs + window;
+  if (needed > plan_.n_ctx) {
+    return Status::error("--kv-window " + std::to_string(window) + " with " + std::to_string(sinks) +
+                         " sinks needs a context of at least " + std::to_string(needed) + " positions (the context is " +
+                         std::to_string(plan_.n_ctx) + ")");
+  }
+  return Status::ok();
 }
 
 // Refuses, before anything is uploaded, a model that does not fit the device's memory.
@@ -65,7 +85,8 @@ Status ForwardPass::warm_up() {
   for (int64_t n : {int64_t{1}, std::min(plan_.max_batch, plan_.n_ctx)}) {
     BlockTable scratch(*pool_);
     INFERSCOPE_RETURN_IF_ERROR(make_writable(scratch, n));
-    const Chunk chunk{0, 0, n, n, nullptr, scratch.blocks()};
+    const ChunkSpan span{0, 0, n, scratch.blocks()};
+    const Chunk chunk{std::span(&span, 1), n, n, nullptr};
     INFERSCOPE_RETURN_IF_ERROR(ops_->begin_chunk(chunk));
     const Status recorded = run_chunk(chunk, std::span(tokens).first(static_cast<size_t>(n)));
     INFERSCOPE_RETURN_IF_ERROR(ops_->discard_chunk());
@@ -74,45 +95,199 @@ Status ForwardPass::warm_up() {
   return Status::ok();
 }
 
+// A sequence of a forward call: its tokens, how many are done, and how many the chunk being
+// built takes.
+struct ForwardPass::Pending {
+  int slot = 0;
+  std::span<const int32_t> tokens;
+  float* logits = nullptr;  // its last token's; null when the caller wants every token's
+  size_t done = 0;
+  int64_t take = 0;
+};
+
 Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) {
+  const SequenceTokens sequence{slot, tokens, logits};
+  INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1)));
+  Pending pending{slot, tokens, all_logits ? nullptr : logits};
+  return run_sequences(std::span(&pending, 1), all_logits ? logits : nullptr);
+}
+
+Status ForwardPass::forward_batch(std::span<const SequenceTokens> sequences) {
+  if (sequences.empty()) return Status::error("no sequences to evaluate");
+  INFERSCOPE_RETURN_IF_ERROR(check_input(sequences));
+  std::vector<Pending> pending;
+  for (const SequenceTokens& s : sequences) {
+    if (!s.logits) return Status::error("a batched sequence needs a place for its logits");
+    pending.push_back({s.slot, s.tokens, s.logits});
+  }
+  return run_sequences(pending, nullptr);
+}
+
+Status ForwardPass::check_input(std::span<const SequenceTokens> sequences) const {
   const ModelConfig& c = model_->config();
-  if (slot < 0 || slot >= n_slots()) return Status::error("sequence slot out of range");
-  if (tokens.empty()) return Status::error("no tokens to evaluate");
-  BlockTable& table = tables_[static_cast<size_t>(slot)];
-  const int64_t length = table.length();
-  if (length + static_cast<int64_t>(tokens.size()) > plan_.n_ctx) {
-    return Status::error("context is full: " + std::to_string(length) + " + " + std::to_string(tokens.size()) +
-                         " tokens exceed the context length of " + std::to_string(plan_.n_ctx) +
-                         " (use a larger --context)");
-  }
-  for (int32_t t : tokens) {
-    if (t < 0 || t >= c.n_vocab) {
-      return Status::error("token id " + std::to_string(t) + " is outside the vocabulary (0.." +
-                           std::to_string(c.n_vocab - 1) + ")");
+  std::vector<bool> seen(tables_.size());
+  for (const SequenceTokens& s : sequences) {
+    if (s.slot < 0 || s.slot >= n_slots()) return Status::error("sequence slot out of range");
+    if (seen[static_cast<size_t>(s.slot)]) return Status::error("a slot appears twice in one forward call");
+    seen[static_cast<size_t>(s.slot)] = true;
+    if (s.tokens.empty()) return Status::error("no tokens to evaluate");
+    const int64_t length = kv_length(s.slot);
+    if (kv_window_ == 0 && length + static_cast<int64_t>(s.tokens.size()) > plan_.n_ctx) {
+      return Status::error("context is full: " + std::to_string(length) + " + " + std::to_string(s.tokens.size()) +
+                           " tokens exceed the context length of " + std::to_string(plan_.n_ctx) +
+                           " (use a larger --context, --kv-window or --context-shift)");
+    }
+    for (int32_t t : s.tokens) {
+      if (t < 0 || t >= c.n_vocab) {
+        return Status::error("token id " + std::to_string(t) + " is outside the vocabulary (0.." +
+                             std::to_string(c.n_vocab - 1) + ")");
+      }
     }
   }
-  for (size_t done = 0; done < tokens.size();) {
-    const int64_t n = std::min<int64_t>(plan_.max_batch, static_cast<int64_t>(tokens.size() - done));
-    const bool last_chunk = done + static_cast<size_t>(n) == tokens.size();
-    INFERSCOPE_RETURN_IF_ERROR(make_writable(table, n));
-    Chunk chunk{slot, table.length(), n, all_logits ? n : last_chunk ? 1 : 0, nullptr, table.blocks()};
-    if (chunk.n_logits > 0) chunk.logits = all_logits ? logits + static_cast<int64_t>(done) * c.n_vocab : logits;
-    INFERSCOPE_RETURN_IF_ERROR(ops_->begin_chunk(chunk));
-    const Status recorded = run_chunk(chunk, tokens.subspan(done, static_cast<size_t>(n)));
-    if (!recorded) {
-      INFERSCOPE_RETURN_IF_ERROR(ops_->discard_chunk());
-      return recorded;
-    }
-    INFERSCOPE_RETURN_IF_ERROR(ops_->end_chunk(chunk));
-    table.commit(n);
-    auto& held = tokens_[static_cast<size_t>(slot)];
-    held.insert(held.end(), tokens.begin() + static_cast<std::ptrdiff_t>(done),
-                tokens.begin() + static_cast<std::ptrdiff_t>(done) + n);
-    table.publish_full_blocks(held, prefix_seed_);
-    done += static_cast<size_t>(n);
-  }
+  return Status::ok();
+}
+
+Status ForwardPass::run_sequences(std::span<Pending> pending, float* all_logits) {
+  const auto unfinished = [&] {
+    return std::any_of(pending.begin(), pending.end(), [](const Pending& p) { return p.done < p.tokens.size(); });
+  };
+  while (unfinished()) INFERSCOPE_RETURN_IF_ERROR(next_chunk(pending, all_logits));
   forward_calls_ += 1;
   return Status::ok();
+}
+
+// Fills a chunk with up to max_batch rows of the sequences in order, each one's last token among
+// the chunk's last rows (where the logits come from), runs it and commits the rows.
+Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits) {
+  const int64_t n_vocab = model_->config().n_vocab;
+  int64_t room = plan_.max_batch;
+  for (Pending& p : pending) {
+    p.take = 0;
+    const int64_t left = static_cast<int64_t>(p.tokens.size() - p.done);
+    if (left == 0 || room == 0) continue;
+    int64_t n = std::min(left, room);
+    if (kv_window_ > 0) {
+      INFERSCOPE_RETURN_IF_ERROR(slide_window(p.slot, n));
+      n = std::min(n, plan_.n_ctx - kv_length(p.slot));
+      if (n < 1) return Status::error("internal: the KV window left no room in the context");
+    }
+    p.take = n;
+    room -= n;
+  }
+  for (Pending& p : pending) {
+    if (p.take > 0) INFERSCOPE_RETURN_IF_ERROR(make_writable(tables_[static_cast<size_t>(p.slot)], p.take));
+  }
+  const auto finishing = [](const Pending& p) { return p.logits && p.done + static_cast<size_t>(p.take) == p.tokens.size(); };
+  chunk_spans_.clear();
+  chunk_tokens_.clear();
+  for (const Pending& p : pending) {
+    const int64_t body = p.take - (finishing(p) ? 1 : 0);
+    if (p.take == 0 || body == 0) continue;
+    const BlockTable& t = tables_[static_cast<size_t>(p.slot)];
+    chunk_spans_.push_back({p.slot, t.length(), body, t.blocks()});
+    chunk_tokens_.insert(chunk_tokens_.end(), p.tokens.begin() + static_cast<std::ptrdiff_t>(p.done),
+                         p.tokens.begin() + static_cast<std::ptrdiff_t>(p.done) + body);
+  }
+  std::vector<float*> destinations;
+  for (const Pending& p : pending) {
+    if (p.take == 0 || !finishing(p)) continue;
+    const BlockTable& t = tables_[static_cast<size_t>(p.slot)];
+    chunk_spans_.push_back({p.slot, t.length() + p.take - 1, 1, t.blocks()});
+    chunk_tokens_.push_back(p.tokens[p.done + static_cast<size_t>(p.take) - 1]);
+    destinations.push_back(p.logits);
+  }
+  Chunk chunk{chunk_spans_, static_cast<int64_t>(chunk_tokens_.size()), static_cast<int64_t>(destinations.size()),
+              nullptr};
+  if (all_logits) {
+    chunk.n_logits = chunk.n;
+    chunk.logits = all_logits + static_cast<int64_t>(pending[0].done) * n_vocab;
+  } else if (destinations.size() == 1) {
+    chunk.logits = destinations[0];
+  } else if (!destinations.empty()) {
+    chunk_logits_.resize(destinations.size() * static_cast<size_t>(n_vocab));
+    chunk.logits = chunk_logits_.data();
+  }
+  INFERSCOPE_RETURN_IF_ERROR(ops_->begin_chunk(chunk));
+  const Status recorded = run_chunk(chunk, chunk_tokens_);
+  if (!recorded) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_->discard_chunk());
+    return recorded;
+  }
+  INFERSCOPE_RETURN_IF_ERROR(ops_->end_chunk(chunk));
+  if (destinations.size() > 1) {
+    for (size_t i = 0; i < destinations.size(); ++i) {
+      std::copy_n(chunk_logits_.data() + i * static_cast<size_t>(n_vocab), n_vocab, destinations[i]);
+    }
+  }
+  for (Pending& p : pending) {
+    if (p.take == 0) continue;
+    BlockTable& table = tables_[static_cast<size_t>(p.slot)];
+    table.commit(p.take);
+    auto& held = tokens_[static_cast<size_t>(p.slot)];
+    const auto from = p.tokens.begin() + static_cast<std::ptrdiff_t>(p.done);
+    held.insert(held.end(), from, from + p.take);
+    if (!shifted_[static_cast<size_t>(p.slot)]) table.publish_full_blocks(held, prefix_seed_);
+    p.done += static_cast<size_t>(p.take);
+  }
+  return Status::ok();
+}
+
+// Blocks holding the attention sinks (kept by the window and by context shift).
+int64_t ForwardPass::sink_blocks() const {
+  const int64_t bs = plan_.kv.block_size;
+  return (kv_sinks_ + bs - 1) / bs;
+}
+
+// Before n more positions of `slot`: drops the blocks after the sinks that no query sees any
+// more (every row more than kv_window behind the next position), once they are a quarter
+// window's worth (each kept key is re-rotated about four times in its life) or the context
+// needs the room.
+Status ForwardPass::slide_window(int slot, int64_t n) {
+  const int64_t bs = plan_.kv.block_size, length = kv_length(slot);
+  const int64_t dead = std::max<int64_t>(0, std::max<int64_t>(0, length - kv_window_ + 1) / bs - sink_blocks());
+  if (dead == 0) return Status::ok();
+  const int64_t step = std::max<int64_t>(1, kv_window_ / (4 * bs));
+  if (dead < step && length + n <= plan_.n_ctx) return Status::ok();
+  return drop_blocks(slot, static_cast<size_t>(sink_blocks()), static_cast<size_t>(dead));
+}
+
+Status ForwardPass::shift_context(int slot) {
+  if (slot < 0 || slot >= n_slots()) return Status::error("sequence slot out of range");
+  const int64_t full = kv_length(slot) / plan_.kv.block_size;
+  const int64_t drop = (full - sink_blocks()) / 2;
+  if (drop < 1) return Status::error("context shift: no whole block after the attention sinks to drop");
+  return drop_blocks(slot, static_cast<size_t>(sink_blocks()), static_cast<size_t>(drop));
+}
+
+// Removes blocks [first, first + count) of `slot`; the later ones move down and their keys are
+// re-rotated for their new positions.
+Status ForwardPass::drop_blocks(int slot, size_t first, size_t count) {
+  BlockTable& table = tables_[static_cast<size_t>(slot)];
+  std::vector<BlockCopy> copies;
+  std::vector<BlockId> moved;
+  if (!table.drop_blocks(first, count, &copies, &moved)) {
+    return Status::error("the KV cache has no free block to move a shared block of the sliding window into");
+  }
+  if (!copies.empty()) INFERSCOPE_RETURN_IF_ERROR(ops_->kv_copy(copies));
+  const int64_t bs = plan_.kv.block_size;
+  if (!moved.empty()) INFERSCOPE_RETURN_IF_ERROR(ops_->kv_rotate(moved, -static_cast<int64_t>(count) * bs));
+  auto& held = tokens_[static_cast<size_t>(slot)];
+  held.erase(held.begin() + static_cast<std::ptrdiff_t>(first) * bs,
+             held.begin() + static_cast<std::ptrdiff_t>(first + count) * bs);
+  shifted_[static_cast<size_t>(slot)] = true;
+  return Status::ok();
+}
+
+// The model's own sliding window where a layer has one (its semantics kept), else the KV
+// window policy with its sinks, else all positions.
+AttentionShape ForwardPass::attention_shape(int64_t layer) const {
+  const ModelConfig& c = model_->config();
+  AttentionShape shape{c.attn_scale, c.attn_softcap, c.uses_sliding_window(layer) ? c.n_swa : 0, 0};
+  if (kv_window_ > 0 && (shape.window == 0 || kv_window_ < shape.window)) {
+    shape.window = kv_window_;
+    shape.sinks = kv_sinks_;
+  }
+  return shape;
 }
 
 // The model file, the KV types, the RoPE settings and the block size: two blocks of the same
@@ -137,6 +312,7 @@ void ForwardPass::truncate(int slot, int64_t length) {
   const int64_t n = std::clamp<int64_t>(length, 0, t.length());
   t.truncate(n);
   tokens_[static_cast<size_t>(slot)].resize(static_cast<size_t>(n));
+  if (n == 0) shifted_[static_cast<size_t>(slot)] = false;
 }
 
 int64_t ForwardPass::reuse_prefix(int slot, std::span<const int32_t> tokens) {
@@ -205,7 +381,7 @@ Status ForwardPass::attention_block(const LayerWeights& l, int64_t il, const Chu
   }
   INFERSCOPE_RETURN_IF_ERROR(ops_->rope(chunk, at(OpKind::Rope, il)));
   INFERSCOPE_RETURN_IF_ERROR(ops_->kv_store(il, chunk, at(OpKind::Rope, il)));
-  const AttentionShape shape{c.attn_scale, c.attn_softcap, c.uses_sliding_window(il) ? c.n_swa : 0};
+  const AttentionShape shape = attention_shape(il);
   const WeightMatrix* wo[] = {&l.wo};
   INFERSCOPE_RETURN_IF_ERROR(ops_->attention(il, chunk, shape, wo, at(OpKind::Attention, il)));
   const MatmulOutput out[] = {{&l.wo, Act::H}};
@@ -280,13 +456,16 @@ Status ForwardPass::reorder(std::span<const int32_t> parents) {
   }
   std::vector<BlockTable> forks;
   std::vector<std::vector<int32_t>> tokens;
+  std::vector<bool> shifted;
   forks.reserve(tables_.size());
   for (int32_t p : parents) {
     forks.push_back(tables_[static_cast<size_t>(p)].fork());
     tokens.push_back(tokens_[static_cast<size_t>(p)]);
+    shifted.push_back(shifted_[static_cast<size_t>(p)]);
   }
   tables_ = std::move(forks);
   tokens_ = std::move(tokens);
+  shifted_ = std::move(shifted);
   return Status::ok();
 }
 

@@ -38,6 +38,12 @@ struct ForwardOptions {
   // KV memory beyond the slots' contexts for blocks the prefix cache keeps (--cache-budget);
   // with none, cached blocks live in the blocks the slots do not use.
   uint64_t kv_cache_budget_bytes = 0;
+  // StreamingLLM's KV policy (--kv-window, --kv-sinks): with kv_window > 0 a query sees the first
+  // kv_sinks positions and the last kv_window, and blocks nothing sees any more leave the cache
+  // (the later ones move down, keys re-rotated), so a sequence runs past n_ctx in constant KV
+  // memory. Context shift keeps the kv_sinks positions' blocks too.
+  int64_t kv_window = 0;
+  int64_t kv_sinks = 4;
   ThreadPool* host_threads = nullptr;  // the session's pool (outlives the pass): the CPU runs ops on it
   // GPU backends: called with the fraction of the weights copied to the device (0..1,
   // non-decreasing), on the creating thread.
@@ -53,6 +59,8 @@ class ForwardPass : public ForwardExecutor {
                                                      std::unique_ptr<BackendOps> ops, const ForwardOptions& options);
 
   Status forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) override;
+  Status forward_batch(std::span<const SequenceTokens> sequences) override;
+  Status shift_context(int slot) override;
 
   int64_t n_ctx() const override { return plan_.n_ctx; }
   int n_slots() const override { return static_cast<int>(tables_.size()); }
@@ -74,7 +82,16 @@ class ForwardPass : public ForwardExecutor {
  private:
   ForwardPass() = default;
   Status fit_check();
+  Status set_kv_window(int64_t window, int64_t sinks);
   Status warm_up();
+  struct Pending;
+  Status check_input(std::span<const SequenceTokens> sequences) const;
+  Status run_sequences(std::span<Pending> pending, float* all_logits);
+  Status next_chunk(std::span<Pending> pending, float* all_logits);
+  Status slide_window(int slot, int64_t n);
+  Status drop_blocks(int slot, size_t first, size_t count);
+  int64_t sink_blocks() const;
+  AttentionShape attention_shape(int64_t layer) const;
   Status run_chunk(const Chunk& chunk, std::span<const int32_t> tokens);
   Status attention_block(const LayerWeights& l, int64_t layer, const Chunk& chunk);
   Status ffn_block(const LayerWeights& l, int64_t layer, int64_t n);
@@ -89,6 +106,14 @@ class ForwardPass : public ForwardExecutor {
   std::unique_ptr<BlockPool> pool_;  // which KV block is whose (the backend holds the rows)
   std::vector<BlockTable> tables_;   // per slot: its blocks and the positions it holds
   std::vector<std::vector<int32_t>> tokens_;  // per slot: the tokens of its positions
+  // Per slot: blocks left the cache (window, context shift), so its later blocks' contents no
+  // longer match a cold prefill of its tokens and are not offered to the prefix cache.
+  std::vector<bool> shifted_;
+  int64_t kv_window_ = 0, kv_sinks_ = 0;
+  // A chunk's rows, spans and (for several sequences) logits before they go to each sequence.
+  std::vector<int32_t> chunk_tokens_;
+  std::vector<ChunkSpan> chunk_spans_;
+  std::vector<float> chunk_logits_;
   uint64_t prefix_seed_ = 0;  // what cached blocks' contents depend on besides their tokens
   OpProfile profile_;
   uint64_t forward_calls_ = 0;

@@ -67,6 +67,7 @@ struct GenerateResult {
   std::string stop_reason;
   std::vector<std::vector<TokenLogprob>> steps;  // when top_logprobs > 0
   int64_t reused_tokens = 0;  // prompt tokens whose KV the prefix cache had (not prefilled)
+  int32_t context_shifts = 0;  // times a full context dropped its older half (--context-shift)
   GenerateTimings timings;
   MemoryUsage memory;
 };

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "engine/backend/backend_registry.h"
 #include "engine/backend/forward_executor.h"
@@ -18,14 +20,24 @@
 
 namespace inferscope {
 
+// How the KV cache is paged and what it keeps: the options a user changes with the model loaded.
+struct CachePolicy {
+  int32_t kv_block_size = kDefaultKvBlockSize;  // positions per paged KV block
+  uint64_t kv_cache_budget_bytes = 0;  // KV memory for cached prefixes beyond the context
+  bool prefix_cache = true;            // a prompt reuses the KV of the longest cached prefix
+  int64_t kv_window = 0;               // > 0: StreamingLLM window of this many positions (ForwardOptions)
+  int64_t kv_sinks = 4;                // attention sinks the window and context shift keep
+  bool context_shift = false;          // a full context drops its older half instead of stopping
+
+  bool operator==(const CachePolicy&) const = default;
+};
+
 struct SessionOptions {
   int64_t n_ctx = 0;     // 0 = min(model's training context, 4096)
   int n_threads = 0;     // 0 = all cores
   int64_t max_batch = 256;
   KvTypes kv_types;       // storage types of the KV cache's K and V (f16 unless chosen)
-  int32_t kv_block_size = kDefaultKvBlockSize;  // positions per paged KV block
-  uint64_t kv_cache_budget_bytes = 0;  // KV memory for cached prefixes beyond the context
-  bool prefix_cache = true;  // a prompt reuses the KV of the longest cached prefix
+  CachePolicy cache;      // paging, the prefix cache, the window (set_cache_policy changes it)
   BackendChoice backend;  // CPU unless chosen; a device of another backend runs the whole forward pass
   std::function<void(double)> on_upload_progress;  // see ForwardOptions
 };
@@ -39,9 +51,19 @@ class Session {
   Result<GenerateResult> generate(const GenerateRequest& request,
                                   const std::function<bool(const TokenEvent&)>& on_token = {});
 
+  // Generates for several sampled requests (beam width 1) together: request i runs in KV slot
+  // i, the prompts are prefilled in one forward call and every decode step feeds all unfinished
+  // sequences in one (each weight read serves them all). on_token(i, event) as generate's;
+  // returning false stops them all.
+  Result<std::vector<GenerateResult>> generate_batch(std::span<const GenerateRequest> requests,
+                                                     const std::function<bool(size_t, const TokenEvent&)>& on_token = {});
+
   // Evaluates tokens from an empty context and returns every position's logits
   // ([tokens.size()][n_vocab]); used by perplexity and quality comparisons.
   Status evaluate(std::span<const int32_t> tokens, std::vector<float>& logits);
+
+  // Makes room for n sequences (KV slots) in the executor: slots only grow (see ensure_slots).
+  Status reserve_sequences(int n) { return ensure_slots(n); }
 
   // Asks a running generate() to stop after the current token (any thread).
   void cancel() { cancelled_.store(true); }
@@ -57,16 +79,22 @@ class Session {
   // its weights to the device again). The context is emptied. On failure (a type the backend
   // cannot run, no memory) the session keeps its previous types, and the error says why.
   Status set_kv_types(KvTypes types);
+  // The same for the cache policy (block size, budget, prefix cache, window, context shift).
+  Status set_cache_policy(const CachePolicy& policy);
 
  private:
   Session() = default;
   Status ensure_slots(int n_slots);
+  Status recreate_executor(const SessionOptions& changed);
   Result<std::unique_ptr<ForwardExecutor>> create_executor(int n_slots);
   Result<GenerateResult> generate_sampled(const GenerateRequest& request,
                                           const std::function<bool(const TokenEvent&)>& on_token);
   Result<GenerateResult> generate_beam(const GenerateRequest& request,
                                        const std::function<bool(const TokenEvent&)>& on_token);
-  Status prefill(GenerateResult& result, std::vector<float>& logits, std::chrono::steady_clock::time_point start);
+  struct Sampled;
+  Status prefill(std::span<Sampled> seqs, std::chrono::steady_clock::time_point start);
+  Status sample_step(Sampled& seq, int slot, std::chrono::steady_clock::time_point start,
+                     const std::function<bool(size_t, const TokenEvent&)>& on_token);
 
   std::shared_ptr<const Model> model_;
   SessionOptions options_;

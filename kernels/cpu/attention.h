@@ -1,6 +1,7 @@
 // Scaled dot-product attention over the KV cache's rows, for the query heads of one GQA group.
 // Masking is the caller's choice of rows: causal attention passes positions 0..pos, a sliding
-// window of w passes the rows from position pos - w + 1 (never below 0).
+// window of w passes the rows from position pos - w + 1 (never below 0), and a window with
+// attention sinks the first `sinks` positions followed by the window's.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,8 @@ namespace inferscope::kernels {
 
 // Rows of one layer's K or V cache as attention reads them. Each row encodes a whole position
 // (every KV head) as `type`; the head read is values [first, first + head_dim) of each row.
-// Row p is the cache's position start + p. Contiguous (blocks null): position x starts at
+// Row p is the cache's position p for p < sinks, else start + p (sinks 0: always start + p; a
+// window with sinks passes start = its first position - sinks). Contiguous (blocks null): position x starts at
 // data + x * row_bytes. Paged: position x is row x % B of block blocks[x / B], B = 1 << block_shift
 // rows a block, and block b's rows start at data + b * B * row_bytes.
 struct KvRows {
@@ -22,9 +24,10 @@ struct KvRows {
   const int32_t* blocks = nullptr;
   int block_shift = 0;
   int64_t start = 0;
+  int64_t sinks = 0;
 
   const uint8_t* row(int64_t p) const {
-    const int64_t x = start + p;
+    const int64_t x = p < sinks ? p : start + p;
     if (!blocks) return data + x * row_bytes;
     const int64_t mask = (int64_t(1) << block_shift) - 1;
     return data + ((static_cast<int64_t>(blocks[x >> block_shift]) << block_shift) + (x & mask)) * row_bytes;

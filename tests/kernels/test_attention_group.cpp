@@ -190,6 +190,46 @@ TEST_P(AttentionGroup, ThroughABlockTableEqualsTheContiguousCacheBitForBit) {
   set_simd_level(before);
 }
 
+// Attention sinks: the first `sinks` positions, then the window's, read through a block table
+// (KvRows::sinks), match the double reference over exactly those rows on every path; leaving
+// the sinks out is detected.
+TEST_P(AttentionGroup, SinksAndAWindowReadExactlyTheirRows) {
+  const Case& c = GetParam();
+  if (c.n_pos < 12) GTEST_SKIP() << "too few positions for sinks and a window apart";
+  const int64_t hd = c.head_dim, n_embd_kv = hd * c.n_head_kv, first = (c.n_head_kv - 1) * hd;
+  const Cache k = make_cache(c.k, c.n_pos, n_embd_kv, 3), v = make_cache(c.v, c.n_pos, n_embd_kv, 4);
+  const PagedCache pk = page(k, c.n_pos), pv = page(v, c.n_pos);
+  const int64_t sinks = 4, window = c.n_pos / 2, first_row = c.n_pos - window;
+  // The visible rows' decoded values, back to back, for the reference.
+  auto visible = [&](const Cache& cache) {
+    std::vector<float> rows(cache.decoded.begin(), cache.decoded.begin() + sinks * n_embd_kv);
+    rows.insert(rows.end(), cache.decoded.begin() + first_row * n_embd_kv, cache.decoded.end());
+    return rows;
+  };
+  std::vector<float> q(static_cast<size_t>(c.n_q * hd));
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& x : q) x = dist(rng);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const std::vector<double> ref =
+      reference(q, c.n_q, visible(k), visible(v), n_embd_kv, 0, sinks + window, first, hd, scale, c.softcap);
+  std::vector<float> scratch(static_cast<size_t>(c.n_pos * kAttentionScratchPerPosition));
+  const KvRows kp{c.k, pk.storage.data(), k.row_bytes, first, pk.blocks.data(), kPageShift, first_row - sinks, sinks};
+  const KvRows vp{c.v, pv.storage.data(), v.row_bytes, first, pv.blocks.data(), kPageShift, first_row - sinks, sinks};
+  const SimdLevel before = active_simd_level();
+  for (SimdLevel level : {SimdLevel::Scalar, detected_simd_level()}) {
+    set_simd_level(level);
+    std::vector<float> out(q.size());
+    attention_group(q.data(), hd, c.n_q, kp, vp, sinks + window, hd, scale, c.softcap, scratch.data(), out.data(), hd);
+    EXPECT_LT(max_error(out, ref), tolerance(c)) << "level " << simd_level_name(level);
+    const KvRows kw{c.k, pk.storage.data(), k.row_bytes, first, pk.blocks.data(), kPageShift, first_row - sinks};
+    const KvRows vw{c.v, pv.storage.data(), v.row_bytes, first, pv.blocks.data(), kPageShift, first_row - sinks};
+    attention_group(q.data(), hd, c.n_q, kw, vw, sinks + window, hd, scale, c.softcap, scratch.data(), out.data(), hd);
+    EXPECT_GT(max_error(out, ref), 2 * tolerance(c)) << "rows before the window instead of the sinks pass unnoticed";
+  }
+  set_simd_level(before);
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   const KvType all[] = {KvType::F16, KvType::Q8_0, KvType::Q4_0, KvType::NF4, KvType::Int4};

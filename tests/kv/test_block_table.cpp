@@ -157,5 +157,57 @@ TEST(BlockTable, WritingAfterATruncationIntoACachedBlockCopiesIt) {
   EXPECT_EQ(again.adopt_prefix(iota_tokens(9), 1), 8) << "and is still found by its prefix";
 }
 
+// The sliding window's eviction: blocks leave the middle of the table, the later ones move
+// down, private ones in place, a shared or keyed one by a copy (the fork and the prefix cache
+// keep theirs).
+TEST(BlockTable, DroppingBlocksMovesTheLaterOnesDownAndCopiesSharedOnes) {
+  BlockPool pool(16, 4);
+  BlockTable t(pool);
+  write(t, 18);  // blocks 0..4, the last holding 2 rows
+  const std::vector<BlockId> before(t.blocks().begin(), t.blocks().end());
+  BlockTable fork = t.fork();
+  std::vector<BlockCopy> copies;
+  std::vector<BlockId> moved;
+  ASSERT_TRUE(t.drop_blocks(1, 2, &copies, &moved));
+  EXPECT_EQ(t.length(), 10);
+  ASSERT_EQ(t.blocks().size(), 3u);
+  EXPECT_EQ(t.blocks()[0], before[0]) << "blocks before the dropped ones stay";
+  ASSERT_EQ(copies.size(), 2u) << "the fork shares both moving blocks";
+  EXPECT_EQ(copies[0].from, before[3]);
+  EXPECT_EQ(copies[0].rows, 4);
+  EXPECT_EQ(copies[1].from, before[4]);
+  EXPECT_EQ(copies[1].rows, 2) << "the partial last block copies its written rows";
+  EXPECT_EQ(moved, (std::vector<BlockId>{copies[0].to, copies[1].to}));
+  EXPECT_EQ(std::vector<BlockId>(fork.blocks().begin(), fork.blocks().end()), before) << "the fork is untouched";
+
+  BlockPool solo_pool(8, 4);
+  BlockTable solo(solo_pool);
+  write(solo, 12);
+  const BlockId last = solo.blocks()[2];
+  copies.clear();
+  moved.clear();
+  ASSERT_TRUE(solo.drop_blocks(0, 1, &copies, &moved));
+  EXPECT_TRUE(copies.empty()) << "private blocks move in place";
+  EXPECT_EQ(moved.back(), last);
+  EXPECT_EQ(solo_pool.counts().referenced, 2) << "the dropped block went back to the pool";
+}
+
+TEST(BlockTable, AMovedKeyedBlockLosesItsKeyAndTheBlocksBeforeKeepTheirs) {
+  BlockPool pool(3, 4);  // no block to spare for a copy
+  const auto tokens = iota_tokens(12);
+  BlockTable t(pool);
+  write(t, 12);
+  t.publish_full_blocks(tokens, 7);
+  std::vector<BlockCopy> copies;
+  std::vector<BlockId> moved;
+  ASSERT_TRUE(t.drop_blocks(1, 1, &copies, &moved));
+  EXPECT_TRUE(copies.empty()) << "a private keyed block is rewritten in place, its key dropped";
+  EXPECT_TRUE(pool.writable(moved[0]));
+  t.truncate(0);
+  BlockTable again(pool);
+  EXPECT_EQ(again.adopt_prefix(iota_tokens(13), 7), 8)
+      << "the dropped block stays cached under its key, the moved one is no longer found";
+}
+
 }  // namespace
 }  // namespace inferscope

@@ -26,11 +26,11 @@ std::shared_ptr<const Model> load(const std::string& relative) {
 std::unique_ptr<Session> open(std::shared_ptr<const Model> model, KvTypes types = {}, int32_t block_size = 16,
                               bool prefix_cache = true) {
   SessionOptions so;
-  so.prefix_cache = prefix_cache;
+  so.cache.prefix_cache = prefix_cache;
   so.n_ctx = 512;
   so.n_threads = 2;
   so.kv_types = types;
-  so.kv_block_size = block_size;
+  so.cache.kv_block_size = block_size;
   auto s = Session::create(std::move(model), so);
   EXPECT_TRUE(s) << s.message();
   return s ? std::move(*s) : nullptr;

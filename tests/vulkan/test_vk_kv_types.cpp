@@ -7,7 +7,7 @@
 // values (d * code) and differ only in summation order (tiled online softmax vs. full softmax
 // then weighted sum) and exp's last bits: a few F32 ulps per term over <= 320 positions, on
 // outputs of O(1) (weighted means of values of magnitude ~1); lavapipe measures <= 2.2e-6.
-// kKvAttentionMaxAbs = 1e-4 leaves a ~50x margin yet lies far below what a wrong scale or
+// kKvAttentionMaxAbs = 1e-4 (vk_kv_checks.h) leaves a ~50x margin yet lies far below what a wrong scale or
 // nibble order in the shader's decode gives (errors of 0.5 to 4, of the size of the values). F16 K and V keep attention_head_f16's numerics (F16 softmax weights
 // on the CPU), checked by NMSE against kNmseAttention as in test_vk_attention.cpp.
 #include <gtest/gtest.h>
@@ -36,8 +36,6 @@ namespace {
 using namespace op_tests;
 using kernels::KvType;
 
-constexpr KvType kAllTypes[] = {KvType::F16, KvType::Q8_0, KvType::Q4_0, KvType::NF4, KvType::Int4};
-constexpr double kKvAttentionMaxAbs = 1e-4;
 
 std::string label(KvTypes t) { return kv_types_label(t); }
 
@@ -50,29 +48,6 @@ std::vector<float> kv_test_values(size_t n, uint32_t seed) {
   return x;
 }
 
-// Host image of a cache (`part` of layout) as bytes, with the rows of positions [pos0, pos0 + n)
-// of `layer` through `table` encoded from x ([n][n_embd_kv]) by kv_quantize_row.
-void encode_positions(std::vector<uint8_t>& cache, const KvCacheLayout& layout, KvPart part, int64_t layer,
-                      const std::vector<int32_t>& table, int64_t pos0, int64_t n, const float* x) {
-  for (int64_t t = 0; t < n; ++t) {
-    const int64_t row = table_row(table, layout.kv.block_size, pos0 + t);
-    kernels::kv_quantize_row(layout.type(part), x + t * layout.kv.n_embd_kv,
-                             cache.data() + layout.row_byte(part, layer, row), layout.kv.n_embd_kv);
-  }
-}
-
-// A host image of a whole cache of random encoded rows (every layer, every block: what other
-// sequences left there).
-std::vector<uint8_t> random_cache(const KvCacheLayout& layout, KvPart part, uint32_t seed) {
-  std::vector<uint8_t> cache(layout.buffer_bytes(part), 0x5A);
-  const int64_t KV = layout.kv.n_embd_kv, rows = layout.kv.n_layer * layout.rows();
-  const auto x = random_floats(static_cast<size_t>(rows * KV), seed);
-  for (int64_t r = 0; r < rows; ++r) {
-    kernels::kv_quantize_row(layout.type(part), x.data() + r * KV, cache.data() + r * layout.row_bytes(part), KV);
-  }
-  return cache;
-}
-
 // ---------------------------------------------------------------------------------- kv_store
 
 // Each type as K with the next one as V (so K and V differ), rows of 1 and 8 blocks at odd
@@ -80,10 +55,10 @@ std::vector<uint8_t> random_cache(const KvCacheLayout& layout, KvPart part, uint
 // sizes 16 and 64; every other byte keeps its sentinel.
 TEST(VulkanKvTypes, KvStoreRowsAreByteIdenticalToTheCpuEncoder) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
-  for (size_t ti = 0; ti < std::size(kAllTypes); ++ti) {
+  for (size_t ti = 0; ti < std::size(kAllKvTypes); ++ti) {
     for (const int64_t n_embd_kv : {32, 256}) {
       for (const int32_t block_size : {16, 64}) {
-        const KvTypes types{kAllTypes[ti], kAllTypes[(ti + 1) % std::size(kAllTypes)]};
+        const KvTypes types{kAllKvTypes[ti], kAllKvTypes[(ti + 1) % std::size(kAllKvTypes)]};
         SCOPED_TRACE(label(types) + " n_embd_kv " + std::to_string(n_embd_kv) + " block size " +
                      std::to_string(block_size));
         const KvCacheLayout layout = pool_layout(3, n_embd_kv, block_size, 5, types);
@@ -119,8 +94,8 @@ TEST(VulkanKvTypes, KvStoreRowsAreByteIdenticalToTheCpuEncoder) {
 TEST(VulkanKvTypes, KvCopyCopiesTheBlocksRowsOnly) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
   const BlockCopy copies[] = {{4, 1, 16}, {4, 2, 5}, {0, 5, 11}, {3, 6, 0}};
-  for (size_t ti = 0; ti < std::size(kAllTypes); ++ti) {
-    const KvTypes types{kAllTypes[ti], kAllTypes[(ti + 2) % std::size(kAllTypes)]};
+  for (size_t ti = 0; ti < std::size(kAllKvTypes); ++ti) {
+    const KvTypes types{kAllKvTypes[ti], kAllKvTypes[(ti + 2) % std::size(kAllKvTypes)]};
     SCOPED_TRACE(label(types));
     const KvCacheLayout layout = pool_layout(2, 96, 16, 7, types);
     ASSERT_TRUE(check_block_copies(layout, copies));
@@ -271,7 +246,7 @@ void expect_close(const KvAttentionResult& r, KvTypes types) {
 TEST(VulkanKvTypes, AttentionOverTypedRowsMatchesTheCpu) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
   std::vector<KvTypes> pairs;
-  for (const KvType t : kAllTypes) pairs.push_back({t, t});
+  for (const KvType t : kAllKvTypes) pairs.push_back({t, t});
   pairs.push_back({KvType::Q8_0, KvType::Q4_0});
   for (const KvTypes types : pairs) {
     uint32_t seed = 500;
@@ -288,7 +263,7 @@ TEST(VulkanKvTypes, AttentionOverTypedRowsMatchesTheCpu) {
 TEST(VulkanKvTypes, AttentionThroughLargerBlocks) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
   for (const int32_t block_size : {64, 256}) {
-    for (const KvType t : kAllTypes) {
+    for (const KvType t : kAllKvTypes) {
       const KvTypes types{t, t == KvType::F16 ? KvType::F16 : KvType::Int4};
       uint32_t seed = 700;
       for (const KvAttentionCase& c : {kKvAttentionCases[5], kKvAttentionCases[7], kKvAttentionCases[9]}) {

@@ -215,6 +215,101 @@ INSTANTIATE_TEST_SUITE_P(Quant, VulkanWeightType,
                                            "q3_k", "q4_k", "q4_k_m", "q5_k", "q6_k", "iq4_nl", "tq1_0", "tq2_0"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
+std::unique_ptr<Session> policy_session(std::shared_ptr<const Model> model, const std::string& backend, int64_t n_ctx,
+                                        const CachePolicy& policy, KvTypes types = {}) {
+  SessionOptions so;
+  so.n_ctx = n_ctx;
+  so.n_threads = 2;
+  so.kv_types = types;
+  so.cache = policy;
+  so.backend.backend = backend;
+  auto session = Session::create(std::move(model), so);
+  EXPECT_TRUE(session) << session.message();
+  return session ? std::move(*session) : nullptr;
+}
+
+// StreamingLLM's window past the context: 4 sinks and a window of 40 in a context of 96, over 200
+// tokens in one call (chunks of up to 96 rows), so attention masks sinks and window, and blocks
+// leave the cache while the later ones move down (kv_rotate of their keys); every position's
+// logits close to the CPU backend's. F16 rows: the window's 200 positions measure KL 3e-5 and a
+// relative difference of 1.1e-3 on lavapipe (the CPU's F16 softmax weights), hence 2e-3 here.
+// Quantized K is left to the op tests (test_vk_attention_sinks.cpp, test_vk_kv_rotate.cpp): the
+// F32 keys of the two backends differ in their last bits, and one of the ~30000 values stored
+// here rounding to the neighbouring q8_0 code on one side moves a key of stories260K's 8-value
+// heads enough to shift later logits by ~1e-2 (measured on lavapipe, and the same with the keys
+// rotated on the host by the CPU's code: not the rotation's doing).
+TEST(VulkanModel, KvWindowWithSinksMatchesTheCpuBackend) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(model);
+  const int64_t n_vocab = model.value()->config().n_vocab;
+  CachePolicy policy;
+  policy.kv_window = 40;
+  policy.kv_sinks = 4;
+  std::vector<int32_t> tokens;
+  for (int i = 0; i < 200; ++i) tokens.push_back(static_cast<int32_t>((i * 7919 + 13) % n_vocab));
+  auto cpu = policy_session(*model, "cpu", 96, policy);
+  auto gpu = policy_session(*model, "vulkan", 96, policy);
+  ASSERT_TRUE(cpu && gpu);
+  std::vector<float> a, b;
+  const Status sa = cpu->evaluate(tokens, a);
+  ASSERT_TRUE(sa) << sa.message();
+  const Status sb = gpu->evaluate(tokens, b);
+  ASSERT_TRUE(sb) << sb.message();
+  const LogitComparison c = compare_logits(a, b, n_vocab);
+  std::printf("window 40 + 4 sinks: KL max %.3g, max |diff| / range %.3g, top-1 disagreements %d\n", c.max_kl,
+              c.max_rel_diff, c.top1_disagreements);
+  EXPECT_LT(c.max_kl, 1e-4);
+  EXPECT_LT(c.max_rel_diff, 2e-3);
+  EXPECT_EQ(c.top1_disagreements, 0);
+}
+
+// Context shift (ForwardExecutor::shift_context): a nearly full context drops the older half of
+// its blocks after the sinks' and the later ones move down (their keys re-rotated backwards);
+// twice, each followed by 16 tokens whose logits are close to the CPU backend's, with F16 and
+// q8_0 rows (measured: KL 2e-6 and 3e-12).
+TEST(VulkanModel, ContextShiftMatchesTheCpuBackend) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(model);
+  const int64_t n_vocab = model.value()->config().n_vocab;
+  CachePolicy policy;
+  policy.context_shift = true;
+  policy.kv_sinks = 4;
+  std::vector<int32_t> before, after;
+  for (int i = 0; i < 60; ++i) before.push_back(static_cast<int32_t>((i * 7919 + 13) % n_vocab));
+  for (int i = 0; i < 32; ++i) after.push_back(static_cast<int32_t>((i * 104729 + 5) % n_vocab));
+  for (const KvTypes types : {KvTypes{}, KvTypes{kernels::KvType::Q8_0, kernels::KvType::Q8_0}}) {
+    SCOPED_TRACE(kv_types_label(types));
+    std::vector<float> logits[2];
+    int b = 0;
+    for (const char* backend : {"cpu", "vulkan"}) {
+      auto s = policy_session(*model, backend, 64, policy, types);
+      ASSERT_TRUE(s);
+      ForwardExecutor& ex = s->executor();
+      std::vector<float> last(static_cast<size_t>(n_vocab));
+      Status st = ex.forward(0, before, false, last.data());
+      ASSERT_TRUE(st) << st.message();
+      logits[b].resize(after.size() * static_cast<size_t>(n_vocab));
+      for (size_t done = 0; done < after.size(); done += 16) {
+        const int64_t length = ex.kv_length(0);
+        st = ex.shift_context(0);
+        ASSERT_TRUE(st) << st.message();
+        EXPECT_LT(ex.kv_length(0), length) << backend;
+        st = ex.forward(0, std::span(after).subspan(done, 16), true, logits[b].data() + done * n_vocab);
+        ASSERT_TRUE(st) << st.message();
+      }
+      ++b;
+    }
+    const LogitComparison c = compare_logits(logits[0], logits[1], n_vocab);
+    std::printf("context shift, %s: KL max %.3g, max |diff| / range %.3g, top-1 disagreements %d\n",
+                kv_types_label(types).c_str(), c.max_kl, c.max_rel_diff, c.top1_disagreements);
+    EXPECT_LT(c.max_kl, 1e-4);
+    EXPECT_LT(c.max_rel_diff, 1e-3);
+    EXPECT_EQ(c.top1_disagreements, 0);
+  }
+}
+
 TEST(VulkanModel, BeamSearchMatchesTheCpuBackend) {
   SKIP_WITHOUT_VULKAN();
   auto model = Model::load(testing::testdata("stories260K.gguf"));
@@ -385,6 +480,76 @@ TEST(VulkanModel, SequencesSharingAPoolGiveTheirOwnLogits) {
   const std::vector<float> want = feed(*alone, 0, next, 1, n_vocab);
   for (int slot : {0, 1}) EXPECT_TRUE(same_logits(feed(*shared, slot, next, 1, n_vocab), want)) << "fork " << slot;
   EXPECT_GT(shared->counters().submissions, submissions + 4) << "no kv_copy submission";
+}
+
+// BatchedSequencesGiveTheLogitsTheyGetAlone (below) for one model file.
+void batched_sequences_give_the_logits_they_get_alone(const char* file) {
+  auto model = Model::load(testing::testdata(file));
+  ASSERT_TRUE(model);
+  const int64_t n_vocab = model.value()->config().n_vocab;
+  ForwardOptions three;
+  three.n_ctx = 96;
+  three.n_slots = 3;
+  three.max_batch = 8;
+  ForwardOptions one = three;
+  one.n_slots = 1;
+  std::string error;
+  auto alone = forward_on(*model, {}, &error, one);
+  ASSERT_TRUE(alone) << error;
+  // Each sequence's tokens fed in the steps of the batched run: a prompt, then decode steps.
+  const std::vector<std::vector<std::vector<int32_t>>> steps = {
+      {test_tokens(13, 3, n_vocab), {7}, {300}, {41}, test_tokens(5, 77, n_vocab), {9}},
+      {test_tokens(5, 29, n_vocab), {12}, {450}, {2}, {88}, {17}},
+      {test_tokens(20, 101, n_vocab), {400}, {6}, {222}, {31}, {5}},
+  };
+  // Alone: each sequence's logits after each of its steps.
+  std::vector<std::vector<std::vector<float>>> want(steps.size());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    alone->clear();
+    for (const std::vector<int32_t>& tokens : steps[s]) {
+      std::vector<float> l(static_cast<size_t>(n_vocab));
+      const Status st = alone->forward(0, tokens, false, l.data());
+      ASSERT_TRUE(st) << st.message();
+      want[s].push_back(std::move(l));
+    }
+  }
+  for (const bool staged : {false, true}) {
+    SCOPED_TRACE(staged ? "staged block tables" : "host-visible block tables");
+    auto batched = forward_on(*model, {.map_device_buffers = !staged}, &error, three);
+    ASSERT_TRUE(batched) << error;
+    for (const size_t n_seq : {size_t{2}, size_t{3}}) {
+      batched->clear();
+      for (size_t step = 0; step < steps[0].size(); ++step) {
+        std::vector<std::vector<float>> got(n_seq, std::vector<float>(static_cast<size_t>(n_vocab)));
+        std::vector<SequenceTokens> seqs;
+        for (size_t s = 0; s < n_seq; ++s) seqs.push_back({static_cast<int>(s), steps[s][step], got[s].data()});
+        const Status st = batched->forward_batch(seqs);
+        ASSERT_TRUE(st) << st.message();
+        for (size_t s = 0; s < n_seq; ++s) {
+          const LogitComparison c = compare_logits(want[s][step], got[s], n_vocab);
+          EXPECT_LT(c.max_kl, 1e-4) << n_seq << " sequences, sequence " << s << ", step " << step;
+          EXPECT_LT(c.max_rel_diff, 1e-3) << n_seq << " sequences, sequence " << s << ", step " << step;
+          EXPECT_EQ(c.top1_disagreements, 0) << n_seq << " sequences, sequence " << s << ", step " << step;
+        }
+      }
+    }
+  }
+}
+
+// Several sequences in one forward call (ForwardPass::forward_batch: chunks of spans of
+// different slots, each finishing sequence's last row in a span of its own after its body): each
+// gets the logits it gets alone, within the tolerance of the comparison with the CPU backend
+// (rows are grouped differently, so the sums differ in their last bits). Prompts of different
+// lengths over chunks of 8 rows, then decode steps of one token each, and a step where one
+// sequence takes several tokens while the others take one; with staged block tables too. The
+// F32 model and its q8_0 file, whose output projection takes attention's int8 copy (written over
+// all the spans' rows at once).
+TEST(VulkanModel, BatchedSequencesGiveTheLogitsTheyGetAlone) {
+  SKIP_WITHOUT_VULKAN();
+  for (const char* file : {"stories260K.gguf", "quant/q8_0.gguf"}) {
+    SCOPED_TRACE(file);
+    batched_sequences_give_the_logits_they_get_alone(file);
+  }
 }
 
 // Where device buffers are not host-visible (discrete GPUs), the block table reaches the

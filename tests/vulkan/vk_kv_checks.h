@@ -1,6 +1,7 @@
 // Paged KV helpers of the Vulkan KV and attention tests (test_vk_attention.cpp,
-// test_vk_kv_types.cpp, test_vk_ops.cpp, test_vk_quantize.cpp): block tables in a shuffled
-// order, the row a position maps to, and device copies of a table.
+// test_vk_attention_sinks.cpp, test_vk_kv_rotate.cpp, test_vk_kv_types.cpp, test_vk_ops.cpp,
+// test_vk_quantize.cpp): block tables in a shuffled order, the row a position maps to, device
+// copies of a table, and host images of caches of typed rows.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "engine/backend/vulkan/ops/vk_kv.h"
+#include "kernels/cpu/kv_quant.h"
 #include "tests/support/vulkan_gpu.h"
+#include "tests/vulkan/vk_op_checks.h"
 
 namespace inferscope::vulkan::op_tests {
 
@@ -55,6 +58,36 @@ inline KvBlockTable device_table(inferscope::testing::Gpu& gpu, const std::vecto
   words.insert(words.end(), table.begin(), table.end());
   const Buffer& b = gpu.upload(words, 0);
   return {BufferSpan{&b, static_cast<uint64_t>(pad_words) * 4, 0}, table};
+}
+
+inline constexpr kernels::KvType kAllKvTypes[] = {kernels::KvType::F16, kernels::KvType::Q8_0, kernels::KvType::Q4_0,
+                                                   kernels::KvType::NF4, kernels::KvType::Int4};
+
+// Attention over quantized K or V against kernels::attention_group on the same bytes: the largest
+// |difference| allowed (the reasoning is at the top of test_vk_kv_types.cpp).
+inline constexpr double kKvAttentionMaxAbs = 1e-4;
+
+// Host image of a cache (`part` of layout) as bytes, with the rows of positions [pos0, pos0 + n)
+// of `layer` through `table` encoded from x ([n][n_embd_kv]) by kv_quantize_row.
+inline void encode_positions(std::vector<uint8_t>& cache, const KvCacheLayout& layout, KvPart part, int64_t layer,
+                             const std::vector<int32_t>& table, int64_t pos0, int64_t n, const float* x) {
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t row = table_row(table, layout.kv.block_size, pos0 + t);
+    kernels::kv_quantize_row(layout.type(part), x + t * layout.kv.n_embd_kv,
+                             cache.data() + layout.row_byte(part, layer, row), layout.kv.n_embd_kv);
+  }
+}
+
+// A host image of a whole cache of random encoded rows (every layer, every block: what other
+// sequences left there).
+inline std::vector<uint8_t> random_cache(const KvCacheLayout& layout, KvPart part, uint32_t seed) {
+  std::vector<uint8_t> cache(layout.buffer_bytes(part), 0x5A);
+  const int64_t KV = layout.kv.n_embd_kv, rows = layout.kv.n_layer * layout.rows();
+  const auto x = random_floats(static_cast<size_t>(rows * KV), seed);
+  for (int64_t r = 0; r < rows; ++r) {
+    kernels::kv_quantize_row(layout.type(part), x.data() + r * KV, cache.data() + r * layout.row_bytes(part), KV);
+  }
+  return cache;
 }
 
 }  // namespace inferscope::vulkan::op_tests

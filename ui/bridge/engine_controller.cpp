@@ -60,6 +60,7 @@ ModelSummary summarize(const QString& path, const Model& model, Session& session
   s.deviceWeightsBytes = static_cast<qint64>(memory.device_weights_bytes);
   s.kvCacheBytes = static_cast<qint64>(memory.kv_cache_bytes);
   s.kvTypes = memory.kv_types;
+  s.cachePolicy = session.options().cache;
   s.scratchBytes = static_cast<qint64>(memory.scratch_bytes);
   return s;
 }
@@ -111,6 +112,21 @@ void EngineController::runSetKvTypes(const KvTypes& types) {
   if (!changed) emit kvCacheRefused(qstr(changed.message()));
   const MemoryUsage memory = m_session->memory();
   emit kvCacheChanged(memory.kv_types, memory.kv_cache_bytes);
+  publish(QString(), 0, 0);
+}
+
+void EngineController::setCachePolicy(const CachePolicy& policy) {
+  QMetaObject::invokeMethod(this, [this, policy] { runSetCachePolicy(policy); }, Qt::QueuedConnection);
+}
+
+void EngineController::runSetCachePolicy(const CachePolicy& policy) {
+  if (!m_session) {
+    emit cachePolicyRefused(tr("No model is loaded."));
+    return;
+  }
+  const Status changed = m_session->set_cache_policy(policy);
+  if (!changed) emit cachePolicyRefused(qstr(changed.message()));
+  emit cachePolicyChanged(m_session->options().cache);
   publish(QString(), 0, 0);
 }
 
@@ -190,6 +206,7 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   sessionOptions.n_ctx = options.contextLength;
   sessionOptions.backend = options.backend;
   sessionOptions.kv_types = options.kvTypes;
+  sessionOptions.cache = options.cache;
   if (onDevice) {
     sessionOptions.on_upload_progress = [&](double fraction) {
       const int percent = static_cast<int>((fileShare + fraction * (1.0 - fileShare)) * 100);

@@ -48,6 +48,9 @@ class EngineController : public QObject {
   // kvCacheChanged with what it holds then, after kvCacheRefused when the types were refused
   // (the backend cannot run them, no memory): the previous cache is kept then.
   void setKvTypes(const inferscope::KvTypes& types);
+  // The same for the cache policy (block size, prefix budget and cache, window, context shift):
+  // cachePolicyChanged with what holds then, after cachePolicyRefused on a refusal.
+  void setCachePolicy(const inferscope::CachePolicy& policy);
 
  signals:
   // Emitted by generate() on the calling thread as the request is queued (for tests and tracing).
@@ -71,9 +74,12 @@ class EngineController : public QObject {
   void metrics(const inferscope::ui::MetricsSample& sample);
   void kvCacheChanged(const inferscope::KvTypes& types, quint64 bytes);
   void kvCacheRefused(const QString& reason);
+  void cachePolicyChanged(const inferscope::CachePolicy& policy);
+  void cachePolicyRefused(const QString& reason);
 
  private:
   void runSetKvTypes(const KvTypes& types);
+  void runSetCachePolicy(const CachePolicy& policy);
   void runLoad(const QString& path, const LoadOptions& options);
   // The listed device behind `choice` (listing its backend first if that was not done yet).
   const BackendDeviceInfo* findDevice(const BackendChoice& choice);

@@ -9,6 +9,7 @@ EngineThread::EngineThread() : m_controller(new EngineController()) {
   qRegisterMetaType<ChatRequest>();
   qRegisterMetaType<LoadOptions>();
   qRegisterMetaType<KvTypes>();
+  qRegisterMetaType<CachePolicy>();
   qRegisterMetaType<BackendInfo>();
   qRegisterMetaType<QList<BackendInfo>>();
   m_thread.setObjectName(QStringLiteral("inferscope-engine"));

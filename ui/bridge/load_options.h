@@ -5,6 +5,7 @@
 
 #include "engine/backend/backend_registry.h"
 #include "engine/kv/kv_layout.h"
+#include "engine/runtime/session.h"
 
 namespace inferscope::ui {
 
@@ -19,9 +20,11 @@ struct LoadOptions {
   // whose library is loaded at run time (Vulkan).
   BackendChoice backend = {};
   KvTypes kvTypes = {};  // storage types of the KV cache (SessionOptions::kv_types)
+  CachePolicy cache = {};  // paging, prefix cache, window (SessionOptions::cache)
 };
 
 }  // namespace inferscope::ui
 
 Q_DECLARE_METATYPE(inferscope::ui::LoadOptions)
 Q_DECLARE_METATYPE(inferscope::KvTypes)
+Q_DECLARE_METATYPE(inferscope::CachePolicy)

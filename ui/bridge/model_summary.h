@@ -29,6 +29,7 @@ struct ModelSummary {
   qint64 deviceWeightsBytes = 0;  // weights copied to the device; 0 on the CPU
   qint64 kvCacheBytes = 0;
   KvTypes kvTypes;  // what the KV cache stores
+  CachePolicy cachePolicy;  // how it is paged and what it keeps
   qint64 scratchBytes = 0;
 };
 

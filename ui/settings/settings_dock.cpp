@@ -4,6 +4,7 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
+#include "ui/settings/cache_form.h"
 #include "ui/settings/kv_cache_form.h"
 #include "ui/settings/model_form.h"
 #include "ui/settings/preset_bar.h"
@@ -33,6 +34,7 @@ SettingsDock::SettingsDock(QWidget* parent) : QDockWidget(tr("Settings"), parent
   connect(m_sampling, &SamplingForm::changed, this, &SettingsDock::samplingChanged);
   connect(m_model, &ModelForm::applyRequested, this, &SettingsDock::reloadRequested);
   connect(m_kvCache, &KvCacheForm::applyRequested, this, &SettingsDock::kvTypesRequested);
+  connect(m_cache, &CacheForm::applyRequested, this, &SettingsDock::cachePolicyRequested);
   connect(m_presets, &PresetBar::saveRequested, this,
           [this](const QString& name) { emit presetSaveRequested(name, sampling()); });
   connect(m_presets, &PresetBar::loadRequested, this, &SettingsDock::presetLoadRequested);
@@ -43,12 +45,14 @@ QWidget* SettingsDock::createContents() {
   m_sampling = new SamplingForm;
   m_presets = new PresetBar;
   m_kvCache = new KvCacheForm;
+  m_cache = new CacheForm;
   m_model = new ModelForm;
   auto* contents = new QWidget;
   auto* layout = new QVBoxLayout(contents);
   layout->addWidget(group(tr("Sampling (next reply)"), m_sampling));
   layout->addWidget(group(tr("Presets"), m_presets));
   layout->addWidget(group(tr("KV cache (the model stays loaded)"), m_kvCache));
+  layout->addWidget(group(tr("Prefix cache and long chats (the model stays loaded)"), m_cache));
   layout->addWidget(group(tr("Model (reloads on Apply)"), m_model));
   layout->addStretch(1);
   return contents;
@@ -66,6 +70,12 @@ void SettingsDock::showKvCache(const inferscope::KvTypes& types, quint64 bytes) 
 }
 
 void SettingsDock::showKvCacheRefused(const QString& reason) { m_kvCache->showRefused(reason); }
+
+inferscope::CachePolicy SettingsDock::cachePolicy() const { return m_cache->policy(); }
+
+void SettingsDock::showCachePolicy(const inferscope::CachePolicy& policy) { m_cache->showCurrent(policy); }
+
+void SettingsDock::showCachePolicyRefused(const QString& reason) { m_cache->showRefused(reason); }
 
 void SettingsDock::applySampling(const SamplingSettings& settings) { m_sampling->setSettings(settings); }
 

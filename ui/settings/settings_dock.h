@@ -17,6 +17,7 @@ namespace inferscope::ui {
 
 class KvCacheForm;
 class ModelForm;
+class CacheForm;
 class PresetBar;
 class SamplingForm;
 
@@ -29,6 +30,7 @@ class SettingsDock : public QDockWidget {
   SamplingSettings sampling() const;
   LoadSettings loadSettings() const;
   inferscope::KvTypes kvTypes() const;  // as chosen in the KV cache group
+  inferscope::CachePolicy cachePolicy() const;  // as chosen in the cache group
 
  public slots:
   // Shows `settings` (a loaded preset, restored settings) and emits samplingChanged once.
@@ -42,11 +44,15 @@ class SettingsDock : public QDockWidget {
   // What the loaded session's KV cache holds (after a load or a change), or why a change was refused.
   void showKvCache(const inferscope::KvTypes& types, quint64 bytes);
   void showKvCacheRefused(const QString& reason);
+  // The same for the cache policy.
+  void showCachePolicy(const inferscope::CachePolicy& policy);
+  void showCachePolicyRefused(const QString& reason);
 
  signals:
   void samplingChanged(const SamplingSettings& settings);
   void reloadRequested(const LoadSettings& settings);
   void kvTypesRequested(const inferscope::KvTypes& types);
+  void cachePolicyRequested(const inferscope::CachePolicy& policy);
   void presetSaveRequested(const QString& name, const SamplingSettings& settings);
   void presetLoadRequested(const QString& name);
   void presetDeleteRequested(const QString& name);
@@ -57,6 +63,7 @@ class SettingsDock : public QDockWidget {
   SamplingForm* m_sampling = nullptr;
   PresetBar* m_presets = nullptr;
   KvCacheForm* m_kvCache = nullptr;
+  CacheForm* m_cache = nullptr;
   ModelForm* m_model = nullptr;
 };
 

@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/dequantize.h"
+#include "kernels/cpu/kv_quant.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/ops.h"
 
@@ -48,6 +49,18 @@ int64_t queries_per_item(KvTypes types, int64_t group, int64_t n_queries, int th
   return per;
 }
 
+// The positions a query at `pos` sees, as KvRows reads them: rows [0, sinks) are positions
+// [0, sinks), rows [sinks, count) positions start + sinks ...
+struct VisibleRows {
+  int64_t start = 0, sinks = 0, count = 0;
+};
+
+VisibleRows visible_rows(const AttentionShape& shape, int64_t pos) {
+  const int64_t first = shape.window > 0 ? std::max<int64_t>(0, pos - shape.window + 1) : 0;
+  const int64_t sinks = std::min(shape.sinks, first);  // all visible once the window reaches them
+  return {first - sinks, sinks, pos - first + 1 + sinks};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ForwardPass>> cpu_forward_pass(std::shared_ptr<const Model> model, ThreadPool& pool,
@@ -73,7 +86,8 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
       try_resize(packed_, static_cast<int64_t>(3 * p.packed_region)) && try_resize(expert_in_, p.embd) &&
       try_resize(expert_tmp_, p.embd) && try_resize(expert_out_, p.expert_out) && try_resize(expert_ids_, p.routes) &&
       try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.batch) &&
-      try_resize(expert_order_, std::max<int64_t>(1, c.n_expert));
+      try_resize(expert_order_, std::max<int64_t>(1, c.n_expert)) && try_resize(row_pos_, p.batch) &&
+      try_resize(row_blocks_, p.batch) && try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv());
   if (!ok) return Status::error("out of memory allocating activation buffers for a batch of " + std::to_string(p.batch));
   scratch_bytes_ = p.total_bytes();
   return Status::ok();
@@ -98,12 +112,19 @@ float* CpuOps::act(Act a) {
   return nullptr;
 }
 
-// The RoPE angles of the chunk's positions, shared by every layer.
+// Each row's position and block table, and the RoPE angles of its position, shared by every
+// layer.
 Status CpuOps::begin_chunk(const Chunk& chunk) {
   logits_ = chunk.logits;
   const int64_t n_rot = model_->config().n_rot, half = n_rot / 2;
-  for (int64_t t = 0; t < chunk.n; ++t) {
-    kernels::rope_angles(chunk.pos0 + t, n_rot, plan_.rope, rope_cos_.data() + t * half, rope_sin_.data() + t * half);
+  int64_t row = 0;
+  for (const ChunkSpan& span : chunk.spans) {
+    for (int64_t t = 0; t < span.n; ++t, ++row) {
+      row_pos_[static_cast<size_t>(row)] = span.pos0 + t;
+      row_blocks_[static_cast<size_t>(row)] = span.blocks.data();
+      kernels::rope_angles(span.pos0 + t, n_rot, plan_.rope, rope_cos_.data() + row * half,
+                           rope_sin_.data() + row * half);
+    }
   }
   return Status::ok();
 }
@@ -208,8 +229,8 @@ Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   const int64_t KV = model_->config().n_embd_kv();
   const KvLayout& kv = kv_->layout();
   for (int64_t t = 0; t < chunk.n; ++t) {
-    const int64_t x = chunk.pos0 + t;
-    const int64_t row = int64_t(chunk.blocks[static_cast<size_t>(x / kv.block_size)]) * kv.block_size + x % kv.block_size;
+    const int64_t x = row_pos_[static_cast<size_t>(t)];
+    const int64_t row = int64_t(row_blocks_[static_cast<size_t>(t)][x / kv.block_size]) * kv.block_size + x % kv.block_size;
     kernels::kv_quantize_row(kv.types.k, k_.data() + t * KV, kv_->key(layer, row), KV);
     kernels::kv_quantize_row(kv.types.v, v_.data() + t * KV, kv_->value(layer, row), KV);
   }
@@ -231,16 +252,17 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
     float* scores = scores_.data() + ith * per_thread;
     for (int64_t item = ith; item < items; item += nth) {
       const int64_t t = item / (c.n_head_kv * parts), kvh = item / parts % c.n_head_kv, part = item % parts;
-      const int64_t pos = chunk.pos0 + t;
-      const int64_t first = shape.window > 0 ? std::max<int64_t>(0, pos - shape.window + 1) : 0;
+      const int64_t pos = row_pos_[static_cast<size_t>(t)];
+      const VisibleRows seen = visible_rows(shape, pos);
+      const BlockId* blocks = row_blocks_[static_cast<size_t>(t)];
       const kernels::KvRows k{kv.types.k, kv_->key(layer, 0), kv.k_row_bytes(), kvh * hd,
-                              chunk.blocks.data(), block_shift, first};
+                              blocks, block_shift, seen.start, seen.sinks};
       const kernels::KvRows v{kv.types.v, kv_->value(layer, 0), kv.v_row_bytes(), kvh * hd,
-                              chunk.blocks.data(), block_shift, first};
+                              blocks, block_shift, seen.start, seen.sinks};
       const int64_t h0 = kvh * group + part * per;
       const int64_t q0 = t * Q + h0 * hd;
-      kernels::attention_group(q_.data() + q0, hd, std::min(per, kvh * group + group - h0), k, v, pos - first + 1,
-                               hd, shape.scale, shape.softcap, scores, attn_.data() + q0, hd);
+      kernels::attention_group(q_.data() + q0, hd, std::min(per, kvh * group + group - h0), k, v, seen.count, hd,
+                               shape.scale, shape.softcap, scores, attn_.data() + q0, hd);
     }
   });
   return Status::ok();
@@ -338,6 +360,35 @@ Status CpuOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate
 
 Status CpuOps::kv_copy(std::span<const BlockCopy> copies) {
   for (const BlockCopy& copy : copies) kv_->copy_block(copy);
+  return Status::ok();
+}
+
+// Row by row: decode the K row, rotate each head's first n_rot values by the angles of `delta`
+// (attn_factor 1: a pure rotation), encode it again. Blocks x layers split across the pool.
+Status CpuOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
+  const ModelConfig& c = model_->config();
+  const KvLayout& kv = kv_->layout();
+  const int64_t KV = c.n_embd_kv();
+  kernels::RopeParams pure = plan_.rope;
+  pure.attn_factor = 1.0f;
+  float* cs = rope_cos_.data();  // free outside a chunk
+  float* sn = rope_sin_.data();
+  kernels::rope_angles(delta, c.n_rot, pure, cs, sn);
+  const int64_t items = static_cast<int64_t>(blocks.size()) * kv.n_layer;
+  const bool neox = c.rope_layout == RopeLayout::Neox;
+  pool_.run([&](int ith, int nth) {
+    float* x = rotate_rows_.data() + ith * KV;
+    for (int64_t item = ith; item < items; item += nth) {
+      const int64_t layer = item % kv.n_layer;
+      const int64_t row0 = int64_t(blocks[static_cast<size_t>(item / kv.n_layer)]) * kv.block_size;
+      for (int64_t r = row0; r < row0 + kv.block_size; ++r) {
+        uint8_t* key = kv_->key(layer, r);
+        kernels::kv_dequantize(kv.types.k, key, 0, KV, x);
+        kernels::rope_apply(x, c.n_head_kv, c.head_dim, c.n_rot, cs, sn, neox);
+        kernels::kv_quantize_row(kv.types.k, x, key, KV);
+      }
+    }
+  });
   return Status::ok();
 }
 

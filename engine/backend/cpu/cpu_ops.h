@@ -50,6 +50,7 @@ class CpuOps : public BackendOps {
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
   Status kv_copy(std::span<const BlockCopy> copies) override;
+  Status kv_rotate(std::span<const BlockId> blocks, int64_t delta) override;
   ExecutorMemory memory() const override { return {0, kv_ ? kv_->bytes() : 0, scratch_bytes_}; }
 
  private:
@@ -70,7 +71,10 @@ class CpuOps : public BackendOps {
   // Activations, [max_batch][width] each (ScratchPlan).
   std::vector<float> x_, h_, q_, k_, v_, attn_, ffn_a_, ffn_b_, ffn_out_, router_;
   std::vector<float> scores_;  // per thread: attention scratch for n_ctx positions
-  std::vector<float> rope_cos_, rope_sin_;  // the chunk's positions' angles
+  std::vector<float> rope_cos_, rope_sin_;  // the chunk's rows' angles
+  std::vector<int64_t> row_pos_;            // per row of the chunk: its position
+  std::vector<const BlockId*> row_blocks_;  // per row: its sequence's block table
+  std::vector<float> rotate_rows_;          // kv_rotate's scratch: a row per thread
   std::vector<uint8_t> packed_;  // activations packed for the dot kernels: 3 regions
   // MoE: the tokens routed to one expert gathered (expert_in_), its output before the scatter
   // (expert_tmp_, also Act::SharedOut), every (token, choice)'s output (Act::ExpertOut).

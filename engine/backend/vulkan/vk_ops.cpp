@@ -6,6 +6,7 @@
 #include "engine/backend/vulkan/ops/vk_attention.h"
 #include "engine/backend/vulkan/ops/vk_elementwise.h"
 #include "engine/backend/vulkan/ops/vk_kv.h"
+#include "engine/backend/vulkan/ops/vk_kv_rotate.h"
 #include "engine/backend/vulkan/ops/vk_matmul.h"
 #include "engine/backend/vulkan/ops/vk_moe.h"
 #include "engine/backend/vulkan/ops/vk_norm.h"
@@ -31,9 +32,15 @@ const char* part_name(KvPart part) { return part == KvPart::K ? "K" : "V"; }
 
 uint64_t mib(uint64_t bytes) { return (bytes + (1u << 20) - 1) >> 20; }
 
-// Entries of the longest block table a chunk has: a whole context's blocks (at least one).
+// Entries of the longest block table a span has: a whole context's blocks (at least one).
 uint64_t block_table_entries(const ForwardPlan& plan) {
   return static_cast<uint64_t>(std::max<int64_t>(1, KvLayout::blocks_for(plan.n_ctx, plan.kv.block_size)));
+}
+
+// Entries of the block table buffer: a chunk has at most two spans per slot (a sequence's body
+// and its last row), each with its table.
+uint64_t block_table_capacity(const ForwardPlan& plan) {
+  return 2 * static_cast<uint64_t>(std::max(1, plan.n_slots)) * block_table_entries(plan);
 }
 
 uint64_t logits_row_bytes(const ModelConfig& c) { return static_cast<uint64_t>(c.n_vocab) * sizeof(float); }
@@ -55,9 +62,10 @@ struct VulkanOps::Activations {
   std::unique_ptr<Buffer> shared_out;   // [max_batch][n_embd] (qwen2moe's shared expert)
   std::unique_ptr<Buffer> logits;       // [max_batch][n_vocab]
   std::unique_ptr<Buffer> logits_host;  // [max_batch][n_vocab], host-visible copy
-  // The chunk's block table ([ceil(n_ctx / block_size)] int32), written in begin_chunk():
-  // directly where the device buffer is host-visible, else through block_table_staging and a
-  // copy at the start of the recording.
+  // The block tables of the chunk's spans back to back (room for 2 * n_slots tables of
+  // ceil(n_ctx / block_size) int32 entries), written in begin_chunk(): directly where the device
+  // buffer is host-visible, else through block_table_staging and a copy at the start of the
+  // recording. kv_rotate writes its list of blocks there too.
   std::unique_ptr<Buffer> block_table, block_table_staging;
   std::unique_ptr<Buffer> attention_split;  // partial results of decode attention split over the KV range
   // Inputs of int8 products, quantized (vk_quantize.h): q8_h the normalized rows ([max_batch]
@@ -127,7 +135,7 @@ DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
   const KvCacheLayout layout = layer_layout(plan.kv);
   n.kv_bytes = (layout.buffer_bytes(KvPart::K) + layout.buffer_bytes(KvPart::V)) * static_cast<uint64_t>(c.n_layer);
   n.scratch_bytes = plan.scratch.total_bytes() + 2 * static_cast<uint64_t>(plan.max_batch) * logits_row_bytes(c) +
-                    2 * block_table_entries(plan) * sizeof(BlockId);
+                    2 * block_table_capacity(plan) * sizeof(BlockId);
   return n;
 }
 
@@ -188,7 +196,7 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
     INFERSCOPE_RETURN_IF_ERROR(make(a.attention_split, static_cast<int64_t>(attention_split_scratch_bytes(split) / 4)));
   }
 
-  const auto table_entries = static_cast<int64_t>(block_table_entries(plan));
+  const auto table_entries = static_cast<int64_t>(block_table_capacity(plan));
   INFERSCOPE_RETURN_IF_ERROR(make(a.block_table, table_entries));
   if (!a.block_table->mapped()) INFERSCOPE_RETURN_IF_ERROR(make(a.block_table_staging, table_entries, MemoryUse::Staging));
 
@@ -265,33 +273,64 @@ Result<BufferSpan> VulkanOps::device_vector(const float* data) const {
 }
 
 Status VulkanOps::begin_chunk(const Chunk& chunk) {
+  int64_t rows = 0;
+  for (const ChunkSpan& s : chunk.spans) {
+    if (s.n < 0 || s.pos0 < 0) return Status::error("vulkan: a chunk span with a negative size or position");
+    rows += s.n;
+  }
+  if (rows != chunk.n || chunk.n > plan_.max_batch || chunk.n_logits < 0 || chunk.n_logits > chunk.n) {
+    return Status::error("vulkan: a chunk of " + std::to_string(chunk.n) + " rows (at most " +
+                         std::to_string(plan_.max_batch) + ", " + std::to_string(chunk.n_logits) +
+                         " with logits) whose spans hold " + std::to_string(rows));
+  }
   // Timestamps cost ~25 us each on lavapipe: every prefill chunk is timed, but only one decode
   // step in kProfileEvery.
   INFERSCOPE_RETURN_IF_ERROR(recorder_->begin(chunk.n > 1 || decode_steps_++ % kProfileEvery == 0));
-  return write_block_table(chunk.blocks);
+  return write_block_tables(chunk.spans);
 }
 
-// The chunk's block table into act_->block_table, for kv_store and attention to read when the
-// recording runs (the previous recording has completed: one chunk at a time).
-Status VulkanOps::write_block_table(std::span<const BlockId> blocks) {
+// For kv_store and attention to read when the recording runs (the previous recording has
+// completed: one chunk at a time).
+Status VulkanOps::write_block_tables(std::span<const ChunkSpan> spans) {
   Activations& a = *act_;
-  const uint64_t bytes = blocks.size() * sizeof(BlockId);
+  uint64_t entries = 0;
+  for (const ChunkSpan& s : spans) entries += s.blocks.size();
+  const uint64_t bytes = entries * sizeof(BlockId);
   if (bytes > a.block_table->size()) {
-    return Status::error("vulkan: a block table of " + std::to_string(blocks.size()) + " blocks exceeds the " +
-                         std::to_string(a.block_table->size() / sizeof(BlockId)) + " of a context of " +
+    return Status::error("vulkan: block tables of " + std::to_string(entries) + " blocks in all exceed the " +
+                         std::to_string(a.block_table->size() / sizeof(BlockId)) + " of two per slot for a context of " +
                          std::to_string(plan_.n_ctx) + " positions");
   }
   if (bytes == 0) return Status::ok();
-  if (a.block_table->mapped()) {
-    std::memcpy(a.block_table->mapped(), blocks.data(), bytes);
-    return Status::ok();
+  auto* dst = static_cast<uint8_t*>(a.block_table->mapped() ? a.block_table->mapped() : a.block_table_staging->mapped());
+  for (const ChunkSpan& s : spans) {
+    if (s.blocks.empty()) continue;
+    std::memcpy(dst, s.blocks.data(), s.blocks.size_bytes());
+    dst += s.blocks.size_bytes();
   }
-  std::memcpy(a.block_table_staging->mapped(), blocks.data(), bytes);
-  recorder_->copy(whole(a.block_table_staging), whole(a.block_table), bytes);
+  if (!a.block_table->mapped()) recorder_->copy(whole(a.block_table_staging), whole(a.block_table), bytes);
   return Status::ok();
 }
 
-KvBlockTable VulkanOps::block_table(const Chunk& chunk) const { return {whole(act_->block_table), chunk.blocks}; }
+BufferSpan VulkanOps::rows_from(Act a, int64_t row0, int64_t width) const {
+  BufferSpan s = span(a);
+  s.offset += static_cast<uint64_t>(row0 * width) * sizeof(float);
+  s.size = 0;
+  return s;
+}
+
+template <class F>
+Status VulkanOps::for_each_span(const Chunk& chunk, F&& f) const {
+  int64_t row0 = 0;
+  uint64_t entry0 = 0;
+  for (const ChunkSpan& s : chunk.spans) {
+    const KvBlockTable table{BufferSpan{act_->block_table.get(), entry0 * sizeof(BlockId), 0}, s.blocks};
+    if (s.n > 0) INFERSCOPE_RETURN_IF_ERROR(f(s, row0, table));
+    row0 += s.n;
+    entry0 += s.blocks.size();
+  }
+  return Status::ok();
+}
 
 Status VulkanOps::end_chunk(const Chunk& chunk) {
   const int64_t n_vocab = model_->config().n_vocab;
@@ -374,25 +413,34 @@ Status VulkanOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel l
   return record_add_bias(*device_, *recorder_, span(x), *b, n, bias.size, dispatch_label(label));
 }
 
+Result<BufferSpan> VulkanOps::freq_factors() const {
+  if (!plan_.rope.freq_factors) return BufferSpan{};
+  return device_vector(plan_.rope.freq_factors);
+}
+
+// Each span's rows at its own positions.
 Status VulkanOps::rope(const Chunk& chunk, OpLabel label) {
   const ModelConfig& c = model_->config();
-  BufferSpan factors;
-  if (plan_.rope.freq_factors) {
-    auto f = device_vector(plan_.rope.freq_factors);
-    if (!f) return f.status();
-    factors = *f;
-  }
+  auto factors = freq_factors();
+  if (!factors) return factors.status();
   const RopeDims dims{c.n_head, c.n_head_kv, c.head_dim, c.n_rot, c.rope_layout == RopeLayout::Neox};
   wrote(Act::Q);
   wrote(Act::K);
-  return record_rope(*device_, *recorder_, span(Act::Q), span(Act::K), factors, dims, plan_.rope, chunk.n, chunk.pos0,
-                     dispatch_label(label));
+  return for_each_span(chunk, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable&) {
+    return record_rope(*device_, *recorder_, rows_from(Act::Q, row0, c.n_embd_q()), rows_from(Act::K, row0, c.n_embd_kv()),
+                       *factors, dims, plan_.rope, s.n, s.pos0, dispatch_label(label));
+  });
 }
 
+// Every span's rows are stored before any attention reads them (the next op).
 Status VulkanOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   const auto il = static_cast<size_t>(layer);
-  return record_kv_store(*device_, *recorder_, span(Act::K), span(Act::V), whole(k_cache_[il]), whole(v_cache_[il]),
-                         layer_kv_, 0, block_table(chunk), chunk.pos0, chunk.n, dispatch_label(label));
+  const int64_t width = model_->config().n_embd_kv();
+  return for_each_span(chunk, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable& table) {
+    return record_kv_store(*device_, *recorder_, rows_from(Act::K, row0, width), rows_from(Act::V, row0, width),
+                           whole(k_cache_[il]), whole(v_cache_[il]), layer_kv_, 0, table, s.pos0, s.n,
+                           dispatch_label(label));
+  });
 }
 
 Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
@@ -405,12 +453,21 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
   ap.scale = shape.scale;
   ap.softcap = shape.softcap;
   ap.n_swa = shape.window;
+  ap.n_sinks = shape.window > 0 ? shape.sinks : 0;
   const auto il = static_cast<size_t>(layer);
-  const BufferSpan q8 = q8_output(Act::Attn, chunk.n, c.n_embd_q(), feeds);
-  return record_attention(*device_, *recorder_, span(Act::Q), whole(k_cache_[il]), whole(v_cache_[il]), layer_kv_, 0,
-                          block_table(chunk), span(Act::Attn), ap, chunk.n, chunk.pos0,
-                          dispatch_label(label), act_->attention_split ? whole(act_->attention_split) : BufferSpan{},
-                          q8);
+  const int64_t width = c.n_embd_q();
+  const BufferSpan q8 = q8_output(Act::Attn, chunk.n, width, feeds);
+  const BufferSpan split = act_->attention_split ? whole(act_->attention_split) : BufferSpan{};
+  // One span writes the int8 copy itself (fused where it can); several quantize all the rows
+  // once after their dispatches (a span's rows of the copy need not start at a bindable offset).
+  const bool one_span = chunk.spans.size() == 1;
+  INFERSCOPE_RETURN_IF_ERROR(for_each_span(chunk, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable& table) {
+    return record_attention(*device_, *recorder_, rows_from(Act::Q, row0, width), whole(k_cache_[il]),
+                            whole(v_cache_[il]), layer_kv_, 0, table, rows_from(Act::Attn, row0, width), ap, s.n,
+                            s.pos0, dispatch_label(label), split, one_span ? q8 : BufferSpan{});
+  }));
+  if (one_span || !q8.buffer) return Status::ok();
+  return record_quantize_q8(*device_, *recorder_, span(Act::Attn), chunk.n, width, q8, dispatch_label(label));
 }
 
 Status VulkanOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds feeds, OpLabel label) {
@@ -488,6 +545,42 @@ Status VulkanOps::kv_copy(std::span<const BlockCopy> copies) {
   INFERSCOPE_RETURN_IF_ERROR(rec.submit_and_wait());
   counters_.submissions += 1;
   return Status::ok();
+}
+
+// Like kv_copy, one submission of its own, waited for: per layer, the K rows of the blocks in
+// passes through the largest activation buffer (whose contents no chunk carries over).
+Status VulkanOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
+  if (blocks.empty()) return Status::ok();
+  const ModelConfig& c = model_->config();
+  auto factors = freq_factors();
+  if (!factors) return factors.status();
+  const RopeDims dims{c.n_head, c.n_head_kv, c.head_dim, c.n_rot, c.rope_layout == RopeLayout::Neox};
+  Recorder& rec = *recorder_;
+  INFERSCOPE_RETURN_IF_ERROR(rec.begin(false));
+  const ChunkSpan list{0, 0, 0, blocks};
+  Status st = write_block_tables({&list, 1});
+  const KvBlockTable table{whole(act_->block_table), blocks};
+  for (size_t il = 0; st && il < k_cache_.size(); ++il) {
+    st = record_kv_rotate(*device_, rec, whole(k_cache_[il]), layer_kv_, 0, table, *factors, dims, plan_.rope, delta,
+                          rotate_scratch());
+  }
+  if (!st) {
+    static_cast<void>(rec.discard());  // the recording's error is st's
+    return st;
+  }
+  INFERSCOPE_RETURN_IF_ERROR(rec.submit_and_wait());
+  counters_.dispatches += rec.dispatches();
+  counters_.submissions += 1;
+  return Status::ok();
+}
+
+BufferSpan VulkanOps::rotate_scratch() const {
+  const Activations& a = *act_;
+  const Buffer* largest = a.x.get();
+  for (const auto* b : {&a.h, &a.q, &a.k, &a.v, &a.attn, &a.ffn_a, &a.ffn_b, &a.ffn_out, &a.logits}) {
+    if ((*b)->size() > largest->size()) largest = b->get();
+  }
+  return BufferSpan::whole(*largest);
 }
 
 void VulkanOps::collect_profile() {

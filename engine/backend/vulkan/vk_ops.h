@@ -2,7 +2,9 @@
 // command buffer per chunk, submitted once at end_chunk(). Weights (DeviceWeights), the KV
 // cache (per layer a buffer for K and one for V, each the layer's pool of plan.kv.rows() rows,
 // vk_kv.h) and the activations stay on the device; the host writes the token ids and the
-// chunk's block table, and reads the logits.
+// block tables of the chunk's spans, and reads the logits. Rope, kv_store and attention are
+// recorded once per span of a chunk (its rows, positions and table); the other ops take all the
+// chunk's rows at once.
 //
 // The one fusion: an op whose output feeds int8 matvecs (the `feeds` hint) also writes that
 // output quantized (vk_quantize.h), and the next products read it.
@@ -57,6 +59,7 @@ class VulkanOps : public BackendOps {
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
   Status kv_copy(std::span<const BlockCopy> copies) override;
+  Status kv_rotate(std::span<const BlockId> blocks, int64_t delta) override;
   ExecutorMemory memory() const override;
   ExecutorCounters counters() const override { return counters_; }
 
@@ -76,8 +79,19 @@ class VulkanOps : public BackendOps {
   Result<const DeviceMatrix*> device_matrix(const WeightMatrix& w) const;
   Result<BufferSpan> device_vector(const float* data) const;
   Status check_kv_pool_binding(const ForwardPlan& plan) const;
-  Status write_block_table(std::span<const BlockId> blocks);
-  KvBlockTable block_table(const Chunk& chunk) const;
+  // The spans' block tables into act_->block_table, back to back from entry 0, for the
+  // recording to read (through the staging buffer and a copy where it is not host-visible).
+  Status write_block_tables(std::span<const ChunkSpan> spans);
+  // rows [row0, ...) of an activation of `width` values a row.
+  BufferSpan rows_from(Act a, int64_t row0, int64_t width) const;
+  // The spans of the chunk in order, each with its first row and its table as begin_chunk wrote
+  // it: f(span, row0, table) -> Status, stopping at the first error.
+  template <class F>
+  Status for_each_span(const Chunk& chunk, F&& f) const;
+  // RoPE's per-pair frequency divisors on the device, or BufferSpan{} when the model has none.
+  Result<BufferSpan> freq_factors() const;
+  // Scratch for kv_rotate between chunks: the largest activation buffer.
+  BufferSpan rotate_scratch() const;
   Status record_matmul_all_parts(const DeviceMatrix& w, const MatmulInput& x, int64_t n, BufferSpan y,
                                  int64_t y_stride, DispatchLabel label);
   void collect_profile();

@@ -3,8 +3,9 @@
 // Causal attention of a batch of queries over the KV cache, tiled with an online softmax
 // ("flash" attention): out[t][h] = softmax(cap(scale * q[t][h] . K^T)) . V over the cache
 // positions [first_t, pos0 + t], first_t = max(0, pos0 + t - n_swa + 1) with a sliding window
-// (n_swa > 0), else 0. Query head h reads KV head h / (n_head / n_head_kv) (GQA); cap(s) =
-// softcap * tanh(s / softcap) when softcap > 0 (Gemma 2), else s.
+// (n_swa > 0), else 0, and with a window the attention sinks [0, min(n_sinks, first_t)) too.
+// Query head h reads KV head h / (n_head / n_head_kv) (GQA); cap(s) = softcap * tanh(s /
+// softcap) when softcap > 0 (Gemma 2), else s.
 //
 // One workgroup per (group of HG query heads that share a KV head, block of BQ consecutive
 // tokens, split): gl_WorkGroupID.x = head group, .y = token block (looping when there are more
@@ -17,9 +18,14 @@
 // accumulator (shared, one pair of dimensions per invocation) are rescaled once per tile.
 // Nothing is sized by the context.
 //
+// The positions a block of tokens walks are numbered by a walk index v: its sinks first (v <
+// sink_end = min(n_sinks, first of its first token), position v), then its window (position
+// v + first - sink_end up to the last token's position); without sinks v counts from the first
+// position. Every query masks what it does not see.
+//
 // With n_split > 1 (decode over a long context, where heads x tokens are too few workgroups to
-// fill the device; the host then uses BQ = 1), split s covers positions [first + s * split_len,
-// first + (s+1) * split_len) of the range and writes its unnormalized accumulator, m and l to
+// fill the device; the host then uses BQ = 1), split s covers walk indices [s * split_len,
+// (s+1) * split_len) of the range and writes its unnormalized accumulator, m and l to
 // `partial` ([n_tokens][n_head][n_split][head_dim + 2]); attention_reduce.comp combines them.
 //
 // K and V rows are of types K_TYPE and V_TYPE (kv_rows.glsl; F16 unless defined), read where
@@ -92,6 +98,7 @@ layout(push_constant) uniform Push {
   uint partial_off;
   uint block_shift;  // log2(rows per block)
   uint table_off;    // first entry of the block table in its binding
+  uint n_sinks;      // with a window: the first n_sinks positions stay visible
 } pc;
 
 // Score of a position outside a query's range (or of a query past the batch): far below any
@@ -137,11 +144,14 @@ float query_value(float x) {
 #endif
 }
 
-// First position query t sees.
+// First position of query t's window.
 uint first_position(uint t) {
   const uint pos = pc.pos0 + t;
   return (pc.n_swa > 0u && pos + 1u > pc.n_swa) ? pos + 1u - pc.n_swa : 0u;
 }
+
+// Whether query t sees position p.
+bool sees(uint t, uint p) { return p <= pc.pos0 + t && (p >= first_position(t) || p < pc.n_sinks); }
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -163,10 +173,14 @@ void main() {
     }
     barrier();
 
-    // Positions seen by some query of the block (this split's part with n_split > 1, BQ = 1):
-    // [begin, last]; empty when begin > last. A query of token t sees [first_position(t), pos0 + t].
-    const uint begin = first_position(t0) + split * pc.split_len;
-    const uint block_last = pc.pos0 + t0 + nt - 1u;
+    // Walk indices of the positions some query of the block sees (this split's part with
+    // n_split > 1, BQ = 1): [begin, last]; empty when begin > last. Walk index v is position
+    // v < sink_end ? v : v + gap.
+    const uint window0 = first_position(t0);
+    const uint sink_end = min(pc.n_sinks, window0);
+    const uint gap = window0 - sink_end;
+    const uint begin = split * pc.split_len;
+    const uint block_last = pc.pos0 + t0 + nt - 1u - gap;
     const uint last = pc.n_split == 1u ? block_last : min(block_last, begin + pc.split_len - 1u);
     float m[NQ], l[NQ];
     bool started[NQ];
@@ -181,8 +195,9 @@ void main() {
       // every query of the block.
       float part[NQ];
       [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) part[qi] = 0.0;
+      const uint p = tile0 + slot < sink_end ? tile0 + slot : tile0 + slot + gap;  // the slot's position
       if (slot < n_valid) {
-        const uint row = pc.k_byte0 + row_of(tile0 + slot) * pc.k_row_bytes;
+        const uint row = pc.k_byte0 + row_of(p) * pc.k_row_bytes;
         for (uint w = lane; w < HD2; w += LANES) {
           const vec2 kk = k_pair(row, head_first + 2u * w);
           [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
@@ -193,7 +208,6 @@ void main() {
       [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) red[qi * WORKGROUP_SIZE + tid] = part[qi];
       barrier();
       if (lane == 0u && slot < n_valid) {
-        const uint p = tile0 + slot;
         tile_rows[slot] = row_of(p);  // read after the next barrier, by the V pass
         [[unroll]] for (uint qi = 0u; qi < NQ; ++qi) {
           float s = 0.0;
@@ -201,7 +215,7 @@ void main() {
           s *= pc.scale;
           if (pc.softcap > 0.0) s = pc.softcap * tanh_safe(s * inv_cap);
           const uint t = t0 + qi / HG;
-          const bool seen = qi / HG < nt && p >= first_position(t) && p <= pc.pos0 + t;
+          const bool seen = qi / HG < nt && sees(t, p);
           score_s[qi * TILE + slot] = seen ? s : kUnseen;
         }
       }

@@ -46,7 +46,8 @@ float round_to_f16(float x) { return unpackHalf2x16(f32_to_f16_bits(floatBitsToU
 // |x|; tanh(+-10) is +-1 in binary32 already.
 float tanh_safe(float x) { return tanh(clamp(x, -10.0, 10.0)); }
 
-// (cos theta, sin theta) for theta >= 0 up to ~4e5 (RoPE angles: position x frequency). The
+// (cos theta, sin theta) for |theta| up to ~4e5 (RoPE angles: position x frequency; negative for
+// kv_rotate's backward moves). The
 // builtins are only specified on [-pi, pi], so theta - k 2pi is formed first with 2pi split into
 // parts whose products with k (< 2^16) are exact (Cody-Waite).
 vec2 cos_sin(float theta) {

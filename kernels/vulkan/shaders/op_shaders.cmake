@@ -1,6 +1,7 @@
 # The non-matmul ops of the forward pass (engine/backend/vulkan/ops/). F32 activations; KV
 # cache rows of every kernels::KvType (kv_rows.glsl): kv_store_<type> writes one cache's rows,
-# attention_<k type>_<v type> reads them (plain "attention" for f16 K and V). The _q8 variants of rms_norm, attention and the GLUs also
+# attention_<k type>_<v type> reads them (plain "attention" for f16 K and V), kv_rotate_<type>
+# decodes and re-rotates cached keys (for kv_store_<type> to encode again). The _q8 variants of rms_norm, attention and the GLUs also
 # write their output quantized for the int8 matvec, portable or _native (16-bit storage), like
 # quantize_q8 (matmul_shaders.cmake).
 inferscope_vulkan_shader(NAME rms_norm SOURCE rms_norm.comp)
@@ -28,6 +29,7 @@ foreach(k RANGE 4)
   list(GET kv_types ${k} k_type)
   list(GET kv_defines ${k} k_define)
   inferscope_vulkan_shader(NAME kv_store_${k_type} SOURCE kv_store.comp DEFINES KV_TYPE=${k_define})
+  inferscope_vulkan_shader(NAME kv_rotate_${k_type} SOURCE kv_rotate.comp DEFINES KV_TYPE=${k_define})
   foreach(v RANGE 4)
     list(GET kv_types ${v} v_type)
     list(GET kv_defines ${v} v_define)

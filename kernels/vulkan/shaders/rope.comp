@@ -7,13 +7,10 @@
 // when there are more tokens than workgroups): the token's n_rot/2 angles go to shared memory,
 // then the workgroup rotates every pair of every q and k head.
 //
-// The angles follow the CPU formula operation by operation: theta_base is the same running
-// product pos * theta_scale^i (theta_scale computed by the host), and precise keeps every
-// multiply-add unfused, so only the cos/sin builtins and the division by a frequency factor can
-// differ from the CPU by a few ulp.
+// The angles are rope_angles.glsl's (the CPU formula operation by operation).
 // Preconditions: n_rot even, n_rot <= head_dim, n_rot <= 2 * kMaxPairs.
 
-#include "op_math.glsl"
+#include "rope_angles.glsl"
 
 layout(std430, set = 0, binding = 0) buffer Q { float q[]; };
 layout(std430, set = 0, binding = 1) buffer K { float k[]; };
@@ -28,12 +25,7 @@ layout(push_constant) uniform Push {
   uint pos0;
   uint neox;
   uint has_freq_factors;
-  float theta_scale;  // freq_base^(-2/n_rot)
-  float freq_scale;
-  float attn_factor;
-  float yarn_ext_factor;  // 0: YaRN off
-  float yarn_corr_low;
-  float yarn_ramp_width;  // max(0.001, corr_high - corr_low)
+  RopeAngleParams angles;
   uint q_off;  // first element of each operand in its binding
   uint k_off;
   uint ff_off;
@@ -50,18 +42,11 @@ void main() {
   const uint pairs = (pc.n_head + pc.n_head_kv) * half_rot;
   for (uint t = gl_WorkGroupID.x; t < pc.n_tokens; t += gl_NumWorkGroups.x) {
     for (uint i = tid; i < half_rot; i += WORKGROUP_SIZE) {
-      precise float theta_base = float(pc.pos0 + t);
-      for (uint j = 0; j < i; ++j) theta_base = theta_base * pc.theta_scale;
-      precise float theta_extrap = pc.has_freq_factors != 0u ? theta_base / freq_factors[pc.ff_off + i] : theta_base;
-      precise float theta = pc.freq_scale * theta_extrap;
-      if (pc.yarn_ext_factor != 0.0) {
-        precise float y = (float(i) - pc.yarn_corr_low) / pc.yarn_ramp_width;
-        precise float mix_ = (1.0 - min(1.0, max(0.0, y))) * pc.yarn_ext_factor;
-        theta = theta * (1.0 - mix_) + theta_extrap * mix_;
-      }
-      const vec2 cs = cos_sin(theta);
-      cos_s[i] = cs.x * pc.attn_factor;
-      sin_s[i] = cs.y * pc.attn_factor;
+      const bool has_ff = pc.has_freq_factors != 0u;
+      const vec2 cs = rope_pair_cos_sin(float(pc.pos0 + t), i, pc.angles, has_ff,
+                                        has_ff ? freq_factors[pc.ff_off + i] : 1.0);
+      cos_s[i] = cs.x;
+      sin_s[i] = cs.y;
     }
     barrier();
     for (uint p = tid; p < pairs; p += WORKGROUP_SIZE) {

@@ -26,6 +26,7 @@ struct AttentionPush {
   uint32_t partial_off;
   uint32_t block_shift;
   uint32_t table_off;
+  uint32_t n_sinks;
 };
 
 struct ReducePush {
@@ -97,7 +98,9 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
                         const AttentionParams& p, int64_t n_tokens, int64_t pos0, DispatchLabel label,
                         BufferSpan split_scratch, BufferSpan q8) {
   constexpr const char* kOp = "attention";
-  if (n_tokens < 0 || pos0 < 0 || p.n_swa < 0 || p.n_split < 0) return Status::error("attention: negative size or position");
+  if (n_tokens < 0 || pos0 < 0 || p.n_swa < 0 || p.n_split < 0 || p.n_sinks < 0) {
+    return Status::error("attention: negative size or position");
+  }
   if (p.n_head <= 0 || p.n_head_kv <= 0 || p.n_head % p.n_head_kv != 0) {
     return Status::error("attention: n_head (" + std::to_string(p.n_head) + ") must be a positive multiple of n_head_kv (" +
                          std::to_string(p.n_head_kv) + ")");
@@ -151,9 +154,11 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   }
   while (heads > 1 && shared_bytes(head_dim, wg, tile, heads) > device.info().max_shared_memory) heads /= 2;
 
-  // The longest KV range of the batch is the last token's.
+  // The longest KV range of the batch is the last token's: its window, and the sinks before it.
   const int64_t last_pos = pos0 + n_tokens - 1;
-  const int64_t longest = p.n_swa > 0 ? std::min(p.n_swa, last_pos + 1) : last_pos + 1;
+  const int64_t window_first = p.n_swa > 0 ? std::max<int64_t>(0, last_pos - p.n_swa + 1) : 0;
+  const int64_t n_sinks = p.n_swa > 0 ? std::min(p.n_sinks, window_first) : 0;
+  const int64_t longest = last_pos - window_first + 1 + n_sinks;
   int64_t n_split = p.n_split > 0 ? p.n_split
                                   : (split_scratch.buffer ? auto_splits(device, p, heads, n_tokens, longest) : 1);
   n_split = std::min<int64_t>(n_split, (longest + tile - 1) / tile);  // no split without a tile
@@ -196,6 +201,7 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   push.partial_off = partial.first;
   push.block_shift = layout.block_shift();
   push.table_off = tb.first;
+  push.n_sinks = static_cast<uint32_t>(n_sinks);
   const int64_t token_groups = (n_tokens + tokens - 1) / tokens;
   const uint32_t gy = static_cast<uint32_t>(std::min<int64_t>(token_groups, device.info().max_workgroup_count[1]));
   const int64_t row = p.n_head * p.head_dim;

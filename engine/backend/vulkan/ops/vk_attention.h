@@ -34,6 +34,9 @@ struct AttentionParams {
   // shared memory allows; > 0 forces it (tests; tokens_per_group 1 with n_split > 1).
   int64_t heads_per_group = 0;
   int64_t tokens_per_group = 0;
+  // With a window (n_swa > 0): the first n_sinks positions stay visible to every token
+  // (StreamingLLM's attention sinks; AttentionShape::sinks). Ignored without a window.
+  int64_t n_sinks = 0;
 };
 
 // Bytes of the scratch span that record_attention needs to split the KV range when it chooses
@@ -41,8 +44,9 @@ struct AttentionParams {
 uint64_t attention_split_scratch_bytes(const AttentionParams& params);
 
 // out[t][h] = softmax(cap(scale * q[t][h] . K^T)) . V for t < n_tokens, h < n_head, over the
-// positions [first, pos0 + t] of `layer` in the caches, read through the sequence's block
-// `table` (first = max(0, pos0 + t - n_swa + 1) with a window, else 0). q, out: [n_tokens][n_head * head_dim] F32. One dispatch, or two when
+// positions j <= pos0 + t of `layer` in the caches that the window leaves visible (j > pos0 + t -
+// n_swa, or j < n_sinks; all j without a window), read through the sequence's block `table`.
+// q, out: [n_tokens][n_head * head_dim] F32. One dispatch, or two when
 // the KV range is split (see AttentionParams::n_split; split_scratch: attention_split_scratch_bytes
 // bytes the op may overwrite, or BufferSpan{} to never split). With a q8 span, out is also
 // written there quantized for the int8 matvec (vk_quantize.h): by the attention dispatch itself

@@ -124,19 +124,38 @@ Status check_block_table(const KvCacheLayout& layout, const KvBlockTable& table,
   return Status::ok();
 }
 
-Status record_kv_store(Device& device, Recorder& recorder, BufferSpan k, BufferSpan v, BufferSpan k_cache,
-                       BufferSpan v_cache, const KvCacheLayout& layout, int64_t layer, const KvBlockTable& table,
-                       int64_t pos0, int64_t n_tokens, DispatchLabel label) {
+namespace {
+
+// The checks of a store of n_tokens rows from pos0 through `table`.
+Status check_store(const KvCacheLayout& layout, const KvBlockTable& table, int64_t pos0, int64_t n_tokens) {
   constexpr const char* kOp = "kv_store";
   if (n_tokens < 0 || pos0 < 0) return Status::error("kv_store: negative size or position");
   INFERSCOPE_RETURN_IF_ERROR(check_block_table(layout, table, pos0 + n_tokens, kOp));
   INFERSCOPE_RETURN_IF_ERROR(check_u32(n_tokens * layout.kv.n_embd_kv, kOp, "n_tokens * n_embd_kv"));
-  INFERSCOPE_RETURN_IF_ERROR(check_u32(pos0 + n_tokens, kOp, "positions"));
+  return check_u32(pos0 + n_tokens, kOp, "positions");
+}
+
+}  // namespace
+
+Status record_kv_store(Device& device, Recorder& recorder, BufferSpan k, BufferSpan v, BufferSpan k_cache,
+                       BufferSpan v_cache, const KvCacheLayout& layout, int64_t layer, const KvBlockTable& table,
+                       int64_t pos0, int64_t n_tokens, DispatchLabel label) {
+  constexpr const char* kOp = "kv_store";
+  INFERSCOPE_RETURN_IF_ERROR(check_store(layout, table, pos0, n_tokens));
   if (n_tokens == 0) return Status::ok();
   INFERSCOPE_BIND_WORDS(tb, device, table.device, table.ids.size(), kOp, "block table");
   INFERSCOPE_RETURN_IF_ERROR(
       record_store_part(device, recorder, k, k_cache, layout, KvPart::K, layer, tb, pos0, n_tokens, label));
   return record_store_part(device, recorder, v, v_cache, layout, KvPart::V, layer, tb, pos0, n_tokens, label);
+}
+
+Status record_kv_store_part(Device& device, Recorder& recorder, BufferSpan src, BufferSpan cache,
+                            const KvCacheLayout& layout, KvPart part, int64_t layer, const KvBlockTable& table,
+                            int64_t pos0, int64_t n_tokens, DispatchLabel label) {
+  INFERSCOPE_RETURN_IF_ERROR(check_store(layout, table, pos0, n_tokens));
+  if (n_tokens == 0) return Status::ok();
+  INFERSCOPE_BIND_WORDS(tb, device, table.device, table.ids.size(), "kv_store", "block table");
+  return record_store_part(device, recorder, src, cache, layout, part, layer, tb, pos0, n_tokens, label);
 }
 
 Status check_block_copies(const KvCacheLayout& layout, std::span<const BlockCopy> copies) {

@@ -1,7 +1,8 @@
 // The KV cache on the Vulkan device: where rows live (KvCacheLayout: pools of blocks with the
 // CPU's row encodings, engine/kv/kv_layout.h and kernels/formats/kv_type.h), the block table a
 // chunk reads them through (KvBlockTable), the write of a batch's K and V rows (shader
-// kv_store.comp, one variant per KvType) and the copy of blocks (copy-on-write).
+// kv_store.comp, one variant per KvType) and the copy of blocks (copy-on-write). The
+// re-rotation of cached keys is vk_kv_rotate.h's.
 // Operands may start at any multiple of 4 bytes of their buffers (vk_op_util.h: bind_words).
 #pragma once
 
@@ -86,6 +87,13 @@ Status check_block_table(const KvCacheLayout& layout, const KvBlockTable& table,
 Status record_kv_store(Device& device, Recorder& recorder, BufferSpan k, BufferSpan v, BufferSpan k_cache,
                        BufferSpan v_cache, const KvCacheLayout& layout, int64_t layer, const KvBlockTable& table,
                        int64_t pos0, int64_t n_tokens, DispatchLabel label = {});
+
+// record_kv_store for one cache: src ([n_tokens][n_embd_kv] F32) encoded as layout.type(part)
+// into the rows of positions pos0 .. pos0 + n_tokens - 1 of `layer` of `cache` through `table`.
+// One dispatch; the same preconditions and checks.
+Status record_kv_store_part(Device& device, Recorder& recorder, BufferSpan src, BufferSpan cache,
+                            const KvCacheLayout& layout, KvPart part, int64_t layer, const KvBlockTable& table,
+                            int64_t pos0, int64_t n_tokens, DispatchLabel label = {});
 
 // OK when every copy names two different blocks of the pool and at most block_size rows, and
 // no block is both copied from and into (or into twice): what one vkCmdCopyBuffer of all the

@@ -19,18 +19,25 @@ struct RopePush {
   uint32_t pos0;
   uint32_t neox;
   uint32_t has_freq_factors;
-  float theta_scale;
-  float freq_scale;
-  float attn_factor;
-  float yarn_ext_factor;
-  float yarn_corr_low;
-  float yarn_ramp_width;
+  RopeAnglePush angles;
   uint32_t q_off, k_off, ff_off;
 };
 
 constexpr int64_t kMaxRot = 1024;  // rope.comp's shared angle arrays hold 512 pairs
 
 }  // namespace
+
+RopeAnglePush rope_angle_push(const kernels::RopeParams& params, int64_t n_rot) {
+  RopeAnglePush a{};
+  // The same F32 expressions as kernels::rope_angles, evaluated once here.
+  a.theta_scale = std::pow(params.freq_base, -2.0f / static_cast<float>(n_rot));
+  a.freq_scale = params.freq_scale;
+  a.attn_factor = params.attn_factor;
+  a.yarn_ext_factor = params.yarn_ext_factor;
+  a.yarn_corr_low = params.yarn_corr_low;
+  a.yarn_ramp_width = std::max(0.001f, params.yarn_corr_high - params.yarn_corr_low);
+  return a;
+}
 
 Status record_rope(Device& device, Recorder& recorder, BufferSpan q, BufferSpan k, BufferSpan freq_factors,
                    const RopeDims& dims, const kernels::RopeParams& params, int64_t n_tokens, int64_t pos0,
@@ -80,13 +87,7 @@ Status record_rope(Device& device, Recorder& recorder, BufferSpan q, BufferSpan 
   push.pos0 = static_cast<uint32_t>(pos0);
   push.neox = dims.neox ? 1u : 0u;
   push.has_freq_factors = has_factors ? 1u : 0u;
-  // The same F32 expressions as kernels::rope_angles, evaluated once here.
-  push.theta_scale = std::pow(params.freq_base, -2.0f / static_cast<float>(dims.n_rot));
-  push.freq_scale = params.freq_scale;
-  push.attn_factor = params.attn_factor;
-  push.yarn_ext_factor = params.yarn_ext_factor;
-  push.yarn_corr_low = params.yarn_corr_low;
-  push.yarn_ramp_width = std::max(0.001f, params.yarn_corr_high - params.yarn_corr_low);
+  push.angles = rope_angle_push(params, dims.n_rot);
   push.q_off = q_bind.first;
   push.k_off = k_bind.first;
   push.ff_off = f_bind.first;

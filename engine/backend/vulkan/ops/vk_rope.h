@@ -22,6 +22,19 @@ struct RopeDims {
   bool neox = false;      // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
 };
 
+// The angle parameters of rope_angles.glsl (RopeAngleParams, six F32 in this order, a part of
+// the push constants of the shaders that rotate), from `params` as kernels::rope_angles computes
+// them for n_rot rotated values.
+struct RopeAnglePush {
+  float theta_scale;  // freq_base^(-2/n_rot)
+  float freq_scale;
+  float attn_factor;
+  float yarn_ext_factor;
+  float yarn_corr_low;
+  float yarn_ramp_width;  // max(0.001, corr_high - corr_low)
+};
+RopeAnglePush rope_angle_push(const kernels::RopeParams& params, int64_t n_rot);
+
 // Rotates q [n_tokens][n_head * head_dim] and k [n_tokens][n_head_kv * head_dim] (F32, in
 // place) for positions pos0 .. pos0 + n_tokens - 1, in one dispatch. The angles are
 // params' (frequency base and scale, attn_factor, YaRN ramp) with the per-pair frequency
