@@ -3,7 +3,9 @@
 // model (smaller KV bytes, the type in the metrics sample, replies still work); a model whose
 // KV rows are not whole blocks refuses a quantized type and keeps its cache; the memory
 // summary names the type; the main window applies a change end to end.
+#include <QCheckBox>
 #include <QComboBox>
+#include <QSpinBox>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -50,6 +52,54 @@ TEST(KvCacheSettings, RequestsTheChosenTypesOnApply) {
   EXPECT_EQ(dock.kvTypes(), (KvTypes{KvType::Q4_0, KvType::Q4_0}));
   EXPECT_TRUE(dock.findChild<QLabel*>("kvNote")->text().contains("q4_0"));
   EXPECT_FALSE(apply->isEnabled());
+}
+
+// The cache group: the policy is requested only on Apply; a refusal puts back what holds.
+TEST(CachePolicySettings, RequestsThePolicyOnApplyAndRevertsARefusal) {
+  SettingsDock dock;
+  std::vector<CachePolicy> requested;
+  QObject::connect(&dock, &SettingsDock::cachePolicyRequested, [&](const CachePolicy& p) { requested.push_back(p); });
+  auto* window = dock.findChild<QSpinBox*>("cacheWindow");
+  auto* prefix = dock.findChild<QCheckBox*>("cachePrefix");
+  auto* block = dock.findChild<QComboBox*>("cacheBlockSize");
+  auto* apply = dock.findChild<QPushButton*>("cacheApply");
+  ASSERT_TRUE(window && prefix && block && apply);
+  dock.showCachePolicy({});
+  EXPECT_FALSE(apply->isEnabled());
+  window->setValue(256);
+  prefix->setChecked(false);
+  block->setCurrentIndex(block->findData(64));
+  EXPECT_TRUE(requested.empty());
+  apply->click();
+  ASSERT_EQ(requested.size(), 1u);
+  EXPECT_EQ(requested[0].kv_window, 256);
+  EXPECT_FALSE(requested[0].prefix_cache);
+  EXPECT_EQ(requested[0].kv_block_size, 64);
+  dock.showCachePolicyRefused(QStringLiteral("needs a context of at least 400"));
+  EXPECT_EQ(dock.cachePolicy(), CachePolicy{});
+  EXPECT_TRUE(dock.findChild<QLabel*>("cacheNote")->text().contains("400"));
+}
+
+TEST(CachePolicyEngine, AWindowTooLargeForTheContextIsRefusedAndTheCacheKept) {
+  EngineThread thread;
+  QSignalSpy loaded(thread.controller(), &EngineController::modelLoaded);
+  LoadOptions options;
+  options.contextLength = 256;
+  thread.controller()->loadModel(testing::bundledModel(), options);
+  ASSERT_TRUE(testing::waitForSignal(loaded, 10000));
+  QSignalSpy changed(thread.controller(), &EngineController::cachePolicyChanged);
+  QSignalSpy refused(thread.controller(), &EngineController::cachePolicyRefused);
+  CachePolicy wide;
+  wide.kv_window = 250;
+  thread.controller()->setCachePolicy(wide);
+  ASSERT_TRUE(testing::waitForSignal(changed, 10000));
+  ASSERT_EQ(refused.size(), 1);
+  EXPECT_EQ(changed.front().front().value<CachePolicy>(), CachePolicy{});
+  CachePolicy fits;
+  fits.kv_window = 128;
+  thread.controller()->setCachePolicy(fits);
+  ASSERT_TRUE(changed.size() == 2 || changed.wait(10000));
+  EXPECT_EQ(changed.back().front().value<CachePolicy>(), fits);
 }
 
 class KvCacheEngineTest : public ::testing::Test {

@@ -5,6 +5,7 @@
 #include <QString>
 
 #include "engine/kv/kv_layout.h"
+#include "engine/runtime/session.h"
 
 namespace inferscope::ui {
 

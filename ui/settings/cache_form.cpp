@@ -26,20 +26,20 @@ CacheForm::CacheForm(QWidget* parent) : QWidget(parent) {
   auto* layout = new QFormLayout(this);
   m_blockSize = new QComboBox(this);
   m_blockSize->setObjectName("cacheBlockSize");
-  for (int size : {16, 32, 64, 128, 256}) m_blockSize->addItem(tr("%1 positions").arg(size), size);
+  for (int size : {16, 32, 64, 128, 256}) m_blockSize->addItem(QString::number(size), size);
   m_blockSize->setToolTip(tr("KV memory is handed out in blocks of this many positions"));
-  m_budget = spinBox("cacheBudget", 1 << 20, tr(" MiB"), tr("unused context"), this);
-  m_budget->setToolTip(tr("KV memory kept for cached prompt prefixes beyond the context"));
-  m_prefix = new QCheckBox(tr("Reuse cached prompt prefixes"), this);
+  m_budget = spinBox("cacheBudget", 1 << 20, tr(" MiB"), tr("none"), this);
+  m_budget->setToolTip(tr("KV memory kept for cached prompt prefixes beyond the context (none: the context's unused blocks)"));
+  m_prefix = new QCheckBox(tr("Prefix cache"), this);
   m_prefix->setObjectName("cachePrefix");
   m_prefix->setToolTip(tr("A prompt that starts like an earlier one (a shared system prompt, the chat so far) "
                           "takes its KV from the cache instead of prefilling it"));
-  m_window = spinBox("cacheWindow", 1 << 24, tr(" positions"), tr("off"), this);
-  m_window->setToolTip(tr("Attend to the last N positions and the sinks only, so a chat runs past the context "
+  m_window = spinBox("cacheWindow", 1 << 24, QString(), tr("off"), this);
+  m_window->setToolTip(tr("Positions attended: the last N and the sinks only, so a chat runs past the context "
                           "at constant memory (StreamingLLM)"));
   m_sinks = spinBox("cacheSinks", 1 << 16, QString(), QString(), this);
   m_sinks->setToolTip(tr("First positions the window and context shift always keep (attention sinks)"));
-  m_shift = new QCheckBox(tr("Shift a full context instead of stopping"), this);
+  m_shift = new QCheckBox(tr("Context shift"), this);
   m_shift->setObjectName("cacheContextShift");
   m_shift->setToolTip(tr("When the context is full, the older half after the sinks is dropped and the reply goes on"));
   layout->addRow(tr("Block size:"), m_blockSize);

@@ -52,7 +52,7 @@ QWidget* SettingsDock::createContents() {
   layout->addWidget(group(tr("Sampling (next reply)"), m_sampling));
   layout->addWidget(group(tr("Presets"), m_presets));
   layout->addWidget(group(tr("KV cache (the model stays loaded)"), m_kvCache));
-  layout->addWidget(group(tr("Prefix cache and long chats (the model stays loaded)"), m_cache));
+  layout->addWidget(group(tr("Prefix cache and window"), m_cache));
   layout->addWidget(group(tr("Model (reloads on Apply)"), m_model));
   layout->addStretch(1);
   return contents;
