@@ -333,7 +333,7 @@ void MainWindow::connectPerformance() {
   connect(m_engine.controller(), &EngineController::metrics, m_performance, [this](const MetricsSample& sample) {
     m_performance->addDecodeSample(m_clock.elapsed() / 1000.0, sample.decodeTokensPerSecond);
     m_performance->setMemory(m_memoryOnDevice ? sample.deviceWeightsBytes : sample.weightsBytes, sample.kvCacheBytes,
-                             sample.scratchBytes);
+                             sample.scratchBytes, sample.kvBlocks);
     m_performance->setOpTimes(sample.opSeconds, m_loaded.backendShort);
     if (m_chat->isBusy()) m_replyHasDecodeSample = true;
   });
@@ -342,7 +342,7 @@ void MainWindow::connectPerformance() {
   });
   connect(m_chat, &ChatSession::replyFinished, m_performance, [this](const ReplyStats& stats) {
     m_performance->addReply(++m_replies, stats.ttftMs, stats.tokensPerSecond);
-    m_performance->addPrefixReuse(stats.promptTokens, stats.reusedTokens);
+    m_performance->addPrefixReuse(m_replies, stats.promptTokens, stats.reusedTokens);
     // A short reply can end before the first metrics sample: its average still makes a point.
     if (!m_replyHasDecodeSample && stats.tokens > 0) {
       m_performance->addDecodeSample(m_clock.elapsed() / 1000.0, stats.tokensPerSecond);
@@ -535,7 +535,8 @@ void MainWindow::onModelLoaded(const ModelSummary& summary) {
   m_performance->setMemoryDevice(summary.deviceName, static_cast<quint64>(summary.deviceMemoryBytes),
                                  static_cast<quint64>(summary.weightsBytes));
   m_performance->setMemory(static_cast<quint64>(m_memoryOnDevice ? summary.deviceWeightsBytes : summary.weightsBytes),
-                           static_cast<quint64>(summary.kvCacheBytes), static_cast<quint64>(summary.scratchBytes));
+                           static_cast<quint64>(summary.kvCacheBytes), static_cast<quint64>(summary.scratchBytes),
+                           summary.kvBlocks);
   m_performance->setOpTimes({}, summary.backendShort);  // a new session measures from zero
   m_performance->setKvCacheType(QString::fromStdString(kv_types_label(summary.kvTypes)));
   m_settings->showKvCache(summary.kvTypes, static_cast<quint64>(summary.kvCacheBytes));

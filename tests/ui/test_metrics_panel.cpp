@@ -1,6 +1,8 @@
 // PerformancePanel: recorded samples come back exactly in the CSV, charts export as PNG files,
-// redraws are paced by the timer, the caches that do not exist yet read "off", memory on a
-// device is counted against the device's, and the time per op shows as shares.
+// redraws are paced by the timer, the prefix cache is charted per reply with its running hit
+// rate, the KV cache divides into blocks in use, cached and free, the semantic cache reads "off",
+// memory on a device is counted against the device's, the charts sit four in a row, two by two
+// or stacked by width, and the time per op shows as shares.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -32,17 +34,21 @@ TEST(PerformancePanel, CsvHoldsEveryRecordedSampleExactly) {
   panel.addDecodeSample(0.35, 1.0 / 3.0);
   panel.addReply(1, 123.25, 41.0);
   panel.addReply(2, 98.0, 39.75);
-  panel.setMemory(1048576, 65536, 12345);
+  panel.setMemory(1048576, 65536, 12345, {16, 3, 5, 8});
+  panel.addPrefixReuse(2, 120, 96);
 
   const QStringList lines = panel.metricsCsv().split('\n', Qt::SkipEmptyParts);
-  ASSERT_EQ(lines.size(), 6);
-  EXPECT_EQ(lines[0], "series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes");
-  EXPECT_EQ(lines[1], "decode,0.1,,,42.5,,,");
+  ASSERT_EQ(lines.size(), 7);
+  EXPECT_EQ(lines[0],
+            "series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes,"
+            "kv_blocks_in_use,kv_blocks_cached,kv_blocks_free,prompt_tokens,reused_tokens");
+  EXPECT_EQ(lines[1], "decode,0.1,,,42.5,,,,,,,,");
   EXPECT_EQ(lines[2].section(',', 4, 4).toDouble(), 1.0 / 3.0);  // round-trips bit for bit
-  EXPECT_EQ(lines[3], "reply,,1,123.25,41,,,");
-  EXPECT_EQ(lines[4], "reply,,2,98,39.75,,,");
-  EXPECT_EQ(lines[5], "memory,,,,,1048576,65536,12345");
-  for (const QString& line : lines) EXPECT_EQ(line.count(','), 7) << line.toStdString();
+  EXPECT_EQ(lines[3], "reply,,1,123.25,41,,,,,,,,");
+  EXPECT_EQ(lines[4], "reply,,2,98,39.75,,,,,,,,");
+  EXPECT_EQ(lines[5], "memory,,,,,1048576,65536,12345,3,5,8,,");
+  EXPECT_EQ(lines[6], "prefix,,2,,,,,,,,,120,96");
+  for (const QString& line : lines) EXPECT_EQ(line.count(','), 12) << line.toStdString();
 }
 
 TEST(PerformancePanel, RecordsMemoryOnlyWhenItChanges) {
@@ -52,14 +58,15 @@ TEST(PerformancePanel, RecordsMemoryOnlyWhenItChanges) {
   panel.setMemory(100, 400, 300);
   const QStringList lines = panel.metricsCsv().split('\n', Qt::SkipEmptyParts);
   ASSERT_EQ(lines.size(), 3);
-  EXPECT_EQ(lines[1], "memory,,,,,100,200,300");
-  EXPECT_EQ(lines[2], "memory,,,,,100,400,300");
+  EXPECT_EQ(lines[1], "memory,,,,,100,200,300,0,0,0,,");
+  EXPECT_EQ(lines[2], "memory,,,,,100,400,300,0,0,0,,");
 }
 
 TEST(PerformancePanel, ClearForgetsEverySample) {
   PerformancePanel panel;
   panel.addDecodeSample(1, 10);
   panel.addReply(1, 5, 10);
+  panel.addPrefixReuse(1, 10, 5);
   panel.setMemory(1, 2, 3);
   panel.clear();
   EXPECT_EQ(panel.metricsCsv().count('\n'), 1);  // the header only
@@ -70,9 +77,10 @@ TEST(PerformancePanel, ExportsEachChartAsPng) {
   panel.addDecodeSample(0.5, 30);
   panel.addDecodeSample(1.0, 32);
   panel.addReply(1, 80, 31);
-  panel.setMemory(1 << 20, 1 << 16, 1 << 14);
+  panel.addPrefixReuse(1, 80, 0);
+  panel.setMemory(1 << 20, 1 << 16, 1 << 14, {16, 2, 1, 5});
   const std::array charts{PerformancePanel::Chart::DecodeRate, PerformancePanel::Chart::TimeToFirstToken,
-                          PerformancePanel::Chart::Memory};
+                          PerformancePanel::Chart::Memory, PerformancePanel::Chart::PrefixCache};
   for (PerformancePanel::Chart chart : charts) {
     const QString path = scratchFile("metrics_png", QStringLiteral("chart%1.png").arg(static_cast<int>(chart)));
     ASSERT_TRUE(panel.exportChartPng(path, chart));
@@ -96,13 +104,95 @@ TEST(PerformancePanel, ThePrefixHitRateIsTheShareOfPromptTokensReused) {
   ASSERT_NE(semantic, nullptr);
   EXPECT_EQ(prefix->text(), "–") << "no reply yet";
   EXPECT_EQ(semantic->text(), "off");
-  panel.addPrefixReuse(100, 0);
+  panel.addPrefixReuse(1, 100, 0);
   EXPECT_TRUE(prefix->text().startsWith("0%")) << prefix->text().toStdString();
-  panel.addPrefixReuse(300, 240);
+  panel.addPrefixReuse(2, 300, 240);
   EXPECT_TRUE(prefix->text().startsWith("60%")) << prefix->text().toStdString();
   EXPECT_TRUE(prefix->toolTip().contains("240 of 400")) << prefix->toolTip().toStdString();
   panel.clear();
   EXPECT_EQ(prefix->text(), "–");
+}
+
+// Per reply: reused tokens, prefilled ones stacked above, and the running hit rate in percent.
+TEST(PerformancePanel, ThePrefixChartStacksReusedAndPrefilledUnderTheRunningHitRate) {
+  PerformancePanel panel;
+  auto* plot = panel.findChild<QCustomPlot*>("PrefixCache");
+  ASSERT_NE(plot, nullptr);
+  ASSERT_EQ(plot->plottableCount(), 3);
+  panel.addPrefixReuse(1, 100, 0);
+  panel.addPrefixReuse(2, 300, 240);
+  panel.addPrefixReuse(3, 100, 60);
+  auto* reused = qobject_cast<QCPBars*>(plot->plottable(0));
+  auto* prefilled = qobject_cast<QCPBars*>(plot->plottable(1));
+  auto* hitRate = plot->graph(0);
+  ASSERT_TRUE(reused && prefilled && hitRate);
+  EXPECT_EQ(prefilled->barBelow(), reused);
+  ASSERT_EQ(reused->data()->size(), 3);
+  EXPECT_EQ(reused->data()->at(1)->value, 240);
+  EXPECT_EQ(prefilled->data()->at(1)->value, 60);
+  EXPECT_EQ(prefilled->data()->at(0)->value, 100);
+  ASSERT_EQ(hitRate->data()->size(), 3);
+  EXPECT_DOUBLE_EQ(hitRate->data()->at(0)->value, 0);
+  EXPECT_DOUBLE_EQ(hitRate->data()->at(1)->value, 60);   // 240 of 400
+  EXPECT_DOUBLE_EQ(hitRate->data()->at(2)->value, 60);   // 300 of 500
+  EXPECT_DOUBLE_EQ(hitRate->data()->at(2)->key, 3);
+  panel.clear();
+  EXPECT_EQ(reused->data()->size(), 0);
+  EXPECT_EQ(hitRate->data()->size(), 0);
+}
+
+// The KV cache's bar divides by blocks; the summary counts them.
+TEST(PerformancePanel, TheKvCacheDividesIntoBlocksInUseCachedAndFree) {
+  PerformancePanel panel;
+  panel.setMemory(1000, 16000, 300, {16, 3, 5, 8});
+  QTest::qWait(200);  // the redraw timer rescales the bars
+  auto* plot = panel.findChild<QCustomPlot*>("Memory");
+  ASSERT_NE(plot, nullptr);
+  ASSERT_EQ(plot->plottableCount(), 5);
+  std::array<double, 5> parts{};
+  for (int i = 0; i < 5; ++i) {
+    auto* bars = qobject_cast<QCPBars*>(plot->plottable(i));
+    ASSERT_NE(bars, nullptr);
+    ASSERT_EQ(bars->data()->size(), 1);
+    parts[static_cast<size_t>(i)] = bars->data()->at(0)->value;
+  }
+  // In use : cached : free = 3 : 5 : 8 of the 16000 bytes, whatever the axis unit.
+  EXPECT_NEAR(parts[1] / parts[2], 3.0 / 5.0, 1e-9);
+  EXPECT_NEAR(parts[3] / parts[2], 8.0 / 5.0, 1e-9);
+  EXPECT_NEAR((parts[1] + parts[2] + parts[3]) / parts[0], 16.0, 1e-9);
+  EXPECT_TRUE(panel.memorySummary().contains("KV blocks of 16 positions: 3 in use, 5 cached, 8 free"))
+      << panel.memorySummary().toStdString();
+
+  panel.setMemory(1000, 16000, 300);  // no block counts: all of it in use
+  QTest::qWait(200);
+  EXPECT_NEAR(qobject_cast<QCPBars*>(plot->plottable(1))->data()->at(0)->value / parts[0], 16.0, 1e-9);
+  EXPECT_EQ(qobject_cast<QCPBars*>(plot->plottable(2))->data()->at(0)->value, 0);
+  EXPECT_FALSE(panel.memorySummary().contains("KV blocks")) << panel.memorySummary().toStdString();
+}
+
+// Four in a row when wide, two by two at medium width, stacked when narrow.
+TEST(PerformancePanel, TheChartsArrangeByWidth) {
+  PerformancePanel panel;
+  panel.show();
+  const auto cellOf = [&](const char* name) {
+    QWidget* w = panel.findChild<QCustomPlot*>(name);
+    return w->parentWidget() == &panel ? w : w->parentWidget();  // the memory chart shares a cell
+  };
+  const auto place = [&](int width) {
+    panel.resize(width, 1200);
+    QCoreApplication::processEvents();
+    QTest::qWait(50);
+  };
+  place(1400);
+  EXPECT_EQ(panel.findChild<QCustomPlot*>("DecodeRate")->y(), panel.findChild<QCustomPlot*>("PrefixCache")->y());
+  EXPECT_LT(panel.findChild<QCustomPlot*>("Memory")->x(), panel.findChild<QCustomPlot*>("PrefixCache")->x());
+  place(700);
+  EXPECT_EQ(cellOf("DecodeRate")->y(), cellOf("TimeToFirstToken")->y());
+  EXPECT_EQ(cellOf("Memory")->y(), cellOf("PrefixCache")->y());
+  EXPECT_LT(cellOf("DecodeRate")->y(), cellOf("Memory")->y());
+  place(400);
+  EXPECT_LT(cellOf("DecodeRate")->y(), cellOf("TimeToFirstToken")->y());
+  EXPECT_LT(cellOf("Memory")->y(), cellOf("PrefixCache")->y());
 }
 
 TEST(PerformancePanel, MemorySummaryNamesEachCategoryAndTheRam) {
@@ -164,8 +254,12 @@ TEST(PerformancePanel, Screenshot) {
   for (size_t i = 0; i < replies.size(); ++i) {
     panel.addReply(static_cast<int>(i + 1), replies[i].first, replies[i].second);
   }
-  panel.setMemory(1185376, 524288, 1234560);
-  panel.resize(520, 860);
+  const std::array<std::pair<int, int>, 5> prompts{{{310, 0}, {352, 304}, {410, 352}, {45, 32}, {470, 448}}};
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    panel.addPrefixReuse(static_cast<int>(i + 1), prompts[i].first, prompts[i].second);
+  }
+  panel.setMemory(1185376, 524288, 1234560, {16, 30, 42, 56});
+  panel.resize(520, 1100);
   panel.show();
   QTest::qWait(300);
   testing::saveScreenshot(&panel, "performance_panel");

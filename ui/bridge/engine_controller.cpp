@@ -34,6 +34,8 @@ QString chatFormatLabel(const ChatTemplate& tmpl) {
   return tmpl.has_template() ? qstr(chat_family_name(tmpl.family())) : QStringLiteral("plain");
 }
 
+KvBlockCounts toKvBlockCounts(const KvBlockStats& b) { return {b.block_size, b.referenced, b.cached, b.free}; }
+
 ModelSummary summarize(const QString& path, const Model& model, Session& session, int threads,
                        const BackendDeviceInfo* device) {
   ModelSummary s;
@@ -60,6 +62,7 @@ ModelSummary summarize(const QString& path, const Model& model, Session& session
   s.deviceWeightsBytes = static_cast<qint64>(memory.device_weights_bytes);
   s.kvCacheBytes = static_cast<qint64>(memory.kv_cache_bytes);
   s.kvTypes = memory.kv_types;
+  s.kvBlocks = toKvBlockCounts(memory.kv_blocks);
   s.cachePolicy = session.options().cache;
   s.scratchBytes = static_cast<qint64>(memory.scratch_bytes);
   return s;
@@ -284,6 +287,7 @@ void EngineController::publish(const QString& text, int generated, double tokens
   sample.deviceWeightsBytes = memory.device_weights_bytes;
   sample.kvCacheBytes = memory.kv_cache_bytes;
   sample.kvCacheType = qstr(kv_types_label(memory.kv_types));
+  sample.kvBlocks = toKvBlockCounts(memory.kv_blocks);
   sample.scratchBytes = memory.scratch_bytes;
   sample.peakRssBytes = memory.peak_rss_bytes;
   const OpProfile& profile = m_session->executor().profile();

@@ -8,6 +8,15 @@
 
 namespace inferscope::ui {
 
+// The paged KV pool's blocks (KvBlockStats): held by a chat, kept for the prefix cache, free.
+// All zero when unknown.
+struct KvBlockCounts {
+  int blockSize = 0;  // positions per block
+  int inUse = 0, cached = 0, free = 0;
+  int total() const { return inUse + cached + free; }
+  bool operator==(const KvBlockCounts&) const = default;
+};
+
 struct MetricsSample {
   double decodeTokensPerSecond = 0;  // over the interval since the previous sample
   int tokens = 0;                    // generated so far in this reply
@@ -17,6 +26,7 @@ struct MetricsSample {
   quint64 deviceWeightsBytes = 0;  // 0 on the CPU
   quint64 kvCacheBytes = 0;
   QString kvCacheType;  // "f16", "q8_0", or "k q8_0, v f16"
+  KvBlockCounts kvBlocks;  // how the KV cache's bytes divide
   quint64 scratchBytes = 0;
   quint64 peakRssBytes = 0;  // whole process
   // Seconds per op kind ("matmul", "attention"...) since the model loaded: wall time on the CPU,

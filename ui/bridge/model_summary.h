@@ -6,6 +6,7 @@
 
 #include "engine/kv/kv_layout.h"
 #include "engine/runtime/session.h"
+#include "ui/bridge/metrics_sample.h"
 
 namespace inferscope::ui {
 
@@ -30,6 +31,7 @@ struct ModelSummary {
   qint64 deviceWeightsBytes = 0;  // weights copied to the device; 0 on the CPU
   qint64 kvCacheBytes = 0;
   KvTypes kvTypes;  // what the KV cache stores
+  KvBlockCounts kvBlocks;
   CachePolicy cachePolicy;  // how it is paged and what it keeps
   qint64 scratchBytes = 0;
 };

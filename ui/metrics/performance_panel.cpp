@@ -126,6 +126,16 @@ void stylePlot(QCustomPlot* plot, const QPalette& palette) {
 
 }  // namespace
 
+// The KV cache's bytes in blocks in use, cached and free (blocks are all one size); without
+// block counts, all of it in use.
+std::array<quint64, 3> PerformancePanel::kvParts(const MemorySample& m) {
+  const KvBlockCounts& b = m.kvBlocks;
+  if (b.total() == 0) return {m.kvCache, 0, 0};
+  const double perBlock = static_cast<double>(m.kvCache) / b.total();
+  const auto bytes = [perBlock](int blocks) { return static_cast<quint64>(perBlock * blocks); };
+  return {bytes(b.inUse), bytes(b.cached), bytes(b.free)};
+}
+
 PerformancePanel::PerformancePanel(QWidget* parent)
     : QWidget(parent), m_ramBytes(physicalMemoryBytes()), m_redrawTimer(new QTimer(this)) {
   m_redrawTimer->setInterval(kRedrawIntervalMs);
@@ -133,6 +143,7 @@ PerformancePanel::PerformancePanel(QWidget* parent)
   createDecodeChart();
   createReplyChart();
   createMemoryChart();
+  createPrefixChart();
   m_memorySummary = new QLabel(this);
   m_memorySummary->setObjectName("memorySummary");
   m_memorySummary->setWordWrap(true);
@@ -143,7 +154,7 @@ PerformancePanel::PerformancePanel(QWidget* parent)
   memoryColumn->setContentsMargins(0, 0, 0, 0);
   memoryColumn->addWidget(plot(Chart::Memory), 1);
   memoryColumn->addWidget(m_memorySummary);
-  m_cells = {plot(Chart::DecodeRate), plot(Chart::TimeToFirstToken), memory};
+  m_cells = {plot(Chart::DecodeRate), plot(Chart::TimeToFirstToken), memory, plot(Chart::PrefixCache)};
   m_grid = new QGridLayout;
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(m_grid, 1);
@@ -158,20 +169,24 @@ PerformancePanel::PerformancePanel(QWidget* parent)
   clear();
 }
 
-// All in a row or all stacked: two columns would leave the third chart alone on a row.
-int PerformancePanel::columnsFor(int width) { return width >= kChartCount * kMinChartWidth ? kChartCount : 1; }
+// All in a row, two by two, or all stacked.
+int PerformancePanel::columnsFor(int width) {
+  if (width >= kChartCount * kMinChartWidth) return kChartCount;
+  return width >= 2 * kMinChartWidth ? 2 : 1;
+}
 
-// Side by side in a wide, short bottom dock; stacked (and scrolled) in a narrow one, where the
-// memory chart, a single bar, gets the smaller share of the height.
+// Side by side in a wide, short bottom dock; two by two or stacked (and scrolled) in a narrower
+// one, where the memory chart, a single bar, gets the smaller share of the height.
 void PerformancePanel::arrangeCharts(int columns) {
   if (columns == m_columns) return;
   m_columns = columns;
-  constexpr std::array<int, kChartCount> kStackedStretch{3, 3, 2};
+  constexpr std::array<int, kChartCount> kStackedStretch{3, 3, 2, 3};
+  const int rows = (kChartCount + columns - 1) / columns;
   for (QWidget* cell : m_cells) m_grid->removeWidget(cell);
   for (int i = 0; i < kChartCount; ++i) {
     m_grid->addWidget(m_cells[static_cast<size_t>(i)], i / columns, i % columns);
     m_grid->setColumnStretch(i, i < columns ? 1 : 0);
-    m_grid->setRowStretch(i, columns == 1 ? kStackedStretch[static_cast<size_t>(i)] : (i == 0 ? 1 : 0));
+    m_grid->setRowStretch(i, columns == 1 ? kStackedStretch[static_cast<size_t>(i)] : (i < rows ? 1 : 0));
   }
 }
 
@@ -228,13 +243,14 @@ void PerformancePanel::createReplyChart() {
   p->setMinimumHeight(kChartMinimumHeight + kLegendHeight);
 }
 
-// One horizontal bar, weights + KV cache + scratch stacked, with the machine's RAM as a line.
+// One horizontal bar, weights + KV cache (its blocks in use, cached, free) + scratch stacked,
+// with the machine's RAM as a line.
 void PerformancePanel::createMemoryChart() {
   QCustomPlot* p = createPlot(Chart::Memory, tr("Memory"));
   p->yAxis->setTicks(false);
   p->yAxis->grid()->setVisible(false);
   p->yAxis->setRange(kMemoryBarKey - 0.6, kMemoryBarKey + 0.6);
-  const QStringList names{tr("weights"), tr("KV cache"), tr("scratch")};
+  const QStringList names{tr("weights"), tr("KV in use"), tr("KV cached"), tr("KV free"), tr("scratch")};
   for (size_t i = 0; i < m_memoryBars.size(); ++i) {
     m_memoryBars[i] = new QCPBars(p->yAxis, p->xAxis);
     m_memoryBars[i]->setName(names[static_cast<int>(i)]);
@@ -246,6 +262,33 @@ void PerformancePanel::createMemoryChart() {
   m_ramText->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
   m_ramText->setText(limitText());
   placeLegendBelow(p);
+  p->setMinimumHeight(kChartMinimumHeight + kLegendHeight);
+}
+
+// Per reply, its prompt tokens stacked: those the prefix cache held, then those prefilled; and
+// the running hit rate over all replies so far, on the right axis.
+void PerformancePanel::createPrefixChart() {
+  QCustomPlot* p = createPlot(Chart::PrefixCache, tr("Prefix cache"));
+  QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
+  ticker->setTickStep(1);
+  ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  p->xAxis->setTicker(ticker);
+  p->xAxis->setLabel(tr("reply"));
+  p->yAxis->setLabel(tr("prompt tokens"));
+  p->yAxis2->setVisible(true);
+  p->yAxis2->setLabel(tr("hit rate (%)"));
+  p->yAxis2->setRange(0, 100 * kHeadroom);
+  m_reusedBars = new QCPBars(p->xAxis, p->yAxis);
+  m_reusedBars->setName(tr("reused"));
+  m_prefilledBars = new QCPBars(p->xAxis, p->yAxis);
+  m_prefilledBars->setName(tr("prefilled"));
+  m_prefilledBars->moveAbove(m_reusedBars);
+  for (QCPBars* bars : {m_reusedBars, m_prefilledBars}) bars->setWidth(0.6);
+  m_hitRateGraph = p->addGraph(p->xAxis, p->yAxis2);
+  m_hitRateGraph->setName(tr("hit rate"));
+  m_hitRateGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
+  placeLegendBelow(p);
+  p->setMinimumHeight(kChartMinimumHeight + kLegendHeight);
 }
 
 // One line: the prefix cache's hit rate over the replies ("–" before the first); the semantic
@@ -277,7 +320,13 @@ void PerformancePanel::applyPalette() {
   m_decodeGraph->setBrush(fillColor(first));
   styleBars(m_ttftBars, first);
   m_replyRateGraph->setPen(QPen(seriesColor(pal, 1)));
-  for (size_t i = 0; i < m_memoryBars.size(); ++i) styleBars(m_memoryBars[i], seriesColor(pal, static_cast<int>(i)));
+  // The KV cache's three parts share its color: in use full, cached lighter, free faint.
+  const QColor kv = seriesColor(pal, 1);
+  const std::array<QColor, 5> memoryColors{first, kv, kv.lighter(140), fillColor(kv), seriesColor(pal, 2)};
+  for (size_t i = 0; i < m_memoryBars.size(); ++i) styleBars(m_memoryBars[i], memoryColors[i]);
+  styleBars(m_reusedBars, kv);
+  styleBars(m_prefilledBars, fillColor(first));
+  m_hitRateGraph->setPen(QPen(seriesColor(pal, 2), 2));
   const QColor text = pal.color(QPalette::WindowText);
   m_ramLine->setPen(QPen(text, 1.5, Qt::DashLine));
   m_ramText->setColor(text);
@@ -303,13 +352,19 @@ void PerformancePanel::addReply(int index, double ttftMs, double tokensPerSecond
   markDirty(Chart::TimeToFirstToken);
 }
 
-void PerformancePanel::addPrefixReuse(int promptTokens, int reusedTokens) {
+void PerformancePanel::addPrefixReuse(int index, int promptTokens, int reusedTokens) {
+  m_prefix.push_back({index, promptTokens, reusedTokens});
   m_promptTokens += promptTokens;
   m_reusedTokens += reusedTokens;
-  auto* label = findChild<QLabel*>(QStringLiteral("prefixCacheRate"));
-  if (!label || m_promptTokens == 0) return;
-  const QLocale locale;
+  m_reusedBars->addData(index, reusedTokens);
+  m_prefilledBars->addData(index, promptTokens - reusedTokens);
+  if (m_promptTokens == 0) return;
   const double share = static_cast<double>(m_reusedTokens) / static_cast<double>(m_promptTokens);
+  m_hitRateGraph->addData(index, 100.0 * share);
+  markDirty(Chart::PrefixCache);
+  auto* label = findChild<QLabel*>(QStringLiteral("prefixCacheRate"));
+  if (!label) return;
+  const QLocale locale;
   label->setText(tr("%1%").arg(locale.toString(100.0 * share, 'f', 0)));
   label->setToolTip(tr("%1 of %2 prompt tokens were reused from the prefix cache instead of prefilled")
                         .arg(locale.toString(m_reusedTokens), locale.toString(m_promptTokens)));
@@ -317,13 +372,14 @@ void PerformancePanel::addPrefixReuse(int promptTokens, int reusedTokens) {
 
 void PerformancePanel::setKvCacheType(const QString& label) {
   m_kvCacheType = label;
-  m_memoryBars[1]->setName(label.isEmpty() ? tr("KV cache") : tr("KV cache (%1)").arg(label));
+  m_memoryBars[1]->setName(label.isEmpty() ? tr("KV in use") : tr("KV in use (%1)").arg(label));
   updateMemorySummary();
   plot(Chart::Memory)->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void PerformancePanel::setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes) {
-  const MemorySample sample{weightsBytes, kvCacheBytes, scratchBytes};
+void PerformancePanel::setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes,
+                                 KvBlockCounts kvBlocks) {
+  const MemorySample sample{weightsBytes, kvCacheBytes, scratchBytes, kvBlocks};
   if (!m_memory.empty() && m_memory.back() == sample) return;
   m_memory.push_back(sample);
   updateMemorySummary();
@@ -374,12 +430,16 @@ void PerformancePanel::setOpTimes(const QList<QPair<QString, double>>& seconds, 
 void PerformancePanel::clear() {
   m_decode.clear();
   m_replies.clear();
+  m_prefix.clear();
   m_promptTokens = m_reusedTokens = 0;
   if (auto* label = findChild<QLabel*>(QStringLiteral("prefixCacheRate"))) label->setText(QStringLiteral("–"));
   m_memory.clear();
   m_decodeGraph->data()->clear();
   m_ttftBars->data()->clear();
   m_replyRateGraph->data()->clear();
+  m_reusedBars->data()->clear();
+  m_prefilledBars->data()->clear();
+  m_hitRateGraph->data()->clear();
   updateMemorySummary();
   setOpTimes({}, {});
   for (int c = 0; c < kChartCount; ++c) markDirty(static_cast<Chart>(c));
@@ -408,6 +468,7 @@ void PerformancePanel::rescale(Chart chart) {
     case Chart::DecodeRate: return rescaleDecode();
     case Chart::TimeToFirstToken: return rescaleReplies();
     case Chart::Memory: return rescaleMemory();
+    case Chart::PrefixCache: return rescalePrefix();
   }
 }
 
@@ -457,7 +518,8 @@ void PerformancePanel::rescaleMemory() {
   const bool ramInView = used == 0 || used >= ram * kRamInViewFraction;
   const double top = ramInView ? std::max(ram, used) * 1.05 : used * 1.25;
   const ByteUnit unit = unitFor(top);
-  const std::array<quint64, 3> parts{now.weights, now.kvCache, now.scratch};
+  const std::array<quint64, 3> kv = kvParts(now);
+  const std::array<quint64, 5> parts{now.weights, kv[0], kv[1], kv[2], now.scratch};
   for (size_t i = 0; i < parts.size(); ++i) {
     m_memoryBars[i]->data()->clear();
     if (!m_memory.empty()) m_memoryBars[i]->addData(kMemoryBarKey, static_cast<double>(parts[i]) / unit.bytes);
@@ -467,6 +529,19 @@ void PerformancePanel::rescaleMemory() {
   m_ramLine->point1->setCoords(ram / unit.bytes, 0);
   m_ramLine->point2->setCoords(ram / unit.bytes, 1);
   m_ramText->position->setCoords(ram / unit.bytes, kMemoryBarKey + 0.55);
+}
+
+void PerformancePanel::rescalePrefix() {
+  QCustomPlot* p = plot(Chart::PrefixCache);
+  int first = 1, last = 1, top = 0;
+  if (!m_prefix.empty()) first = last = m_prefix.front().index;
+  for (const PrefixSample& r : m_prefix) {
+    first = std::min(first, r.index);
+    last = std::max(last, r.index);
+    top = std::max(top, r.promptTokens);
+  }
+  p->xAxis->setRange(first - 0.5, last + 0.5);
+  p->yAxis->setRange(0, top > 0 ? top * kHeadroom : 1);
 }
 
 void PerformancePanel::updateMemorySummary() {
@@ -483,12 +558,16 @@ void PerformancePanel::updateMemorySummary() {
   const QString sum = tr("Weights %1 + KV cache %2 + scratch %3 = %4")
                           .arg(sizeText(m.weights), kv, sizeText(m.scratch), sizeText(m.total()));
   const QString percent = QLocale().toString(share, 'g', 2);
-  if (m_deviceName.isEmpty()) {
-    m_memorySummary->setText(tr("%1 (%2% of %3 RAM)").arg(sum, percent, limit));
-  } else {
-    m_memorySummary->setText(tr("On %1: %2 (%3% of %4 device memory). In RAM: the weights' host copy, %5.")
-                                 .arg(shortDeviceName(), sum, percent, limit, sizeText(m_hostWeightsBytes)));
+  QString text = m_deviceName.isEmpty()
+                     ? tr("%1 (%2% of %3 RAM).").arg(sum, percent, limit)
+                     : tr("On %1: %2 (%3% of %4 device memory). In RAM: the weights' host copy, %5.")
+                           .arg(shortDeviceName(), sum, percent, limit, sizeText(m_hostWeightsBytes));
+  const KvBlockCounts& b = m.kvBlocks;
+  if (b.total() > 0) {
+    text += QLatin1Char(' ') + tr("KV blocks of %1 positions: %2 in use, %3 cached, %4 free.")
+                                   .arg(b.blockSize).arg(b.inUse).arg(b.cached).arg(b.free);
   }
+  m_memorySummary->setText(text);
 }
 
 bool PerformancePanel::exportChartPng(const QString& path, Chart which) {
@@ -499,15 +578,26 @@ bool PerformancePanel::exportChartPng(const QString& path, Chart which) {
 }
 
 QString PerformancePanel::metricsCsv() const {
-  QString csv = QStringLiteral("series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes\n");
+  QString csv = QStringLiteral(
+      "series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes,"
+      "kv_blocks_in_use,kv_blocks_cached,kv_blocks_free,prompt_tokens,reused_tokens\n");
   for (const DecodeSample& s : m_decode) {
-    csv += QStringLiteral("decode,%1,,,%2,,,\n").arg(exact(s.seconds), exact(s.tokensPerSecond));
+    csv += QStringLiteral("decode,%1,,,%2,,,,,,,,\n").arg(exact(s.seconds), exact(s.tokensPerSecond));
   }
   for (const ReplySample& r : m_replies) {
-    csv += QStringLiteral("reply,,%1,%2,%3,,,\n").arg(r.index).arg(exact(r.ttftMs), exact(r.tokensPerSecond));
+    csv += QStringLiteral("reply,,%1,%2,%3,,,,,,,,\n").arg(r.index).arg(exact(r.ttftMs), exact(r.tokensPerSecond));
   }
   for (const MemorySample& m : m_memory) {
-    csv += QStringLiteral("memory,,,,,%1,%2,%3\n").arg(m.weights).arg(m.kvCache).arg(m.scratch);
+    csv += QStringLiteral("memory,,,,,%1,%2,%3,%4,%5,%6,,\n")
+               .arg(m.weights)
+               .arg(m.kvCache)
+               .arg(m.scratch)
+               .arg(m.kvBlocks.inUse)
+               .arg(m.kvBlocks.cached)
+               .arg(m.kvBlocks.free);
+  }
+  for (const PrefixSample& r : m_prefix) {
+    csv += QStringLiteral("prefix,,%1,,,,,,,,,%2,%3\n").arg(r.index).arg(r.promptTokens).arg(r.reusedTokens);
   }
   return csv;
 }

@@ -1,7 +1,8 @@
 // PerformancePanel: live charts of the chat session: decode speed over time, time to first token
 // per reply, memory by category against the machine's RAM (or, when the model runs on a GPU
-// backend, the device's memory by category against the device's), and cache hit rates (shown as "off"
-// until the engine has those caches). Samples are recorded as they come; redraws are paced by a
+// backend, the device's memory by category against the device's) with the KV cache split into
+// blocks in use, cached and free, and the prefix cache per reply (tokens reused and prefilled,
+// the running hit rate); the semantic cache reads "off" until the engine has it. Samples are recorded as they come; redraws are paced by a
 // timer, never one per sample. The charts sit side by side when the panel is wide enough and
 // stack when it is not. Everything recorded can be exported as CSV, each chart as PNG.
 #pragma once
@@ -11,6 +12,8 @@
 #include <QWidget>
 #include <array>
 #include <vector>
+
+#include "ui/bridge/metrics_sample.h"
 
 class QCPBars;
 class QCPGraph;
@@ -27,7 +30,7 @@ class PerformancePanel : public QWidget {
   Q_OBJECT
 
  public:
-  enum class Chart { DecodeRate, TimeToFirstToken, Memory };
+  enum class Chart { DecodeRate, TimeToFirstToken, Memory, PrefixCache };
   Q_ENUM(Chart)
 
   explicit PerformancePanel(QWidget* parent = nullptr);
@@ -41,12 +44,13 @@ class PerformancePanel : public QWidget {
   // `seconds` on the caller's clock (since app start or reply start); samples in time order.
   void addDecodeSample(double seconds, double tokensPerSecond);
   void addReply(int index, double ttftMs, double tokensPerSecond);
-  // A reply's prompt and how much of it the prefix cache held: the prefix hit rate, the share
-  // of all prompt tokens so far that were reused.
-  void addPrefixReuse(int promptTokens, int reusedTokens);
+  // Reply `index`'s prompt and how much of it the prefix cache held. The prefix hit rate is the
+  // share of all prompt tokens so far that were reused.
+  void addPrefixReuse(int index, int promptTokens, int reusedTokens);
   // The current memory by category; a call that repeats the current values records nothing.
-  // On a device: the weights copied there, its KV cache and scratch.
-  void setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes);
+  // On a device: the weights copied there, its KV cache and scratch. `kvBlocks` divides the KV
+  // cache's bytes (all of them in use when it is empty).
+  void setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes, KvBlockCounts kvBlocks = {});
   // What the KV cache stores ("f16", "q8_0", "k q8_0, v f16"), named beside its bar and size.
   void setKvCacheType(const QString& label);
   // Where that memory is: `deviceName` empty for the host (against the machine's RAM), else a
@@ -75,23 +79,31 @@ class PerformancePanel : public QWidget {
     double ttftMs;
     double tokensPerSecond;
   };
+  struct PrefixSample {
+    int index;
+    int promptTokens;
+    int reusedTokens;
+  };
   struct MemorySample {
     quint64 weights;
     quint64 kvCache;
     quint64 scratch;
+    KvBlockCounts kvBlocks;
     quint64 total() const { return weights + kvCache + scratch; }
     bool operator==(const MemorySample&) const = default;
   };
-  static constexpr int kChartCount = 3;
+  static constexpr int kChartCount = 4;
   static constexpr int kMinChartWidth = 260;  // narrower, and the charts stack
 
   static int columnsFor(int width);
+  static std::array<quint64, 3> kvParts(const MemorySample& m);
   void arrangeCharts(int columns);
 
   QCustomPlot* createPlot(Chart chart, const QString& title);
   void createDecodeChart();
   void createReplyChart();
   void createMemoryChart();
+  void createPrefixChart();
   QWidget* createCacheRates();
   void applyPalette();
 
@@ -101,13 +113,15 @@ class PerformancePanel : public QWidget {
   void rescaleDecode();
   void rescaleReplies();
   void rescaleMemory();
+  void rescalePrefix();
   void updateMemorySummary();
 
   QCustomPlot*& plot(Chart chart) { return m_plots[static_cast<size_t>(chart)]; }
 
   std::vector<DecodeSample> m_decode;
   std::vector<ReplySample> m_replies;
-  qint64 m_promptTokens = 0, m_reusedTokens = 0;  // over the replies, for the prefix hit rate
+  std::vector<PrefixSample> m_prefix;
+  qint64 m_promptTokens = 0, m_reusedTokens = 0;  // over m_prefix, for the hit rate
   std::vector<MemorySample> m_memory;  // each change; the last is the current state
   const quint64 m_ramBytes;
   QString m_deviceName;  // empty: the memory is the host's
@@ -127,7 +141,11 @@ class PerformancePanel : public QWidget {
   QCPBars* m_ttftBars = nullptr;
   QCPGraph* m_replyRateGraph = nullptr;
   QString m_kvCacheType;  // "" until a model is loaded
-  std::array<QCPBars*, 3> m_memoryBars{};  // weights, KV cache, scratch (stacked in that order)
+  // Weights, KV in use, KV cached, KV free, scratch (stacked in that order).
+  std::array<QCPBars*, 5> m_memoryBars{};
+  QCPBars* m_reusedBars = nullptr;     // prompt tokens per reply: reused, with prefilled above
+  QCPBars* m_prefilledBars = nullptr;
+  QCPGraph* m_hitRateGraph = nullptr;  // the running hit rate (%)
   QCPItemStraightLine* m_ramLine = nullptr;
   QCPItemText* m_ramText = nullptr;
   QLabel* m_memorySummary = nullptr;
