@@ -8,14 +8,17 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/bench_tokens.h"
+#include "app/cli/profile_text.h"
 
 namespace inferscope::cli {
 
 namespace {
 
 // Prefills n_seq sequences with their prompts, then times n_gen decode steps of all of them
-// together; returns the steps' seconds, or a negative number when a forward call failed.
-double decode_seconds(ForwardExecutor& fp, int n_seq, int64_t n_prompt, int64_t n_gen, int64_t n_vocab) {
+// together; returns the steps' seconds, or a negative number when a forward call failed. The
+// steps' time by op is added to `profile`.
+double decode_seconds(ForwardExecutor& fp, int n_seq, int64_t n_prompt, int64_t n_gen, int64_t n_vocab,
+                      OpProfile& profile) {
   fp.clear();
   std::vector<std::vector<int32_t>> prompts, next;
   std::vector<std::vector<float>> logits(static_cast<size_t>(n_seq), std::vector<float>(static_cast<size_t>(n_vocab)));
@@ -26,12 +29,15 @@ double decode_seconds(ForwardExecutor& fp, int n_seq, int64_t n_prompt, int64_t 
   }
   for (int s = 0; s < n_seq; ++s) batch.push_back({s, prompts[static_cast<size_t>(s)], logits[static_cast<size_t>(s)].data()});
   if (!fp.forward_batch(batch)) return -1;
+  fp.profile().reset();
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t step = 0; step < n_gen; ++step) {
     for (int s = 0; s < n_seq; ++s) batch[static_cast<size_t>(s)].tokens = std::span(next[static_cast<size_t>(s)]).subspan(static_cast<size_t>(step), 1);
     if (!fp.forward_batch(batch)) return -1;
   }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  add_profile(profile, fp.profile());
+  return seconds;
 }
 
 double median(std::vector<double> v) {
@@ -60,9 +66,10 @@ int run_parallel_bench(Args& args, std::shared_ptr<const Model> model, SessionOp
   ForwardExecutor& fp = (*session)->executor();
   const int64_t n_vocab = model->config().n_vocab;
   std::vector<double> single, together;
+  OpProfile single_profile, together_profile;
   for (int r = 0; r < reps; ++r) {
-    const double one = decode_seconds(fp, 1, n_prompt, n_gen, n_vocab);
-    const double all = decode_seconds(fp, n_seq, n_prompt, n_gen, n_vocab);
+    const double one = decode_seconds(fp, 1, n_prompt, n_gen, n_vocab, single_profile);
+    const double all = decode_seconds(fp, n_seq, n_prompt, n_gen, n_vocab, together_profile);
     if (one < 0 || all < 0) {
       std::fprintf(stderr, "error: forward pass failed\n");
       return 1;
@@ -91,6 +98,8 @@ int run_parallel_bench(Args& args, std::shared_ptr<const Model> model, SessionOp
   std::printf("  one sequence alone:  %8.2f tokens/s\n", single_rate);
   std::printf("  per sequence:        %8.2f tokens/s\n", per_sequence);
   std::printf("  aggregate:           %8.2f tokens/s (%.2fx the single sequence)\n", aggregate, aggregate / single_rate);
+  std::printf("time by op, one alone: %s\n", profile_text(single_profile).c_str());
+  std::printf("time by op, together:  %s\n", profile_text(together_profile).c_str());
   return 0;
 }
 

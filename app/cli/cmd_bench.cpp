@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/bench_parallel.h"
+#include "app/cli/profile_text.h"
 #include "app/cli/bench_prefix.h"
 #include "app/cli/bench_record.h"
 #include "app/cli/bench_tokens.h"
@@ -54,25 +55,6 @@ double weight_bytes_per_token(const Model& m) {
     }
   }
   return bytes;
-}
-
-void add_profile(OpProfile& total, const OpProfile& run) {
-  for (size_t i = 0; i < total.seconds.size(); ++i) total.seconds[i] += run.seconds[i];
-}
-
-// "matmul 81%, attention 9%, ..." of the time the forward pass spent in timed ops.
-std::string profile_text(const OpProfile& p) {
-  double sum = 0;
-  for (double s : p.seconds) sum += s;
-  std::string out;
-  for (size_t i = 0; i < p.seconds.size(); ++i) {
-    if (p.seconds[i] <= 0 || sum <= 0) continue;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%s%s %.1f%%", out.empty() ? "" : ", ", op_kind_name(static_cast<OpKind>(i)),
-                  100.0 * p.seconds[i] / sum);
-    out += buf;
-  }
-  return out;
 }
 
 struct BenchFigures {

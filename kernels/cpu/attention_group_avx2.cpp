@@ -126,13 +126,13 @@ void scores8(const float* q, int64_t q_stride, const KvRows& k, int64_t n_kv, in
 }
 
 // out_{i0+i}[16 * part .. + 16) += sum_p w8[p * 8 + i0 + i] * v_p[...] for i < QN, p in
-// [p0, p0 + n).
+// [p0, p0 + n); rows[p - p0] is the head's part of V row p.
 template <KvType T, int QN>
-void values_part(const float* w8, int i0, const KvRows& v, int64_t p0, int64_t n, int64_t part, float* out,
-                 int64_t out_stride) {
+void values_part(const float* w8, int i0, const uint8_t* const* rows, int64_t p0, int64_t n, int64_t part,
+                 float* out, int64_t out_stride) {
   const int64_t block = part / 2;
   const int half = static_cast<int>(part % 2);
-  const int64_t head_offset = (v.first / kKvBlock + block) * block_bytes<T>();
+  const int64_t block_offset = block * block_bytes<T>();
   __m256 acc[QN][2];
   for (int i = 0; i < QN; ++i) {
     const float* o = out + (i0 + i) * out_stride + 16 * part;
@@ -142,7 +142,7 @@ void values_part(const float* w8, int i0, const KvRows& v, int64_t p0, int64_t n
   __m256i lane[QN];
   for (int i = 0; i < QN; ++i) lane[i] = _mm256_set1_epi32(i0 + i);
   for (int64_t p = p0; p < p0 + n; ++p) {
-    const uint8_t* blk = v.row(p) + head_offset;
+    const uint8_t* blk = rows[p - p0] + block_offset;
     __m256 a, b;
     decode_half<T>(blk, half, &a, &b);
     const __m256 wd = _mm256_mul_ps(_mm256_loadu_ps(w8 + p * 8), _mm256_set1_ps(block_scale<T>(blk)));
@@ -160,7 +160,8 @@ void values_part(const float* w8, int i0, const KvRows& v, int64_t p0, int64_t n
 }
 
 // Positions per tile of the weighted sum: the tile's V rows stay in L1 while every
-// (16 dimensions x 4 queries) pass reads them.
+// (16 dimensions x 4 queries) pass reads them. Their addresses are looked up once per tile
+// (through the block table when paged), not once per pass.
 constexpr int64_t kValueTile = 64;
 
 template <KvType T>
@@ -171,16 +172,18 @@ void values(const float* w8, int n_q, const KvRows& v, int64_t n_kv, int64_t hea
   const int64_t head_bytes = head_dim / kKvBlock * block_bytes<T>();
   for (int64_t p0 = 0; p0 < n_kv; p0 += kValueTile) {
     const int64_t n = std::min(kValueTile, n_kv - p0);
+    const uint8_t* rows[kValueTile];
+    for (int64_t p = p0; p < p0 + n; ++p) rows[p - p0] = v.row(p) + head_offset;
     for (int64_t p = p0 + kValueTile; p < std::min(n_kv, p0 + 2 * kValueTile); ++p) {
       prefetch_head(v.row(p) + head_offset, head_bytes);  // the next tile
     }
     for (int64_t part = 0; part < head_dim / 16; ++part) {
       for (int i0 = 0; i0 < n_q; i0 += 4) {
         switch (n_q - i0 >= 4 ? 4 : n_q - i0) {
-          case 1: values_part<T, 1>(w8, i0, v, p0, n, part, out, out_stride); break;
-          case 2: values_part<T, 2>(w8, i0, v, p0, n, part, out, out_stride); break;
-          case 3: values_part<T, 3>(w8, i0, v, p0, n, part, out, out_stride); break;
-          default: values_part<T, 4>(w8, i0, v, p0, n, part, out, out_stride); break;
+          case 1: values_part<T, 1>(w8, i0, rows, p0, n, part, out, out_stride); break;
+          case 2: values_part<T, 2>(w8, i0, rows, p0, n, part, out, out_stride); break;
+          case 3: values_part<T, 3>(w8, i0, rows, p0, n, part, out, out_stride); break;
+          default: values_part<T, 4>(w8, i0, rows, p0, n, part, out, out_stride); break;
         }
       }
     }

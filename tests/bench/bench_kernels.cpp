@@ -4,7 +4,8 @@
 //                                     streamed from memory): GB/s of weights, fraction of the
 //                                     measured read bandwidth, tokens/s (matmuls only)
 //   Prefill/<type>/<level>/threads:N  128 tokens through all matmuls: GFLOP/s, tokens/s
-//   Matmul/<type>/<level>/<rows>x<k>/n:<tokens>/threads:N   one matrix (cache-resident)
+//   Matmul/<type>/<level>/<rows>x<k>/n:<tokens>/threads:N   one matrix (cache-resident; n 1, 4
+//                                     (four sequences decoding together) and 128)
 //   PoolDispatch/threads:N            latency of one empty ThreadPool::run
 // Usage: bench_kernels [--small_pages] [--benchmark_filter=Decode/q4_0] [google-benchmark flags]
 // Weights live in transparent huge pages unless --small_pages (4 KiB pages, as a plain mmap of a
@@ -263,7 +264,7 @@ void register_all() {
       for (const Shape& s : {Shape{kEmbd, kEmbd}, Shape{kKv, kEmbd}, Shape{kFf, kEmbd}, Shape{kEmbd, kFf}, kOutputShape}) {
         const std::string name = "Matmul/" + tn + "/" + ln + "/" + std::to_string(s.rows) + "x" + std::to_string(s.k);
         benchmark::RegisterBenchmark(name.c_str(), BM_Matmul, type, level, s)
-            ->ArgsProduct({{1, kPrefill}, {1, 2}})
+            ->ArgsProduct({{1, 4, kPrefill}, {1, 2}})
             ->ArgNames({"n", "threads"})
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);

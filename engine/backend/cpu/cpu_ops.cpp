@@ -41,10 +41,10 @@ WeightMatrix single_matrix(const WeightMatrix& w, int64_t index) {
 }
 
 // Query heads per attention work item: the fused kernel decodes each K/V block once for the
-// queries of an item (up to 8 of one GQA group); F16 runs per head. Fewer when the items would
-// not keep every thread busy.
-int64_t queries_per_item(KvTypes types, int64_t group, int64_t n_queries, int threads) {
-  int64_t per = types.k == KvType::F16 && types.v == KvType::F16 ? 1 : std::min<int64_t>(8, group);
+// queries of an item (up to 8 of one GQA group), F16 as well. Fewer when the items would not
+// keep every thread busy.
+int64_t queries_per_item(int64_t group, int64_t n_queries, int threads) {
+  int64_t per = std::min<int64_t>(8, group);
   while (per > 1 && (n_queries + per - 1) / per < threads) per = (per + 1) / 2;
   return per;
 }
@@ -243,7 +243,7 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
   const int64_t Q = c.n_embd_q(), hd = c.head_dim;
   const int64_t group = c.n_head / c.n_head_kv;
   const KvLayout& kv = kv_->layout();
-  const int64_t per = queries_per_item(kv.types, group, chunk.n * c.n_head, pool_.size());
+  const int64_t per = queries_per_item(group, chunk.n * c.n_head, pool_.size());
   const int64_t parts = (group + per - 1) / per;  // items per (token, KV head)
   const int64_t items = chunk.n * c.n_head_kv * parts;
   const int64_t per_thread = plan_.n_ctx * kernels::kAttentionScratchPerPosition;
