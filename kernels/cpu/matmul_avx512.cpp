@@ -308,7 +308,7 @@ void quant_dot_tile(const MatmulArgs& a, const DecodeToken* tok, int64_t r0) {
 
 template <GgmlType T, int NT>
 void quant_dot_rows(const MatmulArgs& a, const DecodeToken* tok) {
-  constexpr int R = kDecodeRows;
+  constexpr int R = NT >= 3 ? 4 : kDecodeRows;
   int64_t r = a.row_begin;
   for (; r + R <= a.row_end; r += R) quant_dot_tile<T, R, NT>(a, tok, r);
   for (; r < a.row_end; ++r) quant_dot_tile<T, 1, NT>(a, tok, r);
