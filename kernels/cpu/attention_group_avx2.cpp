@@ -104,11 +104,19 @@ void scores8(const float* q, int64_t q_stride, const KvRows& k, int64_t n_kv, in
   const int64_t head_offset = k.first / kKvBlock * block_bytes<T>();
   const __m256 vscale = _mm256_set1_ps(scale);
   const int64_t head_bytes = n_blocks * block_bytes<T>();
+  // The head's part of rows p .. p + kPrefetchAhead - 1, row p at ahead[p % kPrefetchAhead]:
+  // each row's address is looked up once, when it is prefetched.
+  const uint8_t* ahead[kPrefetchAhead];
+  for (int64_t p = 0; p < std::min(kPrefetchAhead, n_kv); ++p) ahead[p] = k.row(p) + head_offset;
   for (int64_t p = 0; p < n_kv; ++p) {
     __m256 acc[kMaxQueries];
     for (int i = 0; i < kMaxQueries; ++i) acc[i] = _mm256_setzero_ps();
-    const uint8_t* row = k.row(p) + head_offset;
-    if (p + kPrefetchAhead < n_kv) prefetch_head(k.row(p + kPrefetchAhead) + head_offset, head_bytes);
+    const uint8_t*& slot = ahead[p % kPrefetchAhead];
+    const uint8_t* row = slot;
+    if (p + kPrefetchAhead < n_kv) {
+      slot = k.row(p + kPrefetchAhead) + head_offset;
+      prefetch_head(slot, head_bytes);
+    }
     for (int64_t b = 0; b < n_blocks; ++b) {
       const uint8_t* block = row + b * block_bytes<T>();
       const __m256 d = _mm256_set1_ps(block_scale<T>(block));
@@ -170,12 +178,15 @@ void values(const float* w8, int n_q, const KvRows& v, int64_t n_kv, int64_t hea
   for (int i = 0; i < n_q; ++i) std::memset(out + i * out_stride, 0, static_cast<size_t>(head_dim) * sizeof(float));
   const int64_t head_offset = v.first / kKvBlock * block_bytes<T>();
   const int64_t head_bytes = head_dim / kKvBlock * block_bytes<T>();
-  for (int64_t p0 = 0; p0 < n_kv; p0 += kValueTile) {
+  const uint8_t* tiles[2][kValueTile];  // this tile's rows, and the next one's (prefetched)
+  for (int64_t p = 0; p < std::min(kValueTile, n_kv); ++p) tiles[0][p] = v.row(p) + head_offset;
+  for (int64_t p0 = 0, tile = 0; p0 < n_kv; p0 += kValueTile, tile ^= 1) {
     const int64_t n = std::min(kValueTile, n_kv - p0);
-    const uint8_t* rows[kValueTile];
-    for (int64_t p = p0; p < p0 + n; ++p) rows[p - p0] = v.row(p) + head_offset;
+    const uint8_t* const* rows = tiles[tile];
     for (int64_t p = p0 + kValueTile; p < std::min(n_kv, p0 + 2 * kValueTile); ++p) {
-      prefetch_head(v.row(p) + head_offset, head_bytes);  // the next tile
+      const uint8_t* next = v.row(p) + head_offset;
+      tiles[tile ^ 1][p - p0 - kValueTile] = next;
+      prefetch_head(next, head_bytes);
     }
     for (int64_t part = 0; part < head_dim / 16; ++part) {
       for (int i0 = 0; i0 < n_q; i0 += 4) {
