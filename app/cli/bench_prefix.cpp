@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/bench_tokens.h"
+#include "app/cli/profile_text.h"
 
 namespace inferscope::cli {
 
@@ -15,16 +16,19 @@ namespace {
 struct ChatRun {
   double ttft_ms = 0;
   int64_t reused = 0;
+  OpProfile profile;  // the request's time by op
 };
 
 // One prompt as a chat's first request: the cached prefix taken, the rest prefilled, up to the
 // first token's logits.
 bool first_token(ForwardExecutor& fp, const std::vector<int32_t>& prompt, std::vector<float>& logits, ChatRun* run) {
+  fp.profile().reset();
   const auto t0 = std::chrono::steady_clock::now();
   run->reused = fp.reuse_prefix(0, prompt);
   const auto rest = std::span(prompt).subspan(static_cast<size_t>(run->reused));
   if (!fp.forward(0, rest, false, logits.data())) return false;
   run->ttft_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  add_profile(run->profile, fp.profile());
   return true;
 }
 
@@ -87,6 +91,8 @@ int run_prefix_bench(Args& args, std::shared_ptr<const Model> model, SessionOpti
   std::printf("cold / warm time to first token: %.1fx; prefix block hit rate %.1f%% (%lld of %lld lookups)\n",
               runs.front().ttft_ms / warm_ms, 100.0 * hit_rate, (long long)blocks.prefix_hits,
               (long long)blocks.prefix_lookups);
+  std::printf("time by op, cold: %s\n", profile_text(runs.front().profile).c_str());
+  std::printf("time by op, prompt 2: %s\n", profile_text(runs[1].profile).c_str());
   return 0;
 }
 

@@ -18,7 +18,7 @@ ScratchPlan ScratchPlan::for_model(const ModelConfig& c, int64_t n_ctx, int64_t 
   p.ffn = B * F;
   p.router = B * std::max<int64_t>(1, c.n_expert);
   p.routes = B * std::max<int64_t>(1, c.n_expert_used);
-  p.scores = n_threads * n_ctx * kernels::kAttentionScratchPerPosition;
+  p.scores = n_threads * kernels::attention_scratch_floats(n_ctx, c.head_dim);
   p.rope = B * c.n_rot / 2;
   p.expert_out = c.is_moe() ? p.routes * E : 0;
   size_t packed = 0;

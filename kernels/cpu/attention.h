@@ -1,5 +1,6 @@
-// Scaled dot-product attention over the KV cache's rows, for the query heads of one GQA group.
-// Masking is the caller's choice of rows: causal attention passes positions 0..pos, a sliding
+// Scaled dot-product attention over the KV cache's rows, for the query heads of one GQA group
+// and one or more tokens. Masking is the caller's choice of rows: causal attention passes
+// positions 0..pos, a sliding
 // window of w passes the rows from position pos - w + 1 (never below 0), and a window with
 // attention sinks the first `sinks` positions followed by the window's.
 #pragma once
@@ -34,33 +35,57 @@ struct KvRows {
   }
 };
 
-// Scratch floats attention_group needs per KV position.
-constexpr int64_t kAttentionScratchPerPosition = 16;
+// Queries per block of the tiled kernel: their scores for every position are kept in scratch.
+constexpr int64_t kAttentionQueryBlock = 32;
+// Positions per tile of the tiled kernel.
+constexpr int64_t kAttentionTile = 64;
 
-// Attention of the n_q query heads of one GQA group (they read the same KV head) over n_kv
-// cached rows: out_i = softmax(cap(scale * q_i . K^T)) . V for i < n_q, q_i at q + i * q_stride
-// and out_i at out + i * out_stride ([head_dim] F32 each); cap(s) = softcap * tanh(s / softcap)
-// when softcap > 0 (Gemma 2), else s. scores: scratch of kAttentionScratchPerPosition * n_kv floats.
-// The rows are read fused: each 32-value block of K and V is decoded once, in registers, for all
-// the queries of the group (never into a copy of the cache); scores and the weighted sum are
-// F32 against the decoded values (d * code), the softmax is softmax()'s. Like llama.cpp's F16
-// path, q is rounded to F16 when K is F16 and the softmax weights when V is F16, so F16 logits
-// agree with its reference outputs to ~1e-4. AVX2 when head_dim and the heads' first values are
-// multiples of 32; else F16 K and V run per query head on AVX2 (head_dim % 8 == 0), and the
-// other types the scalar reference (any even head_dim).
-// Preconditions: n_kv >= 1, head_dim <= 1024 and even; quantized: the head lies in the row.
+// Scratch floats one attention_group or attention_tokens call needs for rows of up to n_kv
+// positions and heads of head_dim values.
+constexpr int64_t attention_scratch_floats(int64_t n_kv, int64_t head_dim) {
+  return kAttentionQueryBlock * (n_kv + 16) + (2 * kAttentionTile + kAttentionQueryBlock) * head_dim + 64;
+}
+
+// The query heads of one GQA group (they read the same KV head) for n_tok tokens of one
+// sequence (they read the same rows): head i of token j at q + j * q_token_stride + i * q_stride,
+// its output at out + j * out_token_stride + i * out_stride ([head_dim] F32 each). Token j sees
+// rows [0, n_kv[j]) (n_kv[j] >= 1).
+struct AttentionQueries {
+  const float* q = nullptr;
+  int64_t q_stride = 0, q_token_stride = 0;
+  int64_t n_head = 0, n_tok = 0;
+  const int64_t* n_kv = nullptr;
+  float* out = nullptr;
+  int64_t out_stride = 0, out_token_stride = 0;
+};
+
+// Attention of every query of `a`: out = softmax(cap(scale * q . K^T)) . V over the query's
+// rows; cap(s) = softcap * tanh(s / softcap) when softcap > 0 (Gemma 2), else s. scratch:
+// attention_scratch_floats(max n_kv, head_dim) floats. Like llama.cpp's F16 path, q is rounded
+// to F16 when K is F16 and the softmax weights when V is F16, so F16 logits agree with its
+// reference outputs to ~1e-4. The softmax is softmax()'s (exact, two passes).
+// AVX2 (attention_tiled_avx2) when head_dim % 8 == 0 and the heads of quantized K or V lie on
+// the 32-value block grid: the queries of up to kAttentionQueryBlock heads share each tile of
+// kAttentionTile decoded K and V rows, and every output depends only on its own query and rows
+// (the same bits alone or among other tokens). Otherwise the scalar reference, 8 heads at a time.
+// Preconditions: head_dim <= 1024 and even; quantized: the head lies in the row.
+void attention_tokens(const AttentionQueries& a, const KvRows& k, const KvRows& v, int64_t head_dim, float scale,
+                      float softcap, float* scratch);
+
+// attention_tokens for one token: the n_q query heads at q + i * q_stride, their outputs at
+// out + i * out_stride, over n_kv rows.
 void attention_group(const float* q, int64_t q_stride, int64_t n_q, const KvRows& k, const KvRows& v, int64_t n_kv,
-                     int64_t head_dim, float scale, float softcap, float* scores, float* out, int64_t out_stride);
+                     int64_t head_dim, float scale, float softcap, float* scratch, float* out, int64_t out_stride);
 
 namespace detail {
-// The fused path of attention_group for at most 8 queries (n_q <= 8).
+// The scalar path of attention_group for at most 8 queries (n_q <= 8); scores: 8 * n_kv floats.
 void attention_group_fused_scalar(const float* q, int64_t q_stride, int64_t n_q, const KvRows& k, const KvRows& v,
                                   int64_t n_kv, int64_t head_dim, float scale, float softcap, float* scores,
                                   float* out, int64_t out_stride);
-// Precondition: head_dim % 32 == 0, k.first % 32 == 0, v.first % 32 == 0.
-void attention_group_fused_avx2(const float* q, int64_t q_stride, int64_t n_q, const KvRows& k, const KvRows& v,
-                                int64_t n_kv, int64_t head_dim, float scale, float softcap, float* scores,
-                                float* out, int64_t out_stride);
+// The AVX2 path of attention_tokens. Preconditions: head_dim % 8 == 0; for a quantized K or V
+// its first % 32 == 0 and head_dim % 32 == 0.
+void attention_tiled_avx2(const AttentionQueries& a, const KvRows& k, const KvRows& v, int64_t head_dim, float scale,
+                          float softcap, float* scratch);
 
 // One query head over F16 rows the way llama.cpp's F16-cache path computes it, one loop at a
 // time (the reference the tests hold attention_group and the Vulkan shader to): q: [head_dim];
@@ -68,10 +93,6 @@ void attention_group_fused_avx2(const float* q, int64_t q_stride, int64_t n_q, c
 // Preconditions: n_kv >= 1, head_dim % 2 == 0, head_dim <= 1024.
 void attention_head_f16_scalar(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
                                int64_t head_dim, float scale, float* scores, float* out, float softcap = 0.0f);
-// The same with AVX2 + F16C (8 positions' scores at a time) over F16 rows k, v (contiguous or
-// paged). Precondition: head_dim % 8 == 0.
-void attention_head_f16_avx2(const float* q, const KvRows& k, const KvRows& v, int64_t n_kv, int64_t head_dim,
-                             float scale, float* scores, float* out, float softcap = 0.0f);
 }  // namespace detail
 
 }  // namespace inferscope::kernels

@@ -1,5 +1,5 @@
-// attention_group: the fused path for groups of up to 8 queries (the scalar reference here,
-// AVX2 in attention_group_avx2.cpp).
+// attention_tokens and attention_group: the dispatch, and the scalar path for groups of up to 8
+// queries (AVX2 in attention_tiled_avx2.cpp).
 #include <algorithm>
 
 #include "kernels/cpu/attention.h"
@@ -51,30 +51,37 @@ void attention_group_fused_scalar(const float* q, int64_t q_stride, int64_t n_q,
 
 }  // namespace detail
 
-void attention_group(const float* q, int64_t q_stride, int64_t n_q, const KvRows& k, const KvRows& v, int64_t n_kv,
-                     int64_t head_dim, float scale, float softcap, float* scores, float* out, int64_t out_stride) {
-  const bool aligned = head_dim % kKvBlock == 0 && k.first % kKvBlock == 0 && v.first % kKvBlock == 0;
-  const bool has_avx2 = active_simd_level() >= SimdLevel::Avx2;
-  if (!aligned && has_avx2 && head_dim % 8 == 0 && k.type == KvType::F16 && v.type == KvType::F16) {
-    // Heads off the 32-value grid (stories260K's 8): F16 per query head, without the fused path.
-    for (int64_t i = 0; i < n_q; ++i) {
-      detail::attention_head_f16_avx2(q + i * q_stride, k, v, n_kv, head_dim, scale, scores, out + i * out_stride,
-                                      softcap);
-    }
+namespace {
+
+// Whether the AVX2 tiled kernel can read the head of `rows`.
+bool tiled_reads(const KvRows& rows, int64_t head_dim) {
+  if (rows.type == KvType::F16) return rows.first % 8 == 0;
+  return head_dim % kKvBlock == 0 && rows.first % kKvBlock == 0;
+}
+
+}  // namespace
+
+void attention_tokens(const AttentionQueries& a, const KvRows& k, const KvRows& v, int64_t head_dim, float scale,
+                      float softcap, float* scratch) {
+  if (active_simd_level() >= SimdLevel::Avx2 && head_dim % 8 == 0 && tiled_reads(k, head_dim) &&
+      tiled_reads(v, head_dim)) {
+    detail::attention_tiled_avx2(a, k, v, head_dim, scale, softcap, scratch);
     return;
   }
-  const bool avx2 = aligned && has_avx2;
-  for (int64_t i0 = 0; i0 < n_q; i0 += 8) {
-    const int64_t n = std::min<int64_t>(8, n_q - i0);
-    const float* qi = q + i0 * q_stride;
-    float* oi = out + i0 * out_stride;
-    if (avx2) {
-      detail::attention_group_fused_avx2(qi, q_stride, n, k, v, n_kv, head_dim, scale, softcap, scores, oi, out_stride);
-    } else {
-      detail::attention_group_fused_scalar(qi, q_stride, n, k, v, n_kv, head_dim, scale, softcap, scores, oi,
-                                           out_stride);
+  for (int64_t j = 0; j < a.n_tok; ++j) {
+    for (int64_t i0 = 0; i0 < a.n_head; i0 += 8) {
+      const int64_t n = std::min<int64_t>(8, a.n_head - i0);
+      detail::attention_group_fused_scalar(a.q + j * a.q_token_stride + i0 * a.q_stride, a.q_stride, n, k, v, a.n_kv[j],
+                                           head_dim, scale, softcap, scratch,
+                                           a.out + j * a.out_token_stride + i0 * a.out_stride, a.out_stride);
     }
   }
+}
+
+void attention_group(const float* q, int64_t q_stride, int64_t n_q, const KvRows& k, const KvRows& v, int64_t n_kv,
+                     int64_t head_dim, float scale, float softcap, float* scratch, float* out, int64_t out_stride) {
+  const AttentionQueries a{q, q_stride, 0, n_q, 1, &n_kv, out, out_stride, 0};
+  attention_tokens(a, k, v, head_dim, scale, softcap, scratch);
 }
 
 }  // namespace inferscope::kernels

@@ -5,6 +5,10 @@
 //                                           positions, in order (what one sequence gets from
 //                                           the pool, which hands out the lowest block first)
 //   Attention/<kv type>/scattered:B/n_kv:N  through a shuffled table (a pool after much churn)
+//   Prompt/<kv type>/paged:B/tokens:T/n_kv:N  T consecutive prompt tokens at depth N in one call
+//                                           (attention_tokens: their queries share each decoded
+//                                           K/V tile); items_per_second = tokens/s, to compare
+//                                           with tokens:1 (a token alone, as in decode)
 // One KV head of one layer per iteration: the ratio of paged to contiguous time is the cost of
 // reading through the table. Usage: bench_attention [google-benchmark flags]
 #include <benchmark/benchmark.h>
@@ -69,7 +73,7 @@ void BM_Attention(benchmark::State& state, KvType type, Layout layout, int block
   const KvRows v{type, cache.v.data(), cache.row_bytes, 0, table, block_shift};
   std::vector<float> q(static_cast<size_t>(kQueriesPerKv * kHeadDim), 0.1f);
   std::vector<float> out(q.size());
-  std::vector<float> scores(static_cast<size_t>(kAttentionScratchPerPosition * n_kv));
+  std::vector<float> scores(static_cast<size_t>(attention_scratch_floats(n_kv, kHeadDim)));
   for (auto _ : state) {
     attention_group(q.data(), kHeadDim, kQueriesPerKv, k, v, n_kv, kHeadDim, 0.125f, 0.0f, scores.data(), out.data(),
                     kHeadDim);
@@ -77,6 +81,26 @@ void BM_Attention(benchmark::State& state, KvType type, Layout layout, int block
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 2 * n_kv *
                           kv_row_bytes(type, kHeadDim));
+}
+
+void BM_Prompt(benchmark::State& state, KvType type, int block_shift) {
+  const int64_t n_tok = state.range(0), n_kv = state.range(1);
+  const Cache cache = make_cache(type, n_kv, Layout::Paged, block_shift);
+  const KvRows k{type, cache.k.data(), cache.row_bytes, 0, cache.blocks.data(), block_shift};
+  const KvRows v{type, cache.v.data(), cache.row_bytes, 0, cache.blocks.data(), block_shift};
+  std::vector<float> q(static_cast<size_t>(n_tok * kQueriesPerKv * kHeadDim), 0.1f);
+  std::vector<float> out(q.size());
+  std::vector<int64_t> seen(static_cast<size_t>(n_tok));
+  for (int64_t j = 0; j < n_tok; ++j) seen[static_cast<size_t>(j)] = n_kv - n_tok + 1 + j;  // causal
+  std::vector<float> scratch(static_cast<size_t>(attention_scratch_floats(n_kv, kHeadDim)));
+  const int64_t token_stride = kQueriesPerKv * kHeadDim;
+  const AttentionQueries a{q.data(), kHeadDim, token_stride, kQueriesPerKv, n_tok, seen.data(), out.data(), kHeadDim,
+                           token_stride};
+  for (auto _ : state) {
+    attention_tokens(a, k, v, kHeadDim, 0.125f, 0.0f, scratch.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * n_tok);
 }
 
 void register_all() {
@@ -93,6 +117,10 @@ void register_all() {
           ->ArgName("n_kv")
           ->Unit(benchmark::kMicrosecond);
     }
+    benchmark::RegisterBenchmark(("Prompt/" + tn + "/paged:" + block).c_str(), BM_Prompt, type, kBlockShift)
+        ->ArgsProduct({{1, 4}, {3000}})
+        ->ArgNames({"tokens", "n_kv"})
+        ->Unit(benchmark::kMicrosecond);
   }
 }
 

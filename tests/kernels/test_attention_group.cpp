@@ -103,7 +103,7 @@ Outcome run_case(const Case& c, const Cache& k, const Cache& v, SimdLevel level)
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   Outcome r;
   r.out.assign(q.size(), 0.0f);
-  std::vector<float> scratch(static_cast<size_t>(n_kv * kAttentionScratchPerPosition));
+  std::vector<float> scratch(static_cast<size_t>(attention_scratch_floats(n_kv, hd)));
   const KvRows kr{c.k, k.rows.data() + first_row * k.row_bytes, k.row_bytes, first};
   const KvRows vr{c.v, v.rows.data() + first_row * v.row_bytes, v.row_bytes, first};
   const SimdLevel before = active_simd_level();
@@ -161,7 +161,7 @@ PagedCache page(const Cache& c, int64_t n_pos) {
 }
 
 // Attention through a block table gives the contiguous cache's output bit for bit, on every
-// path (the scalar reference, AVX2 fused, F16 per head).
+// path (the scalar reference, AVX2 tiled).
 TEST_P(AttentionGroup, ThroughABlockTableEqualsTheContiguousCacheBitForBit) {
   const Case& c = GetParam();
   const int64_t hd = c.head_dim, n_embd_kv = hd * c.n_head_kv, first = (c.n_head_kv - 1) * hd;
@@ -172,7 +172,7 @@ TEST_P(AttentionGroup, ThroughABlockTableEqualsTheContiguousCacheBitForBit) {
   std::mt19937 rng(7);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   for (float& x : q) x = dist(rng);
-  std::vector<float> scratch(static_cast<size_t>(n_kv * kAttentionScratchPerPosition));
+  std::vector<float> scratch(static_cast<size_t>(attention_scratch_floats(n_kv, hd)));
   const KvRows kc{c.k, k.rows.data() + first_row * k.row_bytes, k.row_bytes, first};
   const KvRows vc{c.v, v.rows.data() + first_row * v.row_bytes, v.row_bytes, first};
   const KvRows kp{c.k, pk.storage.data(), k.row_bytes, first, pk.blocks.data(), kPageShift, first_row};
@@ -185,6 +185,48 @@ TEST_P(AttentionGroup, ThroughABlockTableEqualsTheContiguousCacheBitForBit) {
     attention_group(q.data(), hd, c.n_q, kc, vc, n_kv, hd, scale, c.softcap, scratch.data(), contiguous.data(), hd);
     attention_group(q.data(), hd, c.n_q, kp, vp, n_kv, hd, scale, c.softcap, scratch.data(), paged.data(), hd);
     EXPECT_EQ(std::memcmp(contiguous.data(), paged.data(), q.size() * sizeof(float)), 0)
+        << "level " << simd_level_name(level);
+  }
+  set_simd_level(before);
+}
+
+// Prompt tokens in one attention_tokens call (token j sees one row more than token j - 1, the
+// causal mask of a prefill), through a block table: every output is bit for bit what the token
+// gets alone (decode, or another chunking of the prompt), and each matches the double
+// reference over its own rows (so a token that read a later token's row would fail).
+TEST_P(AttentionGroup, PromptTokensTogetherEqualEachAloneBitForBit) {
+  const Case& c = GetParam();
+  const int64_t n_tok = std::min<int64_t>(c.n_pos, 9);
+  const int64_t hd = c.head_dim, n_embd_kv = hd * c.n_head_kv, first = (c.n_head_kv - 1) * hd;
+  const Cache k = make_cache(c.k, c.n_pos, n_embd_kv, 5), v = make_cache(c.v, c.n_pos, n_embd_kv, 6);
+  const PagedCache pk = page(k, c.n_pos), pv = page(v, c.n_pos);
+  const KvRows kp{c.k, pk.storage.data(), k.row_bytes, first, pk.blocks.data(), kPageShift};
+  const KvRows vp{c.v, pv.storage.data(), v.row_bytes, first, pv.blocks.data(), kPageShift};
+  const int64_t token = c.n_q * hd;  // one token's queries (and outputs)
+  std::vector<float> q(static_cast<size_t>(n_tok * token));
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (float& x : q) x = dist(rng);
+  std::vector<int64_t> seen(static_cast<size_t>(n_tok));
+  for (int64_t j = 0; j < n_tok; ++j) seen[static_cast<size_t>(j)] = c.n_pos - n_tok + 1 + j;
+  std::vector<float> scratch(static_cast<size_t>(attention_scratch_floats(c.n_pos, hd)));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const SimdLevel before = active_simd_level();
+  for (SimdLevel level : {SimdLevel::Scalar, detected_simd_level()}) {
+    set_simd_level(level);
+    std::vector<float> together(q.size()), alone(q.size());
+    const AttentionQueries a{q.data(), hd, token, c.n_q, n_tok, seen.data(), together.data(), hd, token};
+    attention_tokens(a, kp, vp, hd, scale, c.softcap, scratch.data());
+    for (int64_t j = 0; j < n_tok; ++j) {
+      attention_group(q.data() + j * token, hd, c.n_q, kp, vp, seen[static_cast<size_t>(j)], hd, scale, c.softcap,
+                      scratch.data(), alone.data() + j * token, hd);
+      const std::vector<float> qj(q.begin() + j * token, q.begin() + (j + 1) * token);
+      const std::vector<float> oj(together.begin() + j * token, together.begin() + (j + 1) * token);
+      const std::vector<double> ref = reference(qj, c.n_q, k.decoded, v.decoded, n_embd_kv, 0,
+                                                seen[static_cast<size_t>(j)], first, hd, scale, c.softcap);
+      EXPECT_LT(max_error(oj, ref), tolerance(c)) << "token " << j << ", level " << simd_level_name(level);
+    }
+    EXPECT_EQ(std::memcmp(together.data(), alone.data(), q.size() * sizeof(float)), 0)
         << "level " << simd_level_name(level);
   }
   set_simd_level(before);
@@ -213,7 +255,7 @@ TEST_P(AttentionGroup, SinksAndAWindowReadExactlyTheirRows) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const std::vector<double> ref =
       reference(q, c.n_q, visible(k), visible(v), n_embd_kv, 0, sinks + window, first, hd, scale, c.softcap);
-  std::vector<float> scratch(static_cast<size_t>(c.n_pos * kAttentionScratchPerPosition));
+  std::vector<float> scratch(static_cast<size_t>(attention_scratch_floats(c.n_pos, hd)));
   const KvRows kp{c.k, pk.storage.data(), k.row_bytes, first, pk.blocks.data(), kPageShift, first_row - sinks, sinks};
   const KvRows vp{c.v, pv.storage.data(), v.row_bytes, first, pv.blocks.data(), kPageShift, first_row - sinks, sinks};
   const SimdLevel before = active_simd_level();

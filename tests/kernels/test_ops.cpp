@@ -143,7 +143,7 @@ TEST(Ops, AttentionScalarAndSimdMatchReference) {
       detail::attention_head_f16_scalar(q.data(), k.data(), v.data(), stride, n_kv, hd, scale, scores.data(), out.data());
       for (int64_t d = 0; d < hd; ++d) EXPECT_NEAR(out[d], expected[d], 2e-5) << "scalar hd " << hd << " n_kv " << n_kv;
       // attention_group's fused path (AVX2 where the CPU has it) on the same F16 rows.
-      std::vector<float> scratch(static_cast<size_t>(n_kv * kAttentionScratchPerPosition));
+      std::vector<float> scratch(static_cast<size_t>(attention_scratch_floats(n_kv, hd)));
       const KvRows kr{KvType::F16, reinterpret_cast<const uint8_t*>(k.data()), 2 * stride, 0};
       const KvRows vr{KvType::F16, reinterpret_cast<const uint8_t*>(v.data()), 2 * stride, 0};
       attention_group(q.data(), hd, 1, kr, vr, n_kv, hd, scale, 0.0f, scratch.data(), out.data(), hd);

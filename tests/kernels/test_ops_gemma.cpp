@@ -111,7 +111,7 @@ TEST(OpsGemma, AttentionWithSoftcapMatchesReference) {
       const float scale = 1.0f / std::sqrt(float(hd)), cap = 5.0f;
       const auto expected = reference_capped_attention(q, k, v, stride, n_kv, hd, scale, cap);
       for_each_simd_level([&](const char* level) {
-        std::vector<float> scores(static_cast<size_t>(n_kv * kAttentionScratchPerPosition)), out(static_cast<size_t>(hd));
+        std::vector<float> scores(static_cast<size_t>(attention_scratch_floats(n_kv, hd))), out(static_cast<size_t>(hd));
         const KvRows kr{KvType::F16, reinterpret_cast<const uint8_t*>(k.data()), 2 * stride, 0};
         const KvRows vr{KvType::F16, reinterpret_cast<const uint8_t*>(v.data()), 2 * stride, 0};
         attention_group(q.data(), hd, 1, kr, vr, n_kv, hd, scale, cap, scores.data(), out.data(), hd);

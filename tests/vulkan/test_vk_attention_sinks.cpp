@@ -106,7 +106,7 @@ SinkResult sink_attention(Device& device, const SinkCase& c, KvTypes types, uint
 
   encode_positions(k_cache, layout, KvPart::K, layer, table, c.pos0, c.n_tokens, k_new.data());
   encode_positions(v_cache, layout, KvPart::V, layer, table, c.pos0, c.n_tokens, v_new.data());
-  std::vector<float> want(q.size()), scores(static_cast<size_t>(kernels::kAttentionScratchPerPosition * n_ctx));
+  std::vector<float> want(q.size()), scores(static_cast<size_t>(kernels::attention_scratch_floats(n_ctx, c.head_dim)));
   const int64_t group = c.n_head / c.n_head_kv;
   for (int64_t t = 0; t < c.n_tokens; ++t) {
     // The visible positions' pool rows, read by attention_group as a table of one-row blocks.

@@ -210,7 +210,7 @@ KvAttentionResult kv_attention(Device& device, const KvAttentionCase& c, KvTypes
 
   encode_positions(k_cache, layout, KvPart::K, layer, table, c.pos0, c.n_tokens, k_new.data());
   encode_positions(v_cache, layout, KvPart::V, layer, table, c.pos0, c.n_tokens, v_new.data());
-  std::vector<float> want(q.size()), scores(static_cast<size_t>(kernels::kAttentionScratchPerPosition * n_ctx));
+  std::vector<float> want(q.size()), scores(static_cast<size_t>(kernels::attention_scratch_floats(n_ctx, c.head_dim)));
   const int64_t group = c.n_head / c.n_head_kv;
   const int shift = static_cast<int>(layout.block_shift());
   for (int64_t t = 0; t < c.n_tokens; ++t) {

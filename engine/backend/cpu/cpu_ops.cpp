@@ -40,12 +40,11 @@ WeightMatrix single_matrix(const WeightMatrix& w, int64_t index) {
   return WeightMatrix{w.tensor, w.type, w.matrix(index), w.cols, w.rows, 1, w.row_bytes};
 }
 
-// Query heads per attention work item: the fused kernel decodes each K/V block once for the
-// queries of an item (up to 8 of one GQA group), F16 as well. Fewer when the items would not
-// keep every thread busy.
-int64_t queries_per_item(int64_t group, int64_t n_queries, int threads) {
-  int64_t per = std::min<int64_t>(8, group);
-  while (per > 1 && (n_queries + per - 1) / per < threads) per = (per + 1) / 2;
+// Query heads of one GQA group per attention work item: the whole group (the kernel shares each
+// decoded K/V tile among them), fewer when the items would not keep every thread busy.
+int64_t heads_per_item(int64_t group, int64_t units, int threads) {
+  int64_t per = group;
+  while (per > 1 && units * ((group + per - 1) / per) < threads) per = (per + 1) / 2;
   return per;
 }
 
@@ -87,7 +86,8 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
       try_resize(expert_tmp_, p.embd) && try_resize(expert_out_, p.expert_out) && try_resize(expert_ids_, p.routes) &&
       try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.batch) &&
       try_resize(expert_order_, std::max<int64_t>(1, c.n_expert)) && try_resize(row_pos_, p.batch) &&
-      try_resize(row_blocks_, p.batch) && try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv());
+      try_resize(row_blocks_, p.batch) &&
+      try_resize(attention_runs_, p.batch) && try_resize(row_visible_, p.batch) && try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv());
   if (!ok) return Status::error("out of memory allocating activation buffers for a batch of " + std::to_string(p.batch));
   scratch_bytes_ = p.total_bytes();
   return Status::ok();
@@ -237,32 +237,50 @@ Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   return Status::ok();
 }
 
+int64_t CpuOps::group_attention_rows(const AttentionShape& shape, int64_t n, int64_t max_run) {
+  int64_t runs = 0;
+  for (int64_t t = 0; t < n; ++t) {
+    const auto row = static_cast<size_t>(t);
+    const VisibleRows seen = visible_rows(shape, row_pos_[row]);
+    row_visible_[row] = seen.count;
+    AttentionRun* last = runs > 0 ? &attention_runs_[static_cast<size_t>(runs - 1)] : nullptr;
+    if (last && last->n < max_run && row_blocks_[static_cast<size_t>(last->row0)] == row_blocks_[row] &&
+        last->start == seen.start && last->sinks == seen.sinks) {
+      ++last->n;
+    } else {
+      attention_runs_[static_cast<size_t>(runs++)] = {t, 1, seen.start, seen.sinks};
+    }
+  }
+  return runs;
+}
+
 Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind);
   const ModelConfig& c = model_->config();
   const int64_t Q = c.n_embd_q(), hd = c.head_dim;
   const int64_t group = c.n_head / c.n_head_kv;
   const KvLayout& kv = kv_->layout();
-  const int64_t per = queries_per_item(group, chunk.n * c.n_head, pool_.size());
-  const int64_t parts = (group + per - 1) / per;  // items per (token, KV head)
-  const int64_t items = chunk.n * c.n_head_kv * parts;
-  const int64_t per_thread = plan_.n_ctx * kernels::kAttentionScratchPerPosition;
+  const int64_t runs = group_attention_rows(shape, chunk.n, std::max<int64_t>(1, kernels::kAttentionQueryBlock / group));
+  const int64_t per = heads_per_item(group, runs * c.n_head_kv, pool_.size());
+  const int64_t parts = (group + per - 1) / per;  // items per (run, KV head)
+  const int64_t items = runs * c.n_head_kv * parts;
+  const int64_t per_thread = kernels::attention_scratch_floats(plan_.n_ctx, hd);
   const int block_shift = std::countr_zero(static_cast<uint32_t>(kv.block_size));
   pool_.run([&](int ith, int nth) {
-    float* scores = scores_.data() + ith * per_thread;
+    float* scratch = scores_.data() + ith * per_thread;
     for (int64_t item = ith; item < items; item += nth) {
-      const int64_t t = item / (c.n_head_kv * parts), kvh = item / parts % c.n_head_kv, part = item % parts;
-      const int64_t pos = row_pos_[static_cast<size_t>(t)];
-      const VisibleRows seen = visible_rows(shape, pos);
-      const BlockId* blocks = row_blocks_[static_cast<size_t>(t)];
+      const AttentionRun& run = attention_runs_[static_cast<size_t>(item / (c.n_head_kv * parts))];
+      const int64_t kvh = item / parts % c.n_head_kv, part = item % parts;
+      const BlockId* blocks = row_blocks_[static_cast<size_t>(run.row0)];
       const kernels::KvRows k{kv.types.k, kv_->key(layer, 0), kv.k_row_bytes(), kvh * hd,
-                              blocks, block_shift, seen.start, seen.sinks};
+                              blocks, block_shift, run.start, run.sinks};
       const kernels::KvRows v{kv.types.v, kv_->value(layer, 0), kv.v_row_bytes(), kvh * hd,
-                              blocks, block_shift, seen.start, seen.sinks};
+                              blocks, block_shift, run.start, run.sinks};
       const int64_t h0 = kvh * group + part * per;
-      const int64_t q0 = t * Q + h0 * hd;
-      kernels::attention_group(q_.data() + q0, hd, std::min(per, kvh * group + group - h0), k, v, seen.count, hd,
-                               shape.scale, shape.softcap, scores, attn_.data() + q0, hd);
+      const int64_t q0 = run.row0 * Q + h0 * hd;
+      const kernels::AttentionQueries queries{q_.data() + q0, hd, Q, std::min(per, kvh * group + group - h0), run.n,
+                                              row_visible_.data() + run.row0, attn_.data() + q0, hd, Q};
+      kernels::attention_tokens(queries, k, v, hd, shape.scale, shape.softcap, scratch);
     }
   });
   return Status::ok();

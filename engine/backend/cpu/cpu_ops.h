@@ -60,6 +60,9 @@ class CpuOps : public BackendOps {
   void matmul_shared_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n,
                            std::span<float* const> ys);
   OpProfile& profile() { return *plan_.profile; }
+  // Groups the chunk's n rows for attention (attention_runs_, row_visible_); returns the number
+  // of runs.
+  int64_t group_attention_rows(const AttentionShape& shape, int64_t n, int64_t max_run);
 
   std::shared_ptr<const Model> model_;
   ThreadPool& pool_;
@@ -74,6 +77,13 @@ class CpuOps : public BackendOps {
   std::vector<float> rope_cos_, rope_sin_;  // the chunk's rows' angles
   std::vector<int64_t> row_pos_;            // per row of the chunk: its position
   std::vector<const BlockId*> row_blocks_;  // per row: its sequence's block table
+  // Attention's runs: consecutive rows of one sequence that read the same rows (the same window
+  // start and sinks; only how many differs), whose queries share each decoded K/V tile.
+  struct AttentionRun {
+    int64_t row0 = 0, n = 0, start = 0, sinks = 0;
+  };
+  std::vector<AttentionRun> attention_runs_;  // [max_batch]
+  std::vector<int64_t> row_visible_;          // per row: the KV rows it sees
   std::vector<float> rotate_rows_;          // kv_rotate's scratch: a row per thread
   std::vector<uint8_t> packed_;  // activations packed for the dot kernels: 3 regions
   // MoE: the tokens routed to one expert gathered (expert_in_), its output before the scatter
