@@ -359,26 +359,73 @@ static inline __m512i q5_high_nibble_bits(__m512i qh, int e0) {
   return _mm512_slli_epi32(_mm512_and_si512(spread, _mm512_set1_epi32(0x01010101)), 4);
 }
 
+// out[j] lane r = the 32-bit word j of the 16 bytes at src[r] (0 where src[r] is null), for
+// r < 16, j < 4: four rows' bytes per zmm (one per 128-bit lane), then a 4x4 transpose of
+// words inside each lane. Replaces four 16-lane gathers, which cost more than the products at
+// a few dozen tokens (a warm prompt's prefill).
+static inline void transpose_words_16x4(const uint8_t* const* src, __m512i out[4]) {
+  auto load = [](const uint8_t* p) {
+    return p ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : _mm_setzero_si128();
+  };
+  __m512i a[4];
+  for (int k = 0; k < 4; ++k) {
+    __m512i v = _mm512_castsi128_si512(load(src[k]));
+    v = _mm512_inserti32x4(v, load(src[4 + k]), 1);
+    v = _mm512_inserti32x4(v, load(src[8 + k]), 2);
+    a[k] = _mm512_inserti32x4(v, load(src[12 + k]), 3);
+  }
+  const __m512i t0 = _mm512_unpacklo_epi32(a[0], a[1]), t1 = _mm512_unpackhi_epi32(a[0], a[1]);
+  const __m512i t2 = _mm512_unpacklo_epi32(a[2], a[3]), t3 = _mm512_unpackhi_epi32(a[2], a[3]);
+  out[0] = _mm512_unpacklo_epi64(t0, t2);
+  out[1] = _mm512_unpackhi_epi64(t0, t2);
+  out[2] = _mm512_unpacklo_epi64(t1, t3);
+  out[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
+// Lane r = the 32-bit word at row[r] (0 where row[r] is null), r < 16: plain loads, not a
+// gather (a 16-lane gather is slow, and it stalls on the block's first cache miss).
+static inline __m512i row_words(const uint8_t* const* row) {
+  alignas(64) uint32_t w[16];
+  for (int r = 0; r < 16; ++r) {
+    w[r] = 0;
+    if (row[r]) std::memcpy(&w[r], row[r], 4);
+  }
+  return _mm512_load_si512(w);
+}
+
+// Asks for part `i` of `parts` of the bytes [p, p + bytes) in L2: the next panel's rows, a
+// slice per block repacked, so they arrive while this panel is being repacked.
+static inline void prefetch_part(const uint8_t* p, int64_t bytes, int64_t i, int64_t parts) {
+  const int64_t lines = (bytes + 63) / 64;
+  for (int64_t l = lines * i / parts; l < lines * (i + 1) / parts; ++l) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + 64 * l), _MM_HINT_T1);
+  }
+}
+
 template <GgmlType T>
 void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
   constexpr Q32Block geo = q32_block(T);
   constexpr int64_t bsz = geo.bytes;
   const int64_t nb = a.k / kQBlock;
   const int64_t n_valid = min64(kPanelRows, a.row_end - r0);
+  const uint8_t* next = a.w + (r0 + kPanelRows) * a.row_bytes;
+  const int64_t next_bytes = min64(kPanelRows, a.row_end - r0 - kPanelRows) * a.row_bytes;
   for (int g = 0; g < 2; ++g) {
     const int64_t valid = n_valid - 16 * g;
-    const __mmask16 m = valid >= 16 ? static_cast<__mmask16>(0xFFFF)
-                                    : (valid <= 0 ? static_cast<__mmask16>(0)
-                                                  : static_cast<__mmask16>((1u << valid) - 1u));
-    const __m512i row_off = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                               _mm512_set1_epi32(static_cast<int32_t>(a.row_bytes)));
     const uint8_t* base = a.w + (r0 + 16 * g) * a.row_bytes;
     for (int64_t b = 0; b < nb; ++b) {
+      if (next_bytes > 0) prefetch_part(next, next_bytes, g * nb + b, 2 * nb);
       const uint8_t* blk = base + b * bsz;
+      const uint8_t* row[16];  // each valid row's block
+      const uint8_t* qs[16];   // and its quants
+      for (int r = 0; r < 16; ++r) {
+        row[r] = r < valid ? blk + r * a.row_bytes : nullptr;
+        qs[r] = row[r] ? row[r] + geo.qs : nullptr;
+      }
       uint8_t* out = panel + b * panel_block_bytes<T>();
-      // Scale: gather the 32-bit word starting at each row's d, keep the low 16 bits (the high
-      // 16 bits are m where there is one).
-      const __m512i dword = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk, 1);
+      // Scale: the 32-bit word starting at each row's d, its low 16 bits (the high 16 bits are
+      // m where there is one). Rows past the range get 0.
+      const __m512i dword = row_words(row);
       const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dword));
       _mm512_storeu_ps(reinterpret_cast<float*>(out + 8 * 128 + 64 * g), dw);
       if constexpr (geo.has_min) {
@@ -387,18 +434,23 @@ void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
       }
       if constexpr (T == GgmlType::Q8_0) {
         const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-        for (int j = 0; j < 8; ++j) {
-          const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk + geo.qs + 4 * j, 1);
-          _mm512_storeu_si512(out + j * 128 + 64 * g, _mm512_xor_si512(v, flip));
-        }
+        __m512i words[8];
+        transpose_words_16x4(qs, words);
+        for (int r = 0; r < 16; ++r) qs[r] = qs[r] ? qs[r] + 16 : nullptr;
+        transpose_words_16x4(qs, words + 4);
+        for (int j = 0; j < 8; ++j) _mm512_storeu_si512(out + j * 128 + 64 * g, _mm512_xor_si512(words[j], flip));
       } else {
         const __m512i lo4 = _mm512_set1_epi8(0x0F);
         [[maybe_unused]] __m512i qh;
         if constexpr (geo.qh >= 0) {
-          qh = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk + geo.qh, 1);
+          const uint8_t* high[16];
+          for (int r = 0; r < 16; ++r) high[r] = row[r] ? row[r] + geo.qh : nullptr;
+          qh = row_words(high);
         }
+        __m512i words[4];
+        transpose_words_16x4(qs, words);
         for (int j = 0; j < 4; ++j) {
-          const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, blk + geo.qs + 4 * j, 1);
+          const __m512i v = words[j];
           __m512i lo = _mm512_and_si512(v, lo4);
           __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), lo4);
           if constexpr (T == GgmlType::IQ4_NL) {

@@ -118,7 +118,7 @@ void register_all() {
           ->Unit(benchmark::kMicrosecond);
     }
     benchmark::RegisterBenchmark(("Prompt/" + tn + "/paged:" + block).c_str(), BM_Prompt, type, kBlockShift)
-        ->ArgsProduct({{1, 4}, {3000}})
+        ->ArgsProduct({{1, 4, 8}, {3000}})
         ->ArgNames({"tokens", "n_kv"})
         ->Unit(benchmark::kMicrosecond);
   }

@@ -269,8 +269,9 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
   pool_.run([&](int ith, int nth) {
     float* scratch = scores_.data() + ith * per_thread;
     for (int64_t item = ith; item < items; item += nth) {
-      const AttentionRun& run = attention_runs_[static_cast<size_t>(item / (c.n_head_kv * parts))];
-      const int64_t kvh = item / parts % c.n_head_kv, part = item % parts;
+      // KV head outermost: a thread's consecutive items read the same head's rows (in L2).
+      const AttentionRun& run = attention_runs_[static_cast<size_t>(item / parts % runs)];
+      const int64_t kvh = item / (parts * runs), part = item % parts;
       const BlockId* blocks = row_blocks_[static_cast<size_t>(run.row0)];
       const kernels::KvRows k{kv.types.k, kv_->key(layer, 0), kv.k_row_bytes(), kvh * hd,
                               blocks, block_shift, run.start, run.sinks};
