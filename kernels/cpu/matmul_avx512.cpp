@@ -382,15 +382,22 @@ static inline void transpose_words_16x4(const uint8_t* const* src, __m512i out[4
   out[3] = _mm512_unpackhi_epi64(t1, t3);
 }
 
-// Lane r = the 32-bit word at row[r] (0 where row[r] is null), r < 16: plain loads, not a
-// gather (a 16-lane gather is slow, and it stalls on the block's first cache miss).
-static inline __m512i row_words(const uint8_t* const* row) {
-  alignas(64) uint32_t w[16];
-  for (int r = 0; r < 16; ++r) {
-    w[r] = 0;
-    if (row[r]) std::memcpy(&w[r], row[r], 4);
+// Lane r = the 32-bit word at src[r] (0 where src[r] is null), r < 16: the first words of
+// transpose_words_16x4, without a gather (slow, and stalled on the block's first cache miss)
+// and without assembling the words in memory (a vector load of 16 fresh 4-byte stores waits
+// for them: no store forwarding).
+static inline __m512i first_words_16(const uint8_t* const* src) {
+  auto load = [](const uint8_t* p) {
+    return p ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : _mm_setzero_si128();
+  };
+  __m512i a[4];
+  for (int k = 0; k < 4; ++k) {
+    __m512i v = _mm512_castsi128_si512(load(src[k]));
+    v = _mm512_inserti32x4(v, load(src[4 + k]), 1);
+    v = _mm512_inserti32x4(v, load(src[8 + k]), 2);
+    a[k] = _mm512_inserti32x4(v, load(src[12 + k]), 3);
   }
-  return _mm512_load_si512(w);
+  return _mm512_unpacklo_epi64(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpacklo_epi32(a[2], a[3]));
 }
 
 // Asks for part `i` of `parts` of the bytes [p, p + bytes) in L2: the next panel's rows, a
@@ -425,7 +432,7 @@ void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
       uint8_t* out = panel + b * panel_block_bytes<T>();
       // Scale: the 32-bit word starting at each row's d, its low 16 bits (the high 16 bits are
       // m where there is one). Rows past the range get 0.
-      const __m512i dword = row_words(row);
+      const __m512i dword = first_words_16(row);
       const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dword));
       _mm512_storeu_ps(reinterpret_cast<float*>(out + 8 * 128 + 64 * g), dw);
       if constexpr (geo.has_min) {
@@ -445,7 +452,7 @@ void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
         if constexpr (geo.qh >= 0) {
           const uint8_t* high[16];
           for (int r = 0; r < 16; ++r) high[r] = row[r] ? row[r] + geo.qh : nullptr;
-          qh = row_words(high);
+          qh = first_words_16(high);
         }
         __m512i words[4];
         transpose_words_16x4(qs, words);
