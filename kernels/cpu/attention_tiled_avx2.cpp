@@ -263,15 +263,23 @@ void score_rows(int qr, const float* q, int64_t head_dim, const float* kt, float
   }
 }
 
+// The size of the register block of queries that starts at r of n: the blocks are as even as
+// possible (8 queries as 4 + 4, not 6 + 2: a block of 2 has too few accumulators to hide the
+// FMA latency).
+int register_block(int64_t r, int64_t n) {
+  const int64_t blocks = (n - r + kRegisterQueries - 1) / kRegisterQueries;
+  return static_cast<int>((n - r + blocks - 1) / blocks);
+}
+
 // One block of up to kAttentionQueryBlock queries (flattened (token, head) indices r0 ..).
 struct QueryBlock {
   int64_t n = 0;                                // queries
   int64_t n_kv[kAttentionQueryBlock] = {};      // rows each query sees
   float* out[kAttentionQueryBlock] = {};        // each query's output row
   int64_t max_kv = 0;
-  // Some query of the register block from r sees a row from p0 on.
-  bool sees(int64_t r, int64_t p0) const {
-    for (int64_t i = r; i < std::min(n, r + kRegisterQueries); ++i) {
+  // Some query of [r, r + qr) sees a row from p0 on.
+  bool sees(int64_t r, int qr, int64_t p0) const {
+    for (int64_t i = r; i < r + qr; ++i) {
       if (n_kv[i] > p0) return true;
     }
     return false;
@@ -319,9 +327,9 @@ class TiledAttention {
         decode_rows<K>(heads, n, head_dim_, rows_);
         transpose_tile(F32Rows{rows_, head_dim_}, n, n16, head_dim_, kt_);
       }
-      for (int64_t r = 0; r < b.n; r += kRegisterQueries) {
-        if (!b.sees(r, p0)) continue;
-        const int qr = static_cast<int>(std::min<int64_t>(kRegisterQueries, b.n - r));
+      for (int64_t r = 0, qr = 0; r < b.n; r += qr) {
+        qr = register_block(r, b.n);
+        if (!b.sees(r, qr, p0)) continue;
         for (int64_t j = 0; j < n16; j += 16) {
           score_rows(qr, q_ + r * head_dim_, head_dim_, kt_ + j, scale_, s_ + r * stride + p0 + j, stride);
         }
@@ -359,9 +367,9 @@ class TiledAttention {
   template <class Rows>
   void values_of_tile(const QueryBlock& b, int64_t stride, int64_t p0, int64_t n, const Rows& rows) {
     float* o[kRegisterQueries];
-    for (int64_t r = 0; r < b.n; r += kRegisterQueries) {
-      if (!b.sees(r, p0)) continue;
-      const int qr = static_cast<int>(std::min<int64_t>(kRegisterQueries, b.n - r));
+    for (int64_t r = 0, qr = 0; r < b.n; r += qr) {
+      qr = register_block(r, b.n);
+      if (!b.sees(r, qr, p0)) continue;
       const float* w = s_ + r * stride + p0;
       int64_t d = 0;
       for (; d + 16 <= head_dim_; d += 16) {
