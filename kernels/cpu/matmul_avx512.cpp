@@ -359,21 +359,27 @@ static inline __m512i q5_high_nibble_bits(__m512i qh, int e0) {
   return _mm512_slli_epi32(_mm512_and_si512(spread, _mm512_set1_epi32(0x01010101)), 4);
 }
 
-// out[j] lane r = the 32-bit word j of the 16 bytes at src[r] (0 where src[r] is null), for
-// r < 16, j < 4: four rows' bytes per zmm (one per 128-bit lane), then a 4x4 transpose of
-// words inside each lane. Replaces four 16-lane gathers, which cost more than the products at
-// a few dozen tokens (a warm prompt's prefill).
-static inline void transpose_words_16x4(const uint8_t* const* src, __m512i out[4]) {
+// a[k] = the 16 bytes at src[k], src[4 + k], src[8 + k], src[12 + k] (one per 128-bit lane;
+// zeros where src[] is null), k < 4: row r's bytes in lane r / 4 of a[r % 4].
+static inline void load_rows_16(const uint8_t* const* src, __m512i a[4]) {
   auto load = [](const uint8_t* p) {
     return p ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : _mm_setzero_si128();
   };
-  __m512i a[4];
   for (int k = 0; k < 4; ++k) {
     __m512i v = _mm512_castsi128_si512(load(src[k]));
     v = _mm512_inserti32x4(v, load(src[4 + k]), 1);
     v = _mm512_inserti32x4(v, load(src[8 + k]), 2);
     a[k] = _mm512_inserti32x4(v, load(src[12 + k]), 3);
   }
+}
+
+// out[j] lane r = the 32-bit word j of the 16 bytes at src[r] (0 where src[r] is null), for
+// r < 16, j < 4: load_rows_16, then a 4x4 transpose of words inside each 128-bit lane.
+// Replaces four 16-lane gathers, which cost more than the products at a few dozen tokens (a
+// warm prompt's prefill).
+static inline void transpose_words_16x4(const uint8_t* const* src, __m512i out[4]) {
+  __m512i a[4];
+  load_rows_16(src, a);
   const __m512i t0 = _mm512_unpacklo_epi32(a[0], a[1]), t1 = _mm512_unpackhi_epi32(a[0], a[1]);
   const __m512i t2 = _mm512_unpacklo_epi32(a[2], a[3]), t3 = _mm512_unpackhi_epi32(a[2], a[3]);
   out[0] = _mm512_unpacklo_epi64(t0, t2);
@@ -387,16 +393,8 @@ static inline void transpose_words_16x4(const uint8_t* const* src, __m512i out[4
 // and without assembling the words in memory (a vector load of 16 fresh 4-byte stores waits
 // for them: no store forwarding).
 static inline __m512i first_words_16(const uint8_t* const* src) {
-  auto load = [](const uint8_t* p) {
-    return p ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)) : _mm_setzero_si128();
-  };
   __m512i a[4];
-  for (int k = 0; k < 4; ++k) {
-    __m512i v = _mm512_castsi128_si512(load(src[k]));
-    v = _mm512_inserti32x4(v, load(src[4 + k]), 1);
-    v = _mm512_inserti32x4(v, load(src[8 + k]), 2);
-    a[k] = _mm512_inserti32x4(v, load(src[12 + k]), 3);
-  }
+  load_rows_16(src, a);
   return _mm512_unpacklo_epi64(_mm512_unpacklo_epi32(a[0], a[1]), _mm512_unpacklo_epi32(a[2], a[3]));
 }
 
