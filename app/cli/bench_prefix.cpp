@@ -91,8 +91,13 @@ int run_prefix_bench(Args& args, std::shared_ptr<const Model> model, SessionOpti
   std::printf("cold / warm time to first token: %.1fx; prefix block hit rate %.1f%% (%lld of %lld lookups)\n",
               runs.front().ttft_ms / warm_ms, 100.0 * hit_rate, (long long)blocks.prefix_hits,
               (long long)blocks.prefix_lookups);
-  std::printf("time by op, cold: %s\n", profile_text(runs.front().profile).c_str());
-  std::printf("time by op, prompt 2: %s\n", profile_text(runs[1].profile).c_str());
+  for (int c : {0, 1}) {
+    const ChatRun& r = runs[static_cast<size_t>(c)];
+    double in_ops = 0;
+    for (double s : r.profile.seconds) in_ops += s;
+    std::printf("time by op, %s (%.1f of %.1f ms in ops): %s\n", c == 0 ? "cold" : "prompt 2", 1000.0 * in_ops,
+                r.ttft_ms, profile_text(r.profile).c_str());
+  }
   return 0;
 }
 

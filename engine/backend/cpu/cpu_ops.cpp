@@ -25,6 +25,20 @@ std::pair<int64_t, int64_t> thread_range(int64_t total, int ith, int nth) {
   return {begin, end};
 }
 
+// fn(t0, t1) over the rows [0, n), split across the pool's threads (a single row runs on the
+// calling thread: no dispatch for decode). For ops whose rows are independent.
+template <class F>
+void for_rows(ThreadPool& pool, int64_t n, F&& fn) {
+  if (n < 2) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  pool.run([&](int ith, int nth) {
+    const int64_t t0 = n * ith / nth, t1 = n * (ith + 1) / nth;
+    if (t0 < t1) fn(t0, t1);
+  });
+}
+
 template <class T>
 bool try_resize(std::vector<T>& v, int64_t n) {
   try {
@@ -149,7 +163,9 @@ Status CpuOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out,
   const ModelConfig& c = model_->config();
   const float* x = act(in) + in_row0 * c.n_embd;
   float* y = act(out);
-  for (int64_t t = 0; t < n; ++t) kernels::rms_norm(x + t * c.n_embd, w.data, y + t * c.n_embd, c.n_embd, c.rms_eps);
+  for_rows(pool_, n, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) kernels::rms_norm(x + t * c.n_embd, w.data, y + t * c.n_embd, c.n_embd, c.rms_eps);
+  });
   return Status::ok();
 }
 
@@ -215,12 +231,14 @@ Status CpuOps::rope(const Chunk& chunk, OpLabel label) {
   const ModelConfig& c = model_->config();
   const int64_t Q = c.n_embd_q(), KV = c.n_embd_kv(), half = c.n_rot / 2;
   const bool neox = c.rope_layout == RopeLayout::Neox;
-  for (int64_t t = 0; t < chunk.n; ++t) {
-    const float* cs = rope_cos_.data() + t * half;
-    const float* sn = rope_sin_.data() + t * half;
-    kernels::rope_apply(q_.data() + t * Q, c.n_head, c.head_dim, c.n_rot, cs, sn, neox);
-    kernels::rope_apply(k_.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cs, sn, neox);
-  }
+  for_rows(pool_, chunk.n, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const float* cs = rope_cos_.data() + t * half;
+      const float* sn = rope_sin_.data() + t * half;
+      kernels::rope_apply(q_.data() + t * Q, c.n_head, c.head_dim, c.n_rot, cs, sn, neox);
+      kernels::rope_apply(k_.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cs, sn, neox);
+    }
+  });
   return Status::ok();
 }
 
@@ -228,12 +246,15 @@ Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind);
   const int64_t KV = model_->config().n_embd_kv();
   const KvLayout& kv = kv_->layout();
-  for (int64_t t = 0; t < chunk.n; ++t) {
-    const int64_t x = row_pos_[static_cast<size_t>(t)];
-    const int64_t row = int64_t(row_blocks_[static_cast<size_t>(t)][x / kv.block_size]) * kv.block_size + x % kv.block_size;
-    kernels::kv_quantize_row(kv.types.k, k_.data() + t * KV, kv_->key(layer, row), KV);
-    kernels::kv_quantize_row(kv.types.v, v_.data() + t * KV, kv_->value(layer, row), KV);
-  }
+  for_rows(pool_, chunk.n, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t x = row_pos_[static_cast<size_t>(t)];
+      const int64_t row =
+          int64_t(row_blocks_[static_cast<size_t>(t)][x / kv.block_size]) * kv.block_size + x % kv.block_size;
+      kernels::kv_quantize_row(kv.types.k, k_.data() + t * KV, kv_->key(layer, row), KV);
+      kernels::kv_quantize_row(kv.types.v, v_.data() + t * KV, kv_->value(layer, row), KV);
+    }
+  });
   return Status::ok();
 }
 
