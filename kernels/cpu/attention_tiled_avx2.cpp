@@ -1,12 +1,13 @@
 // AVX2 + F16C tiled attention (attention.h: attention_tokens). The queries of a call (the
 // heads of one GQA group, for one or more tokens of a sequence) go in blocks of up to
 // kAttentionQueryBlock, each in two passes over tiles of kAttentionTile positions:
-//   scores: the tile's K rows are decoded once (F32, block scales applied) and transposed to
-//           [head_dim][tile]; a register block of 4 queries x 16 positions then runs along
-//           head_dim, broadcasting q (a small GEMM: no horizontal sums, the decoded tile shared
-//           by every query of the block); then each query's softmax over its own positions;
-//   values: the tile's V rows are decoded once (F32) and a register block of 4 queries x 16
-//           dimensions runs along the positions, broadcasting the weights.
+//   scores: the tile's K rows are transposed to [head_dim][tile] (quantized rows decoded to F32
+//           with their block scales first, F16 rows converted as they are read); a register
+//           block of 4-6 queries x 16 positions then runs along head_dim, broadcasting q (a
+//           small GEMM: no horizontal sums, the tile shared by every query of the block); then
+//           each query's softmax over its own positions;
+//   values: a register block of 4-6 queries x 16 dimensions runs along the tile's V rows
+//           (decoded once when quantized, read as F16 otherwise), broadcasting the weights.
 // Every output is computed by the same operations in the same order whatever the other queries
 // of the call: a token gets the same bits decoded alone or prefilled among others, and with
 // any chunking of a prompt. Masked positions (beyond a query's rows) get weight 0 and add
