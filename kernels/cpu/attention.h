@@ -87,6 +87,18 @@ void attention_group_fused_scalar(const float* q, int64_t q_stride, int64_t n_q,
 void attention_tiled_avx2(const AttentionQueries& a, const KvRows& k, const KvRows& v, int64_t head_dim, float scale,
                           float softcap, float* scratch);
 
+// The AVX-512 register blocks of attention_tiled_avx2 (the same operations per lane, so the
+// same bits), used where the CPU has them. Scores: s[r * s_stride + j] = scale * q_r . kt[.][j]
+// for r < qr <= 6 (q_r at q + r * head_dim), j < n16 (a multiple of 16; kt rows
+// kAttentionTile apart). Values: o[r][d] += sum_{p < n} w[r * w_stride + p] * row p's value d
+// for the dimensions d in [0, done) that 16-wide vectors cover; returns done.
+void tiled_scores_avx512(int qr, const float* q, int64_t head_dim, const float* kt, int64_t n16, float scale, float* s,
+                         int64_t s_stride);
+int64_t tiled_values_f32_avx512(int qr, const float* w, int64_t w_stride, const float* rows, int64_t head_dim,
+                                int64_t n, float* const* o);
+int64_t tiled_values_f16_avx512(int qr, const float* w, int64_t w_stride, const uint8_t* const* heads,
+                                int64_t head_dim, int64_t n, float* const* o);
+
 // One query head over F16 rows the way llama.cpp's F16-cache path computes it, one loop at a
 // time (the reference the tests hold attention_group and the Vulkan shader to): q: [head_dim];
 // k, v: row p at k + p * kv_stride; scores: n_kv floats; out: [head_dim].

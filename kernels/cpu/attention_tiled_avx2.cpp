@@ -16,8 +16,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/ops.h"
 
 namespace inferscope::kernels::detail {
@@ -291,7 +293,12 @@ template <KvType K, KvType V>
 class TiledAttention {
  public:
   TiledAttention(const KvRows& k, const KvRows& v, int64_t head_dim, float scale, float softcap, float* scratch)
-      : k_(k, head_dim), v_(v, head_dim), head_dim_(head_dim), scale_(scale), softcap_(softcap) {
+      : k_(k, head_dim),
+        v_(v, head_dim),
+        head_dim_(head_dim),
+        scale_(scale),
+        softcap_(softcap),
+        wide_(active_simd_level() >= SimdLevel::Avx512) {
     q_ = scratch;
     rows_ = q_ + kAttentionQueryBlock * head_dim;
     kt_ = rows_ + kTile * head_dim;
@@ -331,6 +338,11 @@ class TiledAttention {
       for (int64_t r = 0, qr = 0; r < b.n; r += qr) {
         qr = register_block(r, b.n);
         if (!b.sees(r, qr, p0)) continue;
+        if (wide_) {
+          tiled_scores_avx512(static_cast<int>(qr), q_ + r * head_dim_, head_dim_, kt_, n16, scale_, s_ + r * stride + p0,
+                              stride);
+          continue;
+        }
         for (int64_t j = 0; j < n16; j += 16) {
           score_rows(qr, q_ + r * head_dim_, head_dim_, kt_ + j, scale_, s_ + r * stride + p0 + j, stride);
         }
@@ -373,6 +385,14 @@ class TiledAttention {
       if (!b.sees(r, qr, p0)) continue;
       const float* w = s_ + r * stride + p0;
       int64_t d = 0;
+      if (wide_) {
+        for (int i = 0; i < qr; ++i) o[i] = b.out[r + i];
+        if constexpr (std::is_same_v<Rows, F16Rows>) {
+          d = tiled_values_f16_avx512(static_cast<int>(qr), w, stride, rows.heads, head_dim_, n, o);
+        } else {
+          d = tiled_values_f32_avx512(static_cast<int>(qr), w, stride, rows.rows, head_dim_, n, o);
+        }
+      }
       for (; d + 16 <= head_dim_; d += 16) {
         for (int i = 0; i < qr; ++i) o[i] = b.out[r + i] + d;
         value_rows<2>(qr, w, stride, rows, d, n, o);
@@ -388,6 +408,7 @@ class TiledAttention {
   TileReader<V> v_;
   int64_t head_dim_;
   float scale_, softcap_;
+  bool wide_;  // AVX-512 register blocks (twice the lanes; the same bits)
   float* q_;     // [kAttentionQueryBlock][head_dim]
   float* rows_;  // [kTile][head_dim]: a tile's decoded K or V rows
   float* kt_;    // [head_dim][kTile]: the K tile transposed
