@@ -339,8 +339,8 @@ class TiledAttention {
         qr = register_block(r, b.n);
         if (!b.sees(r, qr, p0)) continue;
         if (wide_) {
-          tiled_scores_avx512(static_cast<int>(qr), q_ + r * head_dim_, head_dim_, kt_, n16, scale_, s_ + r * stride + p0,
-                              stride);
+          float* s = s_ + r * stride + p0;
+          tiled_scores_avx512(static_cast<int>(qr), q_ + r * head_dim_, head_dim_, kt_, n16, scale_, s, stride);
           continue;
         }
         for (int64_t j = 0; j < n16; j += 16) {

@@ -100,8 +100,8 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
       try_resize(expert_tmp_, p.embd) && try_resize(expert_out_, p.expert_out) && try_resize(expert_ids_, p.routes) &&
       try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.batch) &&
       try_resize(expert_order_, std::max<int64_t>(1, c.n_expert)) && try_resize(row_pos_, p.batch) &&
-      try_resize(row_blocks_, p.batch) &&
-      try_resize(attention_runs_, p.batch) && try_resize(row_visible_, p.batch) && try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv());
+      try_resize(row_blocks_, p.batch) && try_resize(attention_runs_, p.batch) && try_resize(row_visible_, p.batch) &&
+      try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv());
   if (!ok) return Status::error("out of memory allocating activation buffers for a batch of " + std::to_string(p.batch));
   scratch_bytes_ = p.total_bytes();
   return Status::ok();
@@ -164,7 +164,9 @@ Status CpuOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out,
   const float* x = act(in) + in_row0 * c.n_embd;
   float* y = act(out);
   for_rows(pool_, n, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) kernels::rms_norm(x + t * c.n_embd, w.data, y + t * c.n_embd, c.n_embd, c.rms_eps);
+    for (int64_t t = t0; t < t1; ++t) {
+      kernels::rms_norm(x + t * c.n_embd, w.data, y + t * c.n_embd, c.n_embd, c.rms_eps);
+    }
   });
   return Status::ok();
 }
@@ -281,7 +283,8 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
   const int64_t Q = c.n_embd_q(), hd = c.head_dim;
   const int64_t group = c.n_head / c.n_head_kv;
   const KvLayout& kv = kv_->layout();
-  const int64_t runs = group_attention_rows(shape, chunk.n, std::max<int64_t>(1, kernels::kAttentionQueryBlock / group));
+  const int64_t max_run = std::max<int64_t>(1, kernels::kAttentionQueryBlock / group);  // tokens sharing a tile
+  const int64_t runs = group_attention_rows(shape, chunk.n, max_run);
   const int64_t per = heads_per_item(group, runs * c.n_head_kv, pool_.size());
   const int64_t parts = (group + per - 1) / per;  // items per (run, KV head)
   const int64_t items = runs * c.n_head_kv * parts;
