@@ -41,6 +41,7 @@ Args::Args(int argc, char** argv, const char* command, const char* summary, std:
       return;
     }
     values_[name] = argv[++i];
+    all_values_[name].push_back(values_[name]);
   }
 }
 
@@ -60,6 +61,11 @@ void Args::print_help() const {
 std::string Args::string(const std::string& name, const std::string& fallback) const {
   auto it = values_.find(name);
   return it == values_.end() ? fallback : it->second;
+}
+
+std::vector<std::string> Args::strings(const std::string& name) const {
+  auto it = all_values_.find(name);
+  return it == all_values_.end() ? std::vector<std::string>{} : it->second;
 }
 
 int64_t Args::integer(const std::string& name, int64_t fallback, int64_t min, int64_t max) {

@@ -28,7 +28,8 @@ class Args {
 
   bool flag(const std::string& name) const { return flags_.count(name) > 0; }
   bool has(const std::string& name) const { return values_.count(name) > 0; }
-  std::string string(const std::string& name, const std::string& fallback = "") const;
+  std::string string(const std::string& name, const std::string& fallback = "") const;  // the last given
+  std::vector<std::string> strings(const std::string& name) const;  // every value given, in order
   // Numeric getters: on a malformed or out-of-range value they print an error and mark the
   // arguments failed (check ok() afterwards).
   int64_t integer(const std::string& name, int64_t fallback, int64_t min, int64_t max);
@@ -42,6 +43,7 @@ class Args {
   std::string summary_;
   std::vector<OptionSpec> specs_;
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> all_values_;
   std::set<std::string> flags_;
   std::optional<int> exit_code_;
 };

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iterator>
 
+#include "engine/compare/comparison_record.h"
 #include "engine/store/store.h"
 
 namespace inferscope::cli {
@@ -62,12 +63,22 @@ store::NewBenchmarkRun benchmark_run(const Args& args, const nlohmann::json& fig
           metrics.dump()};
 }
 
-Result<store::BenchmarkRun> insert_run(const std::string& path, const store::NewBenchmarkRun& run) {
+Result<store::Store> open_store(const std::string& path) {
   std::error_code ignored;  // a folder that cannot be made shows as the open's error
   fs::create_directories(fs::path(path).parent_path(), ignored);
-  Result<store::Store> db = store::Store::open(path, store_options());
+  return store::Store::open(path, store_options());
+}
+
+Result<store::BenchmarkRun> insert_run(const std::string& path, const store::NewBenchmarkRun& run) {
+  Result<store::Store> db = open_store(path);
   if (!db) return db.status();
   return db->benchmark_runs().insert(run);
+}
+
+Result<int64_t> insert_comparison(const std::string& path, const ComparisonResult& result) {
+  Result<store::Store> db = open_store(path);
+  if (!db) return db.status();
+  return record_comparison(*db, result);
 }
 
 }  // namespace
@@ -90,6 +101,17 @@ void record_bench_run(const Args& args, const nlohmann::json& figures) {
     return;
   }
   std::fprintf(stderr, "recorded as benchmark run %lld in %s\n", static_cast<long long>(recorded->id), path.c_str());
+}
+
+void record_compare_run(const Args& args, const ComparisonResult& result) {
+  if (args.flag("no-record")) return;
+  const std::string path = args.has("database") ? args.string("database") : default_database_path();
+  Result<int64_t> recorded = insert_comparison(path, result);
+  if (!recorded) {
+    std::fprintf(stderr, "warning: this comparison is not recorded in %s: %s\n", path.c_str(), recorded.message().c_str());
+    return;
+  }
+  std::fprintf(stderr, "recorded as comparison run %lld in %s\n", static_cast<long long>(*recorded), path.c_str());
 }
 
 }  // namespace inferscope::cli

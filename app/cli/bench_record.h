@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/args.h"
+#include "engine/compare/comparison.h"
 
 namespace inferscope::cli {
 
@@ -27,5 +28,7 @@ std::string default_database_path();
 // (locked past the busy timeout, damaged, from a newer version, no permission) gets one warning
 // line on stderr instead: the benchmark's output and exit code never depend on the database.
 void record_bench_run(const Args& args, const nlohmann::json& figures);
+// The same for a comparison (engine/compare/comparison_record.h): one row of kind "compare".
+void record_compare_run(const Args& args, const ComparisonResult& result);
 
 }  // namespace inferscope::cli

@@ -20,5 +20,6 @@ int run_tokenize(int argc, char** argv);
 int run_detokenize(int argc, char** argv);
 int run_make_model(int argc, char** argv);
 int run_quantize(int argc, char** argv);
+int run_compare(int argc, char** argv);
 
 }  // namespace inferscope::cli

@@ -23,6 +23,7 @@ struct BackendChoice {
   std::string backend = std::string(kCpuBackend);
   int device = 0;
   bool on_cpu() const { return backend == kCpuBackend; }
+  bool operator==(const BackendChoice&) const = default;
 };
 
 // "cpu" first, then the other backends' names, sorted.

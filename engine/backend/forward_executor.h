@@ -65,6 +65,8 @@ class ForwardExecutor {
   virtual int64_t kv_length(int slot) const = 0;
   // Empties every slot.
   virtual void clear() = 0;
+  // Empties every slot and evicts every cached prefix block: the next prompt starts cold.
+  virtual void clear_with_prefixes() = 0;
   // Empties `slot`, then gives it the cached KV of the longest prefix of `tokens` in whole
   // blocks that a previous request left (always leaving at least one token to evaluate);
   // returns the positions it holds now. The caller forwards tokens from there.

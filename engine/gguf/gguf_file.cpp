@@ -317,6 +317,17 @@ Result<std::shared_ptr<const File>> File::parse(std::vector<uint8_t> bytes, std:
   return std::shared_ptr<const File>(file);
 }
 
+Result<std::shared_ptr<const File>> File::parse_owned(std::shared_ptr<const void> owner,
+                                                      std::span<const uint8_t> bytes, std::string name) {
+  auto file = std::shared_ptr<File>(new File());
+  file->path_ = std::move(name);
+  file->owner_ = std::move(owner);
+  file->size_ = bytes.size();
+  Parser parser(*file, bytes.data(), bytes.size());
+  INFERSCOPE_RETURN_IF_ERROR(parser.parse());
+  return std::shared_ptr<const File>(file);
+}
+
 void File::release_pages(const uint8_t* begin, size_t bytes) const {
   if (mapping_) mapping_->release(begin, bytes);
 }

@@ -47,6 +47,10 @@ class File {
   static Result<std::shared_ptr<const File>> open(const std::string& path);
   // Parses a buffer (used by the fuzzer and by tests). `name` is used in error messages.
   static Result<std::shared_ptr<const File>> parse(std::vector<uint8_t> bytes, std::string name);
+  // Parses bytes that `owner` keeps alive (held by the file), e.g. a model converted in memory
+  // (engine/model/requantized_model.h); tensors point into them.
+  static Result<std::shared_ptr<const File>> parse_owned(std::shared_ptr<const void> owner,
+                                                         std::span<const uint8_t> bytes, std::string name);
 
   const std::string& path() const { return path_; }
   uint32_t version() const { return version_; }
@@ -91,6 +95,7 @@ class File {
   std::string path_;
   std::shared_ptr<MappedFile> mapping_;   // owns the bytes when opened from disk
   std::vector<uint8_t> owned_bytes_;      // owns the bytes when parsed from memory
+  std::shared_ptr<const void> owner_;     // keeps the bytes of parse_owned alive
   uint32_t version_ = 0;
   uint64_t size_ = 0;
   uint64_t data_start_ = 0;

@@ -60,7 +60,10 @@ std::string type_label(ValueType t) {
   return value_type_name(t);
 }
 
-// Buffers the many small header writes in front of the real sink.
+}  // namespace
+
+// Buffers the many small header writes in front of the real sink and counts the position
+// (declared in gguf_writer.h for write_header).
 class Encoder {
  public:
   explicit Encoder(ByteSink& out) : out_(out) { buffer_.reserve(kChunk); }
@@ -109,6 +112,8 @@ class Encoder {
   std::vector<uint8_t> buffer_;
   uint64_t position_ = 0;
 };
+
+namespace {
 
 static_assert(std::endian::native == std::endian::little, "the GGUF writer assumes a little-endian host");
 
@@ -218,6 +223,11 @@ class FileSink final : public ByteSink {
 
  private:
   std::FILE* f_;
+};
+
+class DiscardSink final : public ByteSink {
+ public:
+  Status write(const void*, size_t) override { return Status::ok(); }
 };
 
 class MemorySink final : public ByteSink {
@@ -435,12 +445,7 @@ Status Writer::validate(const std::string& file, uint32_t* alignment, std::vecto
   return Status::ok();
 }
 
-Status Writer::write_to(ByteSink& out, const std::string& name) const {
-  uint32_t alignment = kDefaultAlignment;
-  std::vector<uint64_t> n_bytes;
-  INFERSCOPE_RETURN_IF_ERROR(validate(name, &alignment, &n_bytes));
-
-  Encoder enc(out);
+Status Writer::write_header(Encoder& enc, uint32_t alignment, const std::vector<uint64_t>& n_bytes) const {
   INFERSCOPE_RETURN_IF_ERROR(enc.le(kMagic));
   INFERSCOPE_RETURN_IF_ERROR(enc.le(kVersion));
   INFERSCOPE_RETURN_IF_ERROR(enc.le<uint64_t>(tensors_.size()));
@@ -461,6 +466,28 @@ Status Writer::write_to(ByteSink& out, const std::string& name) const {
   }
   // No data section without tensors: like llama.cpp's vocab-only files, no padding either.
   if (!tensors_.empty()) INFERSCOPE_RETURN_IF_ERROR(enc.zeros(round_up(enc.position(), alignment) - enc.position()));
+  return Status::ok();
+}
+
+Result<uint64_t> Writer::byte_size(const std::string& name) const {
+  uint32_t alignment = kDefaultAlignment;
+  std::vector<uint64_t> n_bytes;
+  INFERSCOPE_RETURN_IF_ERROR(validate(name, &alignment, &n_bytes));
+  DiscardSink discard;
+  Encoder enc(discard);
+  INFERSCOPE_RETURN_IF_ERROR(write_header(enc, alignment, n_bytes));
+  uint64_t size = enc.position();
+  for (uint64_t n : n_bytes) size += round_up(n, alignment);
+  return size;
+}
+
+Status Writer::write_to(ByteSink& out, const std::string& name) const {
+  uint32_t alignment = kDefaultAlignment;
+  std::vector<uint64_t> n_bytes;
+  INFERSCOPE_RETURN_IF_ERROR(validate(name, &alignment, &n_bytes));
+
+  Encoder enc(out);
+  INFERSCOPE_RETURN_IF_ERROR(write_header(enc, alignment, n_bytes));
 
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const PendingTensor& t = tensors_[i];

@@ -19,6 +19,7 @@ namespace inferscope::gguf {
 
 class File;
 struct TensorInfo;
+class Encoder;
 
 // Value builders: the widened representation of gguf_value.h, tagged with the on-disk type.
 Value make_u8(uint8_t v);
@@ -110,6 +111,8 @@ class Writer {
   Status write_to(ByteSink& out, const std::string& name_for_errors) const;
   // Convenience: the whole file in memory.
   Result<std::vector<uint8_t>> write_to_memory() const;
+  // The size write_to would produce, without running any tensor source.
+  Result<uint64_t> byte_size(const std::string& name_for_errors) const;
 
  private:
   struct PendingTensor {
@@ -129,6 +132,8 @@ class Writer {
 
   Status validate(const std::string& name_for_errors, uint32_t* alignment,
                   std::vector<uint64_t>* n_bytes) const;
+  // Header, KV records, tensor infos and the padding before the data section.
+  Status write_header(Encoder& enc, uint32_t alignment, const std::vector<uint64_t>& n_bytes) const;
 
   std::vector<Entry> metadata_;
   std::vector<PendingTensor> tensors_;

@@ -307,6 +307,13 @@ void ForwardPass::clear() {
   for (int s = 0; s < n_slots(); ++s) truncate(s, 0);
 }
 
+void ForwardPass::clear_with_prefixes() {
+  clear();
+  const int32_t limit = pool_->cache_limit();
+  pool_->set_cache_limit(0);
+  pool_->set_cache_limit(limit);
+}
+
 void ForwardPass::truncate(int slot, int64_t length) {
   BlockTable& t = tables_[static_cast<size_t>(slot)];
   const int64_t n = std::clamp<int64_t>(length, 0, t.length());

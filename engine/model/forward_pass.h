@@ -66,6 +66,7 @@ class ForwardPass : public ForwardExecutor {
   int n_slots() const override { return static_cast<int>(tables_.size()); }
   int64_t kv_length(int slot) const override { return tables_[static_cast<size_t>(slot)].length(); }
   void clear() override;
+  void clear_with_prefixes() override;
   void truncate(int slot, int64_t length) override;
   int64_t reuse_prefix(int slot, std::span<const int32_t> tokens) override;
   Status reorder(std::span<const int32_t> parents) override;

@@ -43,10 +43,16 @@ std::unique_ptr<ResidentBuffer> copy_tensor_data(const gguf::File& file, const M
 
 Result<std::shared_ptr<const Model>> Model::load(const std::string& path, const ModelLoadOptions& options) {
   report(options, 0.0);
-  auto model = std::shared_ptr<Model>(new Model());
   auto file = gguf::File::open(path);
   if (!file) return file.status();
-  model->file_ = *file;
+  return load_file(*file, options);
+}
+
+Result<std::shared_ptr<const Model>> Model::load_file(std::shared_ptr<const gguf::File> file,
+                                                      const ModelLoadOptions& options) {
+  const std::string path = file->path();
+  auto model = std::shared_ptr<Model>(new Model());
+  model->file_ = std::move(file);
   auto config = ModelConfig::from_gguf(*model->file_);
   if (!config) return config.status();
   model->config_ = *config;

@@ -39,6 +39,10 @@ struct ModelLoadOptions {
 class Model {
  public:
   static Result<std::shared_ptr<const Model>> load(const std::string& path, const ModelLoadOptions& options = {});
+  // The same from a file opened already (a model converted in memory: requantized_model.h).
+  // Progress starts after the file's parsing.
+  static Result<std::shared_ptr<const Model>> load_file(std::shared_ptr<const gguf::File> file,
+                                                        const ModelLoadOptions& options = {});
 
   const gguf::File& file() const { return *file_; }
   const ModelConfig& config() const { return config_; }

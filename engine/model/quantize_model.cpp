@@ -107,32 +107,49 @@ uint64_t QuantizePlan::bytes_after() const {
   return sum;
 }
 
-Status quantize_model(const std::string& input_path, const std::string& output_path, const QuantizeOptions& options,
-                      const std::function<void(const QuantizePlan&)>& on_plan) {
-  auto file = gguf::File::open(input_path);
-  if (!file) return file.status();
-  std::shared_ptr<const gguf::File> in = file.value();
+Result<QuantizedGguf> quantized_gguf(std::shared_ptr<const gguf::File> in, const QuantizeOptions& options,
+                                     const std::function<void(double)>& on_progress) {
   auto plan = plan_tensors(*in, options.mix);
   if (!plan) return plan.status();
-  if (on_plan) on_plan(*plan);
-
-  gguf::Writer w;
+  QuantizedGguf out;
+  out.plan = std::move(*plan);
+  gguf::Writer& w = out.writer;
   w.copy_metadata(*in, "");
   w.add_u32("general.file_type", options.mix.file_type);
   // llama-quantize's marker of the block formats' version (2 since the 2023 Q4/Q5/Q8 change).
   if (is_block_type(options.mix.base)) w.add_u32("general.quantization_version", 2);
   auto pool = std::make_shared<ThreadPool>(std::max(1, options.n_threads));
+  const double total = static_cast<double>(std::max<uint64_t>(1, out.plan.bytes_after()));
+  auto done = std::make_shared<uint64_t>(0);
   for (size_t i = 0; i < in->tensors().size(); ++i) {
     const gguf::TensorInfo& t = in->tensors()[i];
-    const TensorPlan& p = plan->tensors[i];
+    const TensorPlan& p = out.plan.tensors[i];
     if (p.to == p.from) {
       w.add_tensor_copy(in, t);
+      *done += p.bytes_after;
       continue;
     }
     std::vector<int64_t> ne(t.ne.begin(), t.ne.begin() + t.n_dims);
-    w.add_tensor_source(t.name, ne, p.to, converted_tensor(t, p.to, pool, in));
+    gguf::TensorSource convert = converted_tensor(t, p.to, pool, in);
+    const uint64_t bytes = p.bytes_after;
+    w.add_tensor_source(t.name, ne, p.to, [convert, on_progress, done, bytes, total](gguf::ByteSink& sink) {
+      INFERSCOPE_RETURN_IF_ERROR(convert(sink));
+      *done += bytes;
+      if (on_progress) on_progress(static_cast<double>(*done) / total);
+      return Status::ok();
+    });
   }
-  return w.write(output_path);
+  return out;
+}
+
+Status quantize_model(const std::string& input_path, const std::string& output_path, const QuantizeOptions& options,
+                      const std::function<void(const QuantizePlan&)>& on_plan) {
+  auto file = gguf::File::open(input_path);
+  if (!file) return file.status();
+  auto converted = quantized_gguf(*file, options);
+  if (!converted) return converted.status();
+  if (on_plan) on_plan(converted->plan);
+  return converted->writer.write(output_path);
 }
 
 }  // namespace inferscope

@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/core/status.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
 #include "engine/model/quant_mix.h"
 #include "kernels/formats/ggml_type.h"
 
@@ -34,6 +37,16 @@ struct QuantizeOptions {
   QuantMix mix;
   int n_threads = 1;
 };
+
+// `in` converted to options.mix, ready to be written: the metadata copied (general.file_type set),
+// each tensor converted while the writer writes it. on_progress (optional) sees the fraction of
+// the output's tensor bytes written so far. Fails like quantize_model before anything is written.
+struct QuantizedGguf {
+  gguf::Writer writer;
+  QuantizePlan plan;
+};
+Result<QuantizedGguf> quantized_gguf(std::shared_ptr<const gguf::File> in, const QuantizeOptions& options,
+                                     const std::function<void(double)>& on_progress = {});
 
 // Decides every tensor's type; fails for tensors whose type cannot be decoded or whose rows fit
 // no allowed type. `on_plan` (optional) sees the plan before any byte is written.

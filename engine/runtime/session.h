@@ -65,6 +65,10 @@ class Session {
   // Makes room for n sequences (KV slots) in the executor: slots only grow (see ensure_slots).
   Status reserve_sequences(int n) { return ensure_slots(n); }
 
+  // Forgets the context and every cached prefix: the next prompt is prefilled whole (timing
+  // repetitions that must all start cold).
+  void clear_cache() { forward_->clear_with_prefixes(); }
+
   // Asks a running generate() to stop after the current token (any thread).
   void cancel() { cancelled_.store(true); }
 

@@ -82,10 +82,17 @@ CREATE TABLE semantic_cache (
 CREATE INDEX semantic_cache_by_scope ON semantic_cache (scope_key);
 )sql";
 
+// Comparison runs (the workbench) share benchmark_runs with bench's runs; kind tells them apart.
+constexpr const char* kVersion4RunKinds = R"sql(
+ALTER TABLE benchmark_runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'bench' CHECK (kind IN ('bench', 'compare'));
+CREATE INDEX benchmark_runs_by_kind ON benchmark_runs (kind, created_at DESC, id DESC);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, messages, presets, benchmark runs", kVersion1Chats},
     {2, "full-text search over messages", kVersion2MessageSearch},
     {3, "semantic cache", kVersion3SemanticCache},
+    {4, "kinds of benchmark runs (bench, compare)", kVersion4RunKinds},
 };
 
 }  // namespace
