@@ -28,6 +28,7 @@
 #include "ui/chat/chat_view.h"
 #include "ui/chat/conversation.h"
 #include "ui/chat/message_input.h"
+#include "ui/compare/compare_view.h"
 #include "ui/export/export_menu.h"
 #include "ui/metrics/performance_panel.h"
 #include "ui/model_info/model_info_dialog.h"
@@ -275,6 +276,28 @@ void MainWindow::buildMenus() {
   view->addSeparator();
   m_modelInfoAction = view->addAction(tr("Model &Info…"), this, &MainWindow::openModelInfo);
   m_modelInfoAction->setObjectName(QStringLiteral("modelInfoAction"));
+  QAction* compare = view->addAction(tr("&Compare Configurations…"), this, &MainWindow::openCompareView);
+  compare->setObjectName(QStringLiteral("compareAction"));
+  compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K));
+}
+
+CompareView* MainWindow::openCompareView() {
+  if (m_compare == nullptr) {
+    m_compare = new CompareView(m_engine.controller(), m_store.worker(), this);
+    m_compare->setWindowFlag(Qt::Window);
+    m_compare->resize(1100, 760);
+    connect(m_compare, &CompareView::currentChatRequested, this, [this] {
+      QStringList prompts;
+      for (const ConversationMessage& m : m_conversation->messages()) {
+        if (m.role == ConversationMessage::Role::User) prompts << m.text;
+      }
+      m_compare->setPrompts(prompts);
+    });
+  }
+  m_compare->setDefaultModel(m_modelPath);
+  m_compare->show();
+  m_compare->raise();
+  return m_compare;
 }
 
 void MainWindow::buildSettingsDock() {
@@ -522,6 +545,7 @@ void MainWindow::onModelLoaded(const ModelSummary& summary) {
   m_hasModel = true;
   m_status->showModel(summary);
   m_modelPath = summary.path;
+  if (m_compare != nullptr) m_compare->setDefaultModel(summary.path);
   m_loaded = summary;
   m_loadedOptions = m_loadingOptions;
   LoadSettings loaded = m_settings->loadSettings();

@@ -32,6 +32,7 @@ namespace inferscope::ui {
 class ChatRecorder;
 class ChatSession;
 class ChatView;
+class CompareView;
 class EngineStatusBar;
 class ExportMenu;
 class MessageInput;
@@ -76,6 +77,8 @@ class MainWindow : public QMainWindow {
   SettingsDock* settingsDock() const { return m_settings; }
   PerformancePanel* performancePanel() const { return m_performance; }
   ExportMenu* exports() const { return m_export; }
+  // View > Compare Configurations: the comparison workbench's window (made on first use), shown.
+  CompareView* openCompareView();
 
  signals:
   void modelLoaded(const inferscope::ui::ModelSummary& summary);
@@ -148,6 +151,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* m_performanceDock = nullptr;
   QAction* m_modelInfoAction = nullptr;
   ExportMenu* m_export = nullptr;
+  CompareView* m_compare = nullptr;
   QElapsedTimer m_clock;  // the decode chart's time axis
   int m_replies = 0;
   bool m_replyHasDecodeSample = false;  // a metrics sample came during the current reply

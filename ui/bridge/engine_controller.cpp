@@ -135,6 +135,23 @@ void EngineController::runSetCachePolicy(const CachePolicy& policy) {
 
 void EngineController::stop() { m_stoppedTicket.store(m_lastTicket.load()); }
 
+void EngineController::runComparison(const ComparisonOptions& options) {
+  m_comparisonCancelled.store(false);
+  QMetaObject::invokeMethod(
+      this,
+      [this, options] {
+        ComparisonCallbacks callbacks;
+        callbacks.cancel = &m_comparisonCancelled;
+        callbacks.on_progress = [this](const ComparisonProgress& p) {
+          emit comparisonProgress(p.done, p.total, qstr(p.stage));
+        };
+        auto result = run_comparison(options, callbacks);
+        if (!result) emit comparisonFailed(qstr(result.message()));
+        else emit comparisonFinished(*result);
+      },
+      Qt::QueuedConnection);
+}
+
 void EngineController::listBackends() {
   QMetaObject::invokeMethod(
       this,

@@ -12,6 +12,7 @@
 #include <QString>
 
 #include "ui/bridge/backend_devices.h"
+#include "ui/bridge/comparison_types.h"
 #include "ui/bridge/chat_request.h"
 #include "ui/bridge/load_options.h"
 #include "ui/bridge/metrics_sample.h"
@@ -51,6 +52,13 @@ class EngineController : public QObject {
   // The same for the cache policy (block size, prefix budget and cache, window, context shift):
   // cachePolicyChanged with what holds then, after cachePolicyRefused on a refusal.
   void setCachePolicy(const inferscope::CachePolicy& policy);
+  // Runs a comparison (engine/compare/comparison.h) on the engine's thread, with models and
+  // sessions of its own (the chat's model stays loaded; replies asked for meanwhile wait):
+  // comparisonProgress as it goes, then comparisonFinished (cancelled ones too, with what was
+  // measured) or comparisonFailed for options it refuses.
+  void runComparison(const inferscope::ComparisonOptions& options);
+  // Stops a running or queued comparison after its current token (any thread).
+  void cancelComparison() { m_comparisonCancelled.store(true); }
 
  signals:
   // Emitted by generate() on the calling thread as the request is queued (for tests and tracing).
@@ -76,6 +84,9 @@ class EngineController : public QObject {
   void kvCacheRefused(const QString& reason);
   void cachePolicyChanged(const inferscope::CachePolicy& policy);
   void cachePolicyRefused(const QString& reason);
+  void comparisonProgress(int done, int total, const QString& stage);
+  void comparisonFinished(const inferscope::ComparisonResult& result);
+  void comparisonFailed(const QString& message);
 
  private:
   void runSetKvTypes(const KvTypes& types);
@@ -96,6 +107,7 @@ class EngineController : public QObject {
   // Generations are numbered as they are requested; stop() cancels every number issued so far.
   std::atomic<quint64> m_lastTicket{0};
   std::atomic<quint64> m_stoppedTicket{0};
+  std::atomic<bool> m_comparisonCancelled{false};
 };
 
 }  // namespace inferscope::ui

@@ -10,6 +10,8 @@ EngineThread::EngineThread() : m_controller(new EngineController()) {
   qRegisterMetaType<LoadOptions>();
   qRegisterMetaType<KvTypes>();
   qRegisterMetaType<CachePolicy>();
+  qRegisterMetaType<ComparisonOptions>();
+  qRegisterMetaType<ComparisonResult>();
   qRegisterMetaType<BackendInfo>();
   qRegisterMetaType<QList<BackendInfo>>();
   m_thread.setObjectName(QStringLiteral("inferscope-engine"));
@@ -20,6 +22,7 @@ EngineThread::EngineThread() : m_controller(new EngineController()) {
 
 EngineThread::~EngineThread() {
   m_controller->stop();
+  m_controller->cancelComparison();
   m_thread.quit();
   m_thread.wait();
 }

@@ -7,6 +7,9 @@ StoreThread::StoreThread(const QString& databasePath) : m_worker(new StoreWorker
   qRegisterMetaType<ConversationMessage>();
   qRegisterMetaType<QList<SessionInfo>>();
   qRegisterMetaType<QList<ConversationMessage>>();
+  qRegisterMetaType<ComparisonRunInfo>();
+  qRegisterMetaType<QList<ComparisonRunInfo>>();
+  qRegisterMetaType<ComparisonResult>();
   m_thread.setObjectName(QStringLiteral("inferscope-store"));
   m_worker->moveToThread(&m_thread);
   QObject::connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);

@@ -9,6 +9,7 @@
 #include <QStandardPaths>
 #include <QTimer>
 
+#include "engine/compare/comparison_record.h"
 #include "engine/store/store.h"
 #include "ui/store/write_lock_probe.h"
 
@@ -20,6 +21,18 @@ constexpr int kTitleLength = 48;
 
 std::string bytes(const QString& s) { return s.toStdString(); }
 QString qstr(const std::string& s) { return QString::fromStdString(s); }
+
+// "baseline vs candidate 1, small · 2 prompts · stories260K.gguf"
+QString comparisonTitle(const ComparisonResult& r) {
+  QStringList candidates;
+  for (size_t i = 1; i < r.configs.size(); ++i) candidates << qstr(r.configs[i].config.label);
+  const QString base = r.configs.empty() ? QString() : qstr(r.configs.front().config.label);
+  const QString model = QFileInfo(qstr(r.options.default_model)).fileName();
+  return QStringLiteral("%1 vs %2 · %3 prompts · %4")
+      .arg(base, candidates.join(QStringLiteral(", ")))
+      .arg(r.options.prompts.size())
+      .arg(model);
+}
 
 SessionInfo toInfo(const store::SessionRecord& record) {
   return SessionInfo{record.id, qstr(record.title), qstr(record.system_prompt)};
@@ -415,6 +428,45 @@ void StoreWorker::deletePreset(const QString& name) {
       if (removed) listPresets();
       return removed;
     });
+  });
+}
+
+void StoreWorker::recordComparison(const ComparisonResult& result) {
+  queue([this, result] {
+    writeToStore([this, result](store::Store& store) -> Status {
+      auto id = record_comparison(store, result);
+      if (!id) return id.status();
+      emit comparisonRecorded(*id);
+      runListComparisons();
+      return Status::ok();
+    });
+  });
+}
+
+void StoreWorker::listComparisons() {
+  queue([this] { runListComparisons(); });
+}
+
+void StoreWorker::runListComparisons() {
+  if (!m_store) return;
+  auto runs = m_store->benchmark_runs().list(store::kCompareRun);
+  if (!check(runs)) return;
+  QList<ComparisonRunInfo> infos;
+  for (const store::BenchmarkRun& run : *runs) {
+    auto result = comparison_from_run(run);
+    const QString title = result ? comparisonTitle(*result) : tr("(unreadable: %1)").arg(qstr(result.message()));
+    infos.append(ComparisonRunInfo{run.id, run.created_at, title});
+  }
+  emit comparisonsListed(infos);
+}
+
+void StoreWorker::loadComparison(qint64 id) {
+  queue([this, id] {
+    if (!m_store) return;
+    auto run = m_store->benchmark_runs().find(id);
+    if (!check(run)) return;
+    auto result = comparison_from_run(*run);
+    if (check(result)) emit comparisonLoaded(id, *result);
   });
 }
 

@@ -19,7 +19,9 @@
 #include <QStringList>
 
 #include "engine/store/store_options.h"
+#include "ui/bridge/comparison_types.h"
 #include "ui/chat/conversation.h"
+#include "ui/store/comparison_run_info.h"
 #include "ui/store/session_info.h"
 #include "ui/store/write_queue.h"
 
@@ -68,6 +70,11 @@ class StoreWorker : public QObject {
   void savePreset(const QString& name, const QString& json);
   void loadPreset(const QString& name);
   void deletePreset(const QString& name);
+  // Comparison runs (benchmark_runs of kind "compare", engine/compare/comparison_record.h):
+  // recording one emits comparisonRecorded and lists them again.
+  void recordComparison(const inferscope::ComparisonResult& result);
+  void listComparisons();
+  void loadComparison(qint64 id);
   // Emits `synced(ticket)` once every write queued before this call has committed (or failed, or
   // found no database, or is waiting in memory for another program's lock): the barrier
   // ChatRecorder::whenCommitted waits on.
@@ -91,6 +98,9 @@ class StoreWorker : public QObject {
   void presetsListed(const QStringList& names);
   void presetLoaded(const QString& name, const QString& json);
   void synced(quint64 ticket);
+  void comparisonRecorded(qint64 id);
+  void comparisonsListed(const QList<inferscope::ui::ComparisonRunInfo>& runs);
+  void comparisonLoaded(qint64 id, const inferscope::ComparisonResult& result);
 
  private:
   template <typename F>
@@ -115,6 +125,7 @@ class StoreWorker : public QObject {
   void setCurrent(std::optional<qint64> id);
   void listSessions();
   void listPresets();
+  void runListComparisons();
   std::string nativePath() const;
   // False (and `failed` emitted) when `status` is an error.
   template <typename S>
