@@ -383,6 +383,7 @@ LoadOptions MainWindow::optionsFor(const LoadSettings& settings) const {
   options.backend = backendChoiceFromId(settings.backend).value_or(BackendChoice{});
   options.kvTypes = m_settings->kvTypes();
   options.cache = m_settings->cachePolicy();
+  options.weights = settings.weights;
   return options;
 }
 
@@ -551,6 +552,7 @@ void MainWindow::onModelLoaded(const ModelSummary& summary) {
   LoadSettings loaded = m_settings->loadSettings();
   loaded.modelPath = summary.path;
   loaded.backend = summary.backendId;
+  loaded.weights = m_loadingOptions.weights;
   m_settings->setLoadSettings(loaded);
   rememberModel(summary.path);
   saveLoadSettings(summary);
@@ -564,6 +566,8 @@ void MainWindow::onModelLoaded(const ModelSummary& summary) {
   m_performance->setOpTimes({}, summary.backendShort);  // a new session measures from zero
   m_performance->setKvCacheType(QString::fromStdString(kv_types_label(summary.kvTypes)));
   m_settings->showKvCache(summary.kvTypes, static_cast<quint64>(summary.kvCacheBytes));
+  m_settings->showMeasuredMemory(static_cast<quint64>(m_memoryOnDevice ? summary.deviceWeightsBytes : summary.weightsBytes),
+                                 static_cast<quint64>(summary.kvCacheBytes), static_cast<quint64>(summary.scratchBytes));
   m_settings->showCachePolicy(summary.cachePolicy);
   setWindowTitle(tr("%1 — Inferscope").arg(QFileInfo(summary.path).fileName()));
   updateActions();

@@ -2,15 +2,19 @@
 
 #include <cstdio>
 
+#include "engine/model/quantize_model.h"
 #include "engine/model/scratch_plan.h"
 
 namespace inferscope {
 
 MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config, int64_t n_ctx, int n_threads,
-                               int64_t max_batch, KvTypes kv_types) {
+                               int64_t max_batch, KvTypes kv_types, const QuantMix* weights_as) {
   MemoryEstimate e;
   e.n_ctx = n_ctx;
   for (const gguf::TensorInfo& t : file.tensors()) e.weights_bytes += t.n_bytes;
+  if (weights_as != nullptr) {
+    if (auto plan = plan_quantization(file, *weights_as)) e.weights_bytes = plan->bytes_after();
+  }
   e.kv_types = kv_types;
   e.kv_cache_bytes = KvLayout::for_model(config, n_ctx, 1, kv_types).bytes();
   e.scratch_bytes = ScratchPlan::for_model(config, n_ctx, max_batch, n_threads).total_bytes();

@@ -10,6 +10,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/kv/kv_layout.h"
 #include "engine/model/model_config.h"
+#include "engine/model/quant_mix.h"
 
 namespace inferscope {
 
@@ -24,8 +25,10 @@ struct MemoryEstimate {
 };
 
 // n_ctx > 0; n_threads >= 1; max_batch as the session will use (SessionOptions::max_batch).
+// weights_as: the weights requantized on load to that mix (requantized_model.h) instead of as
+// stored; a mix the file cannot be converted to counts the weights as stored.
 MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config, int64_t n_ctx, int n_threads,
-                               int64_t max_batch = 256, KvTypes kv_types = {});
+                               int64_t max_batch = 256, KvTypes kv_types = {}, const QuantMix* weights_as = nullptr);
 
 // "1.50 GiB": bytes as GiB with two decimals, for messages.
 std::string format_gib(uint64_t bytes);

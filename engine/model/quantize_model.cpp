@@ -74,7 +74,9 @@ gguf::TensorSource converted_tensor(const gguf::TensorInfo& t, GgmlType to, std:
   };
 }
 
-Result<QuantizePlan> plan_tensors(const gguf::File& file, const QuantMix& mix) {
+}  // namespace
+
+Result<QuantizePlan> plan_quantization(const gguf::File& file, const QuantMix& mix) {
   const QuantModelInfo info = QuantModelInfo::from_gguf(file);
   QuantizePlan plan;
   for (const gguf::TensorInfo& t : file.tensors()) {
@@ -93,8 +95,6 @@ Result<QuantizePlan> plan_tensors(const gguf::File& file, const QuantMix& mix) {
   return plan;
 }
 
-}  // namespace
-
 uint64_t QuantizePlan::bytes_before() const {
   uint64_t sum = 0;
   for (const TensorPlan& t : tensors) sum += t.bytes_before;
@@ -109,7 +109,7 @@ uint64_t QuantizePlan::bytes_after() const {
 
 Result<QuantizedGguf> quantized_gguf(std::shared_ptr<const gguf::File> in, const QuantizeOptions& options,
                                      const std::function<void(double)>& on_progress) {
-  auto plan = plan_tensors(*in, options.mix);
+  auto plan = plan_quantization(*in, options.mix);
   if (!plan) return plan.status();
   QuantizedGguf out;
   out.plan = std::move(*plan);

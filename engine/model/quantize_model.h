@@ -38,6 +38,10 @@ struct QuantizeOptions {
   int n_threads = 1;
 };
 
+// Every tensor's type in `mix` and the bytes before and after; fails for a tensor whose type
+// cannot be decoded.
+Result<QuantizePlan> plan_quantization(const gguf::File& file, const QuantMix& mix);
+
 // `in` converted to options.mix, ready to be written: the metadata copied (general.file_type set),
 // each tensor converted while the writer writes it. on_progress (optional) sees the fraction of
 // the output's tensor bytes written so far. Fails like quantize_model before anything is written.

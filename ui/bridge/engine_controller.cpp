@@ -8,6 +8,7 @@
 
 #include "engine/chat/chat_template.h"
 #include "engine/model/model.h"
+#include "engine/model/requantized_model.h"
 #include "engine/chat/chat_prompt.h"
 #include "engine/runtime/session.h"
 #include "ui/bridge/stream_pacer.h"
@@ -211,7 +212,15 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
     lastPercent = percent;
     emit loadProgress(fraction * fileShare);
   };
-  auto model = Model::load(QFile::encodeName(path).toStdString(), modelOptions);
+  const std::string file = QFile::encodeName(path).toStdString();
+  Result<std::shared_ptr<const Model>> model = Status::error("");
+  if (options.weights.isEmpty()) {
+    model = Model::load(file, modelOptions);
+  } else if (auto mix = quant_mix_from_name(options.weights.toStdString())) {
+    model = load_requantized(file, *mix, modelOptions, modelOptions.n_threads);
+  } else {
+    model = Status::error("unknown weight format " + options.weights.toStdString());
+  }
   if (!model) {
     emit loadFailed(qstr(model.message()));
     return;
@@ -243,6 +252,7 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   }
   if (onDevice) emit loadProgress(1.0);
   ModelSummary summary = summarize(path, **model, **session, sessionOptions.n_threads, device);
+  if (!options.weights.isEmpty()) summary.name += tr(" (as %1)").arg(options.weights.toUpper());
   summary.chatFormat = chatFormatLabel(*chatTemplate);
   summary.chatFormatNotice = qstr(chatTemplate->fallback_reason());
   m_session = std::move(*session);

@@ -21,6 +21,9 @@ struct LoadOptions {
   BackendChoice backend = {};
   KvTypes kvTypes = {};  // storage types of the KV cache (SessionOptions::kv_types)
   CachePolicy cache = {};  // paging, prefix cache, window (SessionOptions::cache)
+  // Requantize on load to this quant mix ("q8_0", "q4_k_m"; engine/model/requantized_model.h),
+  // in memory; empty: the weights as stored.
+  QString weights;
 };
 
 }  // namespace inferscope::ui

@@ -12,6 +12,7 @@ struct LoadSettings {
   QString backend = QStringLiteral("cpu");  // "cpu", "vulkan:0": backendId() of the chosen device
   int threads = 0;                          // 0 = the engine's default thread count
   qint64 contextLength = 0;                 // 0 = the engine's default for the model
+  QString weights;                          // requantize on load to this mix ("q4_k_m"); empty = as stored
 
   bool operator==(const LoadSettings&) const = default;
 };

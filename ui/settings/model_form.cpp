@@ -15,9 +15,11 @@
 #include <QStandardItemModel>
 #include <QThread>
 
+#include "engine/core/resident_buffer.h"
 #include "kernels/cpu/cpu_features.h"
 #include "ui/layout/eliding_combo_box.h"
 #include "ui/layout/narrow_button.h"
+#include "ui/settings/memory_prediction.h"
 
 namespace inferscope::ui {
 
@@ -27,6 +29,8 @@ constexpr int kMaxContext = 1 << 20;
 constexpr int kContextStep = 512;
 // The closed picker elides long device names rather than widening the dock; the list shows them.
 constexpr int kBackendMinimumCharacters = 6;
+// The weight formats the engine writes, offered for requantize on load.
+const char* const kWeightFormats[] = {"f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "q3_k_m", "q2_k", "iq4_nl", "tq2_0"};
 
 }  // namespace
 
@@ -68,6 +72,16 @@ ModelForm::ModelForm(QWidget* parent) : QWidget(parent) {
   m_context->setToolTip(tr("Tokens; the default is the model's training context, at most 4096"));
   layout->addRow(tr("Context length"), m_context);
 
+  m_weights = new QComboBox(this);
+  m_weights->setObjectName("weightsFormat");
+  m_weights->addItem(tr("as stored"), QString());
+  for (const char* w : kWeightFormats) m_weights->addItem(QString::fromLatin1(w).toUpper(), QString::fromLatin1(w));
+  m_weights->setToolTip(tr("Requantize on load, in memory (the file is not changed)"));
+  layout->addRow(tr("Weights"), m_weights);
+
+  m_prediction = new MemoryPrediction(this);
+  layout->addRow(m_prediction);
+
   m_apply = new QPushButton(tr("Apply (reload model)"), this);
   m_apply->setObjectName("applyModel");
   layout->addRow(m_apply);
@@ -77,7 +91,43 @@ ModelForm::ModelForm(QWidget* parent) : QWidget(parent) {
   connect(m_backend, &QComboBox::currentIndexChanged, this, &ModelForm::updateBackendNote);
   connect(m_path, &QLineEdit::textChanged, this, &ModelForm::updateApply);
   connect(m_apply, &QPushButton::clicked, this, [this] { emit applyRequested(settings()); });
+  connect(m_path, &QLineEdit::editingFinished, this, &ModelForm::updatePrediction);
+  connect(m_recent, &QComboBox::activated, this, &ModelForm::updatePrediction);
+  connect(m_weights, &QComboBox::currentIndexChanged, this, &ModelForm::updatePrediction);
+  connect(m_backend, &QComboBox::currentIndexChanged, this, &ModelForm::updatePrediction);
+  connect(m_threads, &QSpinBox::valueChanged, this, &ModelForm::updatePrediction);
+  connect(m_context, &QSpinBox::valueChanged, this, &ModelForm::updatePrediction);
   updateApply();
+}
+
+void ModelForm::setKvTypes(const KvTypes& types) {
+  m_kvTypes = types;
+  updatePrediction();
+}
+
+void ModelForm::showMeasuredMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes) {
+  m_prediction->showMeasured(weightsBytes, kvCacheBytes, scratchBytes);
+}
+
+// Against the chosen device's memory, or the RAM available on the CPU.
+void ModelForm::updatePrediction() {
+  MemoryPredictionInput in;
+  in.path = m_path->text().trimmed();
+  in.weights = m_weights->currentData().toString();
+  in.contextLength = m_context->value();
+  in.threads = m_threads->value();
+  in.kvTypes = m_kvTypes;
+  const QString backend = m_backend->currentData().toString();
+  in.capacityBytes = available_memory_bytes();
+  in.capacityName = tr("RAM available");
+  for (const BackendInfo& b : m_backends) {
+    for (const BackendDeviceInfo& d : b.devices) {
+      if (backendId(d.choice) != backend) continue;
+      in.capacityBytes = static_cast<quint64>(d.memoryBytes);
+      in.capacityName = backendDisplayName(b.backend, d.name);
+    }
+  }
+  m_prediction->predict(in);
 }
 
 QWidget* ModelForm::createFileRow() {
@@ -156,7 +206,10 @@ void ModelForm::selectBackend(const QString& id) {
   m_backend->setCurrentIndex(std::max(index, 0));
 }
 
-void ModelForm::setBackends(const QList<BackendInfo>& backends) { fillBackends(backends, true); }
+void ModelForm::setBackends(const QList<BackendInfo>& backends) {
+  m_backends = backends;
+  fillBackends(backends, true);
+}
 
 // Under the picker: why a backend has no devices (visible without opening the list), and the
 // chosen device's tooltip on the closed picker.
@@ -185,6 +238,7 @@ LoadSettings ModelForm::settings() const {
   s.backend = m_wantedBackend.isEmpty() ? m_backend->currentData().toString() : m_wantedBackend;
   s.threads = m_threads->value();
   s.contextLength = m_context->value();
+  s.weights = m_weights->currentData().toString();
   return s;
 }
 
@@ -193,6 +247,8 @@ void ModelForm::setSettings(const LoadSettings& s) {
   selectBackend(s.backend);
   m_threads->setValue(s.threads);
   m_context->setValue(static_cast<int>(std::min<qint64>(s.contextLength, kMaxContext)));
+  m_weights->setCurrentIndex(std::max(0, m_weights->findData(s.weights)));
+  updatePrediction();
 }
 
 void ModelForm::setRecentModels(const QStringList& paths) {

@@ -1,5 +1,7 @@
-// ModelForm: which model to load and how (file, backend and device, threads, context length).
-// Edits take effect only on Apply, which reloads the model. The device picker starts with the
+// ModelForm: which model to load and how (file, weight format, backend and device, threads,
+// context length), with the memory that would take (MemoryPrediction) against the RAM or the
+// device's memory. Edits take effect only on Apply, which reloads the model (a weight format
+// other than "as stored" requantizes it in memory on the way). The device picker starts with the
 // CPU alone; setBackends fills in the devices once the engine has listed them (off the UI
 // thread), and a backend without devices shows as a disabled entry with the reason.
 #pragma once
@@ -8,6 +10,7 @@
 #include <QStringList>
 #include <QWidget>
 
+#include "engine/kv/kv_layout.h"
 #include "ui/bridge/backend_devices.h"
 #include "ui/settings/load_settings.h"
 
@@ -18,6 +21,8 @@ class QPushButton;
 class QSpinBox;
 
 namespace inferscope::ui {
+
+class MemoryPrediction;
 
 class ModelForm : public QWidget {
   Q_OBJECT
@@ -32,6 +37,11 @@ class ModelForm : public QWidget {
   // The backends and their devices, as EngineController::listBackends found them. A chosen
   // backend id that was not listed yet is selected once it is.
   void setBackends(const QList<BackendInfo>& backends);
+  // The KV cache types the prediction counts (those in effect).
+  void setKvTypes(const inferscope::KvTypes& types);
+  // The loaded model's memory, beside the prediction.
+  void showMeasuredMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes);
+  MemoryPrediction* prediction() const { return m_prediction; }
 
  signals:
   void applyRequested(const LoadSettings& settings);
@@ -44,6 +54,7 @@ class ModelForm : public QWidget {
   void updateBackendNote();
   void browse();
   void updateApply();
+  void updatePrediction();
 
   QLineEdit* m_path = nullptr;
   QComboBox* m_recent = nullptr;
@@ -53,6 +64,10 @@ class ModelForm : public QWidget {
   bool m_listed = false;
   QSpinBox* m_threads = nullptr;
   QSpinBox* m_context = nullptr;
+  QComboBox* m_weights = nullptr;
+  MemoryPrediction* m_prediction = nullptr;
+  inferscope::KvTypes m_kvTypes;
+  QList<BackendInfo> m_backends;
   QPushButton* m_apply = nullptr;
 };
 

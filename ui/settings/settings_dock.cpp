@@ -67,6 +67,11 @@ inferscope::KvTypes SettingsDock::kvTypes() const { return m_kvCache->types(); }
 void SettingsDock::showKvCache(const inferscope::KvTypes& types, quint64 bytes) {
   m_kvCache->setTypes(types);
   m_kvCache->showCurrent(types, bytes);
+  m_model->setKvTypes(types);
+}
+
+void SettingsDock::showMeasuredMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes) {
+  m_model->showMeasuredMemory(weightsBytes, kvCacheBytes, scratchBytes);
 }
 
 void SettingsDock::showKvCacheRefused(const QString& reason) { m_kvCache->showRefused(reason); }

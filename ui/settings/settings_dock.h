@@ -44,6 +44,8 @@ class SettingsDock : public QDockWidget {
   // What the loaded session's KV cache holds (after a load or a change), or why a change was refused.
   void showKvCache(const inferscope::KvTypes& types, quint64 bytes);
   void showKvCacheRefused(const QString& reason);
+  // The loaded model's memory, beside the model section's prediction.
+  void showMeasuredMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes);
   // The same for the cache policy.
   void showCachePolicy(const inferscope::CachePolicy& policy);
   void showCachePolicyRefused(const QString& reason);
