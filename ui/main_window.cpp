@@ -31,6 +31,7 @@
 #include "ui/compare/compare_view.h"
 #include "ui/export/export_menu.h"
 #include "ui/metrics/performance_panel.h"
+#include "ui/metrics/profiler_panel.h"
 #include "ui/model_info/model_info_dialog.h"
 #include "ui/sessions/session_sidebar.h"
 #include "ui/settings/sampling_json.h"
@@ -272,7 +273,7 @@ void MainWindow::buildMenus() {
   chat->addAction(m_newChatAction);
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addActions({m_sessionsDock->toggleViewAction(), m_settings->toggleViewAction(),
-                    m_performanceDock->toggleViewAction()});
+                    m_performanceDock->toggleViewAction(), m_profilerDock->toggleViewAction()});
   view->addSeparator();
   m_modelInfoAction = view->addAction(tr("Model &Info…"), this, &MainWindow::openModelInfo);
   m_modelInfoAction->setObjectName(QStringLiteral("modelInfoAction"));
@@ -321,6 +322,19 @@ void MainWindow::buildPerformanceDock() {
   m_performanceDock->setObjectName(QStringLiteral("performanceDock"));
   m_performanceDock->setWidget(scroll);
   addDockWidget(Qt::BottomDockWidgetArea, m_performanceDock);
+  // The profiler shares the performance dock's place, as a tab behind it.
+  m_profiler = new ProfilerPanel(this);
+  auto* profilerScroll = new QScrollArea(this);
+  profilerScroll->setWidgetResizable(true);
+  profilerScroll->setFrameShape(QFrame::NoFrame);
+  profilerScroll->setObjectName(QStringLiteral("profilerScroll"));
+  profilerScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // its charts shrink to the width
+  profilerScroll->setWidget(m_profiler);
+  m_profilerDock = new QDockWidget(tr("Profiler"), this);
+  m_profilerDock->setObjectName(QStringLiteral("profilerDock"));
+  m_profilerDock->setWidget(profilerScroll);
+  tabifyDockWidget(m_performanceDock, m_profilerDock);
+  m_performanceDock->raise();
   // The side docks run the full height; the charts sit under the chat only.
   setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
   setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
@@ -358,6 +372,7 @@ void MainWindow::connectPerformance() {
     m_performance->setMemory(m_memoryOnDevice ? sample.deviceWeightsBytes : sample.weightsBytes, sample.kvCacheBytes,
                              sample.scratchBytes, sample.kvBlocks);
     m_performance->setOpTimes(sample.opSeconds, m_loaded.backendShort);
+    m_profiler->showSample(sample);
     if (m_chat->isBusy()) m_replyHasDecodeSample = true;
   });
   connect(m_chat, &ChatSession::busyChanged, m_performance, [this](bool busy) {

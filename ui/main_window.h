@@ -37,6 +37,7 @@ class EngineStatusBar;
 class ExportMenu;
 class MessageInput;
 class PerformancePanel;
+class ProfilerPanel;
 class SessionSidebar;
 class SettingsDock;
 
@@ -76,6 +77,8 @@ class MainWindow : public QMainWindow {
   QLineEdit* systemPromptField() const { return m_systemPrompt; }
   SettingsDock* settingsDock() const { return m_settings; }
   PerformancePanel* performancePanel() const { return m_performance; }
+  ProfilerPanel* profilerPanel() const { return m_profiler; }
+  QDockWidget* profilerDock() const { return m_profilerDock; }
   ExportMenu* exports() const { return m_export; }
   // View > Compare Configurations: the comparison workbench's window (made on first use), shown.
   CompareView* openCompareView();
@@ -149,6 +152,8 @@ class MainWindow : public QMainWindow {
   SettingsDock* m_settings = nullptr;
   PerformancePanel* m_performance = nullptr;
   QDockWidget* m_performanceDock = nullptr;
+  ProfilerPanel* m_profiler = nullptr;
+  QDockWidget* m_profilerDock = nullptr;
   QAction* m_modelInfoAction = nullptr;
   ExportMenu* m_export = nullptr;
   CompareView* m_compare = nullptr;

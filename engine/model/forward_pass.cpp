@@ -30,6 +30,8 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   plan.max_batch = std::max<int64_t>(1, std::min(options.max_batch, fp->ops_->max_batch_limit()));
   INFERSCOPE_RETURN_IF_ERROR(check_kv_block_size(options.kv_block_size));
   plan.kv = KvLayout::for_model(c, plan.n_ctx, plan.n_slots, options.kv_types, options.kv_block_size);
+  // Before anything is sized by the rows: a type the rows cannot hold has rows of 0 bytes.
+  INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c, plan.kv.types));
   plan.scratch = ScratchPlan::for_model(c, plan.n_ctx, plan.max_batch, fp->ops_->threads());
   plan.rope = rope_params_for_context(c, fp->model_->weights(), plan.n_ctx);
   plan.profile = &fp->profile_;
@@ -40,7 +42,6 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   fp->shifted_.assign(static_cast<size_t>(plan.n_slots), false);
   INFERSCOPE_RETURN_IF_ERROR(fp->set_kv_window(options.kv_window, options.kv_sinks));
   fp->prefix_seed_ = fp->seed_for_prefixes();
-  INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c, plan.kv.types));
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->supports(plan));
   INFERSCOPE_RETURN_IF_ERROR(fp->fit_check());
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->upload(options.on_upload_progress));

@@ -15,30 +15,57 @@ inline const char* op_kind_name(OpKind k) {
   return kNames[static_cast<int>(k)];
 }
 
+inline constexpr size_t kOpKinds = static_cast<size_t>(OpKind::Count);
+
 struct OpProfile {
-  std::array<double, static_cast<size_t>(OpKind::Count)> seconds{};
+  std::array<double, kOpKinds> seconds{};
   // Time per layer, where the backend measures it (the Vulkan backend's timestamp queries);
   // empty otherwise.
   std::vector<double> layer_seconds;
+  // Time per layer and op kind ([layer][kind]) of the ops labelled with a layer (every backend).
+  std::vector<std::array<double, kOpKinds>> layer_op_seconds;
+  // Mixture of experts: how often each expert was chosen ([layer][expert], one count per token
+  // and choice), where the backend counts them (the CPU backend; empty otherwise).
+  std::vector<std::vector<uint64_t>> expert_choices;
+
   void reset() {
     seconds.fill(0.0);
     layer_seconds.clear();
+    layer_op_seconds.clear();
+    expert_choices.clear();
+  }
+  // `s` seconds of op `kind`, of `layer` when it is >= 0.
+  void add(OpKind kind, int64_t layer, double s) {
+    seconds[static_cast<size_t>(kind)] += s;
+    if (layer < 0) return;
+    if (layer_op_seconds.size() <= static_cast<size_t>(layer)) layer_op_seconds.resize(static_cast<size_t>(layer) + 1);
+    layer_op_seconds[static_cast<size_t>(layer)][static_cast<size_t>(kind)] += s;
+  }
+  // Tokens routed to `experts` (ids < n_expert) in `layer`.
+  void count_experts(int64_t layer, int64_t n_expert, const int32_t* experts, int64_t n) {
+    if (layer < 0) return;
+    if (expert_choices.size() <= static_cast<size_t>(layer)) expert_choices.resize(static_cast<size_t>(layer) + 1);
+    std::vector<uint64_t>& counts = expert_choices[static_cast<size_t>(layer)];
+    if (counts.size() < static_cast<size_t>(n_expert)) counts.resize(static_cast<size_t>(n_expert), 0);
+    for (int64_t i = 0; i < n; ++i) {
+      if (experts[i] >= 0 && experts[i] < n_expert) ++counts[static_cast<size_t>(experts[i])];
+    }
   }
 };
 
-// Adds the lifetime of the scope to one op kind.
+// Adds the lifetime of the scope to one op kind (of one layer when layer >= 0).
 class ScopedOpTimer {
  public:
-  ScopedOpTimer(OpProfile& profile, OpKind kind)
-      : profile_(profile), kind_(kind), start_(std::chrono::steady_clock::now()) {}
+  ScopedOpTimer(OpProfile& profile, OpKind kind, int64_t layer = -1)
+      : profile_(profile), kind_(kind), layer_(layer), start_(std::chrono::steady_clock::now()) {}
   ~ScopedOpTimer() {
-    profile_.seconds[static_cast<size_t>(kind_)] +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    profile_.add(kind_, layer_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
   }
 
  private:
   OpProfile& profile_;
   OpKind kind_;
+  int64_t layer_;
   std::chrono::steady_clock::time_point start_;
 };
 

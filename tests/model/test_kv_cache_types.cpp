@@ -255,5 +255,25 @@ TEST(KvCacheTypes, RowsThatAreNotWholeBlocksRefuseQuantizedTypes) {
   EXPECT_NE(st.message().find("40"), std::string::npos) << st.message();
 }
 
+// llama-2-tiny-random's K/V rows are 8 values: a session with quantized KV is refused with the
+// reason (it used to divide by the 0-byte rows while sizing the prefix budget), with or without
+// a cache budget, and the F16 session still runs.
+TEST(KvCacheTypes, ASessionWithATypeTheRowsCannotHoldIsRefused) {
+  auto model = Model::load(testing::testdata("llama-2-tiny-random.gguf"));
+  ASSERT_TRUE(model) << model.message();
+  for (const uint64_t budget : {uint64_t{0}, uint64_t{1} << 20}) {
+    SessionOptions so;
+    so.n_threads = 1;
+    so.kv_types = both(KvType::Q8_0);
+    so.cache.kv_cache_budget_bytes = budget;
+    auto session = Session::create(*model, so);
+    ASSERT_FALSE(session);
+    EXPECT_NE(session.message().find("q8_0"), std::string::npos) << session.message();
+  }
+  SessionOptions f16;
+  f16.n_threads = 1;
+  EXPECT_TRUE(Session::create(*model, f16));
+}
+
 }  // namespace
 }  // namespace inferscope

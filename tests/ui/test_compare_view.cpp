@@ -131,6 +131,13 @@ TEST_F(CompareViewTest, AFinishedRunIsKeptAndReopensFromTheHistory) {
   EXPECT_EQ(back.configs[1].quality.mean_kl, first.configs[1].quality.mean_kl);
   EXPECT_EQ(view_->prompts(), (QStringList{QStringLiteral("Once upon a time"), QStringLiteral("The little dog")}));
   EXPECT_EQ(view_->figuresTable()->item(1, 1)->text(), QStringLiteral("weights=q8_0,threads=2"));
+
+  // Run Again: the same configurations and prompts, measured anew.
+  QSignalSpy rerun(view_, &CompareView::comparisonShown);
+  view_->rerun(id);
+  ASSERT_TRUE(testing::waitForSignal(rerun, 60000)) << view_->statusText().toStdString();
+  EXPECT_EQ(view_->result()->configs[1].replies, first.configs[1].replies);
+  EXPECT_EQ(view_->statusText(), QStringLiteral("Finished."));
 }
 
 TEST_F(CompareViewTest, ExportsCsvJsonAndTheChartsAsPng) {

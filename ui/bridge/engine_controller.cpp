@@ -35,6 +35,33 @@ QString chatFormatLabel(const ChatTemplate& tmpl) {
   return tmpl.has_template() ? qstr(chat_family_name(tmpl.family())) : QStringLiteral("plain");
 }
 
+// Since the reply started: the profile now less the profile then, layer by layer.
+QList<QList<double>> replyLayerOpSeconds(const OpProfile& now, const OpProfile& start) {
+  QList<QList<double>> layers;
+  for (size_t l = 0; l < now.layer_op_seconds.size(); ++l) {
+    QList<double> kinds;
+    for (size_t k = 0; k < kOpKinds; ++k) {
+      const double before = l < start.layer_op_seconds.size() ? start.layer_op_seconds[l][k] : 0.0;
+      kinds.append(now.layer_op_seconds[l][k] - before);
+    }
+    layers.append(kinds);
+  }
+  return layers;
+}
+
+QList<QList<quint64>> replyExpertChoices(const OpProfile& now, const OpProfile& start) {
+  QList<QList<quint64>> layers;
+  for (size_t l = 0; l < now.expert_choices.size(); ++l) {
+    QList<quint64> experts;
+    for (size_t e = 0; e < now.expert_choices[l].size(); ++e) {
+      const bool known = l < start.expert_choices.size() && e < start.expert_choices[l].size();
+      experts.append(now.expert_choices[l][e] - (known ? start.expert_choices[l][e] : 0));
+    }
+    layers.append(experts);
+  }
+  return layers;
+}
+
 KvBlockCounts toKvBlockCounts(const KvBlockStats& b) { return {b.block_size, b.referenced, b.cached, b.free}; }
 
 ModelSummary summarize(const QString& path, const Model& model, Session& session, int threads,
@@ -287,6 +314,7 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
   request.sampling.applyTo(engineRequest);
   engineRequest.max_tokens = maxTokens;
   StreamPacer pacer;
+  m_replyStart = m_session->executor().profile();
   auto result = m_session->generate(engineRequest, [&](const TokenEvent& event) {
     pacer.add(event.text, event.id >= 0);
     if (pacer.due()) {
@@ -321,6 +349,8 @@ void EngineController::publish(const QString& text, int generated, double tokens
   for (size_t k = 0; k < profile.seconds.size(); ++k) {
     sample.opSeconds.append({QString::fromLatin1(op_kind_name(static_cast<OpKind>(k))), profile.seconds[k]});
   }
+  sample.layerOpSeconds = replyLayerOpSeconds(profile, m_replyStart);
+  sample.expertChoices = replyExpertChoices(profile, m_replyStart);
   emit metrics(sample);
 }
 

@@ -18,6 +18,7 @@
 #include "ui/bridge/metrics_sample.h"
 #include "ui/bridge/model_summary.h"
 #include "ui/bridge/reply_stats.h"
+#include "engine/model/op_profile.h"
 
 namespace inferscope {
 class ChatTemplate;
@@ -99,6 +100,7 @@ class EngineController : public QObject {
   void publish(const QString& text, int generated, double tokensPerSecond);
 
   std::shared_ptr<const Model> m_model;
+  OpProfile m_replyStart;  // the session's profile as the running reply started
   std::unique_ptr<Session> m_session;
   std::unique_ptr<ChatTemplate> m_template;
   QString m_backendShort;  // where the session runs, for ReplyStats

@@ -32,6 +32,11 @@ struct MetricsSample {
   // Seconds per op kind ("matmul", "attention"...) since the model loaded: wall time on the CPU,
   // the device's timestamps on a GPU backend (OpProfile).
   QList<QPair<QString, double>> opSeconds;
+  // The reply so far, per layer: seconds per op kind ([layer][kind], the kinds in opSeconds'
+  // order), and for a mixture-of-experts model the times each expert was chosen
+  // ([layer][expert]); empty where the backend does not measure them.
+  QList<QList<double>> layerOpSeconds;
+  QList<QList<quint64>> expertChoices;
 };
 
 }  // namespace inferscope::ui

@@ -144,7 +144,7 @@ Status CpuOps::begin_chunk(const Chunk& chunk) {
 }
 
 Status CpuOps::embed(std::span<const int32_t> tokens, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   const WeightMatrix& e = model_->weights().token_embd;
   const int64_t E = model_->config().n_embd;
   const float scale = model_->config().embd_scale;
@@ -159,7 +159,7 @@ Status CpuOps::embed(std::span<const int32_t> tokens, OpLabel label) {
 }
 
 Status CpuOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   const ModelConfig& c = model_->config();
   const float* x = act(in) + in_row0 * c.n_embd;
   float* y = act(out);
@@ -172,7 +172,7 @@ Status CpuOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out,
 }
 
 Status CpuOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   const WeightMatrix* ws[3] = {};
   float* ys[3] = {};
   if (outputs.size() > 3) return Status::error("internal: at most three products share an input");
@@ -223,13 +223,13 @@ void CpuOps::matmul_shared_input(std::span<const WeightMatrix* const> ws, const 
 }
 
 Status CpuOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   for (int64_t t = 0; t < n; ++t) kernels::add(act(x) + t * bias.size, bias.data, bias.size);
   return Status::ok();
 }
 
 Status CpuOps::rope(const Chunk& chunk, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   const ModelConfig& c = model_->config();
   const int64_t Q = c.n_embd_q(), KV = c.n_embd_kv(), half = c.n_rot / 2;
   const bool neox = c.rope_layout == RopeLayout::Neox;
@@ -245,7 +245,7 @@ Status CpuOps::rope(const Chunk& chunk, OpLabel label) {
 }
 
 Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   const int64_t KV = model_->config().n_embd_kv();
   const KvLayout& kv = kv_->layout();
   for_rows(pool_, chunk.n, [&](int64_t t0, int64_t t1) {
@@ -278,7 +278,7 @@ int64_t CpuOps::group_attention_rows(const AttentionShape& shape, int64_t n, int
 }
 
 Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   const ModelConfig& c = model_->config();
   const int64_t Q = c.n_embd_q(), hd = c.head_dim;
   const int64_t group = c.n_head / c.n_head_kv;
@@ -312,30 +312,31 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
 }
 
 Status CpuOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   if (activation == FfnActivation::GeluTanh) kernels::geglu(ffn_a_.data(), ffn_b_.data(), n * width);
   else kernels::swiglu(ffn_a_.data(), ffn_b_.data(), n * width);
   return Status::ok();
 }
 
 Status CpuOps::add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   kernels::add(act(dst), act(src), n * width);
   return Status::ok();
 }
 
 Status CpuOps::softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   kernels::softcap(act(x), n * width, cap);
   return Status::ok();
 }
 
 Status CpuOps::moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   for (int64_t t = 0; t < n; ++t) {
     kernels::moe_top_k(router_.data() + t * n_expert, n_expert, k, renormalize, expert_order_.data(),
                        expert_ids_.data() + t * k, expert_weights_.data() + t * k);
   }
+  profile().count_experts(label.layer, n_expert, expert_ids_.data(), n * k);
   return Status::ok();
 }
 
@@ -354,16 +355,16 @@ Status CpuOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, con
     if (m == 0) continue;
     const WeightMatrix g = single_matrix(gate, e), u = single_matrix(up, e), d = single_matrix(down, e);
     {
-      ScopedOpTimer timer(profile(), label.kind);
+      ScopedOpTimer timer(profile(), label.kind, label.layer);
       const WeightMatrix* ws[] = {&g, &u};
       float* ys[] = {ffn_a_.data(), ffn_b_.data()};
       matmul_shared_input(ws, expert_in_.data(), m, ys);
     }
     {
-      ScopedOpTimer timer(profile(), OpKind::Ffn);
+      ScopedOpTimer timer(profile(), OpKind::Ffn, label.layer);
       kernels::swiglu(ffn_a_.data(), ffn_b_.data(), m * g.rows);
     }
-    ScopedOpTimer timer(profile(), label.kind);
+    ScopedOpTimer timer(profile(), label.kind, label.layer);
     const WeightMatrix* ws[] = {&d};
     float* ys[] = {expert_tmp_.data()};
     matmul_shared_input(ws, ffn_a_.data(), m, ys);
@@ -375,7 +376,7 @@ Status CpuOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, con
 }
 
 Status CpuOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) {
-  ScopedOpTimer timer(profile(), label.kind);
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
   const int64_t E = model_->config().n_embd;
   std::fill(ffn_out_.begin(), ffn_out_.begin() + n * E, 0.0f);
   for (int64_t t = 0; t < n; ++t) {

@@ -589,7 +589,7 @@ void VulkanOps::collect_profile() {
   if (profile.layer_seconds.size() != n_layer) profile.layer_seconds.assign(n_layer, 0.0);
   for (const DispatchTiming& t : recorder_->timings()) {
     if (t.label.op >= 0 && t.label.op < static_cast<int>(OpKind::Count)) {
-      profile.seconds[static_cast<size_t>(t.label.op)] += t.seconds;
+      profile.add(static_cast<OpKind>(t.label.op), t.label.layer, t.seconds);
     }
     if (t.label.layer >= 0 && static_cast<size_t>(t.label.layer) < n_layer) {
       profile.layer_seconds[static_cast<size_t>(t.label.layer)] += t.seconds;
