@@ -322,7 +322,7 @@ void MainWindow::buildPerformanceDock() {
   m_performanceDock->setObjectName(QStringLiteral("performanceDock"));
   m_performanceDock->setWidget(scroll);
   addDockWidget(Qt::BottomDockWidgetArea, m_performanceDock);
-  // The profiler shares the performance dock's place, as a tab behind it.
+  // The profiler goes beside the performance dock when opened.
   m_profiler = new ProfilerPanel(this);
   auto* profilerScroll = new QScrollArea(this);
   profilerScroll->setWidgetResizable(true);
@@ -333,8 +333,8 @@ void MainWindow::buildPerformanceDock() {
   m_profilerDock = new QDockWidget(tr("Profiler"), this);
   m_profilerDock->setObjectName(QStringLiteral("profilerDock"));
   m_profilerDock->setWidget(profilerScroll);
-  tabifyDockWidget(m_performanceDock, m_profilerDock);
-  m_performanceDock->raise();
+  addDockWidget(Qt::BottomDockWidgetArea, m_profilerDock);
+  m_profilerDock->hide();  // View > Profiler opens it; closed, it takes no room from the chat
   // The side docks run the full height; the charts sit under the chat only.
   setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
   setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);

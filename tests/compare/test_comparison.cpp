@@ -4,11 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <fstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/compare/comparison.h"
 #include "engine/compare/comparison_json.h"
@@ -64,17 +61,6 @@ TEST(Comparison, AConfigurationAgainstItselfHasZeroKlAndFullAgreement) {
   EXPECT_GT(r.configs[0].quality.perplexity, 1.0);
 }
 
-// The reference sequence of the quantization-quality test (tests/model): prompt + llama.cpp's
-// greedy continuation of base-f32.gguf.
-std::vector<int32_t> reference_tokens() {
-  std::ifstream in(testing::testdata("quant/base-f32.gguf.json"));
-  const auto ref = nlohmann::json::parse(in)["reference"];
-  auto tokens = ref["prompt_ids"].get<std::vector<int32_t>>();
-  const auto greedy = ref["greedy_ids"].get<std::vector<int32_t>>();
-  tokens.insert(tokens.end(), greedy.begin(), greedy.end());
-  return tokens;
-}
-
 std::vector<float> evaluate(const std::string& path, const std::vector<int32_t>& tokens) {
   auto model = Model::load(path);
   EXPECT_TRUE(model) << model.message();
@@ -89,7 +75,7 @@ std::vector<float> evaluate(const std::string& path, const std::vector<int32_t>&
 
 TEST(Comparison, Q8ZeroAgainstF32IsWithinTenPercentOfTheQualityTestsFigure) {
   const std::string master = testing::testdata("quant/base-f32.gguf");
-  const std::vector<int32_t> tokens = reference_tokens();
+  const std::vector<int32_t> tokens = testing::quant_reference_tokens();
   // The quantization-quality test's figure: the file quantized to Q8_0, mean KL over every position.
   const std::string q8 = (testing::scratch_dir("compare-q8") / "q8_0.gguf").string();
   ASSERT_TRUE(quantize_model(master, q8, QuantizeOptions{quant_mix_from_name("q8_0", true).value(), 2}));

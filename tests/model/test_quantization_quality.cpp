@@ -8,11 +8,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/model/quantize_model.h"
 #include "engine/runtime/session.h"
@@ -28,15 +25,6 @@ using kernels::GgmlType;
 
 constexpr GgmlType kLadder[] = {GgmlType::Q8_0, GgmlType::Q6_K, GgmlType::Q5_K,
                                 GgmlType::Q4_K, GgmlType::Q3_K, GgmlType::Q2_K};
-
-std::vector<int32_t> reference_tokens() {
-  std::ifstream in(testing::testdata("quant/base-f32.gguf.json"));
-  const auto ref = nlohmann::json::parse(in)["reference"];
-  auto tokens = ref["prompt_ids"].get<std::vector<int32_t>>();
-  const auto greedy = ref["greedy_ids"].get<std::vector<int32_t>>();
-  tokens.insert(tokens.end(), greedy.begin(), greedy.end());
-  return tokens;
-}
 
 // Logits of every position ([tokens][n_vocab]) and the vocabulary size.
 std::vector<float> evaluate(const std::string& path, const std::vector<int32_t>& tokens, int64_t* n_vocab) {
@@ -75,7 +63,7 @@ QuantMix pure(GgmlType t) {
 // Quantizes `master` to every ladder type (pure) and returns the mean KL of each against it.
 std::vector<double> ladder_kl(const std::string& master, const std::string& scratch_name, bool* on_quantized_kernels) {
   const auto dir = testing::scratch_dir(scratch_name);
-  const std::vector<int32_t> tokens = reference_tokens();
+  const std::vector<int32_t> tokens = testing::quant_reference_tokens();
   int64_t n_vocab = 0;
   const std::vector<float> reference = evaluate(master, tokens, &n_vocab);
   *on_quantized_kernels = std::all_of(std::begin(kLadder), std::end(kLadder), kernels::matmul_supported);

@@ -32,6 +32,7 @@ TEST(ProfilerPanel, ShowsTheLastReplysTimePerLayerAndOp) {
   EXPECT_GT(panel->totalMs(), 0.0);
   EXPECT_EQ(panel->expertChoices(), 0u) << "not a mixture-of-experts model";
   EXPECT_TRUE(panel->text().contains(QStringLiteral("5 layers"))) << panel->text().toStdString();
+  window->profilerDock()->show();
   window->profilerDock()->raise();
   testing::saveScreenshot(window.get(), QStringLiteral("profiler"));
 }
@@ -51,6 +52,7 @@ TEST(ProfilerPanel, CountsEveryTokensExpertChoicesOnAMixtureOfExperts) {
   EXPECT_GT(panel->expertChoices(), 0u);
   EXPECT_EQ(panel->expertChoices() % (2u * static_cast<quint64>(panel->layers())), 0u) << panel->text().toStdString();
   EXPECT_GE(panel->expertChoices(), 2u * panel->layers() * static_cast<quint64>(stats.tokens));
+  window->profilerDock()->show();
   window->profilerDock()->raise();
   testing::saveScreenshot(window.get(), QStringLiteral("profiler-moe"));
   // The panel on its own at a readable size, from the reply's last sample.
