@@ -259,6 +259,9 @@ void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open Model…"), this, &MainWindow::openModelDialog);
   open->setShortcut(QKeySequence::Open);
+  m_saveModelAction = file->addAction(tr("&Save Model as GGUF…"), this, &MainWindow::saveModelDialog);
+  m_saveModelAction->setObjectName(QStringLiteral("saveModelAction"));
+  m_saveModelAction->setToolTip(tr("Writes the model requantized on load to a file"));
   file->addSeparator();
   m_export = new ExportMenu(m_conversation, m_chat, m_sidebar, m_performance, this);
   m_export->addTo(file);
@@ -280,6 +283,17 @@ void MainWindow::buildMenus() {
   QAction* compare = view->addAction(tr("&Compare Configurations…"), this, &MainWindow::openCompareView);
   compare->setObjectName(QStringLiteral("compareAction"));
   compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K));
+}
+
+void MainWindow::saveModelDialog() {
+  const QString suggested = QFileInfo(m_modelPath).completeBaseName() + QLatin1Char('-') + m_loadedOptions.weights + QStringLiteral(".gguf");
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save Model as GGUF"), suggested, tr("GGUF models (*.gguf)"));
+  if (!path.isEmpty()) saveModelAs(path);
+}
+
+void MainWindow::saveModelAs(const QString& path) {
+  m_status->showMessage(tr("Saving %1…").arg(QFileInfo(path).fileName()));
+  m_engine.controller()->saveModelAs(path);
 }
 
 CompareView* MainWindow::openCompareView() {
@@ -536,6 +550,11 @@ void MainWindow::connectEngine() {
     m_settings->showKvCacheRefused(reason);
     m_status->showMessage(tr("KV cache not changed: %1").arg(reason), 10000);
   });
+  connect(engine, &EngineController::modelSaved, this,
+          [this](const QString& path) { m_status->showMessage(tr("Saved %1").arg(path), 10000); });
+  connect(engine, &EngineController::saveFailed, this, [this](const QString& message) {
+    showError(tr("Could not save the model"), tr("The model was not saved."), message);
+  });
   connect(engine, &EngineController::metrics, m_status,
           [this](const MetricsSample& sample) { m_status->showSpeed(sample.decodeTokensPerSecond); });
   connect(m_chat, &ChatSession::busyChanged, this, &MainWindow::updateActions);
@@ -663,6 +682,7 @@ void MainWindow::updateActions() {
   m_editAction->setEnabled(idle && m_chat->canEditLast());
   m_newChatAction->setEnabled(!m_chat->isBusy());
   m_modelInfoAction->setEnabled(m_hasModel);
+  m_saveModelAction->setEnabled(idle && m_hasModel && !m_loadedOptions.weights.isEmpty());
   m_sidebar->setEnabled(!m_chat->isBusy());
 }
 

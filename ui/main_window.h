@@ -82,6 +82,8 @@ class MainWindow : public QMainWindow {
   ExportMenu* exports() const { return m_export; }
   // View > Compare Configurations: the comparison workbench's window (made on first use), shown.
   CompareView* openCompareView();
+  // File > Save Model as GGUF (enabled when the loaded model was requantized on load).
+  void saveModelAs(const QString& path);
 
  signals:
   void modelLoaded(const inferscope::ui::ModelSummary& summary);
@@ -135,6 +137,7 @@ class MainWindow : public QMainWindow {
   void editLastMessage();
   void copyLastReply();
   void openModelDialog();
+  void saveModelDialog();
   void onModelLoaded(const ModelSummary& summary);
   void onLoadFailed(const QString& message);
   void onReplyFinished();
@@ -155,6 +158,7 @@ class MainWindow : public QMainWindow {
   ProfilerPanel* m_profiler = nullptr;
   QDockWidget* m_profilerDock = nullptr;
   QAction* m_modelInfoAction = nullptr;
+  QAction* m_saveModelAction = nullptr;
   ExportMenu* m_export = nullptr;
   CompareView* m_compare = nullptr;
   QElapsedTimer m_clock;  // the decode chart's time axis

@@ -25,7 +25,8 @@ struct OpProfile {
   // Time per layer and op kind ([layer][kind]) of the ops labelled with a layer (every backend).
   std::vector<std::array<double, kOpKinds>> layer_op_seconds;
   // Mixture of experts: how often each expert was chosen ([layer][expert], one count per token
-  // and choice), where the backend counts them (the CPU backend; empty otherwise).
+  // and choice): the CPU backend counts its routing, the Vulkan backend copies each layer's
+  // choices to the host with the chunk and counts them after it.
   std::vector<std::vector<uint64_t>> expert_choices;
 
   void reset() {

@@ -1,13 +1,18 @@
 // The settings dock's weight format and KV toggles: the prediction before Apply, the model
-// requantized on load (no file written), the measured memory beside the prediction and in the
+// requantized on load (no file written until File > Save Model as GGUF), the measured memory beside the prediction and in the
 // performance panel's memory chart. Screenshots: settings-prediction, settings-measured.
+#include <QAction>
 #include <QComboBox>
 #include <QPushButton>
 #include <QSignalSpy>
 
 #include <gtest/gtest.h>
 
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/quant_mix.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/bridge/engine_controller.h"
 #include "ui/metrics/performance_panel.h"
 #include "ui/settings/memory_prediction.h"
 #include "ui/settings/model_form.h"
@@ -46,6 +51,19 @@ TEST(WeightFormat, PredictsThenRequantizesOnLoadAndTheMemoryChartFollows) {
   EXPECT_NE(window->performancePanel()->memorySummary(), memoryBefore);
   EXPECT_EQ(weights->currentData().toString(), QStringLiteral("q8_0"));
   testing::saveScreenshot(form, QStringLiteral("settings-measured"));
+
+  // File > Save Model as GGUF writes what runs: a Q8_0 file.
+  QAction* save = window->findChild<QAction*>(QStringLiteral("saveModelAction"));
+  ASSERT_NE(save, nullptr);
+  EXPECT_TRUE(save->isEnabled());
+  const QString saved = QString::fromStdString((inferscope::testing::scratch_dir("weights-save") / "q8.gguf").string());
+  QSignalSpy written(window->engine(), &EngineController::modelSaved);
+  window->saveModelAs(saved);
+  ASSERT_TRUE(testing::waitForSignal(written, 20000));
+  auto file = gguf::File::open(saved.toStdString());
+  ASSERT_TRUE(file) << file.message();
+  EXPECT_EQ((*file)->get_int("general.file_type").value(), quant_mix_from_name("q8_0")->file_type);
+  EXPECT_EQ((*file)->find_tensor("blk.0.attn_q.weight")->type, kernels::GgmlType::Q8_0);
 
   // The KV toggle applies without a reload and the chart follows too.
   const QString memoryQ8 = window->performancePanel()->memorySummary();

@@ -327,6 +327,25 @@ TEST(VulkanModel, BeamSearchMatchesTheCpuBackend) {
   EXPECT_EQ(a->token_ids, b->token_ids);
 }
 
+// The profile's per-layer op times and expert counts: the device counts the same expert choices
+// as the CPU backend for the same greedy tokens (one per token, choice and layer).
+TEST(VulkanModel, ProfileCountsTheExpertChoicesTheCpuCounts) {
+  SKIP_WITHOUT_VULKAN();
+  auto model = Model::load(testing::testdata("derived/stories260K-moe4-distinct.gguf"));
+  ASSERT_TRUE(model);
+  auto cpu = open_session(*model, "cpu");
+  auto gpu = open_session(*model, "vulkan");
+  ASSERT_TRUE(cpu && gpu);
+  greedy(*cpu, "Once upon a time", 12);
+  greedy(*gpu, "Once upon a time", 12);
+  const OpProfile& a = cpu->executor().profile();
+  const OpProfile& b = gpu->executor().profile();
+  const auto n_layer = static_cast<size_t>(model.value()->config().n_layer);
+  ASSERT_EQ(a.expert_choices.size(), n_layer);
+  EXPECT_EQ(b.expert_choices, a.expert_choices);
+  EXPECT_EQ(b.layer_op_seconds.size(), n_layer);
+}
+
 TEST(VulkanModel, OneSubmissionPerDecodedToken) {
   SKIP_WITHOUT_VULKAN();
   auto model = Model::load(testing::testdata("stories260K.gguf"));

@@ -8,6 +8,7 @@
 
 #include "engine/chat/chat_template.h"
 #include "engine/model/model.h"
+#include "engine/model/quantize_model.h"
 #include "engine/model/requantized_model.h"
 #include "engine/chat/chat_prompt.h"
 #include "engine/runtime/session.h"
@@ -163,6 +164,24 @@ void EngineController::runSetCachePolicy(const CachePolicy& policy) {
 
 void EngineController::stop() { m_stoppedTicket.store(m_lastTicket.load()); }
 
+void EngineController::saveModelAs(const QString& path) {
+  QMetaObject::invokeMethod(
+      this,
+      [this, path] {
+        const auto mix = quant_mix_from_name(m_loadedWeights.toStdString());
+        if (!m_model || !mix) {
+          emit saveFailed(tr("The loaded model is not requantized: its file is already on disk."));
+          return;
+        }
+        QuantizeOptions options{*mix, std::max(1, QThread::idealThreadCount())};
+        const Status saved = quantize_model(QFile::encodeName(m_loadedPath).toStdString(),
+                                            QFile::encodeName(path).toStdString(), options);
+        if (saved) emit modelSaved(path);
+        else emit saveFailed(qstr(saved.message()));
+      },
+      Qt::QueuedConnection);
+}
+
 void EngineController::runComparison(const ComparisonOptions& options) {
   m_comparisonCancelled.store(false);
   QMetaObject::invokeMethod(
@@ -287,6 +306,8 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   m_template = std::make_unique<ChatTemplate>(std::move(*chatTemplate));
   m_templateFallbackShown = !summary.chatFormatNotice.isEmpty();
   m_backendShort = summary.backendShort;
+  m_loadedPath = path;
+  m_loadedWeights = options.weights;
   emit modelLoaded(summary);
 }
 

@@ -43,6 +43,9 @@ class EngineController : public QObject {
   // Lists the backends and their devices (backendsListed); it loads backend libraries and
   // creates a Vulkan instance, so it runs on the engine's thread like everything else.
   void listBackends();
+  // Writes the loaded model, requantized on load, as a GGUF file (the quantize command's
+  // conversion of the same file, so the same bytes): modelSaved or saveFailed.
+  void saveModelAs(const QString& path);
   void generate(const inferscope::ui::ChatRequest& request);
   // Ends the running generation after its current token, and cancels the queued ones.
   void stop();
@@ -85,6 +88,8 @@ class EngineController : public QObject {
   void kvCacheRefused(const QString& reason);
   void cachePolicyChanged(const inferscope::CachePolicy& policy);
   void cachePolicyRefused(const QString& reason);
+  void modelSaved(const QString& path);
+  void saveFailed(const QString& message);
   void comparisonProgress(int done, int total, const QString& stage);
   void comparisonFinished(const inferscope::ComparisonResult& result);
   void comparisonFailed(const QString& message);
@@ -101,6 +106,8 @@ class EngineController : public QObject {
 
   std::shared_ptr<const Model> m_model;
   OpProfile m_replyStart;  // the session's profile as the running reply started
+  QString m_loadedPath;     // the file the loaded model came from
+  QString m_loadedWeights;  // its requantize-on-load mix; empty: as stored
   std::unique_ptr<Session> m_session;
   std::unique_ptr<ChatTemplate> m_template;
   QString m_backendShort;  // where the session runs, for ReplyStats

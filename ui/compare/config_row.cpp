@@ -1,5 +1,6 @@
 #include "ui/compare/config_row.h"
 
+#include <QFileDialog>
 #include <QGridLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -56,6 +57,10 @@ ConfigRow::ConfigRow(const QString& title, bool removable, QWidget* parent)
 void ConfigRow::addToggleMenu() {
   auto* menu = new QMenu(this);
   auto setKey = [this](const QString& key, const QString& value) { m_text->setText(withKey(m_text->text(), key, value)); };
+  menu->addAction(tr("Model File…"), this, [=, this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Model for This Configuration"), {}, tr("GGUF models (*.gguf)"));
+    if (!path.isEmpty()) setKey(QStringLiteral("model"), path);
+  });
   QMenu* weights = menu->addMenu(tr("Weight format (requantize on load)"));
   for (const char* w : kWeightFormats) {
     weights->addAction(QString::fromLatin1(w).toUpper(), this, [=] { setKey(QStringLiteral("weights"), QString::fromLatin1(w)); });

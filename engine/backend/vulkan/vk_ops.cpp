@@ -45,6 +45,11 @@ uint64_t block_table_capacity(const ForwardPlan& plan) {
 
 uint64_t logits_row_bytes(const ModelConfig& c) { return static_cast<uint64_t>(c.n_vocab) * sizeof(float); }
 
+// The host-visible copy of every layer's expert choices in a chunk (the profile's counts).
+uint64_t expert_choice_bytes(const ModelConfig& c, int64_t max_batch) {
+  return c.is_moe() ? static_cast<uint64_t>(c.n_layer * max_batch * c.n_expert_used) * sizeof(int32_t) : 0;
+}
+
 }  // namespace
 
 // Device buffers of one batch of up to max_batch tokens ([max_batch][width] F32 each unless
@@ -56,6 +61,7 @@ struct VulkanOps::Activations {
   std::unique_ptr<Buffer> x, h, q, k, v, attn, ffn_a, ffn_b, ffn_out;
   std::unique_ptr<Buffer> router;       // [max_batch][n_expert]
   std::unique_ptr<Buffer> expert_ids;   // [max_batch][k] int32
+  std::unique_ptr<Buffer> expert_ids_host;  // [n_layer][max_batch][k] int32, host-visible: the chunk's choices per layer
   std::unique_ptr<Buffer> expert_w;     // [max_batch][k]
   std::unique_ptr<Buffer> expert_a, expert_b;  // [max_batch * k][n_ff_expert]
   std::unique_ptr<Buffer> expert_out;   // [max_batch * k][n_embd]
@@ -135,7 +141,7 @@ DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
   const KvCacheLayout layout = layer_layout(plan.kv);
   n.kv_bytes = (layout.buffer_bytes(KvPart::K) + layout.buffer_bytes(KvPart::V)) * static_cast<uint64_t>(c.n_layer);
   n.scratch_bytes = plan.scratch.total_bytes() + 2 * static_cast<uint64_t>(plan.max_batch) * logits_row_bytes(c) +
-                    2 * block_table_capacity(plan) * sizeof(BlockId);
+                    2 * block_table_capacity(plan) * sizeof(BlockId) + expert_choice_bytes(c, plan.max_batch);
   return n;
 }
 
@@ -174,6 +180,7 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
   for (auto* b : {&a.ffn_a, &a.ffn_b}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * F));
   INFERSCOPE_RETURN_IF_ERROR(make(a.router, B * X));
   INFERSCOPE_RETURN_IF_ERROR(make(a.expert_ids, B * K));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_ids_host, c.is_moe() ? c.n_layer * B * K : 1, MemoryUse::Staging));
   INFERSCOPE_RETURN_IF_ERROR(make(a.expert_w, B * K));
   const int64_t pairs = c.is_moe() ? B * K : 1;
   for (auto* b : {&a.expert_a, &a.expert_b}) INFERSCOPE_RETURN_IF_ERROR(make(*b, pairs * (c.is_moe() ? FX : 1)));
@@ -273,6 +280,7 @@ Result<BufferSpan> VulkanOps::device_vector(const float* data) const {
 }
 
 Status VulkanOps::begin_chunk(const Chunk& chunk) {
+  routed_.clear();  // what a chunk that failed while recording left
   int64_t rows = 0;
   for (const ChunkSpan& s : chunk.spans) {
     if (s.n < 0 || s.pos0 < 0) return Status::error("vulkan: a chunk span with a negative size or position");
@@ -340,6 +348,7 @@ Status VulkanOps::end_chunk(const Chunk& chunk) {
   counters_.dispatches += recorder_->dispatches();
   counters_.submissions += 1;
   collect_profile();
+  count_expert_choices();
   if (chunk.n_logits > 0) std::memcpy(chunk.logits, act_->logits_host->mapped(), logits_bytes);
   return Status::ok();
 }
@@ -488,8 +497,24 @@ Status VulkanOps::softcap(Act x, int64_t n, int64_t width, float cap, OpLabel la
 }
 
 Status VulkanOps::moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) {
-  return record_moe_route(*device_, *recorder_, span(Act::Router), whole(act_->expert_ids), whole(act_->expert_w), n,
-                          n_expert, k, renormalize, dispatch_label(label));
+  INFERSCOPE_RETURN_IF_ERROR(record_moe_route(*device_, *recorder_, span(Act::Router), whole(act_->expert_ids),
+                                              whole(act_->expert_w), n, n_expert, k, renormalize,
+                                              dispatch_label(label)));
+  if (label.layer < 0 || n * k == 0) return Status::ok();
+  // This layer's choices, kept for the profile's counts after the submission (end_chunk).
+  const uint64_t bytes = static_cast<uint64_t>(n * k) * sizeof(int32_t);
+  const uint64_t offset = static_cast<uint64_t>(label.layer * plan_.max_batch * k) * sizeof(int32_t);
+  recorder_->copy(whole(act_->expert_ids), BufferSpan{act_->expert_ids_host.get(), offset, bytes}, bytes);
+  routed_.push_back({label.layer, n * k, n_expert, offset});
+  return Status::ok();
+}
+
+void VulkanOps::count_expert_choices() {
+  const auto* base = static_cast<const uint8_t*>(act_->expert_ids_host->mapped());
+  for (const Routed& r : routed_) {
+    plan_.profile->count_experts(r.layer, r.n_expert, reinterpret_cast<const int32_t*>(base + r.offset), r.choices);
+  }
+  routed_.clear();
 }
 
 Status VulkanOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n,

@@ -95,6 +95,7 @@ class VulkanOps : public BackendOps {
   Status record_matmul_all_parts(const DeviceMatrix& w, const MatmulInput& x, int64_t n, BufferSpan y,
                                  int64_t y_stride, DispatchLabel label);
   void collect_profile();
+  void count_expert_choices();
 
   std::shared_ptr<const Model> model_;
   std::unique_ptr<Device> device_;
@@ -109,6 +110,12 @@ class VulkanOps : public BackendOps {
   uint64_t decode_steps_ = 0;
   uint64_t token_stride_ = 0;  // bytes between the id lists of the embedding table's parts
   ExecutorCounters counters_;
+  // The expert choices copied to expert_ids_host in the chunk being recorded, per routed layer.
+  struct Routed {
+    int64_t layer, choices, n_expert;
+    uint64_t offset;  // bytes into expert_ids_host
+  };
+  std::vector<Routed> routed_;
 };
 
 }  // namespace inferscope::vulkan
