@@ -224,7 +224,7 @@ void CompareView::addCandidate(const QString& text) {
 void CompareView::removeCandidate(ConfigRow* row) {
   if (m_candidates.size() <= 1) return;  // a comparison needs one candidate
   m_candidates.removeOne(row);
-  row->deleteLater();
+  dropRow(row);
   renumberCandidates();
   m_addCandidate->setEnabled(true);
 }
@@ -233,9 +233,16 @@ void CompareView::removeCandidate(ConfigRow* row) {
 void CompareView::renumberCandidates() {
   QStringList texts;
   for (ConfigRow* row : m_candidates) texts << row->text();
-  for (ConfigRow* row : m_candidates) row->deleteLater();
+  for (ConfigRow* row : m_candidates) dropRow(row);
   m_candidates.clear();
   for (const QString& text : texts) addCandidate(text);
+}
+
+// Out of the layout at once (no gap until the deferred delete).
+void CompareView::dropRow(ConfigRow* row) {
+  m_candidateLayout->removeWidget(row);
+  row->hide();
+  row->deleteLater();
 }
 
 int CompareView::candidateCount() const { return static_cast<int>(m_candidates.size()); }
@@ -255,7 +262,7 @@ QStringList CompareView::prompts() const {
 void CompareView::setConfigurations(const QStringList& texts) {
   if (texts.isEmpty()) return;
   m_baseline->setText(texts.front());
-  for (ConfigRow* row : m_candidates) row->deleteLater();
+  for (ConfigRow* row : m_candidates) dropRow(row);
   m_candidates.clear();
   for (qsizetype i = 1; i < texts.size(); ++i) addCandidate(texts[i]);
   if (m_candidates.isEmpty()) addCandidate();

@@ -93,6 +93,7 @@ class CompareView : public QWidget {
   void addCandidate(const QString& text = {});
   void removeCandidate(ConfigRow* row);
   void renumberCandidates();
+  void dropRow(ConfigRow* row);
   void loadPromptsFile();
   void chooseQualityText();
   std::optional<ComparisonOptions> options();
