@@ -124,6 +124,7 @@ int run_compare(int argc, char** argv) {
              {"text", "FILE", "text for the perplexity (and more KL positions); default: the baseline's replies"},
              {"reps", "N", "timing repetitions, alternating the configurations (default 3)"},
              {"max-tokens", "N", "tokens per reply (default 64)"},
+             {"chat", nullptr, "each prompt as a user turn in the model's chat template (default: plain completions)"},
              {"temperature", "T", "sample instead of greedy (default 0: greedy)"},
              {"seed", "N", "the shared seed of a sampled comparison (default 42)"},
              {"json", nullptr, "print the comparison as JSON"},
@@ -155,6 +156,7 @@ int run_compare(int argc, char** argv) {
   }
   options.reps = static_cast<int>(args.integer("reps", 3, 1, 1000));
   options.max_tokens = static_cast<int32_t>(args.integer("max-tokens", 64, 1, 1 << 20));
+  options.chat = args.flag("chat");
   options.sampling.temperature = static_cast<float>(args.number("temperature", 0.0, 0.0, 100.0));
   if (options.sampling.temperature > 0) options.sampling.seed = static_cast<uint64_t>(args.integer("seed", 42, 0, INT64_MAX));
   if (!args.ok()) return args.exit_code();

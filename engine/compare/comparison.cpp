@@ -8,6 +8,8 @@
 #include <thread>
 #include <utility>
 
+#include "engine/chat/chat_prompt.h"
+#include "engine/chat/chat_template.h"
 #include "engine/model/requantized_model.h"
 #include "engine/runtime/session.h"
 
@@ -66,6 +68,7 @@ class Runner {
     const size_t n = options.configs.size();
     result_.configs.resize(n);
     sessions_.resize(n);
+    templates_.resize(n);
     for (size_t i = 0; i < n; ++i) {
       result_.configs[i].config = options.configs[i];
       result_.configs[i].config.label = config_label(options.configs[i], i);
@@ -110,6 +113,7 @@ class Runner {
     result_.configs[i].ran = false;
     result_.configs[i].refusal = reason;
     sessions_[i].reset();
+    templates_[i].reset();
   }
 
   Result<std::shared_ptr<const Model>> model_for(const CompareConfig& c) {
@@ -152,8 +156,11 @@ class Runner {
     so.cache = r.config.cache;
     so.backend = r.config.backend;
     auto session = Session::create(*model, so);
+    const Status chat = options_.chat ? use_chat_template(i, m) : Status::ok();
     if (!session) {
       refuse(i, session.message());
+    } else if (!chat) {
+      refuse(i, chat.message());
     } else {
       sessions_[i] = std::move(*session);
       r.ran = true;
@@ -171,11 +178,12 @@ class Runner {
     for (size_t p = 0; p < options_.prompts.size() && !cancelled(); ++p) {
       report("round " + std::to_string(round + 1) + "/" + std::to_string(options_.reps) + ": " + r.config.label +
              ", prompt " + std::to_string(p + 1) + "/" + std::to_string(options_.prompts.size()));
-      GenerateRequest request;
-      request.prompt = options_.prompts[p];
-      request.max_tokens = options_.max_tokens;
-      request.sampling = options_.sampling;
-      auto generated = session.generate(request, [this](const TokenEvent&) { return !cancelled(); });
+      auto request = request_for(i, options_.prompts[p]);
+      if (!request) {
+        refuse(i, "prompt " + std::to_string(p + 1) + ": " + request.message());
+        return totals;
+      }
+      auto generated = session.generate(*request, [this](const TokenEvent&) { return !cancelled(); });
       if (!generated) {
         refuse(i, "failed on prompt " + std::to_string(p + 1) + ": " + generated.message());
         return totals;
@@ -191,6 +199,30 @@ class Runner {
     }
     totals.ttft_ms /= static_cast<double>(std::max<size_t>(1, options_.prompts.size()));
     return totals;
+  }
+
+  Status use_chat_template(size_t i, const Model& m) {
+    auto chat_template = ChatTemplate::for_chat(m.file(), m.tokenizer());
+    if (!chat_template) return chat_template.status();
+    templates_[i] = std::make_unique<ChatTemplate>(std::move(*chat_template));
+    return Status::ok();
+  }
+
+  // A prompt as a plain completion, or as one user turn in the configuration's chat format.
+  Result<GenerateRequest> request_for(size_t i, const std::string& prompt) {
+    GenerateRequest request;
+    if (templates_[i]) {
+      const Session& s = *sessions_[i];
+      auto chat = build_chat_prompt(s.model().tokenizer(), *templates_[i], {{"user", prompt}}, s.n_ctx(),
+                                    options_.max_tokens);
+      if (!chat) return chat.status();
+      request = chat->request;
+    } else {
+      request.prompt = prompt;
+    }
+    request.max_tokens = options_.max_tokens;
+    request.sampling = options_.sampling;
+    return request;
   }
 
   void record_reply(size_t i, const GenerateResult& g) {
@@ -315,6 +347,7 @@ class Runner {
   const ComparisonCallbacks& callbacks_;
   ComparisonResult result_;
   std::vector<std::unique_ptr<Session>> sessions_;  // nullptr: refused
+  std::vector<std::unique_ptr<ChatTemplate>> templates_;  // with options.chat: each one's chat format
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const Model>> models_;
   std::vector<QualitySequence> quality_sequences_;
   std::string base_error_;

@@ -38,6 +38,9 @@ struct ComparisonOptions {
   int reps = 3;                        // timing repetitions (>= 1)
   int32_t max_tokens = 64;
   SamplingParams sampling = greedy();  // greedy unless chosen; a sampled run shares `seed`
+  // Each prompt as one user turn in each model's chat format (engine/chat/chat_prompt.h), with
+  // its end-of-turn stop tokens; false: the prompts as plain completions.
+  bool chat = false;
 
   static SamplingParams greedy();
 };

@@ -125,6 +125,7 @@ json options_json(const ComparisonOptions& o) {
           {"quality_text", o.quality_text},
           {"reps", o.reps},
           {"max_tokens", o.max_tokens},
+          {"chat", o.chat},
           {"sampling", {{"temperature", o.sampling.temperature}, {"seed", o.sampling.seed}}},
           {"requested", configs}};
 }
@@ -148,6 +149,7 @@ Result<ComparisonResult> from_objects(const json& options, const json& results) 
     o.quality_text = options.value("quality_text", std::string());
     o.reps = options.value("reps", 1);
     o.max_tokens = options.value("max_tokens", 64);
+    o.chat = options.value("chat", false);
     const json s = options.value("sampling", json::object());
     o.sampling.temperature = s.value("temperature", 0.0f);
     o.sampling.seed = s.value("seed", SamplingParams::kRandomSeed);

@@ -2,7 +2,7 @@
 // (split in two) what the database keeps. Reading it back gives the comparison again (the app's
 // history reopens past runs from it).
 //
-//   { "default_model": ..., "prompts": [...], "quality_text": ..., "reps": N, "max_tokens": N,
+//   { "default_model": ..., "prompts": [...], "quality_text": ..., "reps": N, "max_tokens": N, "chat": B,
 //     "sampling": {"temperature": T, "seed": S}, "cancelled": false,
 //     "configurations": [ { "label", "config" (key=value text), "ran", "refusal", "backend",
 //        "model", "load_ms", "prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms" (medians),

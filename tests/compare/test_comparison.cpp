@@ -12,6 +12,7 @@
 #include "engine/compare/comparison_record.h"
 #include "engine/model/quantize_model.h"
 #include "engine/runtime/session.h"
+#include "tests/support/chat_models.h"
 #include "tests/support/distributions.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
@@ -201,6 +202,28 @@ TEST(Comparison, RecordedRunsReadBackWithTheirFigures) {
     EXPECT_EQ(b.memory.kv_cache_bytes, a.memory.kv_cache_bytes);
   }
   EXPECT_EQ(comparison_json(*back), comparison_json(r));
+}
+
+TEST(Comparison, ChatFormatWrapsEachPromptInTheModelsTemplate) {
+  const std::string model = (testing::scratch_dir("compare-chat") / "chat.gguf").string();
+  const std::string tmpl = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}"
+                           "{% if add_generation_prompt %}[assistant] {% endif %}";
+  ASSERT_TRUE(testing::write_with_chat_template(testing::testdata("stories260K.gguf"), tmpl, model));
+  ComparisonOptions o = stories_options({"threads=2", "threads=2,weights=q8_0"});
+  o.default_model = model;
+  o.prompts = {"Once upon a time"};
+  o.chat = true;
+  const ComparisonResult chat = run(o);
+  o.chat = false;
+  const ComparisonResult plain = run(o);
+  auto loaded = Model::load(model);
+  ASSERT_TRUE(loaded);
+  const auto expected = (*loaded)->tokenizer().encode("[user] Once upon a time\n[assistant] ", true, true);
+  EXPECT_EQ(chat.configs[0].prompt_tokens, static_cast<int64_t>(expected.size()));
+  EXPECT_EQ(plain.configs[0].prompt_tokens,
+            static_cast<int64_t>((*loaded)->tokenizer().encode("Once upon a time", true, false).size()));
+  EXPECT_TRUE(chat.configs[1].quality_comparable);
+  EXPECT_TRUE(comparison_from_json(comparison_json(chat))->options.chat);
 }
 
 TEST(Comparison, BadOptionsAreRefusedUpFront) {

@@ -118,6 +118,9 @@ QWidget* CompareView::buildSetup() {
   m_maxTokens->setRange(1, 4096);
   m_maxTokens->setValue(64);
   form->addRow(tr("Reply tokens"), m_maxTokens);
+  m_chat = new QCheckBox(tr("Chat format (each prompt a user turn)"), run);
+  m_chat->setToolTip(tr("Wraps each prompt in the model's chat template, as the chat does; off: plain completions"));
+  form->addRow(m_chat);
   m_sampled = new QCheckBox(tr("Sample (shared seed) instead of greedy"), run);
   form->addRow(m_sampled);
   m_temperature = new QDoubleSpinBox(run);
@@ -270,6 +273,7 @@ void CompareView::setConfigurations(const QStringList& texts) {
 
 void CompareView::setRepetitions(int reps) { m_reps->setValue(reps); }
 void CompareView::setMaxTokens(int tokens) { m_maxTokens->setValue(tokens); }
+void CompareView::setChatFormat(bool chat) { m_chat->setChecked(chat); }
 
 void CompareView::setQualityTextFile(const QString& path) {
   m_qualityTextPath = path;
@@ -315,6 +319,7 @@ std::optional<ComparisonOptions> CompareView::options() {
   }
   o.reps = m_reps->value();
   o.max_tokens = m_maxTokens->value();
+  o.chat = m_chat->isChecked();
   if (m_sampled->isChecked()) {
     o.sampling.temperature = static_cast<float>(m_temperature->value());
     o.sampling.seed = static_cast<uint64_t>(m_seed->value());
@@ -466,6 +471,7 @@ void CompareView::applyOptions(const ComparisonOptions& o) {
   setPrompts(prompts);
   setRepetitions(o.reps);
   setMaxTokens(o.max_tokens);
+  setChatFormat(o.chat);
   if (!o.default_model.empty()) setDefaultModel(qstr(o.default_model));
 }
 

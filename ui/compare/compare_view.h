@@ -52,6 +52,7 @@ class CompareView : public QWidget {
   int candidateCount() const;
   void setRepetitions(int reps);
   void setMaxTokens(int tokens);
+  void setChatFormat(bool chat);
   // A text file for the quality figures instead of the replies; empty: the replies.
   void setQualityTextFile(const QString& path);
 
@@ -119,6 +120,7 @@ class CompareView : public QWidget {
   QPlainTextEdit* m_promptEdit = nullptr;
   QSpinBox* m_reps = nullptr;
   QSpinBox* m_maxTokens = nullptr;
+  QCheckBox* m_chat = nullptr;
   QCheckBox* m_sampled = nullptr;
   QDoubleSpinBox* m_temperature = nullptr;
   QSpinBox* m_seed = nullptr;
