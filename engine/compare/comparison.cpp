@@ -123,14 +123,7 @@ class Runner {
     ModelLoadOptions lo;
     lo.n_ctx = c.n_ctx;
     lo.n_threads = effective_threads(c);
-    Result<std::shared_ptr<const Model>> model = Status::error("");
-    if (c.weights.empty()) {
-      model = Model::load(path, lo);
-    } else {
-      auto mix = quant_mix_from_name(c.weights);
-      if (!mix) return Status::error("unknown weight format " + c.weights);
-      model = load_requantized(path, *mix, lo, lo.n_threads);
-    }
+    auto model = load_model_as(path, c.weights, lo, lo.n_threads);
     if (model) models_[key] = *model;
     return model;
   }

@@ -30,6 +30,9 @@ struct QuantMix {
 std::optional<QuantMix> quant_mix_from_name(std::string_view name, bool pure = false);
 // The accepted names, comma-separated (for help texts and errors).
 std::string quant_mix_names();
+// The mixes the app offers for requantize on load, best quality first.
+inline constexpr const char* kRequantizeTargets[] = {"f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m",
+                                                     "q4_0", "q3_k_m", "q2_k", "iq4_nl", "tq2_0"};
 
 // What the rules need to know about the whole model.
 struct QuantModelInfo {

@@ -37,6 +37,14 @@ std::string upper(std::string s) {
 
 }  // namespace
 
+Result<std::shared_ptr<const Model>> load_model_as(const std::string& path, const std::string& weights,
+                                                   const ModelLoadOptions& options, int n_threads) {
+  if (weights.empty()) return Model::load(path, options);
+  const auto mix = quant_mix_from_name(weights);
+  if (!mix) return Status::error("unknown weight format " + weights + " (known: " + quant_mix_names() + ")");
+  return load_requantized(path, *mix, options, n_threads);
+}
+
 std::string requantized_name(const std::string& path, const QuantMix& mix) { return path + " as " + upper(mix.name); }
 
 Result<std::shared_ptr<const Model>> load_requantized(const std::string& path, const QuantMix& mix,

@@ -22,6 +22,11 @@ namespace inferscope {
 Result<std::shared_ptr<const Model>> load_requantized(const std::string& path, const QuantMix& mix,
                                                       const ModelLoadOptions& options, int n_threads);
 
+// `path` as stored when `weights` is empty, else requantized on load to that mix (a name
+// quant_mix_from_name knows; an unknown one is an error).
+Result<std::shared_ptr<const Model>> load_model_as(const std::string& path, const std::string& weights,
+                                                   const ModelLoadOptions& options, int n_threads);
+
 // "stories260K.gguf as Q4_0": the name load_requantized gives a converted model's file.
 std::string requantized_name(const std::string& path, const QuantMix& mix);
 

@@ -259,14 +259,7 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
     emit loadProgress(fraction * fileShare);
   };
   const std::string file = QFile::encodeName(path).toStdString();
-  Result<std::shared_ptr<const Model>> model = Status::error("");
-  if (options.weights.isEmpty()) {
-    model = Model::load(file, modelOptions);
-  } else if (auto mix = quant_mix_from_name(options.weights.toStdString())) {
-    model = load_requantized(file, *mix, modelOptions, modelOptions.n_threads);
-  } else {
-    model = Status::error("unknown weight format " + options.weights.toStdString());
-  }
+  auto model = load_model_as(file, options.weights.toStdString(), modelOptions, modelOptions.n_threads);
   if (!model) {
     emit loadFailed(qstr(model.message()));
     return;

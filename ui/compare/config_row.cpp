@@ -7,12 +7,12 @@
 #include <QMenu>
 #include <QToolButton>
 
+#include "engine/model/quant_mix.h"
+
 namespace inferscope::ui {
 
 namespace {
 
-const char* const kWeightFormats[] = {"f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0",
-                                      "q3_k_m", "q2_k", "iq4_nl", "tq2_0"};
 const char* const kKvTypes[] = {"f16", "q8_0", "q4_0", "nf4", "int4"};
 
 }  // namespace
@@ -62,7 +62,7 @@ void ConfigRow::addToggleMenu() {
     if (!path.isEmpty()) setKey(QStringLiteral("model"), path);
   });
   QMenu* weights = menu->addMenu(tr("Weight format (requantize on load)"));
-  for (const char* w : kWeightFormats) {
+  for (const char* w : kRequantizeTargets) {
     weights->addAction(QString::fromLatin1(w).toUpper(), this, [=] { setKey(QStringLiteral("weights"), QString::fromLatin1(w)); });
   }
   for (const QString key : {QStringLiteral("cache-type-k"), QStringLiteral("cache-type-v")}) {

@@ -16,6 +16,7 @@
 #include <QThread>
 
 #include "engine/core/resident_buffer.h"
+#include "engine/model/quant_mix.h"
 #include "kernels/cpu/cpu_features.h"
 #include "ui/layout/eliding_combo_box.h"
 #include "ui/layout/narrow_button.h"
@@ -29,8 +30,6 @@ constexpr int kMaxContext = 1 << 20;
 constexpr int kContextStep = 512;
 // The closed picker elides long device names rather than widening the dock; the list shows them.
 constexpr int kBackendMinimumCharacters = 6;
-// The weight formats the engine writes, offered for requantize on load.
-const char* const kWeightFormats[] = {"f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "q3_k_m", "q2_k", "iq4_nl", "tq2_0"};
 
 }  // namespace
 
@@ -75,7 +74,7 @@ ModelForm::ModelForm(QWidget* parent) : QWidget(parent) {
   m_weights = new QComboBox(this);
   m_weights->setObjectName("weightsFormat");
   m_weights->addItem(tr("as stored"), QString());
-  for (const char* w : kWeightFormats) m_weights->addItem(QString::fromLatin1(w).toUpper(), QString::fromLatin1(w));
+  for (const char* w : kRequantizeTargets) m_weights->addItem(QString::fromLatin1(w).toUpper(), QString::fromLatin1(w));
   m_weights->setToolTip(tr("Requantize on load, in memory (the file is not changed)"));
   layout->addRow(tr("Weights"), m_weights);
 
