@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 namespace inferscope::cli {
 
@@ -39,6 +41,20 @@ bool check_backend(Args& args, BackendChoice* choice) {
               std::to_string(devices.devices.size()) + " found; `inspect --devices` lists them)");
     return false;
   }
+  return true;
+}
+
+int fail(const Status& status) {
+  std::fprintf(stderr, "error: %s\n", status.message().c_str());
+  return 1;
+}
+
+bool read_file(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream buf;
+  buf << in.rdbuf();
+  *text = buf.str();
   return true;
 }
 

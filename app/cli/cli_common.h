@@ -44,6 +44,10 @@ void read_kv_types(Args& args, KvTypes* types);
 void read_kv_pool_options(Args& args, SessionOptions* options);
 
 std::string format_bytes(uint64_t bytes);  // "12.3 MiB"
+// Prints "error: <message>" to stderr; returns 1 (the exit code).
+int fail(const Status& status);
+// The whole file into *text; false when it cannot be read.
+bool read_file(const std::string& path, std::string* text);
 void print_memory(const MemoryUsage& m);   // to stderr
 nlohmann::json memory_json(const MemoryUsage& m);
 

@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "app/cli/bench_record.h"
 #include "app/cli/cli_common.h"
@@ -15,15 +13,6 @@
 namespace inferscope::cli {
 
 namespace {
-
-bool read_file(const std::string& path, std::string* text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream buf;
-  buf << in.rdbuf();
-  *text = buf.str();
-  return true;
-}
 
 // One prompt per non-empty line.
 std::vector<std::string> prompt_lines(const std::string& text) {

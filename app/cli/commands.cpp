@@ -5,7 +5,7 @@
 namespace inferscope::cli {
 
 std::span<const Command> commands() {
-  static const std::array<Command, 9> kCommands = {{
+  static const std::array<Command, 10> kCommands = {{
       {"generate", run_generate},
       {"inspect", run_inspect},
       {"bench", run_bench},
@@ -15,6 +15,7 @@ std::span<const Command> commands() {
       {"make-model", run_make_model},
       {"quantize", run_quantize},
       {"compare", run_compare},
+      {"evaluate", run_evaluate},
   }};
   return kCommands;
 }

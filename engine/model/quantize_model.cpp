@@ -23,24 +23,43 @@ constexpr int64_t kSlabBytes = 8 << 20;
 
 bool is_block_type(GgmlType t) { return kernels::type_info(t).block_size > 1; }
 
-// Decodes `rows` rows of `t` and re-encodes them as `to`, the rows split over the pool.
-// Returns false when a row cannot be decoded or encoded (never expected after planning).
-bool convert_rows(const gguf::TensorInfo& t, GgmlType to, int64_t first_row, int64_t rows, uint8_t* out,
-                  ThreadPool& pool) {
+// Decodes `rows` rows of `t` from first_row into out ([rows][cols] F32), split over the pool.
+bool decode_rows(const gguf::TensorInfo& t, int64_t first_row, int64_t rows, float* out, ThreadPool& pool) {
   const int64_t cols = t.ne[0];
-  const int64_t out_row_bytes = kernels::row_bytes(to, cols);
   std::vector<int> failed(static_cast<size_t>(pool.size()), 0);
   pool.run([&](int ith, int nth) {
-    std::vector<float> row(static_cast<size_t>(cols));
     for (int64_t r = ith; r < rows; r += nth) {
-      const uint8_t* src = t.data + (first_row + r) * t.row_bytes;
-      if (!kernels::dequantize_row(t.type, src, row.data(), cols) ||
-          !kernels::quantize_row(to, row.data(), out + r * out_row_bytes, cols)) {
+      if (!kernels::dequantize_row(t.type, t.data + (first_row + r) * t.row_bytes, out + r * cols, cols)) {
         failed[static_cast<size_t>(ith)] = 1;
       }
     }
   });
   return std::none_of(failed.begin(), failed.end(), [](int f) { return f != 0; });
+}
+
+// Encodes rows [rows][cols] of F32 as `to`, split over the pool.
+bool encode_rows(const float* in, GgmlType to, int64_t rows, int64_t cols, uint8_t* out, ThreadPool& pool) {
+  const int64_t out_row_bytes = kernels::row_bytes(to, cols);
+  std::vector<int> failed(static_cast<size_t>(pool.size()), 0);
+  pool.run([&](int ith, int nth) {
+    for (int64_t r = ith; r < rows; r += nth) {
+      if (!kernels::quantize_row(to, in + r * cols, out + r * out_row_bytes, cols)) failed[static_cast<size_t>(ith)] = 1;
+    }
+  });
+  return std::none_of(failed.begin(), failed.end(), [](int f) { return f != 0; });
+}
+
+// Decodes `rows` rows of `t`, lets the rewriter change and encode them, and encodes the rest
+// as `to`. Returns false when a row cannot be decoded or encoded (never expected after planning).
+bool convert_rows(const gguf::TensorInfo& t, GgmlType to, int64_t first_row, int64_t rows, std::vector<float>& floats,
+                  uint8_t* out, ThreadPool& pool, const TensorRewriter* rewriter) {
+  const int64_t cols = t.ne[0];
+  if (!decode_rows(t, first_row, rows, floats.data(), pool)) return false;
+  if (rewriter) {
+    rewriter->transform_rows(t.name, first_row, floats.data(), rows, cols);
+    if (rewriter->encode_rows(t.name, to, floats.data(), rows, cols, out, pool)) return true;
+  }
+  return encode_rows(floats.data(), to, rows, cols, out, pool);
 }
 
 // Drops the whole pages of a converted input tensor from this process's resident set. The input
@@ -54,16 +73,18 @@ void release_input_pages(const uint8_t* data, uint64_t n_bytes) {
 }
 
 gguf::TensorSource converted_tensor(const gguf::TensorInfo& t, GgmlType to, std::shared_ptr<ThreadPool> pool,
-                                    std::shared_ptr<const gguf::File> keep_alive) {
-  return [&t, to, pool, keep_alive](gguf::ByteSink& out) -> Status {
+                                    std::shared_ptr<const gguf::File> keep_alive,
+                                    std::shared_ptr<const TensorRewriter> rewriter) {
+  return [&t, to, pool, keep_alive, rewriter](gguf::ByteSink& out) -> Status {
     const int64_t cols = t.ne[0];
     const int64_t rows = static_cast<int64_t>(t.n_elements) / cols;
     const int64_t out_row_bytes = kernels::row_bytes(to, cols);
     const int64_t slab_rows = std::max<int64_t>(1, kSlabBytes / std::max<int64_t>(1, cols * 4));
     std::vector<uint8_t> slab(static_cast<size_t>(std::min(rows, slab_rows) * out_row_bytes));
+    std::vector<float> floats(static_cast<size_t>(std::min(rows, slab_rows) * cols));
     for (int64_t r = 0; r < rows; r += slab_rows) {
       const int64_t n = std::min(slab_rows, rows - r);
-      if (!convert_rows(t, to, r, n, slab.data(), *pool)) {
+      if (!convert_rows(t, to, r, n, floats, slab.data(), *pool, rewriter.get())) {
         return Status::error("tensor " + t.name + ": cannot convert " + kernels::type_name(t.type) + " to " +
                              kernels::type_name(to));
       }
@@ -76,13 +97,14 @@ gguf::TensorSource converted_tensor(const gguf::TensorInfo& t, GgmlType to, std:
 
 }  // namespace
 
-Result<QuantizePlan> plan_quantization(const gguf::File& file, const QuantMix& mix) {
+Result<QuantizePlan> plan_quantization(const gguf::File& file, const QuantMix& mix, const TensorRewriter* rewriter) {
   const QuantModelInfo info = QuantModelInfo::from_gguf(file);
   QuantizePlan plan;
   for (const gguf::TensorInfo& t : file.tensors()) {
     const kernels::GgmlType to = choose_tensor_type(mix, info, t.name, t.n_dims, t.ne[0], t.type);
-    TensorPlan p{t.name, t.shape_string(), t.type, to, t.n_bytes, t.n_bytes, false};
-    if (p.to != p.from) {
+    TensorPlan p{t.name, t.shape_string(), t.type, to, t.n_bytes, t.n_bytes, false, false};
+    p.rewritten = p.to == p.from && rewriter && rewriter->changes_values(t.name);
+    if (p.to != p.from || p.rewritten) {
       if (!kernels::type_info(t.type).decodable) {
         return Result<QuantizePlan>::error(file.error_prefix() + "tensor " + t.name + " has type " +
                                            kernels::type_name(t.type) + ", which cannot be decoded");
@@ -109,7 +131,7 @@ uint64_t QuantizePlan::bytes_after() const {
 
 Result<QuantizedGguf> quantized_gguf(std::shared_ptr<const gguf::File> in, const QuantizeOptions& options,
                                      const std::function<void(double)>& on_progress) {
-  auto plan = plan_quantization(*in, options.mix);
+  auto plan = plan_quantization(*in, options.mix, options.rewriter.get());
   if (!plan) return plan.status();
   QuantizedGguf out;
   out.plan = std::move(*plan);
@@ -118,19 +140,20 @@ Result<QuantizedGguf> quantized_gguf(std::shared_ptr<const gguf::File> in, const
   w.add_u32("general.file_type", options.mix.file_type);
   // llama-quantize's marker of the block formats' version (2 since the 2023 Q4/Q5/Q8 change).
   if (is_block_type(options.mix.base)) w.add_u32("general.quantization_version", 2);
+  if (options.rewriter) options.rewriter->add_metadata(w);
   auto pool = std::make_shared<ThreadPool>(std::max(1, options.n_threads));
   const double total = static_cast<double>(std::max<uint64_t>(1, out.plan.bytes_after()));
   auto done = std::make_shared<uint64_t>(0);
   for (size_t i = 0; i < in->tensors().size(); ++i) {
     const gguf::TensorInfo& t = in->tensors()[i];
     const TensorPlan& p = out.plan.tensors[i];
-    if (p.to == p.from) {
+    if (p.to == p.from && !p.rewritten) {
       w.add_tensor_copy(in, t);
       *done += p.bytes_after;
       continue;
     }
     std::vector<int64_t> ne(t.ne.begin(), t.ne.begin() + t.n_dims);
-    gguf::TensorSource convert = converted_tensor(t, p.to, pool, in);
+    gguf::TensorSource convert = converted_tensor(t, p.to, pool, in, options.rewriter);
     const uint64_t bytes = p.bytes_after;
     w.add_tensor_source(t.name, ne, p.to, [convert, on_progress, done, bytes, total](gguf::ByteSink& sink) {
       INFERSCOPE_RETURN_IF_ERROR(convert(sink));

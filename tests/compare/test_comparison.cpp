@@ -79,7 +79,7 @@ TEST(Comparison, Q8ZeroAgainstF32IsWithinTenPercentOfTheQualityTestsFigure) {
   const std::vector<int32_t> tokens = testing::quant_reference_tokens();
   // The quantization-quality test's figure: the file quantized to Q8_0, mean KL over every position.
   const std::string q8 = (testing::scratch_dir("compare-q8") / "q8_0.gguf").string();
-  ASSERT_TRUE(quantize_model(master, q8, QuantizeOptions{quant_mix_from_name("q8_0", true).value(), 2}));
+  ASSERT_TRUE(quantize_model(master, q8, QuantizeOptions{quant_mix_from_name("q8_0", true).value(), 2, nullptr}));
   const std::vector<float> p = evaluate(master, tokens);
   const std::vector<float> q = evaluate(q8, tokens);
   const int64_t n_vocab = static_cast<int64_t>(p.size() / tokens.size());

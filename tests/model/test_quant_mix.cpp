@@ -143,7 +143,7 @@ TEST(QuantMix, FallbacksForShortRows) {
 TEST(QuantizeModel, Q4KMFileMatchesLlamaQuantizeLayout) {
   const auto out = (testing::scratch_dir("quantize-model") / "q4_k_m.gguf").string();
   QuantizePlan seen;
-  Status st = quantize_model(testing::testdata("quant/base-f32.gguf"), out, QuantizeOptions{mix("q4_k_m"), 2},
+  Status st = quantize_model(testing::testdata("quant/base-f32.gguf"), out, QuantizeOptions{mix("q4_k_m"), 2, nullptr},
                              [&](const QuantizePlan& p) { seen = p; });
   ASSERT_TRUE(st) << st.message();
   auto ours = gguf::File::open(out);
@@ -173,10 +173,10 @@ TEST(QuantizeModel, Q4KMFileMatchesLlamaQuantizeLayout) {
 
 TEST(QuantizeModel, RefusesMissingInputAndUnwritableOutput) {
   Status missing = quantize_model(testing::testdata("quant/no-such-file.gguf"), "/tmp/unused.gguf",
-                                  QuantizeOptions{mix("q8_0"), 1});
+                                  QuantizeOptions{mix("q8_0"), 1, nullptr});
   EXPECT_FALSE(missing);
   const auto bad_dir = (testing::scratch_dir("quantize-model-bad") / "no" / "such" / "dir" / "x.gguf").string();
-  Status unwritable = quantize_model(testing::testdata("stories260K.gguf"), bad_dir, QuantizeOptions{mix("q8_0"), 1});
+  Status unwritable = quantize_model(testing::testdata("stories260K.gguf"), bad_dir, QuantizeOptions{mix("q8_0"), 1, nullptr});
   EXPECT_FALSE(unwritable);
 }
 

@@ -70,12 +70,12 @@ std::vector<double> ladder_kl(const std::string& master, const std::string& scra
   std::vector<double> kls;
   for (GgmlType t : kLadder) {
     const std::string quantized = (dir / (std::string(kernels::type_name(t)) + ".gguf")).string();
-    Status st = quantize_model(master, quantized, QuantizeOptions{pure(t), 2});
+    Status st = quantize_model(master, quantized, QuantizeOptions{pure(t), 2, nullptr});
     EXPECT_TRUE(st) << st.message();
     std::string run_path = quantized;
     if (!*on_quantized_kernels) {
       run_path = (dir / (std::string(kernels::type_name(t)) + "-as-f32.gguf")).string();
-      st = quantize_model(quantized, run_path, QuantizeOptions{quant_mix_from_name("f32").value(), 2});
+      st = quantize_model(quantized, run_path, QuantizeOptions{quant_mix_from_name("f32").value(), 2, nullptr});
       EXPECT_TRUE(st) << st.message();
     }
     int64_t n = 0;

@@ -17,7 +17,7 @@ void expect_same_tensors(const std::string& source, const char* mix_name) {
   SCOPED_TRACE(source + " to " + mix_name);
   const QuantMix mix = quant_mix_from_name(mix_name).value();
   const std::string written = (testing::scratch_dir("requantize") / "written.gguf").string();
-  ASSERT_TRUE(quantize_model(source, written, QuantizeOptions{mix, 2}));
+  ASSERT_TRUE(quantize_model(source, written, QuantizeOptions{mix, 2, nullptr}));
   auto file = gguf::File::open(written);
   ASSERT_TRUE(file) << file.message();
   std::vector<double> progress;
@@ -55,7 +55,7 @@ TEST(RequantizedModel, GeneratesWhatTheWrittenFileGenerates) {
   const QuantMix mix = quant_mix_from_name("q4_0").value();
   const std::string source = testing::testdata("stories260K.gguf");
   const std::string written = (testing::scratch_dir("requantize-run") / "q4_0.gguf").string();
-  ASSERT_TRUE(quantize_model(source, written, QuantizeOptions{mix, 2}));
+  ASSERT_TRUE(quantize_model(source, written, QuantizeOptions{mix, 2, nullptr}));
   auto from_file = Model::load(written);
   auto in_memory = load_requantized(source, mix, {}, 2);
   ASSERT_TRUE(from_file && in_memory);

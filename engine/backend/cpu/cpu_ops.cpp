@@ -173,6 +173,7 @@ Status CpuOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out,
 
 Status CpuOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
+  if (matmul_observer_) matmul_observer_(outputs, act(in), n);
   const WeightMatrix* ws[3] = {};
   float* ys[3] = {};
   if (outputs.size() > 3) return Status::error("internal: at most three products share an input");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -53,6 +54,12 @@ class CpuOps : public BackendOps {
   Status kv_rotate(std::span<const BlockId> blocks, int64_t delta) override;
   ExecutorMemory memory() const override { return {0, kv_ ? kv_->bytes() : 0, scratch_bytes_}; }
 
+  // Sees the input rows ([n][cols], cols = outputs[0].w->cols) of every matmul before the
+  // product: the weight lab's calibration (engine/weightlab/calibration.h). Expert products
+  // (moe_experts) are not shown.
+  using MatmulObserver = std::function<void(std::span<const MatmulOutput> outputs, const float* in, int64_t n)>;
+  void observe_matmuls(MatmulObserver observer) { matmul_observer_ = std::move(observer); }
+
  private:
   float* act(Act a);
   // ys[i][n][ws[i].rows] = x[n][cols] . ws[i]^T: the input packed once per weight type, the
@@ -70,6 +77,7 @@ class CpuOps : public BackendOps {
   std::unique_ptr<KvCache> kv_;
   uint64_t scratch_bytes_ = 0;
   float* logits_ = nullptr;  // the chunk's logits destination (Act::Logits)
+  MatmulObserver matmul_observer_;
 
   // Activations, [max_batch][width] each (ScratchPlan).
   std::vector<float> x_, h_, q_, k_, v_, attn_, ffn_a_, ffn_b_, ffn_out_, router_;

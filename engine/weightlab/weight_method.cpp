@@ -1,0 +1,96 @@
+#include "engine/weightlab/weight_method.h"
+
+#include "engine/core/thread_pool.h"
+#include "engine/model/model.h"
+#include "engine/weightlab/awq_rewriter.h"
+#include "engine/weightlab/gptq_rewriter.h"
+#include "engine/weightlab/ternary.h"
+
+namespace inferscope {
+namespace {
+
+constexpr const char* kNames[] = {"rtn", "gptq", "awq", "ternary"};
+
+std::string percent(double x) { return std::to_string(static_cast<int>(x * 100.0 + 0.5)) + "%"; }
+
+Result<Calibration> calibrate(std::shared_ptr<const gguf::File> file, const WeightLabOptions& options) {
+  ModelLoadOptions load;
+  load.resident_weights = false;
+  load.check_memory = false;
+  auto model = Model::load_file(std::move(file), load);
+  if (!model) return Result<Calibration>::error(model.status().message());
+  CalibrationOptions co = options.calibration;
+  co.n_threads = options.n_threads;
+  const std::string& text = options.calibration_text.empty() ? default_calibration_text() : options.calibration_text;
+  return collect_calibration(*model, text, co);
+}
+
+Result<PreparedMethod> prepare_gptq(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
+                                    const WeightLabOptions& options) {
+  if (!gptq_supports(mix.base)) {
+    return Result<PreparedMethod>::error("gptq cannot place weights on the grid of " + mix.name +
+                                         "; choose q8_0, q4_0, q4_1, q3_k_*, q4_k_* or q5_k_*");
+  }
+  auto calibration = calibrate(std::move(file), options);
+  if (!calibration) return calibration.status();
+  const int64_t tokens = calibration->tokens;
+  auto rewriter =
+      std::make_shared<GptqRewriter>(std::make_shared<const Calibration>(std::move(*calibration)), options.gptq);
+  PreparedMethod p;
+  p.rewriter = rewriter;
+  p.summary = [rewriter, tokens] { return WeightLabSummary{tokens, rewriter->fallbacks()}; };
+  return p;
+}
+
+Result<PreparedMethod> prepare_awq(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
+                                   const WeightLabOptions& options) {
+  auto calibration = calibrate(file, options);
+  if (!calibration) return calibration.status();
+  ThreadPool pool(std::max(1, options.n_threads));
+  auto rewriter = AwqRewriter::search(*file, *calibration, mix, options.awq, pool);
+  if (!rewriter) return rewriter.status();
+  WeightLabSummary summary{calibration->tokens, {}};
+  for (const AwqGroupChoice& c : (*rewriter)->choices()) {
+    const double gain = c.error_plain > 0 ? 1.0 - c.error / c.error_plain : 0.0;
+    summary.notes.push_back(c.group + ": alpha " + std::to_string(c.alpha).substr(0, 4) + ", output error " +
+                            percent(gain) + " below rounding");
+  }
+  PreparedMethod p;
+  p.rewriter = *rewriter;
+  p.summary = [summary] { return summary; };
+  return p;
+}
+
+}  // namespace
+
+std::optional<WeightMethod> weight_method_from_name(std::string_view name) {
+  for (size_t i = 0; i < std::size(kNames); ++i) {
+    if (name == kNames[i]) return static_cast<WeightMethod>(i);
+  }
+  return std::nullopt;
+}
+
+const char* weight_method_name(WeightMethod method) { return kNames[static_cast<size_t>(method)]; }
+
+bool is_calibrated(WeightMethod method) { return method == WeightMethod::Gptq || method == WeightMethod::Awq; }
+
+Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
+                                             const WeightLabOptions& options) {
+  switch (options.method) {
+    case WeightMethod::Rtn:
+      return PreparedMethod{nullptr, [] { return WeightLabSummary{}; }};
+    case WeightMethod::Ternary:
+      if (mix.base != kernels::GgmlType::TQ1_0 && mix.base != kernels::GgmlType::TQ2_0) {
+        return Result<PreparedMethod>::error("the ternary method writes tq1_0 or tq2_0, not " + mix.name);
+      }
+      return PreparedMethod{std::make_shared<TernaryRewriter>(options.ternary_per_block),
+                            [] { return WeightLabSummary{}; }};
+    case WeightMethod::Gptq:
+      return prepare_gptq(std::move(file), mix, options);
+    case WeightMethod::Awq:
+      return prepare_awq(std::move(file), mix, options);
+  }
+  return Result<PreparedMethod>::error("unknown weight method");
+}
+
+}  // namespace inferscope

@@ -1,0 +1,62 @@
+// The weight lab's quantization methods and the one entry point that prepares any of them for a
+// conversion (quantize_model.h): plain rounding (rtn), GPTQ, AWQ, or the ternary rule. The
+// calibrated methods first read a calibration text through the model as stored.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/status.h"
+#include "engine/model/quant_mix.h"
+#include "engine/model/quantize_model.h"
+#include "engine/weightlab/awq.h"
+#include "engine/weightlab/calibration.h"
+#include "engine/weightlab/gptq.h"
+
+namespace inferscope {
+
+enum class WeightMethod { Rtn, Gptq, Awq, Ternary };
+
+// "rtn", "gptq", "awq", "ternary"; nullopt when unknown.
+std::optional<WeightMethod> weight_method_from_name(std::string_view name);
+const char* weight_method_name(WeightMethod method);
+bool is_calibrated(WeightMethod method);  // gptq, awq
+
+struct WeightLabOptions {
+  WeightMethod method = WeightMethod::Rtn;
+  std::string calibration_text;  // gptq, awq; empty: default_calibration_text()
+  CalibrationOptions calibration;
+  GptqOptions gptq;
+  AwqOptions awq;
+  bool ternary_per_block = false;  // ternary: the rule per 256-block instead of per row
+  int n_threads = 1;
+};
+
+// What a prepared method found, for the report.
+struct WeightLabSummary {
+  int64_t calibration_tokens = 0;
+  std::vector<std::string> notes;  // per group or tensor: AWQ's alpha and errors, GPTQ's fallbacks
+};
+
+struct PreparedMethod {
+  std::shared_ptr<const TensorRewriter> rewriter;  // nullptr for rtn
+  // Filled as the method runs (GPTQ's fallbacks are known once the file is written).
+  std::function<WeightLabSummary()> summary;
+};
+
+// Prepares options.method for converting `file` to `mix`: reads the calibration (gptq, awq)
+// and searches AWQ's scales. Fails when the calibration cannot run, or when the method cannot
+// apply to the mix (ternary needs tq1_0 or tq2_0; gptq a type it can place: q8_0, q4_0, q4_1,
+// q3_k, q4_k, q5_k, or their mixes).
+Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
+                                             const WeightLabOptions& options);
+
+// The text shipped for calibration, and a distinct one for the held-out evaluation.
+const std::string& default_calibration_text();
+const std::string& default_eval_text();
+
+}  // namespace inferscope

@@ -1,0 +1,110 @@
+#include "kernels/cpu/block_grid.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/formats/fp16.h"
+
+namespace inferscope::kernels {
+namespace {
+
+float f16_at(const uint8_t* p) { return fp16_to_fp32(load_u16(p)); }
+
+// Q4_K / Q5_K 6-bit scale and min of sub-block s (GGUF-FORMATS.md, the K-quant scale packing).
+void scale_min_k4(const uint8_t* scales, int s, int& sc, int& mn) {
+  if (s < 4) {
+    sc = scales[s] & 63;
+    mn = scales[s + 4] & 63;
+  } else {
+    sc = (scales[s + 4] & 15) | ((scales[s - 4] >> 6) << 4);
+    mn = (scales[s + 4] >> 4) | ((scales[s] >> 6) << 4);
+  }
+}
+
+// 32-element blocks: element e in byte e % 16, low nibble for e < 16.
+void set_nibble32(uint8_t* qs, int e, int v) {
+  uint8_t& byte = qs[e % 16];
+  byte = e < 16 ? static_cast<uint8_t>((byte & 0xF0) | v) : static_cast<uint8_t>((byte & 0x0F) | (v << 4));
+}
+
+// K-quants: 64-element chunks of 32 bytes, low nibbles first.
+void set_nibble_k(uint8_t* qs, int e, int v) {
+  const int c = e / 64, r = e % 64;
+  uint8_t& byte = qs[32 * c + r % 32];
+  byte = r < 32 ? static_cast<uint8_t>((byte & 0xF0) | v) : static_cast<uint8_t>((byte & 0x0F) | (v << 4));
+}
+
+void set_bit(uint8_t& byte, int bit, bool on) {
+  byte = on ? static_cast<uint8_t>(byte | (1u << bit)) : static_cast<uint8_t>(byte & ~(1u << bit));
+}
+
+ElementGrid scale_min_grid(const uint8_t* block, int e, int q_max) {
+  int sc, mn;
+  scale_min_k4(block + 4, e / 32, sc, mn);
+  return {f16_at(block) * static_cast<float>(sc), -(f16_at(block + 2) * static_cast<float>(mn)), 0, q_max};
+}
+
+ElementGrid q3_k_grid(const uint8_t* block, int e) {
+  const uint8_t* scales = block + 96;
+  const int s = e / 16;
+  const int low4 = s < 8 ? (scales[s] & 15) : (scales[s - 8] >> 4);
+  const int high2 = (scales[8 + (s % 4)] >> (2 * (s / 4))) & 3;
+  return {f16_at(block + 108) * static_cast<float>((low4 | (high2 << 4)) - 32), 0.0f, -4, 3};
+}
+
+}  // namespace
+
+int ElementGrid::nearest(float x) const {
+  if (step == 0.0f) return q_min;
+  const float q = std::nearbyint((x - offset) / step);
+  return static_cast<int>(std::clamp(q, static_cast<float>(q_min), static_cast<float>(q_max)));
+}
+
+bool has_block_grid(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q8_0: case GgmlType::Q4_0: case GgmlType::Q4_1:
+    case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ElementGrid element_grid(GgmlType type, const uint8_t* block, int e) {
+  switch (type) {
+    case GgmlType::Q8_0: return {f16_at(block), 0.0f, -128, 127};
+    case GgmlType::Q4_0: return {f16_at(block), 0.0f, -8, 7};
+    case GgmlType::Q4_1: return {f16_at(block), f16_at(block + 2), 0, 15};
+    case GgmlType::Q4_K: return scale_min_grid(block, e, 15);
+    case GgmlType::Q5_K: return scale_min_grid(block, e, 31);
+    case GgmlType::Q3_K: return q3_k_grid(block, e);
+    default: return {};
+  }
+}
+
+void set_element_quant(GgmlType type, uint8_t* block, int e, int q) {
+  switch (type) {
+    case GgmlType::Q8_0: block[2 + e] = static_cast<uint8_t>(static_cast<int8_t>(q)); break;
+    case GgmlType::Q4_0: set_nibble32(block + 2, e, q + 8); break;
+    case GgmlType::Q4_1: set_nibble32(block + 4, e, q); break;
+    case GgmlType::Q4_K: set_nibble_k(block + 16, e, q); break;
+    case GgmlType::Q5_K:
+      set_nibble_k(block + 48, e, q & 15);
+      set_bit(block[16 + e % 32], e / 32, (q & 16) != 0);
+      break;
+    case GgmlType::Q3_K: {
+      // Low 2 bits at qs[32 * (e / 128) + e % 32], bits 2 * ((e % 128) / 32); the hmask bit set
+      // means q = low, clear means q = low - 4.
+      const bool high = q >= 0;
+      const int low = high ? q : q + 4;
+      uint8_t& byte = block[32 + 32 * (e / 128) + e % 32];
+      const int shift = 2 * ((e % 128) / 32);
+      byte = static_cast<uint8_t>((byte & ~(3 << shift)) | (low << shift));
+      set_bit(block[e % 32], e / 32, high);
+      break;
+    }
+    default: break;
+  }
+}
+
+}  // namespace inferscope::kernels
