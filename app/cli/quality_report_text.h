@@ -1,7 +1,7 @@
 // The weight lab's quality report on the terminal, shared by quantize and evaluate.
 #pragma once
 
-#include "engine/weightlab/quality_report.h"
+#include "engine/compare/quality_report.h"
 
 namespace inferscope::cli {
 

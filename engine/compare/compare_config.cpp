@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/model/quant_mix.h"
+#include "engine/weightlab/weight_recipe.h"
 
 namespace inferscope {
 namespace {
@@ -93,10 +94,9 @@ Status apply(const Item& item, CompareConfig& c) {
   if (k == "label") c.label = item.value;
   else if (k == "model") c.model_path = item.value;
   else if (k == "weights") {
-    if (!quant_mix_from_name(item.value)) {
-      return Status::error("weights=" + item.value + ": unknown weight format (known: " + quant_mix_names() + ")");
-    }
-    c.weights = quant_mix_from_name(item.value)->name;
+    auto recipe = parse_weight_recipe(item.value);
+    if (!recipe) return Status::error("weights=" + item.value + ": " + recipe.message());
+    c.weights = recipe->text();
   } else if (k == "cache-type-k" || k == "cache-type-v") {
     auto type = parse_kv_type_name(item.value);
     if (!type) return Status::error(k + "=" + item.value + ": " + type.message());

@@ -34,7 +34,7 @@ namespace inferscope {
 struct CompareConfig {
   std::string label;
   std::string model_path;  // empty: the comparison's default model
-  std::string weights;     // empty: as stored; else a quant mix name (quant_mix_from_name)
+  std::string weights;     // empty: as stored; else a weight recipe (weight_recipe.h): q4_k_m, q4_0+gptq
   KvTypes kv_types;
   CachePolicy cache;
   BackendChoice backend;

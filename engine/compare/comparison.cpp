@@ -10,7 +10,7 @@
 
 #include "engine/chat/chat_prompt.h"
 #include "engine/chat/chat_template.h"
-#include "engine/model/requantized_model.h"
+#include "engine/weightlab/weight_recipe.h"
 #include "engine/runtime/session.h"
 
 namespace inferscope {

@@ -37,15 +37,9 @@ std::string upper(std::string s) {
 
 }  // namespace
 
-Result<std::shared_ptr<const Model>> load_model_as(const std::string& path, const std::string& weights,
-                                                   const ModelLoadOptions& options, int n_threads) {
-  if (weights.empty()) return Model::load(path, options);
-  const auto mix = quant_mix_from_name(weights);
-  if (!mix) return Status::error("unknown weight format " + weights + " (known: " + quant_mix_names() + ")");
-  return load_requantized(path, *mix, options, n_threads);
+std::string requantized_name(const std::string& path, const QuantMix& mix, const std::string& method) {
+  return path + " as " + upper(mix.name) + (method.empty() ? "" : " (" + upper(method) + ")");
 }
-
-std::string requantized_name(const std::string& path, const QuantMix& mix) { return path + " as " + upper(mix.name); }
 
 Result<std::shared_ptr<const Model>> load_requantized(const std::string& path, const QuantMix& mix,
                                                       const ModelLoadOptions& options, int n_threads) {
@@ -55,11 +49,15 @@ Result<std::shared_ptr<const Model>> load_requantized(const std::string& path, c
   QuantizeOptions qo;
   qo.mix = mix;
   qo.n_threads = std::max(1, n_threads);
-  auto converted = quantized_gguf(*in, qo, [&](double f) {
+  return load_converted(*in, qo, requantized_name(path, mix), options);
+}
+
+Result<std::shared_ptr<const Model>> load_converted(std::shared_ptr<const gguf::File> in, const QuantizeOptions& qo,
+                                                    const std::string& name, const ModelLoadOptions& options) {
+  auto converted = quantized_gguf(std::move(in), qo, [&](double f) {
     if (options.on_progress) options.on_progress(kConversionShare * f);
   });
   if (!converted) return converted.status();
-  const std::string name = requantized_name(path, mix);
   auto size = converted->writer.byte_size(name);
   if (!size) return size.status();
   auto buffer = ResidentBuffer::allocate(static_cast<size_t>(*size));

@@ -11,6 +11,7 @@
 #include "engine/core/status.h"
 #include "engine/model/model.h"
 #include "engine/model/quant_mix.h"
+#include "engine/model/quantize_model.h"
 
 namespace inferscope {
 
@@ -22,12 +23,13 @@ namespace inferscope {
 Result<std::shared_ptr<const Model>> load_requantized(const std::string& path, const QuantMix& mix,
                                                       const ModelLoadOptions& options, int n_threads);
 
-// `path` as stored when `weights` is empty, else requantized on load to that mix (a name
-// quant_mix_from_name knows; an unknown one is an error).
-Result<std::shared_ptr<const Model>> load_model_as(const std::string& path, const std::string& weights,
-                                                   const ModelLoadOptions& options, int n_threads);
+// The same for a file opened already, converted with `options` (a weight-lab method's rewriter
+// too), the model's file named `name`.
+Result<std::shared_ptr<const Model>> load_converted(std::shared_ptr<const gguf::File> in, const QuantizeOptions& options,
+                                                    const std::string& name, const ModelLoadOptions& load_options);
 
-// "stories260K.gguf as Q4_0": the name load_requantized gives a converted model's file.
-std::string requantized_name(const std::string& path, const QuantMix& mix);
+// "stories260K.gguf as Q4_0" (method: "stories260K.gguf as Q4_0 (GPTQ)"): the name load_requantized
+// gives a converted model's file.
+std::string requantized_name(const std::string& path, const QuantMix& mix, const std::string& method = "");
 
 }  // namespace inferscope

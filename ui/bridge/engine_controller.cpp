@@ -8,8 +8,7 @@
 
 #include "engine/chat/chat_template.h"
 #include "engine/model/model.h"
-#include "engine/model/quantize_model.h"
-#include "engine/model/requantized_model.h"
+#include "engine/weightlab/weight_recipe.h"
 #include "engine/chat/chat_prompt.h"
 #include "engine/runtime/session.h"
 #include "ui/bridge/stream_pacer.h"
@@ -168,14 +167,12 @@ void EngineController::saveModelAs(const QString& path) {
   QMetaObject::invokeMethod(
       this,
       [this, path] {
-        const auto mix = quant_mix_from_name(m_loadedWeights.toStdString());
-        if (!m_model || !mix) {
+        if (!m_model || m_loadedWeights.isEmpty()) {
           emit saveFailed(tr("The loaded model is not requantized: its file is already on disk."));
           return;
         }
-        QuantizeOptions options{*mix, std::max(1, QThread::idealThreadCount())};
-        const Status saved = quantize_model(QFile::encodeName(m_loadedPath).toStdString(),
-                                            QFile::encodeName(path).toStdString(), options);
+        const Status saved = save_model_as(QFile::encodeName(m_loadedPath).toStdString(), m_loadedWeights.toStdString(),
+                                           QFile::encodeName(path).toStdString(), std::max(1, QThread::idealThreadCount()));
         if (saved) emit modelSaved(path);
         else emit saveFailed(qstr(saved.message()));
       },
@@ -291,7 +288,10 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   }
   if (onDevice) emit loadProgress(1.0);
   ModelSummary summary = summarize(path, **model, **session, sessionOptions.n_threads, device);
-  if (!options.weights.isEmpty()) summary.name += tr(" (as %1)").arg(options.weights.toUpper());
+  if (!options.weights.isEmpty()) {
+    const auto recipe = parse_weight_recipe(options.weights.toStdString());
+    summary.name += tr(" (as %1)").arg(recipe ? QString::fromStdString(recipe->label()) : options.weights);
+  }
   summary.chatFormat = chatFormatLabel(*chatTemplate);
   summary.chatFormatNotice = qstr(chatTemplate->fallback_reason());
   m_session = std::move(*session);

@@ -8,6 +8,7 @@
 #include <QToolButton>
 
 #include "engine/model/quant_mix.h"
+#include "engine/weightlab/weight_recipe.h"
 
 namespace inferscope::ui {
 
@@ -64,6 +65,11 @@ void ConfigRow::addToggleMenu() {
   QMenu* weights = menu->addMenu(tr("Weight format (requantize on load)"));
   for (const char* w : kRequantizeTargets) {
     weights->addAction(QString::fromLatin1(w).toUpper(), this, [=] { setKey(QStringLiteral("weights"), QString::fromLatin1(w)); });
+  }
+  weights->addSeparator();
+  for (const char* w : kWeightLabRecipes) {
+    weights->addAction(QString::fromStdString(parse_weight_recipe(w)->label()), this,
+                       [=] { setKey(QStringLiteral("weights"), QString::fromLatin1(w)); });
   }
   for (const QString key : {QStringLiteral("cache-type-k"), QStringLiteral("cache-type-v")}) {
     QMenu* kv = menu->addMenu(key == QStringLiteral("cache-type-k") ? tr("KV cache: K type") : tr("KV cache: V type"));

@@ -8,6 +8,7 @@
 
 #include "engine/model/memory_estimate.h"
 #include "engine/model/quant_mix.h"
+#include "engine/weightlab/weight_recipe.h"
 
 namespace inferscope::ui {
 
@@ -65,10 +66,9 @@ void MemoryPrediction::predict(const MemoryPredictionInput& in) {
   const int64_t n_ctx = in.contextLength > 0 ? in.contextLength
                                              : std::min<int64_t>(std::max<int64_t>(m_config->n_ctx_train, 1), 4096);
   const int threads = in.threads > 0 ? in.threads : std::max(1, QThread::idealThreadCount() - 1);
-  const std::optional<QuantMix> mix =
-      in.weights.isEmpty() ? std::nullopt : quant_mix_from_name(in.weights.toStdString());
-  const MemoryEstimate e =
-      estimate_memory(*m_file, *m_config, n_ctx, threads, 256, in.kvTypes, mix ? &*mix : nullptr);
+  const auto recipe = parse_weight_recipe(in.weights.toStdString());
+  const QuantMix* mix = !in.weights.isEmpty() && recipe ? &recipe->mix : nullptr;
+  const MemoryEstimate e = estimate_memory(*m_file, *m_config, n_ctx, threads, 256, in.kvTypes, mix);
   setRow(kWeights, e.weights_bytes);
   setRow(kKvCache, e.kv_cache_bytes);
   setRow(kScratch, e.scratch_bytes);

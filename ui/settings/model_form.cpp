@@ -17,6 +17,7 @@
 
 #include "engine/core/resident_buffer.h"
 #include "engine/model/quant_mix.h"
+#include "engine/weightlab/weight_recipe.h"
 #include "kernels/cpu/cpu_features.h"
 #include "ui/layout/eliding_combo_box.h"
 #include "ui/layout/narrow_button.h"
@@ -75,7 +76,12 @@ ModelForm::ModelForm(QWidget* parent) : QWidget(parent) {
   m_weights->setObjectName("weightsFormat");
   m_weights->addItem(tr("as stored"), QString());
   for (const char* w : kRequantizeTargets) m_weights->addItem(QString::fromLatin1(w).toUpper(), QString::fromLatin1(w));
-  m_weights->setToolTip(tr("Requantize on load, in memory (the file is not changed)"));
+  for (const char* w : kWeightLabRecipes) {
+    m_weights->addItem(QString::fromStdString(parse_weight_recipe(w)->label()), QString::fromLatin1(w));
+  }
+  m_weights->setToolTip(tr("Requantize on load, in memory (the file is not changed). GPTQ and AWQ first read a "
+                           "calibration text through the model as stored; the ternary rule shows what untrained "
+                           "ternary weights cost."));
   layout->addRow(tr("Weights"), m_weights);
 
   m_prediction = new MemoryPrediction(this);

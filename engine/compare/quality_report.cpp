@@ -1,4 +1,4 @@
-#include "engine/weightlab/quality_report.h"
+#include "engine/compare/quality_report.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,0 +1,89 @@
+#include "engine/weightlab/weight_recipe.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "engine/model/requantized_model.h"
+
+namespace inferscope {
+namespace {
+
+std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s;
+}
+
+// The recipe's method prepared for `file`.
+Result<PreparedMethod> prepare(std::shared_ptr<const gguf::File> file, const WeightRecipe& recipe, int n_threads) {
+  WeightLabOptions lab;
+  lab.method = recipe.method;
+  lab.n_threads = std::max(1, n_threads);
+  return prepare_weight_method(std::move(file), recipe.mix, lab);
+}
+
+}  // namespace
+
+std::string WeightRecipe::text() const {
+  return method == WeightMethod::Rtn ? mix.name : mix.name + "+" + weight_method_name(method);
+}
+
+std::string WeightRecipe::label() const {
+  return method == WeightMethod::Rtn ? upper(mix.name) : upper(mix.name) + " · " + upper(weight_method_name(method));
+}
+
+Result<WeightRecipe> parse_weight_recipe(std::string_view text) {
+  const size_t plus = text.find('+');
+  const std::string_view mix_name = text.substr(0, plus);
+  WeightRecipe r;
+  const auto mix = quant_mix_from_name(mix_name);
+  if (!mix) {
+    return Result<WeightRecipe>::error("unknown weight format " + std::string(mix_name) + " (known: " +
+                                       quant_mix_names() + ", each optionally +gptq, +awq or +ternary)");
+  }
+  r.mix = *mix;
+  if (plus != std::string_view::npos) {
+    const auto method = weight_method_from_name(text.substr(plus + 1));
+    if (!method) {
+      return Result<WeightRecipe>::error("unknown weight method " + std::string(text.substr(plus + 1)) +
+                                         " (known: rtn, gptq, awq, ternary)");
+    }
+    r.method = *method;
+  }
+  const bool ternary_mix = r.mix.base == kernels::GgmlType::TQ1_0 || r.mix.base == kernels::GgmlType::TQ2_0;
+  if ((r.method == WeightMethod::Ternary) != ternary_mix && r.method != WeightMethod::Rtn) {
+    return Result<WeightRecipe>::error(r.text() + ": the ternary method goes with tq1_0 or tq2_0, and only it");
+  }
+  if (r.method == WeightMethod::Gptq && !gptq_supports(r.mix.base)) {
+    return Result<WeightRecipe>::error(r.text() + ": GPTQ places weights on q8_0, q4_0, q4_1, q3_k, q4_k or q5_k grids");
+  }
+  return r;
+}
+
+Result<std::shared_ptr<const Model>> load_model_as(const std::string& path, const std::string& weights,
+                                                   const ModelLoadOptions& options, int n_threads) {
+  if (weights.empty()) return Model::load(path, options);
+  auto recipe = parse_weight_recipe(weights);
+  if (!recipe) return recipe.status();
+  if (recipe->method == WeightMethod::Rtn) return load_requantized(path, recipe->mix, options, n_threads);
+  if (options.on_progress) options.on_progress(0.0);
+  auto file = gguf::File::open(path);
+  if (!file) return file.status();
+  auto method = prepare(*file, *recipe, n_threads);
+  if (!method) return method.status();
+  const QuantizeOptions qo{recipe->mix, std::max(1, n_threads), method->rewriter};
+  return load_converted(*file, qo, requantized_name(path, recipe->mix, weight_method_name(recipe->method)), options);
+}
+
+Status save_model_as(const std::string& source, const std::string& weights, const std::string& output, int n_threads) {
+  auto recipe = parse_weight_recipe(weights);
+  if (!recipe) return recipe.status();
+  auto file = gguf::File::open(source);
+  if (!file) return file.status();
+  auto method = prepare(*file, *recipe, n_threads);
+  if (!method) return method.status();
+  auto converted = quantized_gguf(*file, QuantizeOptions{recipe->mix, std::max(1, n_threads), method->rewriter});
+  if (!converted) return converted.status();
+  return converted->writer.write(output);
+}
+
+}  // namespace inferscope
