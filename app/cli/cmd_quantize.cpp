@@ -1,54 +1,22 @@
 // quantize: convert a GGUF model to another weight type or llama.cpp mix (q4_k_m, q8_0...), by
 // plain rounding or a weight-lab method (GPTQ, AWQ, the ternary rule), then report the
 // converted model's quality against the source on a held-out text.
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdio>
 #include <thread>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
-#include "app/cli/quality_report_text.h"
-#include "engine/model/quantize_model.h"
-#include "engine/weightlab/weight_method.h"
+#include "app/cli/weight_lab_run.h"
 
 namespace inferscope::cli {
 
 namespace {
 
-void print_plan(const QuantizePlan& plan, FILE* out) {
-  int requantized = 0;
-  for (const TensorPlan& t : plan.tensors) {
-    std::fprintf(out, "%-40s %-14s %6s -> %-6s %10s -> %s\n", t.name.c_str(), t.shape.c_str(),
-                 kernels::type_name(t.from), kernels::type_name(t.to), format_bytes(t.bytes_before).c_str(),
-                 format_bytes(t.bytes_after).c_str());
-    if (t.requantized) ++requantized;
-  }
-  if (requantized > 0) {
-    std::fprintf(stderr,
-                 "warning: %d tensors are already quantized; requantizing them adds the errors of both types "
-                 "(quantize from an F32/F16/BF16 file where possible)\n",
-                 requantized);
-  }
-  std::fprintf(out, "tensor data: %s -> %s\n", format_bytes(plan.bytes_before()).c_str(),
-               format_bytes(plan.bytes_after()).c_str());
-}
-
-void draw_progress(double fraction) {
-  constexpr int kWidth = 30;
-  const int filled = static_cast<int>(kWidth * fraction);
-  std::fprintf(stderr, "\r[%s%s] %3d%% writing", std::string(filled, '#').c_str(),
-               std::string(kWidth - filled, '.').c_str(), static_cast<int>(100 * fraction));
-  std::fflush(stderr);
-}
-
 // The method's options from the command line; false (after args.fail) when one is bad.
 bool lab_options(Args& args, int threads, WeightLabOptions* lab) {
   const std::string method = args.string("method", "rtn");
   const auto m = weight_method_from_name(method);
-  if (!m) {
-    args.fail("unknown --method '" + method + "'; expected rtn, gptq, awq or ternary");
+  if (!m || is_pruning(*m)) {
+    args.fail("unknown --method '" + method + "'; expected rtn, gptq, awq or ternary (pruning: the prune command)");
     return false;
   }
   lab->method = *m;
@@ -102,37 +70,9 @@ int run_quantize(int argc, char** argv) {
   std::string eval_text;
   if (args.has("eval") && !read_file(args.string("eval"), &eval_text)) args.fail("cannot read --eval " + args.string("eval"));
   if (!args.ok()) return args.exit_code();
-  const bool json = args.flag("json");
-  FILE* plan_out = json ? stderr : stdout;
-
-  const auto t0 = std::chrono::steady_clock::now();
-  auto file = gguf::File::open(args.string("model"));
-  if (!file) return fail(file.status());
-  if (is_calibrated(lab.method)) std::fprintf(stderr, "%s: reading the calibration text...\n", weight_method_name(lab.method));
-  auto method = prepare_weight_method(*file, *mix, lab);
-  if (!method) return fail(method.status());
-  auto converted = quantized_gguf(*file, QuantizeOptions{*mix, threads, method->rewriter},
-                                  isatty(STDERR_FILENO) ? draw_progress : std::function<void(double)>{});
-  if (!converted) return fail(converted.status());
-  print_plan(converted->plan, plan_out);
-  Status st = converted->writer.write(args.string("output"));
-  if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
-  if (!st) return fail(st);
-  const WeightLabSummary summary = method->summary();
-  if (summary.calibration_tokens > 0) {
-    std::fprintf(plan_out, "calibration: %lld tokens\n", static_cast<long long>(summary.calibration_tokens));
-  }
-  for (const std::string& note : summary.notes) std::fprintf(plan_out, "  %s\n", note.c_str());
-  std::fprintf(stderr, "wrote %s (%s by %s, general.file_type %u) in %.1f s\n", args.string("output").c_str(),
-               mix->name.c_str(), weight_method_name(lab.method), mix->file_type,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  if (args.flag("no-report")) return 0;
-  QualityReportOptions report;
-  report.reference = args.string("model");
-  report.candidate = args.string("output");
-  report.eval_text = eval_text;
-  report.n_threads = threads;
-  return print_quality_report(report, json);
+  WeightLabRun run{args.string("model"), args.string("output"), *mix, lab, eval_text, args.flag("json"),
+                   !args.flag("no-report")};
+  return run_weight_lab(run);
 }
 
 }  // namespace inferscope::cli

@@ -5,7 +5,7 @@
 namespace inferscope::cli {
 
 std::span<const Command> commands() {
-  static const std::array<Command, 10> kCommands = {{
+  static const std::array<Command, 11> kCommands = {{
       {"generate", run_generate},
       {"inspect", run_inspect},
       {"bench", run_bench},
@@ -16,6 +16,7 @@ std::span<const Command> commands() {
       {"quantize", run_quantize},
       {"compare", run_compare},
       {"evaluate", run_evaluate},
+      {"prune", run_prune},
   }};
   return kCommands;
 }

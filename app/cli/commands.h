@@ -22,5 +22,6 @@ int run_make_model(int argc, char** argv);
 int run_quantize(int argc, char** argv);
 int run_compare(int argc, char** argv);
 int run_evaluate(int argc, char** argv);
+int run_prune(int argc, char** argv);
 
 }  // namespace inferscope::cli

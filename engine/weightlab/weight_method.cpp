@@ -4,12 +4,13 @@
 #include "engine/model/model.h"
 #include "engine/weightlab/awq_rewriter.h"
 #include "engine/weightlab/gptq_rewriter.h"
+#include "engine/weightlab/pruning.h"
 #include "engine/weightlab/ternary.h"
 
 namespace inferscope {
 namespace {
 
-constexpr const char* kNames[] = {"rtn", "gptq", "awq", "ternary"};
+constexpr const char* kNames[] = {"rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4"};
 
 std::string percent(double x) { return std::to_string(static_cast<int>(x * 100.0 + 0.5)) + "%"; }
 
@@ -61,6 +62,22 @@ Result<PreparedMethod> prepare_awq(std::shared_ptr<const gguf::File> file, const
   return p;
 }
 
+Result<PreparedMethod> prepare_pruning(std::shared_ptr<const gguf::File> file, const WeightLabOptions& options) {
+  static constexpr PruneRule kRules[] = {PruneRule::Magnitude, PruneRule::Wanda, PruneRule::TwoFour};
+  const PruneRule rule = kRules[static_cast<int>(options.method) - static_cast<int>(WeightMethod::Magnitude)];
+  std::shared_ptr<const Calibration> calibration;
+  if (is_calibrated(options.method)) {
+    auto c = calibrate(std::move(file), options);
+    if (!c) return c.status();
+    calibration = std::make_shared<const Calibration>(std::move(*c));
+  }
+  const int64_t tokens = calibration ? calibration->tokens : 0;
+  PreparedMethod p;
+  p.rewriter = std::make_shared<PruneRewriter>(rule, options.sparsity, std::move(calibration));
+  p.summary = [tokens] { return WeightLabSummary{tokens, {}}; };
+  return p;
+}
+
 }  // namespace
 
 std::optional<WeightMethod> weight_method_from_name(std::string_view name) {
@@ -72,7 +89,14 @@ std::optional<WeightMethod> weight_method_from_name(std::string_view name) {
 
 const char* weight_method_name(WeightMethod method) { return kNames[static_cast<size_t>(method)]; }
 
-bool is_calibrated(WeightMethod method) { return method == WeightMethod::Gptq || method == WeightMethod::Awq; }
+bool is_calibrated(WeightMethod method) {
+  return method == WeightMethod::Gptq || method == WeightMethod::Awq || method == WeightMethod::Wanda ||
+         method == WeightMethod::TwoFour;
+}
+
+bool is_pruning(WeightMethod method) {
+  return method == WeightMethod::Magnitude || method == WeightMethod::Wanda || method == WeightMethod::TwoFour;
+}
 
 Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
                                              const WeightLabOptions& options) {
@@ -89,6 +113,10 @@ Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> f
       return prepare_gptq(std::move(file), mix, options);
     case WeightMethod::Awq:
       return prepare_awq(std::move(file), mix, options);
+    case WeightMethod::Magnitude:
+    case WeightMethod::Wanda:
+    case WeightMethod::TwoFour:
+      return prepare_pruning(std::move(file), options);
   }
   return Result<PreparedMethod>::error("unknown weight method");
 }

@@ -1,6 +1,7 @@
-// The weight lab's quantization methods and the one entry point that prepares any of them for a
-// conversion (quantize_model.h): plain rounding (rtn), GPTQ, AWQ, or the ternary rule. The
-// calibrated methods first read a calibration text through the model as stored.
+// The weight lab's methods and the one entry point that prepares any of them for a conversion
+// (quantize_model.h): plain rounding (rtn), GPTQ, AWQ, the ternary rule, and pruning (magnitude,
+// Wanda, 2:4; pruning.h) before the target type's own rounding. The calibrated methods first
+// read a calibration text through the model as stored.
 #pragma once
 
 #include <functional>
@@ -19,12 +20,13 @@
 
 namespace inferscope {
 
-enum class WeightMethod { Rtn, Gptq, Awq, Ternary };
+enum class WeightMethod { Rtn, Gptq, Awq, Ternary, Magnitude, Wanda, TwoFour };
 
-// "rtn", "gptq", "awq", "ternary"; nullopt when unknown.
+// "rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4"; nullopt when unknown.
 std::optional<WeightMethod> weight_method_from_name(std::string_view name);
 const char* weight_method_name(WeightMethod method);
-bool is_calibrated(WeightMethod method);  // gptq, awq
+bool is_calibrated(WeightMethod method);  // gptq, awq, wanda, 2:4
+bool is_pruning(WeightMethod method);     // magnitude, wanda, 2:4
 
 struct WeightLabOptions {
   WeightMethod method = WeightMethod::Rtn;
@@ -33,6 +35,7 @@ struct WeightLabOptions {
   GptqOptions gptq;
   AwqOptions awq;
   bool ternary_per_block = false;  // ternary: the rule per 256-block instead of per row
+  double sparsity = 0.5;           // magnitude, wanda: the fraction of each row set to 0
   int n_threads = 1;
 };
 

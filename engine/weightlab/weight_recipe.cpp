@@ -38,14 +38,15 @@ Result<WeightRecipe> parse_weight_recipe(std::string_view text) {
   const auto mix = quant_mix_from_name(mix_name);
   if (!mix) {
     return Result<WeightRecipe>::error("unknown weight format " + std::string(mix_name) + " (known: " +
-                                       quant_mix_names() + ", each optionally +gptq, +awq or +ternary)");
+                                       quant_mix_names() +
+                                       ", each optionally +gptq, +awq, +ternary, +magnitude, +wanda or +2:4)");
   }
   r.mix = *mix;
   if (plus != std::string_view::npos) {
     const auto method = weight_method_from_name(text.substr(plus + 1));
     if (!method) {
       return Result<WeightRecipe>::error("unknown weight method " + std::string(text.substr(plus + 1)) +
-                                         " (known: rtn, gptq, awq, ternary)");
+                                         " (known: rtn, gptq, awq, ternary, magnitude, wanda, 2:4)");
     }
     r.method = *method;
   }

@@ -1,5 +1,6 @@
 // A weight recipe: a mix (quant_mix.h) and the method that fills it (weight_method.h), written
-// "q4_k_m" (plain rounding) or "q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary". What the app's
+// "q4_k_m" (plain rounding) or "q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f16+wanda" (pruned
+// to 50%, then stored as F16), "q8_0+2:4". What the app's
 // weight-format toggle and `compare`'s weights= name, applied on load in memory (no file), or
 // written to a file (the app's "Save Model As").
 #pragma once
@@ -27,8 +28,9 @@ struct WeightRecipe {
 Result<WeightRecipe> parse_weight_recipe(std::string_view text);
 
 // The recipes the app offers beyond kRequantizeTargets' plain mixes.
-inline constexpr const char* kWeightLabRecipes[] = {"q4_0+gptq", "q4_0+awq", "q4_k_m+gptq", "q4_k_m+awq",
-                                                    "q3_k_m+gptq", "tq2_0+ternary"};
+inline constexpr const char* kWeightLabRecipes[] = {"q4_0+gptq",     "q4_0+awq",  "q4_k_m+gptq", "q4_k_m+awq",
+                                                    "q3_k_m+gptq",   "tq2_0+ternary", "f16+magnitude", "f16+wanda",
+                                                    "f16+2:4"};
 
 // `path` as stored when `weights` is empty, else converted on load by the recipe (calibrated
 // methods read the shipped calibration text through the model as stored first).
