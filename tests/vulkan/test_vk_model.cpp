@@ -15,6 +15,9 @@
 #include "engine/model/forward_pass.h"
 #include "engine/model/random_model.h"
 #include "engine/runtime/session.h"
+#include "engine/weightlab/head_pruning.h"
+#include "engine/weightlab/weight_method.h"
+#include "engine/weightlab/weight_recipe.h"
 #include "tests/support/distributions.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
@@ -214,6 +217,43 @@ INSTANTIATE_TEST_SUITE_P(Quant, VulkanWeightType,
                          ::testing::Values("base-f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k",
                                            "q3_k", "q4_k", "q4_k_m", "q5_k", "q6_k", "iq4_nl", "tq1_0", "tq2_0"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
+
+// The weight lab's files (GPTQ, AWQ, ternary, pruned, head-pruned) are ordinary GGUF files of
+// standard types: they load and run on the Vulkan backend like on the CPU.
+class VulkanWeightLabFile : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(VulkanWeightLabFile, LogitsMatchTheCpuBackend) {
+  SKIP_WITHOUT_VULKAN();
+  const std::string source = testing::testdata("quant/base-f32.gguf");
+  const std::string path = (testing::scratch_dir("lab") / "lab.gguf").string();
+  const std::string recipe = GetParam();
+  if (recipe == "heads") {
+    auto file = gguf::File::open(source);
+    ASSERT_TRUE(file);
+    auto model = Model::load(source);
+    ASSERT_TRUE(model);
+    auto calibration = collect_calibration(*model, default_calibration_text(), CalibrationOptions{256, 128, 2});
+    ASSERT_TRUE(calibration) << calibration.message();
+    auto pruned = prune_heads(*file, *calibration, 2);
+    ASSERT_TRUE(pruned) << pruned.message();
+    ASSERT_TRUE(pruned->writer.write(path));
+  } else {
+    const Status st = save_model_as(source, recipe, path, 2);
+    ASSERT_TRUE(st) << st.message();
+  }
+  auto model = Model::load(path);
+  ASSERT_TRUE(model) << model.message();
+  const bool exact_activations = recipe.find('f') == 0 || recipe == "heads";
+  expect_logits_match_cpu(*model, exact_activations ? 1e-4 : 5e-2, exact_activations ? 1e-3 : 5e-2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Recipes, VulkanWeightLabFile,
+                         ::testing::Values("q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f32+wanda", "f32+2:4", "heads"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
 
 std::unique_ptr<Session> policy_session(std::shared_ptr<const Model> model, const std::string& backend, int64_t n_ctx,
                                         const CachePolicy& policy, KvTypes types = {}) {
