@@ -1,4 +1,5 @@
 // inspect: what a GGUF file holds and what loading it would cost, without loading it.
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -82,6 +83,16 @@ void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok,
   std::printf("chat template: %s%s%s\n", chat.family.c_str(),
               chat.has_template ? " (from the file)" : " (the file has none; plain format)",
               chat.error.empty() ? "" : (" -- unusable: " + chat.error).c_str());
+  const size_t int8 = std::count_if(f.tensors().begin(), f.tensors().end(),
+                                    [](const gguf::TensorInfo& t) { return t.type == kernels::GgmlType::I8; });
+  if (int8 > 0) {
+    std::printf("weights: %zu matrices in INT8 per output channel, Inferscope's own format (I8 values and a\n"
+                "  '<name>.scale' tensor of per-row scales): llama.cpp and other GGUF readers will not run this file\n",
+                int8);
+  }
+  if (const gguf::Value* method = f.find("inferscope.weightlab.method")) {
+    std::printf("weight lab: made by %s\n", method->string.c_str());
+  }
   std::printf("\nmetadata:\n");
   for (const gguf::KeyValue& kv : f.metadata()) {
     std::printf("  %-48s %s\n", kv.key.c_str(), kv.value.to_display_string().c_str());

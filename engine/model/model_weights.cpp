@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/cpu/dequantize.h"
+#include "kernels/cpu/int8_rows.h"
 #include "kernels/cpu/matmul.h"
 
 namespace inferscope {
@@ -27,6 +28,7 @@ class Binder {
     if (t->ne[0] != cols || t->ne[1] != rows || t->ne[2] != n_mats || t->ne[3] != 1) {
       return wrong_shape(*t, shape_text(cols, rows, n_mats));
     }
+    if (t->type == kernels::GgmlType::I8) return int8_matrix(*t, cols, rows, n_mats, out);
     if (!kernels::matmul_supported(t->type)) {
       return Status::error(file_.error_prefix() + "tensor '" + name + "' has weight type " +
                            kernels::type_name(t->type) + ", which this engine cannot multiply yet");
@@ -61,6 +63,30 @@ class Binder {
   }
 
  private:
+  // An INT8 per-channel matrix (int8_rows.h): its rows with the scales of "<name>.scale",
+  // re-blocked as Q8_0 into memory the weights own.
+  Status int8_matrix(const gguf::TensorInfo& t, int64_t cols, int64_t rows, int64_t n_mats, WeightMatrix* out) {
+    const gguf::TensorInfo* s = file_.find_tensor(t.name + ".scale");
+    if (s == nullptr || s->type != kernels::GgmlType::F32 || static_cast<int64_t>(s->n_elements) != rows * n_mats) {
+      return Status::error(file_.error_prefix() + "I8 tensor '" + t.name + "' needs an F32 tensor '" + t.name +
+                           ".scale' of " + std::to_string(rows * n_mats) +
+                           " per-row scales (Inferscope's INT8 per-channel format)");
+    }
+    if (cols % 32 != 0) {
+      return Status::error(file_.error_prefix() + "I8 tensor '" + t.name + "' has rows of " + std::to_string(cols) +
+                           " values, not a multiple of 32");
+    }
+    const int64_t rb = kernels::row_bytes(kernels::GgmlType::Q8_0, cols);
+    auto bytes = std::make_unique<uint8_t[]>(static_cast<size_t>(rows * n_mats * rb));
+    const auto* q = reinterpret_cast<const int8_t*>(bytes_of(t));
+    const auto* scales = reinterpret_cast<const float*>(bytes_of(*s));
+    for (int64_t r = 0; r < rows * n_mats; ++r) kernels::i8_row_as_q8_0(q + r * cols, scales[r], bytes.get() + r * rb, cols);
+    *out = WeightMatrix{&t, kernels::GgmlType::Q8_0, bytes.get(), cols, rows, n_mats, rb};
+    weights_.total_bytes += t.n_bytes + s->n_bytes;
+    weights_.reblocked.push_back(std::move(bytes));
+    return Status::ok();
+  }
+
   const uint8_t* bytes_of(const gguf::TensorInfo& t) const { return tensor_data_ ? tensor_data_ + t.offset : t.data; }
   static std::string shape_text(int64_t cols, int64_t rows, int64_t n_mats) {
     std::string s = "[" + std::to_string(cols) + ", " + std::to_string(rows);

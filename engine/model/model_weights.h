@@ -90,6 +90,9 @@ struct ModelWeights {
 
   uint64_t total_bytes = 0;  // bytes of all bound tensors in the file
   std::vector<std::unique_ptr<float[]>> converted;  // owned F32 copies of non-F32 vectors
+  // INT8 per-channel matrices (kernels/cpu/int8_rows.h) re-blocked as Q8_0: the matrix's type is
+  // then Q8_0 and its data points here (its tensor is still the file's I8 tensor).
+  std::vector<std::unique_ptr<uint8_t[]>> reblocked;
 
   // Every present matrix (token_embd, output unless tied, then each layer's) and every present
   // vector (output_norm, the RoPE factors, then each layer's), once each, in that order: what a

@@ -20,6 +20,8 @@ enum FileType : uint32_t {
   kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 7, kQ5_0 = 8, kQ5_1 = 9, kQ2_K = 10,
   kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14, kQ4_K_M = 15, kQ5_K_S = 16, kQ5_K_M = 17,
   kQ6_K = 18, kIQ4_NL = 25, kBF16 = 32, kTQ1_0 = 36, kTQ2_0 = 37,
+  // Ours, outside llama_ftype's range: INT8 per output channel (I8 + a per-row scale tensor).
+  kInt8PerChannel = 1024,
 };
 
 struct MixName {
@@ -28,7 +30,7 @@ struct MixName {
   GgmlType base;
 };
 
-constexpr std::array<MixName, 20> kMixes = {{
+constexpr std::array<MixName, 21> kMixes = {{
     {"f32", kF32, GgmlType::F32},          {"f16", kF16, GgmlType::F16},
     {"bf16", kBF16, GgmlType::BF16},       {"q8_0", kQ8_0, GgmlType::Q8_0},
     {"q4_0", kQ4_0, GgmlType::Q4_0},       {"q4_1", kQ4_1, GgmlType::Q4_1},
@@ -39,6 +41,7 @@ constexpr std::array<MixName, 20> kMixes = {{
     {"q3_k_l", kQ3_K_L, GgmlType::Q3_K},   {"q4_k_s", kQ4_K_S, GgmlType::Q4_K},
     {"q4_k_m", kQ4_K_M, GgmlType::Q4_K},   {"q5_k_s", kQ5_K_S, GgmlType::Q5_K},
     {"q5_k_m", kQ5_K_M, GgmlType::Q5_K},   {"q6_k", kQ6_K, GgmlType::Q6_K},
+    {"int8", kInt8PerChannel, GgmlType::I8},
 }};
 
 // llama-quantize's aliases.
@@ -146,7 +149,10 @@ std::optional<GgmlType> fallback_type(GgmlType t) {
   }
 }
 
-bool fits(GgmlType t, int64_t row_length) { return row_length % kernels::type_info(t).block_size == 0; }
+// I8 rows are multiplied as Q8_0 blocks in memory (model_weights.h), so they need whole blocks.
+bool fits(GgmlType t, int64_t row_length) {
+  return row_length % (t == GgmlType::I8 ? 32 : kernels::type_info(t).block_size) == 0;
+}
 
 }  // namespace
 

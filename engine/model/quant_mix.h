@@ -26,12 +26,14 @@ struct QuantMix {
 
 // Parses a file type name (case-insensitive): f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1,
 // iq4_nl, tq1_0, tq2_0, q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k,
-// and llama-quantize's aliases q3_k, q4_k, q5_k (= the _m mixes). nullopt when unknown.
+// and llama-quantize's aliases q3_k, q4_k, q5_k (= the _m mixes); and our int8 (INT8 per output
+// channel: every matrix I8 with a per-row scale tensor, int8_weights.h; general.file_type 1024,
+// a value llama.cpp does not know, since it will not run such a file). nullopt when unknown.
 std::optional<QuantMix> quant_mix_from_name(std::string_view name, bool pure = false);
 // The accepted names, comma-separated (for help texts and errors).
 std::string quant_mix_names();
 // The mixes the app offers for requantize on load, best quality first.
-inline constexpr const char* kRequantizeTargets[] = {"f16", "q8_0", "q6_k", "q5_k_m", "q4_k_m",
+inline constexpr const char* kRequantizeTargets[] = {"f16",  "q8_0",   "int8",  "q6_k",   "q5_k_m", "q4_k_m",
                                                      "q4_0", "q3_k_m", "q2_k", "iq4_nl", "tq2_0"};
 
 // What the rules need to know about the whole model.

@@ -11,6 +11,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
 #include "kernels/cpu/dequantize.h"
+#include "kernels/cpu/int8_rows.h"
 #include "kernels/cpu/quantize.h"
 
 namespace inferscope {
@@ -72,6 +73,37 @@ void release_input_pages(const uint8_t* data, uint64_t n_bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
+// INT8 per channel (int8_rows.h): the I8 rows of `t` (part == Values) or their per-row scales
+// (part == Scales), each from the decoded (and rewritten) rows, a slab at a time.
+enum class Int8Part { Values, Scales };
+
+gguf::TensorSource int8_tensor(const gguf::TensorInfo& t, Int8Part part, std::shared_ptr<ThreadPool> pool,
+                               std::shared_ptr<const gguf::File> keep_alive,
+                               std::shared_ptr<const TensorRewriter> rewriter) {
+  return [&t, part, pool, keep_alive, rewriter](gguf::ByteSink& out) -> Status {
+    const int64_t cols = t.ne[0];
+    const int64_t rows = static_cast<int64_t>(t.n_elements) / cols;
+    const int64_t slab_rows = std::max<int64_t>(1, kSlabBytes / std::max<int64_t>(1, cols * 4));
+    std::vector<float> floats(static_cast<size_t>(std::min(rows, slab_rows) * cols));
+    std::vector<int8_t> q(static_cast<size_t>(std::min(rows, slab_rows) * cols));
+    std::vector<float> scales(static_cast<size_t>(std::min(rows, slab_rows)));
+    for (int64_t r = 0; r < rows; r += slab_rows) {
+      const int64_t n = std::min(slab_rows, rows - r);
+      if (!decode_rows(t, r, n, floats.data(), *pool)) return Status::error("tensor " + t.name + ": cannot decode");
+      if (rewriter) rewriter->transform_rows(t.name, r, floats.data(), n, cols);
+      pool->run([&](int ith, int nth) {
+        for (int64_t i = ith; i < n; i += nth) {
+          scales[static_cast<size_t>(i)] = kernels::quantize_row_i8(floats.data() + i * cols, q.data() + i * cols, cols);
+        }
+      });
+      const Status st = part == Int8Part::Values ? out.write(q.data(), static_cast<size_t>(n * cols))
+                                                 : out.write(scales.data(), static_cast<size_t>(n) * sizeof(float));
+      INFERSCOPE_RETURN_IF_ERROR(st);
+    }
+    return Status::ok();
+  };
+}
+
 gguf::TensorSource converted_tensor(const gguf::TensorInfo& t, GgmlType to, std::shared_ptr<ThreadPool> pool,
                                     std::shared_ptr<const gguf::File> keep_alive,
                                     std::shared_ptr<const TensorRewriter> rewriter) {
@@ -109,7 +141,9 @@ Result<QuantizePlan> plan_quantization(const gguf::File& file, const QuantMix& m
         return Result<QuantizePlan>::error(file.error_prefix() + "tensor " + t.name + " has type " +
                                            kernels::type_name(t.type) + ", which cannot be decoded");
       }
-      p.bytes_after = static_cast<uint64_t>(kernels::row_bytes(p.to, t.ne[0]) * (static_cast<int64_t>(t.n_elements) / t.ne[0]));
+      const int64_t rows = static_cast<int64_t>(t.n_elements) / t.ne[0];
+      p.bytes_after = static_cast<uint64_t>(kernels::row_bytes(p.to, t.ne[0]) * rows);
+      if (p.to == kernels::GgmlType::I8) p.bytes_after += static_cast<uint64_t>(rows) * sizeof(float);  // the scales
       p.requantized = is_block_type(t.type);
     }
     plan.tensors.push_back(std::move(p));
@@ -153,6 +187,20 @@ Result<QuantizedGguf> quantized_gguf(std::shared_ptr<const gguf::File> in, const
       continue;
     }
     std::vector<int64_t> ne(t.ne.begin(), t.ne.begin() + t.n_dims);
+    if (p.to == kernels::GgmlType::I8) {
+      w.add_tensor_source(t.name, ne, p.to, int8_tensor(t, Int8Part::Values, pool, in, options.rewriter));
+      std::vector<int64_t> scale_ne(ne.begin() + 1, ne.end());
+      const uint64_t bytes = p.bytes_after;
+      gguf::TensorSource scales = int8_tensor(t, Int8Part::Scales, pool, in, options.rewriter);
+      w.add_tensor_source(t.name + ".scale", scale_ne, kernels::GgmlType::F32,
+                          [scales, on_progress, done, bytes, total](gguf::ByteSink& sink) {
+                            INFERSCOPE_RETURN_IF_ERROR(scales(sink));
+                            *done += bytes;
+                            if (on_progress) on_progress(static_cast<double>(*done) / total);
+                            return Status::ok();
+                          });
+      continue;
+    }
     gguf::TensorSource convert = converted_tensor(t, p.to, pool, in, options.rewriter);
     const uint64_t bytes = p.bytes_after;
     w.add_tensor_source(t.name, ne, p.to, [convert, on_progress, done, bytes, total](gguf::ByteSink& sink) {

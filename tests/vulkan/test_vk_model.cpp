@@ -248,7 +248,8 @@ TEST_P(VulkanWeightLabFile, LogitsMatchTheCpuBackend) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Recipes, VulkanWeightLabFile,
-                         ::testing::Values("q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f32+wanda", "f32+2:4", "heads"),
+                         ::testing::Values("int8", "q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f32+wanda", "f32+2:4",
+                                           "heads"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

@@ -5,10 +5,14 @@
 // file's metadata.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "engine/compare/quality_report.h"
 #include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
+#include "engine/model/model.h"
 #include "engine/model/quantize_model.h"
 #include "engine/weightlab/weight_method.h"
 #include "engine/weightlab/weight_recipe.h"
@@ -62,14 +66,56 @@ INSTANTIATE_TEST_SUITE_P(Models, CalibratedMethods,
                            return std::string(info.param.model[0] == 's' ? "stories260K_" : "base_") + info.param.type;
                          });
 
-TEST(WeightLabOrder, EightBitsBelowFourBitsBelowTernary) {
+TEST(WeightLabOrder, Int8BelowFourBitsBelowTernary) {
   const std::string source = testing::testdata("quant/base-f32.gguf");
-  const double q8 = mean_kl(source, convert(source, "q8_0", "q8"));
+  const double int8 = mean_kl(source, convert(source, "int8", "int8"));
   const double q4 = mean_kl(source, convert(source, "q4_0", "q4"));
   const double ternary = mean_kl(source, convert(source, "tq2_0+ternary", "ternary"));
-  EXPECT_LT(0.0, q8);
-  EXPECT_LT(q8, q4);
+  EXPECT_LT(0.0, int8);
+  EXPECT_LT(int8, q4);
   EXPECT_LT(q4, ternary);
+}
+
+TEST(Int8PerChannel, EveryMatrixIsI8WithItsRowScales) {
+  const std::string source = testing::testdata("quant/base-f32.gguf");
+  auto file = gguf::File::open(convert(source, "int8", "int8"));
+  ASSERT_TRUE(file) << file.message();
+  int matrices = 0;
+  for (const gguf::TensorInfo& t : (*file)->tensors()) {
+    if (t.type != kernels::GgmlType::I8) continue;
+    ++matrices;
+    const gguf::TensorInfo* scale = (*file)->find_tensor(t.name + ".scale");
+    ASSERT_NE(scale, nullptr) << t.name;
+    EXPECT_EQ(scale->type, kernels::GgmlType::F32);
+    EXPECT_EQ(scale->n_elements, t.n_elements / static_cast<uint64_t>(t.ne[0]));
+    // weight = scale * q, symmetric: |q| <= 127, and 127 reached in the first row.
+    const auto* q = reinterpret_cast<const int8_t*>(t.data);
+    EXPECT_GE(*std::min_element(q, q + t.n_elements), -127) << t.name;
+    int max_abs = 0;
+    for (int64_t i = 0; i < t.ne[0]; ++i) max_abs = std::max(max_abs, std::abs(static_cast<int>(q[i])));
+    EXPECT_EQ(max_abs, 127) << t.name;
+  }
+  EXPECT_EQ(matrices, 9);  // token_embd, output and the layer's seven
+  auto model = Model::load((*file)->path());
+  ASSERT_TRUE(model) << model.message();
+  EXPECT_EQ((*model)->weights().layers[0].wq.type, kernels::GgmlType::Q8_0);  // re-blocked in memory
+}
+
+TEST(Int8PerChannel, AMissingScaleTensorIsAClearError) {
+  const std::string source = testing::testdata("quant/base-f32.gguf");
+  auto file = gguf::File::open(convert(source, "int8", "int8"));
+  ASSERT_TRUE(file);
+  gguf::Writer w;
+  w.copy_metadata(**file, "");
+  for (const gguf::TensorInfo& t : (*file)->tensors()) {
+    if (t.name != "blk.0.attn_q.weight.scale") w.add_tensor_copy(*file, t);
+  }
+  const std::string broken = (testing::scratch_dir("broken") / "broken.gguf").string();
+  ASSERT_TRUE(w.write(broken));
+  auto model = Model::load(broken);
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.message().find("needs an F32 tensor 'blk.0.attn_q.weight.scale'"), std::string::npos)
+      << model.message();
 }
 
 TEST(WeightLabFiles, TheMethodIsInTheMetadataAndTheTypesAreStandard) {
