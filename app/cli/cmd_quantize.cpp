@@ -6,6 +6,7 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "app/cli/weight_lab_run.h"
+#include "engine/weightlab/llm_int8_method.h"
 
 namespace inferscope::cli {
 
@@ -16,7 +17,7 @@ bool lab_options(Args& args, int threads, WeightLabOptions* lab) {
   const std::string method = args.string("method", "rtn");
   const auto m = weight_method_from_name(method);
   if (!m || is_pruning(*m)) {
-    args.fail("unknown --method '" + method + "'; expected rtn, gptq, awq or ternary (pruning: the prune command)");
+    args.fail("unknown --method '" + method + "'; expected rtn, gptq, awq, ternary or llm-int8 (pruning: the prune command)");
     return false;
   }
   lab->method = *m;
@@ -28,6 +29,7 @@ bool lab_options(Args& args, int threads, WeightLabOptions* lab) {
   lab->gptq.damp = args.number("damp", lab->gptq.damp, 0.0, 10.0);
   lab->gptq.act_order = args.flag("act-order");
   lab->ternary_per_block = args.flag("per-block");
+  lab->llm_int8_threshold = static_cast<float>(args.number("threshold", kLlmInt8DefaultThreshold, 0.0, 1e6));
   return args.ok();
 }
 
@@ -45,12 +47,13 @@ int run_quantize(int argc, char** argv) {
              {"output", "FILE", "where to write the quantized GGUF (required)"},
              {"type", "TYPE", type_help.c_str()},
              {"pure", nullptr, "every matrix gets TYPE (no per-tensor mix rules), like llama-quantize --pure"},
-             {"method", "M", "rtn (round to nearest, default), gptq, awq, or ternary (with tq1_0/tq2_0)"},
+             {"method", "M", "rtn (round to nearest, default), gptq, awq, ternary (with tq1_0/tq2_0), llm-int8 (with int8)"},
              {"calibration", "FILE", "gptq, awq: calibration text (default: the shipped one)"},
              {"calibration-tokens", "N", "gptq, awq: tokens of calibration text read (default 1024)"},
              {"damp", "X", "gptq: dampening, a fraction of the Hessian's mean diagonal (default 0.01)"},
              {"act-order", nullptr, "gptq: quantize columns in decreasing Hessian diagonal"},
              {"per-block", nullptr, "ternary: the rule per 256-block instead of per row"},
+             {"threshold", "X", "llm-int8: feature magnitude above which a column is an outlier (default 6)"},
              {"eval", "FILE", "held-out text of the quality report (default: the shipped one)"},
              {"no-report", nullptr, "skip the quality report"},
              {"json", nullptr, "print the quality report as JSON (the plan goes to stderr)"},

@@ -8,6 +8,7 @@
 #include "app/cli/cli_common.h"
 #include "app/cli/quality_report_text.h"
 #include "engine/model/quantize_model.h"
+#include "engine/weightlab/llm_int8_method.h"
 
 namespace inferscope::cli {
 
@@ -37,6 +38,19 @@ void draw_progress(double fraction) {
   std::fprintf(stderr, "\r[%s%s] %3d%% writing", std::string(filled, '#').c_str(),
                std::string(kWidth - filled, '.').c_str(), static_cast<int>(100 * fraction));
   std::fflush(stderr);
+}
+
+// LLM.int8(): the fraction of outlier columns per layer on the evaluation text.
+void print_outlier_fractions(const WeightLabRun& run) {
+  auto fractions = llm_int8_outlier_fractions(run.output, run.eval_text.empty() ? default_eval_text() : run.eval_text,
+                                              run.lab.n_threads);
+  if (!fractions) {
+    std::fprintf(stderr, "error: outlier columns: %s\n", fractions.message().c_str());
+    return;
+  }
+  std::fprintf(stderr, "LLM.int8() outlier columns (|x| > %g) per layer on the evaluation text:", run.lab.llm_int8_threshold);
+  for (size_t l = 0; l < fractions->size(); ++l) std::fprintf(stderr, " %zu: %.2f%%", l, 100.0 * (*fractions)[l]);
+  std::fprintf(stderr, "\n");
 }
 
 }  // namespace
@@ -72,7 +86,9 @@ int run_weight_lab(const WeightLabRun& run) {
   report.candidate = run.output;
   report.eval_text = run.eval_text;
   report.n_threads = run.lab.n_threads;
-  return print_quality_report(report, run.json);
+  const int code = print_quality_report(report, run.json);
+  if (code == 0 && run.lab.method == WeightMethod::LlmInt8) print_outlier_fractions(run);
+  return code;
 }
 
 }  // namespace inferscope::cli

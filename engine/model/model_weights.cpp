@@ -81,7 +81,7 @@ class Binder {
     const auto* q = reinterpret_cast<const int8_t*>(bytes_of(t));
     const auto* scales = reinterpret_cast<const float*>(bytes_of(*s));
     for (int64_t r = 0; r < rows * n_mats; ++r) kernels::i8_row_as_q8_0(q + r * cols, scales[r], bytes.get() + r * rb, cols);
-    *out = WeightMatrix{&t, kernels::GgmlType::Q8_0, bytes.get(), cols, rows, n_mats, rb};
+    *out = WeightMatrix{&t, kernels::GgmlType::Q8_0, bytes.get(), cols, rows, n_mats, rb, q, scales};
     weights_.total_bytes += t.n_bytes + s->n_bytes;
     weights_.reblocked.push_back(std::move(bytes));
     return Status::ok();
@@ -194,6 +194,12 @@ Status bind_rope_factors(const gguf::File& f, Binder& b, const ModelConfig& c, M
 Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file, const ModelConfig& c,
                                                          const uint8_t* tensor_data) {
   auto w = std::make_unique<ModelWeights>();
+  if (const gguf::Value* t = file.find("inferscope.weights.llm_int8_threshold")) {
+    if (!(t->real > 0.0) || !std::isfinite(t->real)) {
+      return Status::error(file.error_prefix() + "inferscope.weights.llm_int8_threshold must be a positive number");
+    }
+    w->llm_int8_threshold = static_cast<float>(t->real);
+  }
   Binder b(file, *w, tensor_data);
   INFERSCOPE_RETURN_IF_ERROR(b.matrix("token_embd.weight", c.n_embd, c.n_vocab, 1, Need::Required, &w->token_embd));
   if (!kernels::type_info(w->token_embd.type).decodable) {

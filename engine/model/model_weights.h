@@ -24,12 +24,17 @@ struct WeightMatrix {
   int64_t rows = 0;
   int64_t n_mats = 1;
   int64_t row_bytes = 0;
+  // INT8 per-channel matrices (kernels/cpu/int8_rows.h), whose data is their Q8_0 re-blocking:
+  // the I8 rows and per-row scales as stored, for LLM.int8() (kernels/cpu/llm_int8.h).
+  const int8_t* i8 = nullptr;
+  const float* row_scales = nullptr;
 
   bool present() const { return data != nullptr; }
   const uint8_t* matrix(int64_t index) const { return data + index * rows * row_bytes; }
   // Rows [first, first + count) of a single matrix, e.g. Q, K and V of phi3's fused attn_qkv.
   WeightMatrix row_slice(int64_t first, int64_t count) const {
-    return WeightMatrix{tensor, type, row(first), cols, count, 1, row_bytes};
+    return WeightMatrix{tensor,    type, row(first), cols, count, 1, row_bytes, i8 ? i8 + first * cols : nullptr,
+                        row_scales ? row_scales + first : nullptr};
   }
   const uint8_t* row(int64_t r) const { return data + r * row_bytes; }
   // Bytes of this matrix (of its rows only, for a row slice).
@@ -93,6 +98,9 @@ struct ModelWeights {
   // INT8 per-channel matrices (kernels/cpu/int8_rows.h) re-blocked as Q8_0: the matrix's type is
   // then Q8_0 and its data points here (its tensor is still the file's I8 tensor).
   std::vector<std::unique_ptr<uint8_t[]>> reblocked;
+  // > 0: the file asks for LLM.int8() (inferscope.weights.llm_int8_threshold): its INT8
+  // matrices are multiplied by mixed-precision decomposition at this outlier threshold (CPU).
+  float llm_int8_threshold = 0;
 
   // Every present matrix (token_embd, output unless tied, then each layer's) and every present
   // vector (output_norm, the RoPE factors, then each layer's), once each, in that order: what a

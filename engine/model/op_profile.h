@@ -28,12 +28,15 @@ struct OpProfile {
   // and choice): the CPU backend counts its routing, the Vulkan backend copies each layer's
   // choices to the host with the chunk and counts them after it.
   std::vector<std::vector<uint64_t>> expert_choices;
+  // LLM.int8() (CPU): per layer, outlier columns seen and columns seen, summed over its products.
+  std::vector<std::array<uint64_t, 2>> outlier_columns;
 
   void reset() {
     seconds.fill(0.0);
     layer_seconds.clear();
     layer_op_seconds.clear();
     expert_choices.clear();
+    outlier_columns.clear();
   }
   // `s` seconds of op `kind`, of `layer` when it is >= 0.
   void add(OpKind kind, int64_t layer, double s) {
@@ -41,6 +44,12 @@ struct OpProfile {
     if (layer < 0) return;
     if (layer_op_seconds.size() <= static_cast<size_t>(layer)) layer_op_seconds.resize(static_cast<size_t>(layer) + 1);
     layer_op_seconds[static_cast<size_t>(layer)][static_cast<size_t>(kind)] += s;
+  }
+  void count_outliers(int64_t layer, uint64_t outliers, uint64_t columns) {
+    if (layer < 0) return;
+    if (outlier_columns.size() <= static_cast<size_t>(layer)) outlier_columns.resize(static_cast<size_t>(layer) + 1);
+    outlier_columns[static_cast<size_t>(layer)][0] += outliers;
+    outlier_columns[static_cast<size_t>(layer)][1] += columns;
   }
   // Tokens routed to `experts` (ids < n_expert) in `layer`.
   void count_experts(int64_t layer, int64_t n_expert, const int32_t* experts, int64_t n) {

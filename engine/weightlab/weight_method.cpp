@@ -4,13 +4,14 @@
 #include "engine/model/model.h"
 #include "engine/weightlab/awq_rewriter.h"
 #include "engine/weightlab/gptq_rewriter.h"
+#include "engine/weightlab/llm_int8_method.h"
 #include "engine/weightlab/pruning.h"
 #include "engine/weightlab/ternary.h"
 
 namespace inferscope {
 namespace {
 
-constexpr const char* kNames[] = {"rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4"};
+constexpr const char* kNames[] = {"rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4", "llm-int8"};
 
 std::string percent(double x) { return std::to_string(static_cast<int>(x * 100.0 + 0.5)) + "%"; }
 
@@ -117,6 +118,14 @@ Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> f
     case WeightMethod::Wanda:
     case WeightMethod::TwoFour:
       return prepare_pruning(std::move(file), options);
+    case WeightMethod::LlmInt8:
+      if (mix.base != kernels::GgmlType::I8) {
+        return Result<PreparedMethod>::error("llm-int8 decomposes INT8 per-channel weights: use --type int8, not " +
+                                             mix.name);
+      }
+      if (!(options.llm_int8_threshold > 0.0f)) return Result<PreparedMethod>::error("the outlier threshold must be > 0");
+      return PreparedMethod{std::make_shared<LlmInt8Marker>(options.llm_int8_threshold),
+                            [] { return WeightLabSummary{}; }};
   }
   return Result<PreparedMethod>::error("unknown weight method");
 }

@@ -20,9 +20,9 @@
 
 namespace inferscope {
 
-enum class WeightMethod { Rtn, Gptq, Awq, Ternary, Magnitude, Wanda, TwoFour };
+enum class WeightMethod { Rtn, Gptq, Awq, Ternary, Magnitude, Wanda, TwoFour, LlmInt8 };
 
-// "rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4"; nullopt when unknown.
+// "rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4", "llm-int8"; nullopt when unknown.
 std::optional<WeightMethod> weight_method_from_name(std::string_view name);
 const char* weight_method_name(WeightMethod method);
 bool is_calibrated(WeightMethod method);  // gptq, awq, wanda, 2:4
@@ -36,6 +36,7 @@ struct WeightLabOptions {
   AwqOptions awq;
   bool ternary_per_block = false;  // ternary: the rule per 256-block instead of per row
   double sparsity = 0.5;           // magnitude, wanda: the fraction of each row set to 0
+  float llm_int8_threshold = 6.0f; // llm-int8: feature magnitude above which a column is an outlier
   int n_threads = 1;
 };
 

@@ -39,20 +39,24 @@ Result<WeightRecipe> parse_weight_recipe(std::string_view text) {
   if (!mix) {
     return Result<WeightRecipe>::error("unknown weight format " + std::string(mix_name) + " (known: " +
                                        quant_mix_names() +
-                                       ", each optionally +gptq, +awq, +ternary, +magnitude, +wanda or +2:4)");
+                                       ", each optionally +gptq, +awq, +ternary, +magnitude, +wanda, +2:4 or +llm-int8)");
   }
   r.mix = *mix;
   if (plus != std::string_view::npos) {
     const auto method = weight_method_from_name(text.substr(plus + 1));
     if (!method) {
       return Result<WeightRecipe>::error("unknown weight method " + std::string(text.substr(plus + 1)) +
-                                         " (known: rtn, gptq, awq, ternary, magnitude, wanda, 2:4)");
+                                         " (known: rtn, gptq, awq, ternary, magnitude, wanda, 2:4, llm-int8)");
     }
     r.method = *method;
   }
   const bool ternary_mix = r.mix.base == kernels::GgmlType::TQ1_0 || r.mix.base == kernels::GgmlType::TQ2_0;
   if ((r.method == WeightMethod::Ternary) != ternary_mix && r.method != WeightMethod::Rtn) {
     return Result<WeightRecipe>::error(r.text() + ": the ternary method goes with tq1_0 or tq2_0, and only it");
+  }
+  if ((r.method == WeightMethod::LlmInt8) != (r.mix.base == kernels::GgmlType::I8) && r.method != WeightMethod::Rtn &&
+      !is_pruning(r.method)) {
+    return Result<WeightRecipe>::error(r.text() + ": llm-int8 goes with int8");
   }
   if (r.method == WeightMethod::Gptq && !gptq_supports(r.mix.base)) {
     return Result<WeightRecipe>::error(r.text() + ": GPTQ places weights on q8_0, q4_0, q4_1, q3_k, q4_k or q5_k grids");

@@ -247,6 +247,19 @@ TEST_P(VulkanWeightLabFile, LogitsMatchTheCpuBackend) {
   expect_logits_match_cpu(*model, exact_activations ? 1e-4 : 5e-2, exact_activations ? 1e-3 : 5e-2);
 }
 
+TEST(VulkanLlmInt8, IsRefusedWithTheReason) {
+  SKIP_WITHOUT_VULKAN();
+  const std::string path = (testing::scratch_dir("llm-int8") / "m.gguf").string();
+  ASSERT_TRUE(save_model_as(testing::testdata("stories260K.gguf"), "int8+llm-int8", path, 2));
+  auto model = Model::load(path);
+  ASSERT_TRUE(model);
+  SessionOptions so;
+  so.backend.backend = "vulkan";
+  auto session = Session::create(*model, so);
+  ASSERT_FALSE(session);
+  EXPECT_NE(session.message().find("only the CPU backend runs"), std::string::npos) << session.message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Recipes, VulkanWeightLabFile,
                          ::testing::Values("int8", "q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f32+wanda", "f32+2:4",
                                            "heads"),

@@ -14,6 +14,7 @@
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/model.h"
 #include "engine/model/quantize_model.h"
+#include "engine/weightlab/llm_int8_method.h"
 #include "engine/weightlab/weight_method.h"
 #include "engine/weightlab/weight_recipe.h"
 #include "tests/support/scratch_dir.h"
@@ -99,6 +100,23 @@ TEST(Int8PerChannel, EveryMatrixIsI8WithItsRowScales) {
   auto model = Model::load((*file)->path());
   ASSERT_TRUE(model) << model.message();
   EXPECT_EQ((*model)->weights().layers[0].wq.type, kernels::GgmlType::Q8_0);  // re-blocked in memory
+}
+
+TEST(LlmInt8Model, RunsOnTheCpuAndCountsOutlierColumnsPerLayer) {
+  const std::string source = testing::testdata("stories260K.gguf");
+  const std::string path = convert(source, "int8+llm-int8", "llm-int8");
+  auto model = Model::load(path);
+  ASSERT_TRUE(model) << model.message();
+  EXPECT_FLOAT_EQ((*model)->weights().llm_int8_threshold, 6.0f);
+  const double kl = mean_kl(source, path);
+  EXPECT_LT(kl, 0.01);  // int8 with the outliers in F16: close to the F32 model
+  auto fractions = llm_int8_outlier_fractions(path, default_eval_text(), 2);
+  ASSERT_TRUE(fractions) << fractions.message();
+  ASSERT_EQ(fractions->size(), 5u);
+  double most = 0;
+  for (double f : *fractions) most = std::max(most, f);
+  EXPECT_GT(most, 0.0);  // this trained model has activations above 6 in some layers
+  EXPECT_LT(most, 0.2);
 }
 
 TEST(Int8PerChannel, AMissingScaleTensorIsAClearError) {

@@ -181,17 +181,28 @@ Status CpuOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, 
     ws[i] = outputs[i].w;
     ys[i] = act(outputs[i].out);
   }
-  matmul_shared_input(std::span(ws, outputs.size()), act(in), n, std::span(ys, outputs.size()));
+  matmul_shared_input(std::span(ws, outputs.size()), act(in), n, std::span(ys, outputs.size()), label.layer);
   return Status::ok();
 }
 
 void CpuOps::matmul_shared_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n,
-                                 std::span<float* const> ys) {
+                                 std::span<float* const> ys, int64_t layer) {
   const int64_t k = ws[0]->cols;
   const size_t region = plan_.scratch.packed_region;
-  // Pack the input once per weight type (most often all share one).
+  const float llm_int8 = model_->weights().llm_int8_threshold;
+  auto decomposed = [llm_int8](const WeightMatrix& w) { return llm_int8 > 0 && w.i8 != nullptr; };
+  // Pack the input once per weight type (most often all share one); LLM.int8() decomposes it.
   void* packed[3] = {};
+  bool prepared = false;
   for (size_t i = 0; i < ws.size(); ++i) {
+    if (decomposed(*ws[i])) {
+      if (!prepared) {
+        kernels::prepare_llm_int8(x, k, n, llm_int8, llm_int8_);
+        profile().count_outliers(layer, llm_int8_.outliers.size(), static_cast<uint64_t>(k));
+        prepared = true;
+      }
+      continue;
+    }
     for (size_t j = 0; j < i && !packed[i]; ++j) {
       if (ws[j]->type == ws[i]->type) packed[i] = packed[j];
     }
@@ -217,7 +228,11 @@ void CpuOps::matmul_shared_input(std::span<const WeightMatrix* const> ws, const 
     for (size_t i = 0; i < ws.size(); ++i) {
       const WeightMatrix& w = *ws[i];
       const int64_t r0 = std::max<int64_t>(begin - base, 0), r1 = std::min<int64_t>(end - base, w.rows);
-      if (r0 < r1) kernels::matmul_rows(w.type, w.data, k, packed[i], n, ys[i], w.rows, r0, r1);
+      if (r0 < r1 && decomposed(w)) {
+        kernels::llm_int8_rows(w.i8, w.row_scales, llm_int8_, ys[i], w.rows, r0, r1);
+      } else if (r0 < r1) {
+        kernels::matmul_rows(w.type, w.data, k, packed[i], n, ys[i], w.rows, r0, r1);
+      }
       base += w.rows;
     }
   });

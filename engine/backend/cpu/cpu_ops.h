@@ -15,6 +15,7 @@
 #include "engine/kv/kv_cache.h"
 #include "engine/model/forward_pass.h"
 #include "engine/model/model.h"
+#include "kernels/cpu/llm_int8.h"
 
 namespace inferscope {
 
@@ -64,8 +65,9 @@ class CpuOps : public BackendOps {
   float* act(Act a);
   // ys[i][n][ws[i].rows] = x[n][cols] . ws[i]^T: the input packed once per weight type, the
   // rows of all outputs split across the pool.
+  // INT8 matrices go through LLM.int8() when the model asks for it (`layer` for its counts).
   void matmul_shared_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n,
-                           std::span<float* const> ys);
+                           std::span<float* const> ys, int64_t layer = -1);
   OpProfile& profile() { return *plan_.profile; }
   // Groups the chunk's n rows for attention (attention_runs_, row_visible_); returns the number
   // of runs.
@@ -78,6 +80,7 @@ class CpuOps : public BackendOps {
   uint64_t scratch_bytes_ = 0;
   float* logits_ = nullptr;  // the chunk's logits destination (Act::Logits)
   MatmulObserver matmul_observer_;
+  kernels::LlmInt8Batch llm_int8_;  // LLM.int8(): the current input's decomposition
 
   // Activations, [max_batch][width] each (ScratchPlan).
   std::vector<float> x_, h_, q_, k_, v_, attn_, ffn_a_, ffn_b_, ffn_out_, router_;
