@@ -52,6 +52,7 @@ int run_quantize(int argc, char** argv) {
              {"calibration-tokens", "N", "gptq, awq: tokens of calibration text read (default 1024)"},
              {"damp", "X", "gptq: dampening, a fraction of the Hessian's mean diagonal (default 0.01)"},
              {"act-order", nullptr, "gptq: quantize columns in decreasing Hessian diagonal"},
+             {"group-size", "N", "gptq: the quantization group, which is the type's block (32; 256 for K-quants)"},
              {"per-block", nullptr, "ternary: the rule per 256-block instead of per row"},
              {"threshold", "X", "llm-int8: feature magnitude above which a column is an outlier (default 6)"},
              {"eval", "FILE", "held-out text of the quality report (default: the shipped one)"},
@@ -70,6 +71,13 @@ int run_quantize(int argc, char** argv) {
   const int threads = static_cast<int>(args.integer("threads", hardware, 1, 1024));
   WeightLabOptions lab;
   lab_options(args, threads, &lab);
+  if (mix && args.has("group-size")) {
+    const int64_t block = kernels::type_info(mix->base).block_size;
+    if (args.integer("group-size", block, 1, 1 << 20) != block) {
+      args.fail("--group-size: the groups of " + mix->name + " are its blocks of " + std::to_string(block) +
+                " weights (GPTQ keeps the type's block grid)");
+    }
+  }
   std::string eval_text;
   if (args.has("eval") && !read_file(args.string("eval"), &eval_text)) args.fail("cannot read --eval " + args.string("eval"));
   if (!args.ok()) return args.exit_code();
