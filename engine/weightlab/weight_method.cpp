@@ -1,5 +1,8 @@
 #include "engine/weightlab/weight_method.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "engine/core/thread_pool.h"
 #include "engine/model/model.h"
 #include "engine/weightlab/awq_rewriter.h"
@@ -82,8 +85,10 @@ Result<PreparedMethod> prepare_pruning(std::shared_ptr<const gguf::File> file, c
 }  // namespace
 
 std::optional<WeightMethod> weight_method_from_name(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (size_t i = 0; i < std::size(kNames); ++i) {
-    if (name == kNames[i]) return static_cast<WeightMethod>(i);
+    if (lower == kNames[i]) return static_cast<WeightMethod>(i);
   }
   return std::nullopt;
 }

@@ -22,7 +22,8 @@ namespace inferscope {
 
 enum class WeightMethod { Rtn, Gptq, Awq, Ternary, Magnitude, Wanda, TwoFour, LlmInt8 };
 
-// "rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4", "llm-int8"; nullopt when unknown.
+// "rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4", "llm-int8" (any case); nullopt
+// when unknown.
 std::optional<WeightMethod> weight_method_from_name(std::string_view name);
 const char* weight_method_name(WeightMethod method);
 bool is_calibrated(WeightMethod method);  // gptq, awq, wanda, 2:4

@@ -54,6 +54,17 @@ TEST(CompareConfig, CanonicalTextRoundTrips) {
   EXPECT_EQ(*again, *c);
 }
 
+TEST(CompareConfig, WeightLabRecipes) {
+  auto c = parse_compare_config("weights=Q4_0+GPTQ,label=g");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->weights, "q4_0+gptq");
+  EXPECT_EQ(compare_config_text(*c), "weights=q4_0+gptq");
+  EXPECT_EQ(parse_compare_config("weights=f16+2:4")->weights, "f16+2:4");
+  auto bad = parse_compare_config("weights=q6_k+gptq");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("GPTQ places weights"), std::string::npos) << bad.message();
+}
+
 TEST(CompareConfig, ErrorsNameTheKeyAndWhatItAccepts) {
   struct Case {
     const char* text;

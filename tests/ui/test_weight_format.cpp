@@ -1,6 +1,7 @@
 // The settings dock's weight format and KV toggles: the prediction before Apply, the model
 // requantized on load (no file written until File > Save Model as GGUF), the measured memory beside the prediction and in the
-// performance panel's memory chart. Screenshots: settings-prediction, settings-measured.
+// performance panel's memory chart; a weight-lab recipe (GPTQ) the same way. Screenshots:
+// settings-prediction, settings-measured.
 #include <QAction>
 #include <QComboBox>
 #include <QPushButton>
@@ -74,6 +75,35 @@ TEST(WeightFormat, PredictsThenRequantizesOnLoadAndTheMemoryChartFollows) {
   EXPECT_NE(window->performancePanel()->memorySummary(), memoryQ8);
   EXPECT_TRUE(window->performancePanel()->memorySummary().contains(QStringLiteral("q8_0")))
       << window->performancePanel()->memorySummary().toStdString();
+}
+
+// A weight-lab recipe in the same toggle: GPTQ on load (calibrated on the shipped text), named
+// in the model's title, and saved as what runs.
+TEST(WeightFormat, AWeightLabRecipeLoadsAndSaves) {
+  auto window = testing::windowWithModel(testing::scratchDatabase(QStringLiteral("recipe-db")));
+  auto* form = window->settingsDock()->findChild<ModelForm*>();
+  ASSERT_NE(form, nullptr);
+  auto* weights = form->findChild<QComboBox*>(QStringLiteral("weightsFormat"));
+  ASSERT_NE(weights, nullptr);
+  const int gptq = weights->findData(QStringLiteral("q4_0+gptq"));
+  ASSERT_GE(gptq, 0);
+  EXPECT_EQ(weights->itemText(gptq), QStringLiteral("Q4_0 · GPTQ"));
+  weights->setCurrentIndex(gptq);
+  QSignalSpy loaded(window.get(), &MainWindow::modelLoaded);
+  form->findChild<QPushButton*>(QStringLiteral("applyModel"))->click();
+  ASSERT_TRUE(loaded.wait(30000));
+  const auto summary = loaded.front().front().value<ModelSummary>();
+  EXPECT_TRUE(summary.name.endsWith(QStringLiteral("(as Q4_0 · GPTQ)"))) << summary.name.toStdString();
+
+  const QString saved = QString::fromStdString((inferscope::testing::scratch_dir("recipe-save") / "g.gguf").string());
+  QSignalSpy written(window->engine(), &EngineController::modelSaved);
+  window->saveModelAs(saved);
+  ASSERT_TRUE(testing::waitForSignal(written, 30000));
+  auto file = gguf::File::open(saved.toStdString());
+  ASSERT_TRUE(file) << file.message();
+  EXPECT_EQ((*file)->find_tensor("blk.0.attn_q.weight")->type, kernels::GgmlType::Q4_0);
+  ASSERT_NE((*file)->find("inferscope.weightlab.method"), nullptr);
+  EXPECT_EQ((*file)->find("inferscope.weightlab.method")->string, "gptq");
 }
 
 }  // namespace
