@@ -58,7 +58,12 @@ Result<std::shared_ptr<const Model>> load_converted(std::shared_ptr<const gguf::
     if (options.on_progress) options.on_progress(kConversionShare * f);
   });
   if (!converted) return converted.status();
-  auto size = converted->writer.byte_size(name);
+  return load_written(converted->writer, name, options);
+}
+
+Result<std::shared_ptr<const Model>> load_written(const gguf::Writer& writer, const std::string& name,
+                                                  const ModelLoadOptions& options) {
+  auto size = writer.byte_size(name);
   if (!size) return size.status();
   auto buffer = ResidentBuffer::allocate(static_cast<size_t>(*size));
   if (!buffer) {
@@ -67,7 +72,7 @@ Result<std::shared_ptr<const Model>> load_converted(std::shared_ptr<const gguf::
   }
   std::shared_ptr<ResidentBuffer> bytes = std::move(*buffer);
   BufferSink sink(*bytes);
-  INFERSCOPE_RETURN_IF_ERROR(converted->writer.write_to(sink, name));
+  INFERSCOPE_RETURN_IF_ERROR(writer.write_to(sink, name));
   auto file = gguf::File::parse_owned(bytes, std::span<const uint8_t>(bytes->data(), sink.used()), name);
   if (!file) return file.status();
   ModelLoadOptions load = options;

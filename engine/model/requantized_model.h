@@ -28,6 +28,11 @@ Result<std::shared_ptr<const Model>> load_requantized(const std::string& path, c
 Result<std::shared_ptr<const Model>> load_converted(std::shared_ptr<const gguf::File> in, const QuantizeOptions& options,
                                                     const std::string& name, const ModelLoadOptions& load_options);
 
+// A model written by `writer` (its tensors produced as it writes: the conversion runs here),
+// into huge-page memory and loaded; progress as load_requantized's.
+Result<std::shared_ptr<const Model>> load_written(const gguf::Writer& writer, const std::string& name,
+                                                  const ModelLoadOptions& load_options);
+
 // "stories260K.gguf as Q4_0" (method: "stories260K.gguf as Q4_0 (GPTQ)"): the name load_requantized
 // gives a converted model's file.
 std::string requantized_name(const std::string& path, const QuantMix& mix, const std::string& method = "");

@@ -18,7 +18,9 @@ constexpr const char* kNames[] = {"rtn", "gptq", "awq", "ternary", "magnitude", 
 
 std::string percent(double x) { return std::to_string(static_cast<int>(x * 100.0 + 0.5)) + "%"; }
 
-Result<Calibration> calibrate(std::shared_ptr<const gguf::File> file, const WeightLabOptions& options) {
+}  // namespace
+
+Result<Calibration> read_calibration(std::shared_ptr<const gguf::File> file, const WeightLabOptions& options) {
   ModelLoadOptions load;
   load.resident_weights = false;
   load.check_memory = false;
@@ -30,13 +32,15 @@ Result<Calibration> calibrate(std::shared_ptr<const gguf::File> file, const Weig
   return collect_calibration(*model, text, co);
 }
 
+namespace {
+
 Result<PreparedMethod> prepare_gptq(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
                                     const WeightLabOptions& options) {
   if (!gptq_supports(mix.base)) {
     return Result<PreparedMethod>::error("gptq cannot place weights on the grid of " + mix.name +
                                          "; choose q8_0, q4_0, q4_1, q3_k_*, q4_k_* or q5_k_*");
   }
-  auto calibration = calibrate(std::move(file), options);
+  auto calibration = read_calibration(std::move(file), options);
   if (!calibration) return calibration.status();
   const int64_t tokens = calibration->tokens;
   auto rewriter =
@@ -49,7 +53,7 @@ Result<PreparedMethod> prepare_gptq(std::shared_ptr<const gguf::File> file, cons
 
 Result<PreparedMethod> prepare_awq(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
                                    const WeightLabOptions& options) {
-  auto calibration = calibrate(file, options);
+  auto calibration = read_calibration(file, options);
   if (!calibration) return calibration.status();
   ThreadPool pool(std::max(1, options.n_threads));
   auto rewriter = AwqRewriter::search(*file, *calibration, mix, options.awq, pool);
@@ -71,7 +75,7 @@ Result<PreparedMethod> prepare_pruning(std::shared_ptr<const gguf::File> file, c
   const PruneRule rule = kRules[static_cast<int>(options.method) - static_cast<int>(WeightMethod::Magnitude)];
   std::shared_ptr<const Calibration> calibration;
   if (is_calibrated(options.method)) {
-    auto c = calibrate(std::move(file), options);
+    auto c = read_calibration(std::move(file), options);
     if (!c) return c.status();
     calibration = std::make_shared<const Calibration>(std::move(*c));
   }

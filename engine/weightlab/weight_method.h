@@ -60,6 +60,10 @@ struct PreparedMethod {
 Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
                                              const WeightLabOptions& options);
 
+// The calibration activations of the model in `file` as stored (options.calibration_text or the
+// shipped text, options.calibration, options.n_threads).
+Result<Calibration> read_calibration(std::shared_ptr<const gguf::File> file, const WeightLabOptions& options);
+
 // The text shipped for calibration, and a distinct one for the held-out evaluation.
 const std::string& default_calibration_text();
 const std::string& default_eval_text();

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include "engine/model/requantized_model.h"
+#include "engine/weightlab/head_pruning.h"
 
 namespace inferscope {
 namespace {
@@ -21,17 +23,41 @@ Result<PreparedMethod> prepare(std::shared_ptr<const gguf::File> file, const Wei
   return prepare_weight_method(std::move(file), recipe.mix, lab);
 }
 
+constexpr std::string_view kHeads = "heads:";
+
+// The smaller model of a "heads:N" recipe, ready to be written.
+Result<HeadPruning> pruned_heads(std::shared_ptr<const gguf::File> file, int kv_groups, int n_threads) {
+  WeightLabOptions lab;
+  lab.n_threads = std::max(1, n_threads);
+  auto calibration = read_calibration(file, lab);
+  if (!calibration) return calibration.status();
+  const QuantModelInfo info = QuantModelInfo::from_gguf(*file);
+  const int64_t group = info.n_head_kv > 0 ? info.n_head / info.n_head_kv : 1;
+  return prune_heads(std::move(file), *calibration, static_cast<int>(kv_groups * group));
+}
+
 }  // namespace
 
 std::string WeightRecipe::text() const {
+  if (kv_groups_removed > 0) return std::string(kHeads) + std::to_string(kv_groups_removed);
   return method == WeightMethod::Rtn ? mix.name : mix.name + "+" + weight_method_name(method);
 }
 
 std::string WeightRecipe::label() const {
+  if (kv_groups_removed > 0) return "Heads: " + std::to_string(kv_groups_removed) + " KV group(s) fewer";
   return method == WeightMethod::Rtn ? upper(mix.name) : upper(mix.name) + " · " + upper(weight_method_name(method));
 }
 
 Result<WeightRecipe> parse_weight_recipe(std::string_view text) {
+  if (text.substr(0, kHeads.size()) == kHeads) {
+    WeightRecipe r;
+    const std::string_view n = text.substr(kHeads.size());
+    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), r.kv_groups_removed);
+    if (ec != std::errc() || end != n.data() + n.size() || r.kv_groups_removed < 1) {
+      return Result<WeightRecipe>::error(std::string(text) + ": heads:N needs N >= 1 (KV groups removed per layer)");
+    }
+    return r;
+  }
   const size_t plus = text.find('+');
   const std::string_view mix_name = text.substr(0, plus);
   WeightRecipe r;
@@ -69,6 +95,14 @@ Result<std::shared_ptr<const Model>> load_model_as(const std::string& path, cons
   if (weights.empty()) return Model::load(path, options);
   auto recipe = parse_weight_recipe(weights);
   if (!recipe) return recipe.status();
+  if (recipe->kv_groups_removed > 0) {
+    auto file = gguf::File::open(path);
+    if (!file) return file.status();
+    auto pruned = pruned_heads(*file, recipe->kv_groups_removed, n_threads);
+    if (!pruned) return pruned.status();
+    return load_written(pruned->writer, path + " less " + std::to_string(recipe->kv_groups_removed) + " KV group(s)",
+                        options);
+  }
   if (recipe->method == WeightMethod::Rtn) return load_requantized(path, recipe->mix, options, n_threads);
   if (options.on_progress) options.on_progress(0.0);
   auto file = gguf::File::open(path);
@@ -84,6 +118,11 @@ Status save_model_as(const std::string& source, const std::string& weights, cons
   if (!recipe) return recipe.status();
   auto file = gguf::File::open(source);
   if (!file) return file.status();
+  if (recipe->kv_groups_removed > 0) {
+    auto pruned = pruned_heads(*file, recipe->kv_groups_removed, n_threads);
+    if (!pruned) return pruned.status();
+    return pruned->writer.write(output);
+  }
   auto method = prepare(*file, *recipe, n_threads);
   if (!method) return method.status();
   auto converted = quantized_gguf(*file, QuantizeOptions{recipe->mix, std::max(1, n_threads), method->rewriter});

@@ -158,6 +158,22 @@ TEST(WeightRecipes, ParseAndRefuse) {
   for (const char* r : kWeightLabRecipes) EXPECT_TRUE(parse_weight_recipe(r)) << r;
 }
 
+TEST(WeightRecipes, HeadsOnLoadAndSaved) {
+  const std::string source = testing::testdata("stories260K.gguf");
+  EXPECT_EQ(parse_weight_recipe("heads:1")->text(), "heads:1");
+  EXPECT_FALSE(parse_weight_recipe("heads:0"));
+  EXPECT_FALSE(parse_weight_recipe("heads:x"));
+  auto model = load_model_as(source, "heads:1", {}, 2);
+  ASSERT_TRUE(model) << model.message();
+  EXPECT_EQ((*model)->config().n_head, 6);
+  EXPECT_EQ((*model)->config().n_head_kv, 3);
+  const std::string out = (testing::scratch_dir("heads") / "h.gguf").string();
+  ASSERT_TRUE(save_model_as(source, "heads:1", out, 2));
+  auto saved = Model::load(out);
+  ASSERT_TRUE(saved) << saved.message();
+  EXPECT_EQ((*saved)->config().n_head, 6);
+}
+
 TEST(WeightRecipes, LoadOnTheFlyNamesTheMethod) {
   const std::string source = testing::testdata("stories260K.gguf");
   auto model = load_model_as(source, "q4_0+gptq", {}, 2);

@@ -67,7 +67,7 @@ void MemoryPrediction::predict(const MemoryPredictionInput& in) {
                                              : std::min<int64_t>(std::max<int64_t>(m_config->n_ctx_train, 1), 4096);
   const int threads = in.threads > 0 ? in.threads : std::max(1, QThread::idealThreadCount() - 1);
   const auto recipe = parse_weight_recipe(in.weights.toStdString());
-  const QuantMix* mix = !in.weights.isEmpty() && recipe ? &recipe->mix : nullptr;
+  const QuantMix* mix = !in.weights.isEmpty() && recipe && recipe->kv_groups_removed == 0 ? &recipe->mix : nullptr;
   const MemoryEstimate e = estimate_memory(*m_file, *m_config, n_ctx, threads, 256, in.kvTypes, mix);
   setRow(kWeights, e.weights_bytes);
   setRow(kKvCache, e.kv_cache_bytes);
