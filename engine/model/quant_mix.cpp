@@ -22,6 +22,8 @@ enum FileType : uint32_t {
   kQ6_K = 18, kIQ4_NL = 25, kBF16 = 32, kTQ1_0 = 36, kTQ2_0 = 37,
   // Ours, outside llama_ftype's range: INT8 per output channel (I8 + a per-row scale tensor).
   kInt8PerChannel = 1024,
+  // Ours: the blocks' linear layers in 2:4 sparse F16 (F16_2OF4), the rest F16.
+  kF16TwoOfFour = 1025,
 };
 
 struct MixName {
@@ -30,7 +32,7 @@ struct MixName {
   GgmlType base;
 };
 
-constexpr std::array<MixName, 21> kMixes = {{
+constexpr std::array<MixName, 22> kMixes = {{
     {"f32", kF32, GgmlType::F32},          {"f16", kF16, GgmlType::F16},
     {"bf16", kBF16, GgmlType::BF16},       {"q8_0", kQ8_0, GgmlType::Q8_0},
     {"q4_0", kQ4_0, GgmlType::Q4_0},       {"q4_1", kQ4_1, GgmlType::Q4_1},
@@ -41,7 +43,7 @@ constexpr std::array<MixName, 21> kMixes = {{
     {"q3_k_l", kQ3_K_L, GgmlType::Q3_K},   {"q4_k_s", kQ4_K_S, GgmlType::Q4_K},
     {"q4_k_m", kQ4_K_M, GgmlType::Q4_K},   {"q5_k_s", kQ5_K_S, GgmlType::Q5_K},
     {"q5_k_m", kQ5_K_M, GgmlType::Q5_K},   {"q6_k", kQ6_K, GgmlType::Q6_K},
-    {"int8", kInt8PerChannel, GgmlType::I8},
+    {"int8", kInt8PerChannel, GgmlType::I8},  {"f16_2of4", kF16TwoOfFour, GgmlType::F16_2OF4},
 }};
 
 // llama-quantize's aliases.
@@ -205,6 +207,9 @@ bool is_quantizable_tensor(std::string_view name, int n_dims) {
 kernels::GgmlType choose_tensor_type(const QuantMix& mix, const QuantModelInfo& model, std::string_view name,
                                      int n_dims, int64_t row_length, GgmlType current) {
   if (!is_quantizable_tensor(name, n_dims)) return current;
+  // 2:4 sparsity is for the blocks' linear layers (the pruning methods' tensors), not the
+  // embeddings or the output head.
+  if (mix.base == GgmlType::F16_2OF4 && (layer_of(name) < 0 || contains(name, "ffn_gate_inp"))) return GgmlType::F16;
   const bool quantized_base = kernels::type_info(mix.base).block_size > 1;
   const GgmlType t = mix.pure || !quantized_base ? mix.base : rule_type(mix, model, name, row_length);
   if (fits(t, row_length)) return t;

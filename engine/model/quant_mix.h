@@ -28,7 +28,9 @@ struct QuantMix {
 // iq4_nl, tq1_0, tq2_0, q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k,
 // and llama-quantize's aliases q3_k, q4_k, q5_k (= the _m mixes); and our int8 (INT8 per output
 // channel: every matrix I8 with a per-row scale tensor, int8_weights.h; general.file_type 1024,
-// a value llama.cpp does not know, since it will not run such a file). nullopt when unknown.
+// a value llama.cpp does not know, since it will not run such a file), and f16_2of4 (the blocks'
+// linear layers 2:4 sparse, kernels/cpu/sparse24.h; the rest F16; file type 1025). nullopt when
+// unknown.
 std::optional<QuantMix> quant_mix_from_name(std::string_view name, bool pure = false);
 // The accepted names, comma-separated (for help texts and errors).
 std::string quant_mix_names();

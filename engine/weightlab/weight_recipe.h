@@ -32,7 +32,7 @@ Result<WeightRecipe> parse_weight_recipe(std::string_view text);
 // The recipes the app offers beyond kRequantizeTargets' plain mixes.
 inline constexpr const char* kWeightLabRecipes[] = {"q4_0+gptq",     "q4_0+awq",  "q4_k_m+gptq", "q4_k_m+awq",
                                                     "q3_k_m+gptq",   "tq2_0+ternary", "f16+magnitude", "f16+wanda",
-                                                    "f16+2:4",       "int8+llm-int8", "heads:1"};
+                                                    "f16_2of4+2:4",  "int8+llm-int8", "heads:1"};
 
 // `path` as stored when `weights` is empty, else converted on load by the recipe (calibrated
 // methods read the shipped calibration text through the model as stored first).

@@ -2,6 +2,8 @@
 // built with -ffp-contract=off so no multiply-add is fused (GGUF-FORMATS.md 3.0).
 #include "kernels/cpu/dequantize.h"
 
+#include "kernels/cpu/sparse24.h"
+
 #include <cstring>
 
 #include "kernels/cpu/dequantize_blocks.h"
@@ -50,6 +52,10 @@ bool dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
       return true;
     case GgmlType::BF16:
       for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_fp32(load_u16(bytes + 2 * i));
+      return true;
+    case GgmlType::F16_2OF4:
+      if (n % kBlock != 0) return false;
+      dequantize_row_sparse24(bytes, dst, n);
       return true;
     case GgmlType::Q8_0:
       if (n % kBlock != 0) return false;

@@ -12,6 +12,7 @@
 #include "kernels/cpu/matmul_internal.h"
 #include "kernels/cpu/matmul_kquant.h"
 #include "kernels/cpu/quantize.h"
+#include "kernels/cpu/sparse24.h"
 
 namespace inferscope::kernels {
 
@@ -130,6 +131,7 @@ bool matmul_supported(GgmlType w) {
     case GgmlType::F32:
     case GgmlType::F16:
     case GgmlType::BF16:
+    case GgmlType::F16_2OF4:
     case GgmlType::Q8_0:
     case GgmlType::Q4_0:
     case GgmlType::Q4_1:
@@ -194,6 +196,11 @@ void matmul_rows_reference(GgmlType w, const void* weights, int64_t k, const voi
     return;
   }
   const int64_t stride = detail::f32_row_stride(k);
+  if (w == GgmlType::F16_2OF4) {
+    matmul_sparse24_reference(wbytes, k, rb, reinterpret_cast<const float*>(act), stride, n_tokens, y, y_stride,
+                              row_begin, row_end);
+    return;
+  }
   for (int64_t r = row_begin; r < row_end; ++r) {
     for (int64_t t = 0; t < n_tokens; ++t) {
       const float* x = reinterpret_cast<const float*>(act) + t * stride;
@@ -210,6 +217,12 @@ void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed,
   const SimdLevel level = active_simd_level();
   if (level == SimdLevel::Scalar) {
     matmul_rows_reference(w, weights, k, packed, n_tokens, y, y_stride, row_begin, row_end);
+    return;
+  }
+  if (w == GgmlType::F16_2OF4) {
+    detail::matmul_sparse24_avx2(static_cast<const uint8_t*>(weights), k, row_bytes(w, k),
+                                 static_cast<const float*>(packed), detail::f32_row_stride(k), n_tokens, y, y_stride,
+                                 row_begin, row_end);
     return;
   }
   const MatmulArgs args{w,        static_cast<const uint8_t*>(weights), k, row_bytes(w, k),

@@ -1,6 +1,8 @@
 // Reference quantizers (quantize_row_q8_0_ref / quantize_row_q4_0_ref semantics).
 #include "kernels/cpu/quantize.h"
 
+#include "kernels/cpu/sparse24.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -109,6 +111,10 @@ bool quantize_row(GgmlType type, const float* src, void* dst, int64_t n) {
     case GgmlType::Q4_0:
       if (n % kBlock != 0) return false;
       quantize_q4_0(src, bytes, n);
+      return true;
+    case GgmlType::F16_2OF4:
+      if (n % kBlock != 0) return false;
+      quantize_row_sparse24(src, bytes, n);
       return true;
     default:
       break;

@@ -247,6 +247,20 @@ TEST_P(VulkanWeightLabFile, LogitsMatchTheCpuBackend) {
   expect_logits_match_cpu(*model, exact_activations ? 1e-4 : 5e-2, exact_activations ? 1e-3 : 5e-2);
 }
 
+TEST(VulkanSparse24, IsRefusedWithTheReason) {
+  SKIP_WITHOUT_VULKAN();
+  const std::string path = (testing::scratch_dir("sparse24") / "m.gguf").string();
+  ASSERT_TRUE(save_model_as(testing::testdata("stories260K.gguf"), "f16_2of4+2:4", path, 2));
+  auto model = Model::load(path);
+  ASSERT_TRUE(model) << model.message();
+  SessionOptions so;
+  so.backend.backend = "vulkan";
+  auto session = Session::create(*model, so);
+  ASSERT_FALSE(session);
+  EXPECT_NE(session.message().find("no matmul shader for weight type f16_2of4"), std::string::npos)
+      << session.message();
+}
+
 TEST(VulkanLlmInt8, IsRefusedWithTheReason) {
   SKIP_WITHOUT_VULKAN();
   const std::string path = (testing::scratch_dir("llm-int8") / "m.gguf").string();

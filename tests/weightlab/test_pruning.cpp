@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <vector>
 
 #include "engine/compare/quality_report.h"
@@ -81,6 +82,21 @@ TEST(PrunedModels, HalfOfEveryLinearLayerIsZeroAndWandaBeatsMagnitude) {
   }
   EXPECT_EQ(pruned, 5 * 7);
   EXPECT_LT(mean_kl(source, wanda), mean_kl(source, magnitude));
+}
+
+TEST(PrunedModels, TwoFourCompressedRunsLikeTwoFourDense) {
+  const std::string source = testing::testdata("stories260K.gguf");
+  const auto dir = testing::scratch_dir("sparse24");
+  const std::string dense = (dir / "dense.gguf").string(), compressed = (dir / "compressed.gguf").string();
+  ASSERT_TRUE(save_model_as(source, "f16+2:4", dense, 2));
+  ASSERT_TRUE(save_model_as(source, "f16_2of4+2:4", compressed, 2));
+  auto file = gguf::File::open(compressed);
+  ASSERT_TRUE(file);
+  EXPECT_EQ((*file)->find_tensor("blk.0.attn_q.weight")->type, kernels::GgmlType::F16_2OF4);
+  EXPECT_EQ((*file)->find_tensor("token_embd.weight")->type, kernels::GgmlType::F16);
+  EXPECT_LT(std::filesystem::file_size(compressed), std::filesystem::file_size(dense));
+  // The same pruned weights: the same next-token distributions (summation order aside).
+  EXPECT_LT(mean_kl(dense, compressed), 1e-4);  // pruning itself costs ~3 nats here
 }
 
 // stories260K with the output columns of KV group `group` (query heads 2g, 2g+1) zeroed in
