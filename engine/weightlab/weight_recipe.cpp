@@ -44,7 +44,7 @@ std::string WeightRecipe::text() const {
 }
 
 std::string WeightRecipe::label() const {
-  if (kv_groups_removed > 0) return "Heads: " + std::to_string(kv_groups_removed) + " KV group(s) fewer";
+  if (kv_groups_removed > 0) return "Heads - " + std::to_string(kv_groups_removed) + " KV group";
   return method == WeightMethod::Rtn ? upper(mix.name) : upper(mix.name) + " · " + upper(weight_method_name(method));
 }
 

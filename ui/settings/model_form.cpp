@@ -79,6 +79,9 @@ ModelForm::ModelForm(QWidget* parent) : QWidget(parent) {
   for (const char* w : kWeightLabRecipes) {
     m_weights->addItem(QString::fromStdString(parse_weight_recipe(w)->label()), QString::fromLatin1(w));
   }
+  // The recipes' labels are long: the combo keeps the dock narrow and shows them in its list.
+  m_weights->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_weights->setMinimumContentsLength(10);
   m_weights->setToolTip(tr("Requantize on load, in memory (the file is not changed). GPTQ and AWQ first read a "
                            "calibration text through the model as stored; the ternary rule shows what untrained "
                            "ternary weights cost."));
