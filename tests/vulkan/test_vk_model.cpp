@@ -218,8 +218,8 @@ INSTANTIATE_TEST_SUITE_P(Quant, VulkanWeightType,
                                            "q3_k", "q4_k", "q4_k_m", "q5_k", "q6_k", "iq4_nl", "tq1_0", "tq2_0"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
-// The weight lab's files (GPTQ, AWQ, ternary, pruned, head-pruned) are ordinary GGUF files of
-// standard types: they load and run on the Vulkan backend like on the CPU.
+// The weight lab's files (INT8, GPTQ, AWQ, ternary, pruned, 2:4 compressed, head-pruned) load and
+// run on the Vulkan backend like on the CPU.
 class VulkanWeightLabFile : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(VulkanWeightLabFile, LogitsMatchTheCpuBackend) {
@@ -247,20 +247,6 @@ TEST_P(VulkanWeightLabFile, LogitsMatchTheCpuBackend) {
   expect_logits_match_cpu(*model, exact_activations ? 1e-4 : 5e-2, exact_activations ? 1e-3 : 5e-2);
 }
 
-TEST(VulkanSparse24, IsRefusedWithTheReason) {
-  SKIP_WITHOUT_VULKAN();
-  const std::string path = (testing::scratch_dir("sparse24") / "m.gguf").string();
-  ASSERT_TRUE(save_model_as(testing::testdata("stories260K.gguf"), "f16_2of4+2:4", path, 2));
-  auto model = Model::load(path);
-  ASSERT_TRUE(model) << model.message();
-  SessionOptions so;
-  so.backend.backend = "vulkan";
-  auto session = Session::create(*model, so);
-  ASSERT_FALSE(session);
-  EXPECT_NE(session.message().find("no matmul shader for weight type f16_2of4"), std::string::npos)
-      << session.message();
-}
-
 TEST(VulkanLlmInt8, IsRefusedWithTheReason) {
   SKIP_WITHOUT_VULKAN();
   const std::string path = (testing::scratch_dir("llm-int8") / "m.gguf").string();
@@ -276,7 +262,7 @@ TEST(VulkanLlmInt8, IsRefusedWithTheReason) {
 
 INSTANTIATE_TEST_SUITE_P(Recipes, VulkanWeightLabFile,
                          ::testing::Values("int8", "q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f32+wanda", "f32+2:4",
-                                           "heads"),
+                                           "f16_2of4+2:4", "heads"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

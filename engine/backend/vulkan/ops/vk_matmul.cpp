@@ -114,7 +114,10 @@ struct MatvecConfig {
 
 // Every quantized type has an integer form (matvec_q8.comp): int8 dot products with x
 // quantized per 32 values (for the 32-block types, the CPU backend's arithmetic).
-bool has_int8_form(GgmlType type) { return kernels::type_info(type).block_size > 1 && weight_layout(type).has_value(); }
+// F16_2OF4 (2:4 sparse F16) is a float type in 32-blocks: it has none.
+bool has_int8_form(GgmlType type) {
+  return type != GgmlType::F16_2OF4 && kernels::type_info(type).block_size > 1 && weight_layout(type).has_value();
+}
 
 // INFERSCOPE_VULKAN_INT8=0 turns the int8 matvec off (float products everywhere), to compare.
 bool int8_disabled_by_environment() {
@@ -291,6 +294,7 @@ std::optional<WeightLayout> weight_layout(GgmlType type) {
       return WeightLayout{32, 2};
     case GgmlType::Q4_1:
     case GgmlType::Q5_1:
+    case GgmlType::F16_2OF4:
       return WeightLayout{32, 4};
     case GgmlType::Q2_K:
       return WeightLayout{128, 4};

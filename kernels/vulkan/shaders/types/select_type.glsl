@@ -36,6 +36,8 @@
 #include "types/tq1_0.glsl"
 #elif defined(TYPE_TQ2_0)
 #include "types/tq2_0.glsl"
+#elif defined(TYPE_F16_2OF4)
+#include "types/f16_2of4.glsl"
 #else
 #error "define one TYPE_* (TYPE_F32, TYPE_Q4_0, ...)"
 #endif
