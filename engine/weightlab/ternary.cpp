@@ -20,7 +20,9 @@ void ternarize(float* x, int64_t n) {
 
 bool TernaryRewriter::encode_rows(const std::string&, kernels::GgmlType to, float* rows, int64_t n, int64_t cols,
                                   uint8_t* out, ThreadPool& pool) const {
-  if (kernels::type_info(to).block_size <= 1) return false;
+  // The ternary types, and Q4_0, their fallback for rows that are not a multiple of 256; the
+  // tensors llama.cpp's rules give more bits (token_embd Q4_K, output Q6_K) keep their values.
+  if (to != kernels::GgmlType::TQ1_0 && to != kernels::GgmlType::TQ2_0 && to != kernels::GgmlType::Q4_0) return false;
   const int64_t span = per_block_ && cols % 256 == 0 ? 256 : cols;
   const int64_t row_bytes = kernels::row_bytes(to, cols);
   pool.run([&](int ith, int nth) {

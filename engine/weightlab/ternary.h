@@ -22,8 +22,9 @@ class TernaryRewriter : public TensorRewriter {
 
   bool changes_values(const std::string&) const override { return false; }
   void transform_rows(const std::string&, int64_t, float*, int64_t, int64_t) const override {}
-  // Rows going to a block type are ternarized, then encoded: TQ1_0 / TQ2_0 keep them exactly;
-  // rows not a multiple of 256 (llama.cpp's fallback, Q4_0) round the ternary values again.
+  // Rows going to TQ1_0 / TQ2_0 are ternarized, then encoded (exactly); so are rows that are
+  // not a multiple of 256, which get llama.cpp's fallback Q4_0 (it rounds the ternary values
+  // again). Tensors the mix gives other types (token_embd, output) are left to their encoders.
   bool encode_rows(const std::string& name, kernels::GgmlType to, float* rows, int64_t n, int64_t cols, uint8_t* out,
                    ThreadPool& pool) const override;
   void add_metadata(gguf::Writer& writer) const override;
