@@ -5,9 +5,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
-#include "app/cli/quality_report_text.h"
 #include "app/cli/weight_lab_run.h"
-#include "engine/model/model.h"
 #include "engine/weightlab/head_pruning.h"
 
 namespace inferscope::cli {
@@ -27,15 +25,7 @@ std::optional<QuantMix> source_mix(const gguf::File& file) {
 int run_head_pruning(const WeightLabRun& run, int heads) {
   auto file = gguf::File::open(run.model);
   if (!file) return fail(file.status());
-  ModelLoadOptions load;
-  load.resident_weights = false;
-  load.check_memory = false;
-  auto model = Model::load_file(*file, load);
-  if (!model) return fail(model.status());
-  CalibrationOptions co = run.lab.calibration;
-  co.n_threads = run.lab.n_threads;
-  auto calibration = collect_calibration(
-      *model, run.lab.calibration_text.empty() ? default_calibration_text() : run.lab.calibration_text, co);
+  auto calibration = read_calibration(*file, run.lab);
   if (!calibration) return fail(calibration.status());
   auto pruned = prune_heads(*file, *calibration, heads);
   if (!pruned) return fail(pruned.status());
@@ -48,13 +38,7 @@ int run_head_pruning(const WeightLabRun& run, int heads) {
   std::fprintf(out, "heads %d -> %d (KV heads %d)\n", pruned->heads_before, pruned->heads_after, pruned->kv_heads_after);
   if (Status st = pruned->writer.write(run.output); !st) return fail(st);
   std::fprintf(stderr, "wrote %s\n", run.output.c_str());
-  if (!run.report) return 0;
-  QualityReportOptions report;
-  report.reference = run.model;
-  report.candidate = run.output;
-  report.eval_text = run.eval_text;
-  report.n_threads = run.lab.n_threads;
-  return print_quality_report(report, run.json);
+  return report_quality(run);
 }
 
 }  // namespace

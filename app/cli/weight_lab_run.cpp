@@ -80,15 +80,19 @@ int run_weight_lab(const WeightLabRun& run) {
   std::fprintf(stderr, "wrote %s (%s by %s, general.file_type %u) in %.1f s\n", run.output.c_str(), run.mix.name.c_str(),
                weight_method_name(run.lab.method), run.mix.file_type,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  const int code = report_quality(run);
+  if (code == 0 && run.report && run.lab.method == WeightMethod::LlmInt8) print_outlier_fractions(run);
+  return code;
+}
+
+int report_quality(const WeightLabRun& run) {
   if (!run.report) return 0;
   QualityReportOptions report;
   report.reference = run.model;
   report.candidate = run.output;
   report.eval_text = run.eval_text;
   report.n_threads = run.lab.n_threads;
-  const int code = print_quality_report(report, run.json);
-  if (code == 0 && run.lab.method == WeightMethod::LlmInt8) print_outlier_fractions(run);
-  return code;
+  return print_quality_report(report, run.json);
 }
 
 }  // namespace inferscope::cli

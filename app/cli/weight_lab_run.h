@@ -21,4 +21,7 @@ struct WeightLabRun {
 // Returns the exit code.
 int run_weight_lab(const WeightLabRun& run);
 
+// The quality report of run.output against run.model (unless !run.report); the exit code.
+int report_quality(const WeightLabRun& run);
+
 }  // namespace inferscope::cli
