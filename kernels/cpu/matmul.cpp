@@ -220,9 +220,9 @@ void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed,
     return;
   }
   if (w == GgmlType::F16_2OF4) {
-    detail::matmul_sparse24_avx2(static_cast<const uint8_t*>(weights), k, row_bytes(w, k),
-                                 static_cast<const float*>(packed), detail::f32_row_stride(k), n_tokens, y, y_stride,
-                                 row_begin, row_end);
+    const auto sparse24 = level == SimdLevel::Avx2 ? detail::matmul_sparse24_avx2 : detail::matmul_sparse24_avx512;
+    sparse24(static_cast<const uint8_t*>(weights), k, row_bytes(w, k), static_cast<const float*>(packed),
+             detail::f32_row_stride(k), n_tokens, y, y_stride, row_begin, row_end);
     return;
   }
   const MatmulArgs args{w,        static_cast<const uint8_t*>(weights), k, row_bytes(w, k),

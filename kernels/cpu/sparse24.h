@@ -4,7 +4,8 @@
 //   uint16_t values[16]  F16, group g's two kept values at 2g and 2g + 1
 //   uint8_t  pos[4]      group g's positions (0..3) in nibble g % 2 of byte g / 2: bits 0-1 the
 //                        first kept value's, bits 2-3 the second's
-// Decoding reads only those bytes: the matmul expands them in registers (sparse24_avx2.cpp).
+// Decoding reads only those bytes: the matmul expands them in registers (sparse24_avx2.cpp) or picks the
+// activations they meet (sparse24_avx512.cpp).
 #pragma once
 
 #include <cstdint>
@@ -18,13 +19,16 @@ void quantize_row_sparse24(const float* x, uint8_t* dst, int64_t n);
 void dequantize_row_sparse24(const uint8_t* src, float* dst, int64_t n);
 
 // y[t * y_stride + r] = W[r] . x[t] for rows [r0, r1): W rows of row_bytes (k / 32 blocks),
-// x float rows with stride x_stride. Scalar and AVX2 (weights expanded in registers) variants.
+// x float rows with stride x_stride. Scalar, AVX2 (weights expanded in registers) and AVX-512
+// (activations permuted to the kept values) variants.
 void matmul_sparse24_reference(const uint8_t* w, int64_t k, int64_t row_bytes, const float* x, int64_t x_stride,
                                int64_t n_tokens, float* y, int64_t y_stride, int64_t r0, int64_t r1);
 
 namespace detail {
 void matmul_sparse24_avx2(const uint8_t* w, int64_t k, int64_t row_bytes, const float* x, int64_t x_stride,
                           int64_t n_tokens, float* y, int64_t y_stride, int64_t r0, int64_t r1);
+void matmul_sparse24_avx512(const uint8_t* w, int64_t k, int64_t row_bytes, const float* x, int64_t x_stride,
+                            int64_t n_tokens, float* y, int64_t y_stride, int64_t r0, int64_t r1);
 }  // namespace detail
 
 }  // namespace inferscope::kernels

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -67,8 +68,8 @@ Buffer alloc_bytes(size_t n) {
 // Fills `n` bytes of weights of `type` by tiling 1 MiB of properly quantized random rows
 // (valid scales, no NaN/denormals that would distort timings).
 void fill_weights(GgmlType type, uint8_t* dst, size_t n) {
-  static std::vector<uint8_t> tiles[40];
-  std::vector<uint8_t>& tile = tiles[static_cast<int>(type)];
+  static std::map<GgmlType, std::vector<uint8_t>> tiles;
+  std::vector<uint8_t>& tile = tiles[type];
   if (tile.empty()) {
     const int64_t k = 2048;
     const int64_t rb = row_bytes(type, k);
@@ -245,7 +246,7 @@ void register_all() {
   const GgmlType types[] = {GgmlType::Q4_0, GgmlType::Q8_0,   GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1,
                             GgmlType::IQ4_NL, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K, GgmlType::Q3_K,
                             GgmlType::Q2_K,   GgmlType::TQ2_0, GgmlType::TQ1_0, GgmlType::F16, GgmlType::BF16,
-                            GgmlType::F32};
+                            GgmlType::F16_2OF4, GgmlType::F32};
   std::vector<SimdLevel> levels;
   for (SimdLevel l : {SimdLevel::Avx2, SimdLevel::Avx512, SimdLevel::Amx}) {
     if (static_cast<int>(l) <= static_cast<int>(detected_simd_level())) levels.push_back(l);

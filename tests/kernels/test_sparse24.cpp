@@ -1,6 +1,6 @@
 // F16_2OF4 (2:4 sparse F16): the compressed rows round-trip a 2:4-pruned row exactly (up to F16),
-// keep the two largest of every four, and the matmul kernels (scalar and AVX2) equal the dense
-// product of the pruned matrix.
+// keep the two largest of every four, and the matmul kernels (scalar, AVX2, AVX-512) equal the
+// dense product of the pruned matrix.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,7 +55,7 @@ TEST(Sparse24, KeepsTheTwoLargestOfEveryFourAndRoundTrips) {
 }
 
 TEST(Sparse24, MatmulEqualsTheDenseProductOfThePrunedMatrix) {
-  const int64_t k = 256, rows = 12, tokens = 3;
+  const int64_t k = 256, rows = 13, tokens = 7;  // remainders of the row and token tiles
   std::vector<uint8_t> w(static_cast<size_t>(rows * row_bytes(GgmlType::F16_2OF4, k)));
   std::vector<float> dense(static_cast<size_t>(rows * k));
   for (int64_t r = 0; r < rows; ++r) {
@@ -68,18 +68,32 @@ TEST(Sparse24, MatmulEqualsTheDenseProductOfThePrunedMatrix) {
   ASSERT_TRUE(matmul_supported(GgmlType::F16_2OF4));
   std::vector<uint8_t> packed(packed_activation_bytes(GgmlType::F16_2OF4, k, tokens));
   pack_activations(GgmlType::F16_2OF4, x.data(), k, tokens, packed.data(), 0, tokens);
-  std::vector<float> ref(static_cast<size_t>(tokens * rows)), fast(ref.size());
+  auto want = [&](int64_t t, int64_t r) {
+    double sum = 0;
+    for (int64_t i = 0; i < k; ++i) sum += static_cast<double>(dense[r * k + i]) * x[t * k + i];
+    return sum;
+  };
+  std::vector<float> ref(static_cast<size_t>(tokens * rows));
   matmul_rows_reference(GgmlType::F16_2OF4, w.data(), k, packed.data(), tokens, ref.data(), rows, 0, rows);
-  matmul_rows(GgmlType::F16_2OF4, w.data(), k, packed.data(), tokens, fast.data(), rows, 0, rows);
   for (int64_t t = 0; t < tokens; ++t) {
-    for (int64_t r = 0; r < rows; ++r) {
-      double want = 0;
-      for (int64_t i = 0; i < k; ++i) want += static_cast<double>(dense[r * k + i]) * x[t * k + i];
-      EXPECT_NEAR(ref[t * rows + r], want, 1e-4 * (1 + std::fabs(want)));
-      EXPECT_NEAR(fast[t * rows + r], want, 1e-4 * (1 + std::fabs(want))) << "simd level "
-                                                                             << static_cast<int>(active_simd_level());
+    for (int64_t r = 0; r < rows; ++r) EXPECT_NEAR(ref[t * rows + r], want(t, r), 1e-4 * (1 + std::fabs(want(t, r))));
+  }
+  for (SimdLevel level : {SimdLevel::Avx2, SimdLevel::Avx512}) {
+    if (static_cast<int>(level) > static_cast<int>(detected_simd_level())) continue;
+    set_simd_level(level);
+    for (int64_t n : {int64_t{1}, tokens}) {
+      std::vector<float> fast(static_cast<size_t>(n * rows), -1.0f);
+      matmul_rows(GgmlType::F16_2OF4, w.data(), k, packed.data(), n, fast.data(), rows, 1, rows);
+      EXPECT_EQ(fast[0], -1.0f) << "row 0 is outside the range";
+      for (int64_t t = 0; t < n; ++t) {
+        for (int64_t r = 1; r < rows; ++r) {
+          EXPECT_NEAR(fast[t * rows + r], want(t, r), 1e-4 * (1 + std::fabs(want(t, r))))
+              << simd_level_name(level) << " tokens " << n << " t " << t << " r " << r;
+        }
+      }
     }
   }
+  set_simd_level(detected_simd_level());
 }
 
 }  // namespace
