@@ -82,7 +82,9 @@ Result<std::shared_ptr<const Model>> Model::load_file(std::shared_ptr<const gguf
   auto weights = ModelWeights::bind(*model->file_, model->config_, nullptr);
   if (!weights) return weights.status();
   report(options, kProgressBeforeCopy);
-  if (options.resident_weights) {
+  // A file with INT8 matrices is used from the mapping: their re-blocked rows are resident
+  // already, and a copy of the section would hold the I8 rows a second time.
+  if (options.resident_weights && (*weights)->reblocked.empty()) {
     model->resident_ = copy_tensor_data(*model->file_, options);
     if (model->resident_) weights = ModelWeights::bind(*model->file_, model->config_, model->resident_->data());
   }

@@ -83,6 +83,9 @@ class Binder {
     for (int64_t r = 0; r < rows * n_mats; ++r) kernels::i8_row_as_q8_0(q + r * cols, scales[r], bytes.get() + r * rb, cols);
     *out = WeightMatrix{&t, kernels::GgmlType::Q8_0, bytes.get(), cols, rows, n_mats, rb, q, scales};
     weights_.total_bytes += t.n_bytes + s->n_bytes;
+    // The re-blocked rows are what the kernels read: the I8 pages of the mapping go back to the
+    // system (LLM.int8() reads the few outlier columns from them again, faulted in on demand).
+    if (tensor_data_ == nullptr) file_.release_pages(bytes_of(t), t.n_bytes);
     weights_.reblocked.push_back(std::move(bytes));
     return Status::ok();
   }

@@ -96,7 +96,8 @@ struct ModelWeights {
   uint64_t total_bytes = 0;  // bytes of all bound tensors in the file
   std::vector<std::unique_ptr<float[]>> converted;  // owned F32 copies of non-F32 vectors
   // INT8 per-channel matrices (kernels/cpu/int8_rows.h) re-blocked as Q8_0: the matrix's type is
-  // then Q8_0 and its data points here (its tensor is still the file's I8 tensor).
+  // then Q8_0 and its data points here (its tensor is still the file's I8 tensor). These are the
+  // resident copies of those matrices: Model::load makes no resident copy of such a file.
   std::vector<std::unique_ptr<uint8_t[]>> reblocked;
   // > 0: the file asks for LLM.int8() (inferscope.weights.llm_int8_threshold): its INT8
   // matrices are multiplied by mixed-precision decomposition at this outlier threshold (CPU).
