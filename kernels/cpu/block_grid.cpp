@@ -4,22 +4,13 @@
 #include <cmath>
 
 #include "kernels/formats/fp16.h"
+#include "kernels/formats/k_quant_scales.h"
 
 namespace inferscope::kernels {
 namespace {
 
 float f16_at(const uint8_t* p) { return fp16_to_fp32(load_u16(p)); }
 
-// Q4_K / Q5_K 6-bit scale and min of sub-block s (GGUF-FORMATS.md, the K-quant scale packing).
-void scale_min_k4(const uint8_t* scales, int s, int& sc, int& mn) {
-  if (s < 4) {
-    sc = scales[s] & 63;
-    mn = scales[s + 4] & 63;
-  } else {
-    sc = (scales[s + 4] & 15) | ((scales[s - 4] >> 6) << 4);
-    mn = (scales[s + 4] >> 4) | ((scales[s] >> 6) << 4);
-  }
-}
 
 // 32-element blocks: element e in byte e % 16, low nibble for e < 16.
 void set_nibble32(uint8_t* qs, int e, int v) {

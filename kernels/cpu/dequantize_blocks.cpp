@@ -3,6 +3,7 @@
 #include "kernels/cpu/dequantize_blocks.h"
 
 #include "kernels/formats/fp16.h"
+#include "kernels/formats/k_quant_scales.h"
 
 namespace inferscope::kernels::detail {
 namespace {
@@ -15,17 +16,6 @@ inline float f16_at(const uint8_t* p) { return fp16_to_fp32(load_u16(p)); }
 inline uint32_t load_u32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
          (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
-}
-
-// Q4_K / Q5_K 6-bit scale and min of sub-block s (0..7).
-inline void scale_min_k4(const uint8_t* scales, int s, int& sc, int& mn) {
-  if (s < 4) {
-    sc = scales[s] & 63;
-    mn = scales[s + 4] & 63;
-  } else {
-    sc = (scales[s + 4] & 15) | ((scales[s - 4] >> 6) << 4);
-    mn = (scales[s + 4] >> 4) | ((scales[s] >> 6) << 4);
-  }
 }
 
 constexpr int8_t kIq4nlTable[16] = {-127, -104, -83, -65, -49, -35, -22, -10,

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/formats/fp16.h"
+#include "kernels/formats/k_quant_scales.h"
 
 namespace inferscope::kernels::detail {
 namespace {
@@ -37,17 +38,6 @@ float quantize_q8k_block(const float* x, int8_t* q) {
 // Expands one int16 per sub-block to the per-pair multipliers.
 void spread_scales(const int sc[16], UnpackedBlock* out) {
   for (int i = 0; i < 128; ++i) out->sc_pairs[i] = static_cast<int16_t>(sc[i / 8]);
-}
-
-// Q4_K / Q5_K 6-bit scale and min of 32-sub-block s (0..7), GGUF-FORMATS.md 3.11.
-void scale_min_k4(const uint8_t* scales, int s, int& sc, int& mn) {
-  if (s < 4) {
-    sc = scales[s] & 63;
-    mn = scales[s + 4] & 63;
-  } else {
-    sc = (scales[s + 4] & 15) | ((scales[s - 4] >> 6) << 4);
-    mn = (scales[s + 4] >> 4) | ((scales[s] >> 6) << 4);
-  }
 }
 
 // 2-bit field shared by Q2_K, Q3_K and TQ2_0: byte qs[32h + l] holds elements 128h + 32j + l.

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <vector>
 
-#include "engine/compare/quality_report.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
 #include "engine/runtime/session.h"
@@ -16,6 +15,7 @@
 #include "engine/weightlab/weight_recipe.h"
 #include "kernels/cpu/dequantize.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/weightlab/mean_kl.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {
@@ -51,18 +51,6 @@ double zero_fraction(const gguf::TensorInfo& t) {
   return static_cast<double>(zeros) / static_cast<double>(rows * cols);
 }
 
-double mean_kl(const std::string& reference, const std::string& candidate) {
-  QualityReportOptions o;
-  o.reference = reference;
-  o.candidate = candidate;
-  o.n_threads = 2;
-  o.reps = 1;
-  o.max_tokens = 4;
-  auto r = evaluate_models(o);
-  EXPECT_TRUE(r) << r.message();
-  return r ? r->mean_kl : 1e9;
-}
-
 TEST(PrunedModels, HalfOfEveryLinearLayerIsZeroAndWandaBeatsMagnitude) {
   const std::string source = testing::testdata("stories260K.gguf");
   const auto dir = testing::scratch_dir("pruned");
@@ -81,7 +69,7 @@ TEST(PrunedModels, HalfOfEveryLinearLayerIsZeroAndWandaBeatsMagnitude) {
     }
   }
   EXPECT_EQ(pruned, 5 * 7);
-  EXPECT_LT(mean_kl(source, wanda), mean_kl(source, magnitude));
+  EXPECT_LT(testing::mean_kl(source, wanda), testing::mean_kl(source, magnitude));
 }
 
 TEST(PrunedModels, TwoFourCompressedRunsLikeTwoFourDense) {
@@ -96,7 +84,7 @@ TEST(PrunedModels, TwoFourCompressedRunsLikeTwoFourDense) {
   EXPECT_EQ((*file)->find_tensor("token_embd.weight")->type, kernels::GgmlType::F16);
   EXPECT_LT(std::filesystem::file_size(compressed), std::filesystem::file_size(dense));
   // The same pruned weights: the same next-token distributions (summation order aside).
-  EXPECT_LT(mean_kl(dense, compressed), 1e-4);  // pruning itself costs ~3 nats here
+  EXPECT_LT(testing::mean_kl(dense, compressed), 1e-4);  // pruning itself costs ~3 nats here
 }
 
 // stories260K with the output columns of KV group `group` (query heads 2g, 2g+1) zeroed in

@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/compare/quality_report.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/model.h"
@@ -18,6 +17,7 @@
 #include "engine/weightlab/weight_method.h"
 #include "engine/weightlab/weight_recipe.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/weightlab/mean_kl.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {
@@ -31,18 +31,6 @@ std::string convert(const std::string& source, const std::string& recipe, const 
   return out;
 }
 
-double mean_kl(const std::string& source, const std::string& converted) {
-  QualityReportOptions o;
-  o.reference = source;
-  o.candidate = converted;
-  o.n_threads = 2;
-  o.reps = 1;
-  o.max_tokens = 4;
-  auto r = evaluate_models(o);
-  EXPECT_TRUE(r) << r.message();
-  return r ? r->mean_kl : 1e9;
-}
-
 struct Case {
   const char* model;
   const char* type;
@@ -53,9 +41,9 @@ class CalibratedMethods : public ::testing::TestWithParam<Case> {};
 TEST_P(CalibratedMethods, GptqAndAwqBeatRoundToNearestInTheSameType) {
   const std::string source = testing::testdata(GetParam().model);
   const std::string type = GetParam().type;
-  const double rtn = mean_kl(source, convert(source, type, "rtn"));
-  const double gptq = mean_kl(source, convert(source, type + "+gptq", "gptq"));
-  const double awq = mean_kl(source, convert(source, type + "+awq", "awq"));
+  const double rtn = testing::mean_kl(source, convert(source, type, "rtn"));
+  const double gptq = testing::mean_kl(source, convert(source, type + "+gptq", "gptq"));
+  const double awq = testing::mean_kl(source, convert(source, type + "+awq", "awq"));
   EXPECT_LT(gptq, rtn) << "GPTQ " << gptq << ", RTN " << rtn;
   EXPECT_LT(awq, rtn) << "AWQ " << awq << ", RTN " << rtn;
 }
@@ -69,9 +57,9 @@ INSTANTIATE_TEST_SUITE_P(Models, CalibratedMethods,
 
 TEST(WeightLabOrder, Int8BelowFourBitsBelowTernary) {
   const std::string source = testing::testdata("quant/base-f32.gguf");
-  const double int8 = mean_kl(source, convert(source, "int8", "int8"));
-  const double q4 = mean_kl(source, convert(source, "q4_0", "q4"));
-  const double ternary = mean_kl(source, convert(source, "tq2_0+ternary", "ternary"));
+  const double int8 = testing::mean_kl(source, convert(source, "int8", "int8"));
+  const double q4 = testing::mean_kl(source, convert(source, "q4_0", "q4"));
+  const double ternary = testing::mean_kl(source, convert(source, "tq2_0+ternary", "ternary"));
   EXPECT_LT(0.0, int8);
   EXPECT_LT(int8, q4);
   EXPECT_LT(q4, ternary);
@@ -108,7 +96,7 @@ TEST(LlmInt8Model, RunsOnTheCpuAndCountsOutlierColumnsPerLayer) {
   auto model = Model::load(path);
   ASSERT_TRUE(model) << model.message();
   EXPECT_FLOAT_EQ((*model)->weights().llm_int8_threshold, 6.0f);
-  const double kl = mean_kl(source, path);
+  const double kl = testing::mean_kl(source, path);
   EXPECT_LT(kl, 0.01);  // int8 with the outliers in F16: close to the F32 model
   auto fractions = llm_int8_outlier_fractions(path, default_eval_text(), 2);
   ASSERT_TRUE(fractions) << fractions.message();
