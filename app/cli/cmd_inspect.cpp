@@ -52,6 +52,19 @@ nlohmann::json config_json(const ModelConfig& c) {
           {"final_softcap", c.final_softcap}};
 }
 
+// RMSNorm, RoPE and the FFN of a decoder.
+void print_decoder_details(const ModelConfig& c) {
+  std::printf("  context %lld, RMS eps %g, RoPE %s base %g scale %g dims %lld\n", (long long)c.n_ctx_train,
+              c.rms_eps, c.rope_layout == RopeLayout::Neox ? "neox" : "normal", c.rope_freq_base, c.rope_freq_scale,
+              (long long)c.n_rot);
+  if (c.ffn_activation == FfnActivation::GeluTanh || c.n_swa > 0 || c.attn_softcap > 0 || c.has_post_norms) {
+    std::printf("  FFN %s, embeddings x %g, sliding window %lld%s, soft-cap scores %g logits %g%s\n",
+                c.ffn_activation == FfnActivation::GeluTanh ? "GeGLU" : "SwiGLU", c.embd_scale, (long long)c.n_swa,
+                c.swa_layers == SlidingWindowLayers::Even ? " (even layers)" : "", c.attn_softcap, c.final_softcap,
+                c.has_post_norms ? ", post-norms" : "");
+  }
+}
+
 void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const ChatTemplateInfo& chat,
                 const MemoryEstimate& e) {
   std::printf("file: %s (GGUF v%u, %s, %zu metadata keys, %zu tensors, alignment %u)\n", f.path().c_str(),
@@ -66,14 +79,13 @@ void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok,
                 (long long)c.n_ff_expert,
                 c.n_ff_shared ? (", shared width " + std::to_string(c.n_ff_shared)).c_str() : "");
   }
-  std::printf("  context %lld, RMS eps %g, RoPE %s base %g scale %g dims %lld\n", (long long)c.n_ctx_train,
-              c.rms_eps, c.rope_layout == RopeLayout::Neox ? "neox" : "normal", c.rope_freq_base, c.rope_freq_scale,
-              (long long)c.n_rot);
-  if (c.ffn_activation == FfnActivation::GeluTanh || c.n_swa > 0 || c.attn_softcap > 0 || c.has_post_norms) {
-    std::printf("  FFN %s, embeddings x %g, sliding window %lld%s, soft-cap scores %g logits %g%s\n",
-                c.ffn_activation == FfnActivation::GeluTanh ? "GeGLU" : "SwiGLU", c.embd_scale, (long long)c.n_swa,
-                c.swa_layers == SlidingWindowLayers::Even ? " (even layers)" : "", c.attn_softcap, c.final_softcap,
-                c.has_post_norms ? ", post-norms" : "");
+  if (c.is_encoder()) {
+    const char* pooling = c.pooling == Pooling::Mean ? "mean" : c.pooling == Pooling::Cls ? "cls" : "last";
+    std::printf("  encoder (embeddings): context %lld, LayerNorm eps %g, absolute positions, %lld token types,\n"
+                "  bidirectional attention, GELU FFN, %s pooling (inferscope-cli embed)\n",
+                (long long)c.n_ctx_train, c.norm_eps, (long long)c.n_token_types, pooling);
+  } else {
+    print_decoder_details(c);
   }
   if (tok) {
     std::printf("\ntokenizer: %s (pre: %s), %d tokens, BOS %d%s, EOS %d%s\n", tok->model_name().c_str(),

@@ -5,7 +5,7 @@
 namespace inferscope::cli {
 
 std::span<const Command> commands() {
-  static const std::array<Command, 11> kCommands = {{
+  static const std::array<Command, 12> kCommands = {{
       {"generate", run_generate},
       {"inspect", run_inspect},
       {"bench", run_bench},
@@ -17,6 +17,7 @@ std::span<const Command> commands() {
       {"compare", run_compare},
       {"evaluate", run_evaluate},
       {"prune", run_prune},
+      {"embed", run_embed},
   }};
   return kCommands;
 }

@@ -23,5 +23,6 @@ int run_quantize(int argc, char** argv);
 int run_compare(int argc, char** argv);
 int run_evaluate(int argc, char** argv);
 int run_prune(int argc, char** argv);
+int run_embed(int argc, char** argv);
 
 }  // namespace inferscope::cli

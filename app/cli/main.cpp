@@ -17,7 +17,12 @@ void print_usage() {
                "  perplexity  perplexity of a model over a text file\n"
                "  tokenize    print the token ids of a text\n"
                "  detokenize  print the text of token ids\n"
-               "  make-model  write a random-weight GGUF of a chosen Llama shape\n\n"
+               "  make-model  write a random-weight GGUF of a chosen Llama shape\n"
+               "  quantize    convert a model to another weight type, plainly or by a calibrated method\n"
+               "  prune       prune a model's weights (magnitude, wanda, 2:4) or attention heads\n"
+               "  evaluate    compare a model's quality with a reference model on a held-out text\n"
+               "  compare     compare configurations side by side: speed, memory, quality\n"
+               "  embed       print a text's embedding (BERT-family or chat model)\n\n"
                "Run 'inferscope-cli <command> --help' for the options of a command.\n");
 }
 

@@ -38,7 +38,7 @@ enum class Act {
   Router,     // [n][n_expert] router logits
   ExpertOut,  // [n * n_expert_used][n_embd] each routed expert's output per (token, choice)
   SharedOut,  // [n][n_embd] qwen2moe's shared expert output
-  Logits,     // [n_logits][n_vocab]
+  Logits,     // [n_logits][plan.output_width]: logits, or the final token states
 };
 
 // Which op (and layer, -1 outside the layers) a backend charges an op's time to.
@@ -56,6 +56,9 @@ struct ForwardPlan {
   ScratchPlan scratch;
   kernels::RopeParams rope;  // freq_factors points into the model's weights (or is null)
   OpProfile* profile = nullptr;  // where the backend adds its op times
+  // Floats per row of Logits: n_vocab, or n_embd where the pass outputs the final token states
+  // (an encoder's, or a decoder's normalized last hidden states for embeddings).
+  int64_t output_width = 0;
 };
 
 // Rows of one sequence in a chunk: positions pos0 .. pos0 + n - 1 of `slot`, stored and read
@@ -103,6 +106,9 @@ struct AttentionShape {
   // With a window: the first `sinks` positions stay visible too (StreamingLLM's attention
   // sinks). Query at position pos sees j <= pos with j > pos - window or j < sinks.
   int64_t sinks = 0;
+  // false (encoders): a row sees every position of its span, later ones too. The pass then
+  // gives each sequence its own single span.
+  bool causal = true;
 };
 
 using Feeds = std::span<const WeightMatrix* const>;
@@ -142,6 +148,13 @@ class BackendOps {
   // out[i] = rms_norm(in[in_row0 + i]) * w for i < n ([n_embd] rows; out may be in).
   virtual Status rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds feeds,
                           OpLabel label) = 0;
+  // out[i] = layer_norm(in[in_row0 + i]) * w + b for i < n ([n_embd] rows, eps: the model's
+  // norm_eps; out may be in).
+  virtual Status layer_norm(Act in, int64_t in_row0, const WeightVector& w, const WeightVector& b, Act out, int64_t n,
+                            Feeds feeds, OpLabel label) = 0;
+  // X[i] += row rows[i] of `table` ([n_embd] rows, decoded) for i < rows.size(): BERT's
+  // position and token-type embeddings. May use H as scratch.
+  virtual Status add_rows(const WeightMatrix& table, std::span<const int32_t> rows, OpLabel label) = 0;
   // Each output = in[n][cols] . w^T. The outputs share the input (one packing of it).
   virtual Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) = 0;
   // x[i] += bias for i < n ([bias.size] rows).
@@ -156,6 +169,8 @@ class BackendOps {
                            OpLabel label) = 0;
   // FfnA[i] = act(FfnA[i]) * FfnB[i] over `width` columns, i < n.
   virtual Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) = 0;
+  // x = act(x) over n rows of `width` (BERT's plain GELU FFN).
+  virtual Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) = 0;
   // dst += src over n rows of `width`.
   virtual Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) = 0;
   // x = cap * tanh(x / cap) over n rows of `width`.

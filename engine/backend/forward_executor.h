@@ -50,7 +50,8 @@ class ForwardExecutor {
 
   // Appends `tokens` to `slot` (positions continue from the slot's KV length) and writes the
   // logits of the last token, or of every token when `all_logits`, to `logits`
-  // ([n_out][n_vocab]). Fails when the context is full or a token id is invalid.
+  // ([n_out][output_width()]). Fails when the context is full or a token id is invalid. An
+  // encoder (ModelConfig::is_encoder) takes a whole sequence into an empty slot, all_logits.
   virtual Status forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) = 0;
   // The same for several sequences at once (distinct slots): their tokens share each chunk, so
   // N decoding sequences read the weights once per step instead of N times.
@@ -60,6 +61,9 @@ class ForwardExecutor {
   // context. Fails when there is nothing to drop.
   virtual Status shift_context(int slot) = 0;
 
+  // Floats per output row: n_vocab (logits), or n_embd where the rows are token states (an
+  // encoder, or ForwardOptions::hidden_states).
+  virtual int64_t output_width() const = 0;
   virtual int64_t n_ctx() const = 0;
   virtual int n_slots() const = 0;
   virtual int64_t kv_length(int slot) const = 0;

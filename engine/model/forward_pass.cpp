@@ -27,7 +27,11 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   ForwardPlan& plan = fp->plan_;
   plan.n_ctx = options.n_ctx > 0 ? options.n_ctx : c.n_ctx_train;
   plan.n_slots = options.n_slots;
-  plan.max_batch = std::max<int64_t>(1, std::min(options.max_batch, fp->ops_->max_batch_limit()));
+  // An encoder's sequence is one chunk: room for a whole context.
+  const int64_t batch = c.is_encoder() ? std::max(options.max_batch, plan.n_ctx) : options.max_batch;
+  plan.max_batch = std::max<int64_t>(1, std::min(batch, fp->ops_->max_batch_limit()));
+  fp->hidden_states_ = options.hidden_states && !c.is_encoder();
+  plan.output_width = c.is_encoder() || options.hidden_states ? c.n_embd : c.n_vocab;
   INFERSCOPE_RETURN_IF_ERROR(check_kv_block_size(options.kv_block_size));
   plan.kv = KvLayout::for_model(c, plan.n_ctx, plan.n_slots, options.kv_types, options.kv_block_size);
   // Before anything is sized by the rows: a type the rows cannot hold has rows of 0 bytes.
@@ -109,12 +113,25 @@ struct ForwardPass::Pending {
 Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) {
   const SequenceTokens sequence{slot, tokens, logits};
   INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1)));
+  if (model_->config().is_encoder()) INFERSCOPE_RETURN_IF_ERROR(check_encoder_input(slot, tokens.size(), all_logits));
   Pending pending{slot, tokens, all_logits ? nullptr : logits};
   return run_sequences(std::span(&pending, 1), all_logits ? logits : nullptr);
 }
 
+// Bidirectional attention needs the whole sequence in one chunk of its own.
+Status ForwardPass::check_encoder_input(int slot, size_t n, bool all_logits) const {
+  if (!all_logits) return Status::error("an encoder outputs every token's state: call it with all_logits");
+  if (kv_length(slot) != 0) return Status::error("an encoder reads a whole sequence at once, into an empty slot");
+  if (static_cast<int64_t>(n) > plan_.max_batch) {
+    return Status::error("the sequence of " + std::to_string(n) + " tokens is longer than the encoder's batch of " +
+                         std::to_string(plan_.max_batch));
+  }
+  return Status::ok();
+}
+
 Status ForwardPass::forward_batch(std::span<const SequenceTokens> sequences) {
   if (sequences.empty()) return Status::error("no sequences to evaluate");
+  if (model_->config().is_encoder()) return Status::error("an encoder runs one sequence per forward call");
   INFERSCOPE_RETURN_IF_ERROR(check_input(sequences));
   std::vector<Pending> pending;
   for (const SequenceTokens& s : sequences) {
@@ -160,7 +177,7 @@ Status ForwardPass::run_sequences(std::span<Pending> pending, float* all_logits)
 // Fills a chunk with up to max_batch rows of the sequences in order, each one's last token among
 // the chunk's last rows (where the logits come from), runs it and commits the rows.
 Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits) {
-  const int64_t n_vocab = model_->config().n_vocab;
+  const int64_t width = plan_.output_width;
   int64_t room = plan_.max_batch;
   for (Pending& p : pending) {
     p.take = 0;
@@ -201,11 +218,11 @@ Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits) {
               nullptr};
   if (all_logits) {
     chunk.n_logits = chunk.n;
-    chunk.logits = all_logits + static_cast<int64_t>(pending[0].done) * n_vocab;
+    chunk.logits = all_logits + static_cast<int64_t>(pending[0].done) * width;
   } else if (destinations.size() == 1) {
     chunk.logits = destinations[0];
   } else if (!destinations.empty()) {
-    chunk_logits_.resize(destinations.size() * static_cast<size_t>(n_vocab));
+    chunk_logits_.resize(destinations.size() * static_cast<size_t>(width));
     chunk.logits = chunk_logits_.data();
   }
   INFERSCOPE_RETURN_IF_ERROR(ops_->begin_chunk(chunk));
@@ -217,7 +234,7 @@ Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits) {
   INFERSCOPE_RETURN_IF_ERROR(ops_->end_chunk(chunk));
   if (destinations.size() > 1) {
     for (size_t i = 0; i < destinations.size(); ++i) {
-      std::copy_n(chunk_logits_.data() + i * static_cast<size_t>(n_vocab), n_vocab, destinations[i]);
+      std::copy_n(chunk_logits_.data() + i * static_cast<size_t>(width), width, destinations[i]);
     }
   }
   for (Pending& p : pending) {
@@ -227,7 +244,9 @@ Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits) {
     auto& held = tokens_[static_cast<size_t>(p.slot)];
     const auto from = p.tokens.begin() + static_cast<std::ptrdiff_t>(p.done);
     held.insert(held.end(), from, from + p.take);
-    if (!shifted_[static_cast<size_t>(p.slot)]) table.publish_full_blocks(held, prefix_seed_);
+    // An encoder's keys depend on the tokens after them too: never a reusable prefix.
+    const bool reusable = model_->config().causal && !shifted_[static_cast<size_t>(p.slot)];
+    if (reusable) table.publish_full_blocks(held, prefix_seed_);
     p.done += static_cast<size_t>(p.take);
   }
   return Status::ok();
@@ -283,7 +302,7 @@ Status ForwardPass::drop_blocks(int slot, size_t first, size_t count) {
 // window policy with its sinks, else all positions.
 AttentionShape ForwardPass::attention_shape(int64_t layer) const {
   const ModelConfig& c = model_->config();
-  AttentionShape shape{c.attn_scale, c.attn_softcap, c.uses_sliding_window(layer) ? c.n_swa : 0, 0};
+  AttentionShape shape{c.attn_scale, c.attn_softcap, c.uses_sliding_window(layer) ? c.n_swa : 0, 0, c.causal};
   if (kv_window_ > 0 && (shape.window == 0 || kv_window_ < shape.window)) {
     shape.window = kv_window_;
     shape.sinks = kv_sinks_;
@@ -367,6 +386,7 @@ ExecutorCounters ForwardPass::counters() const {
 }
 
 Status ForwardPass::run_chunk(const Chunk& chunk, std::span<const int32_t> tokens) {
+  if (model_->config().is_encoder()) return run_encoder_chunk(chunk, tokens);
   const ModelWeights& w = model_->weights();
   INFERSCOPE_RETURN_IF_ERROR(ops_->embed(tokens, at(OpKind::Embed)));
   for (int64_t il = 0; il < model_->config().n_layer; ++il) {
@@ -442,10 +462,71 @@ Status ForwardPass::moe_ffn(const LayerWeights& l, int64_t il, int64_t n) {
   return ops_->moe_combine(n, k, &l.ffn_gate_inp_shexp, at(OpKind::Moe, il));
 }
 
-// Logits of the chunk's last n_logits tokens.
+// Token rows, then each row's position and token type (0) added, normalized.
+Status ForwardPass::run_encoder_chunk(const Chunk& chunk, std::span<const int32_t> tokens) {
+  const ModelWeights& w = model_->weights();
+  chunk_positions_.clear();
+  for (const ChunkSpan& s : chunk.spans) {
+    for (int64_t t = 0; t < s.n; ++t) chunk_positions_.push_back(static_cast<int32_t>(s.pos0 + t));
+  }
+  chunk_token_types_.assign(tokens.size(), 0);
+  INFERSCOPE_RETURN_IF_ERROR(ops_->embed(tokens, at(OpKind::Embed)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_->add_rows(w.position_embd, chunk_positions_, at(OpKind::Embed)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_->add_rows(w.token_types, chunk_token_types_, at(OpKind::Embed)));
+  INFERSCOPE_RETURN_IF_ERROR(
+      ops_->layer_norm(Act::X, 0, w.token_embd_norm, w.token_embd_norm_b, Act::X, chunk.n, {}, at(OpKind::Embed)));
+  for (int64_t il = 0; il < model_->config().n_layer; ++il) {
+    INFERSCOPE_RETURN_IF_ERROR(encoder_layer(w.layers[static_cast<size_t>(il)], il, chunk));
+  }
+  return Status::ok();
+}
+
+// One post-norm BERT layer on X; the last layer's final norm writes the output rows instead.
+Status ForwardPass::encoder_layer(const LayerWeights& l, int64_t il, const Chunk& chunk) {
+  const ModelConfig& c = model_->config();
+  const int64_t n = chunk.n;
+  const MatmulOutput projections[] = {{&l.wq, Act::Q}, {&l.wk, Act::K}, {&l.wv, Act::V}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_->matmul(projections, Act::X, n, at(OpKind::Matmul, il)));
+  for (auto [bias, act] : {std::pair{&l.bq, Act::Q}, {&l.bk, Act::K}, {&l.bv, Act::V}}) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_->add_bias(act, *bias, n, at(OpKind::Matmul, il)));
+  }
+  INFERSCOPE_RETURN_IF_ERROR(ops_->kv_store(il, chunk, at(OpKind::Attention, il)));
+  const WeightMatrix* wo[] = {&l.wo};
+  INFERSCOPE_RETURN_IF_ERROR(ops_->attention(il, chunk, attention_shape(il), wo, at(OpKind::Attention, il)));
+  const MatmulOutput out[] = {{&l.wo, Act::H}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_->matmul(out, Act::Attn, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_->add_bias(Act::H, l.bo, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_->add(Act::X, Act::H, n, c.n_embd, at(OpKind::Ffn, il)));
+  const WeightMatrix* up[] = {&l.ffn_up};
+  INFERSCOPE_RETURN_IF_ERROR(
+      ops_->layer_norm(Act::X, 0, l.attn_output_norm, l.attn_output_norm_b, Act::X, n, up, at(OpKind::Norm, il)));
+  const MatmulOutput ffn_up[] = {{&l.ffn_up, Act::FfnA}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_->matmul(ffn_up, Act::X, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_->add_bias(Act::FfnA, l.ffn_up_b, n, at(OpKind::Ffn, il)));
+  const WeightMatrix* down[] = {&l.ffn_down};
+  INFERSCOPE_RETURN_IF_ERROR(ops_->activate(c.ffn_activation, Act::FfnA, n, c.n_ff, down, at(OpKind::Ffn, il)));
+  const MatmulOutput ffn_down[] = {{&l.ffn_down, Act::FfnOut}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_->matmul(ffn_down, Act::FfnA, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_->add_bias(Act::FfnOut, l.ffn_down_b, n, at(OpKind::Ffn, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_->add(Act::X, Act::FfnOut, n, c.n_embd, at(OpKind::Ffn, il)));
+  const bool output = il == c.n_layer - 1 && chunk.n_logits > 0;
+  const WeightMatrix* next[] = {&l.wq, &l.wk, &l.wv};
+  if (!output) {
+    return ops_->layer_norm(Act::X, 0, l.layer_output_norm, l.layer_output_norm_b, Act::X, n, next,
+                            at(OpKind::Norm, il));
+  }
+  return ops_->layer_norm(Act::X, n - chunk.n_logits, l.layer_output_norm, l.layer_output_norm_b, Act::Logits,
+                          chunk.n_logits, {}, at(OpKind::Output));
+}
+
+// Logits of the chunk's last n_logits tokens (or their normalized states, hidden_states).
 Status ForwardPass::logits(const Chunk& chunk) {
   const ModelConfig& c = model_->config();
   const ModelWeights& w = model_->weights();
+  if (hidden_states_) {
+    return ops_->rms_norm(Act::X, chunk.n - chunk.n_logits, w.output_norm, Act::Logits, chunk.n_logits, {},
+                          at(OpKind::Output));
+  }
   const WeightMatrix* output[] = {&w.output};
   INFERSCOPE_RETURN_IF_ERROR(ops_->rms_norm(Act::X, chunk.n - chunk.n_logits, w.output_norm, Act::H, chunk.n_logits,
                                             output, at(OpKind::Norm)));

@@ -1,15 +1,20 @@
-// The llama-family forward pass, once for every backend: straight-line code over the ops of
+// The forward pass, once for every backend: straight-line code over the ops of
 // engine/backend/backend_ops.h, for a batch of tokens of one sequence slot. Input checks,
 // chunking, the slots' lengths, the fit check, the scratch plan, profiling labels and logits
 // are handled here; a backend only runs (or records) the ops.
 //
+// The llama-family decoders:
 //   x = embed(tokens) (* sqrt(n_embd) for gemma)
 //   for each layer:  h = rmsnorm(x) ; q,k,v = h Wq, h Wk, h Wv (+ biases) ; rope(q, k)
 //                    x += [postnorm] attention(q, K, V) Wo   (causal or sliding window;
 //                                                             gemma2 soft-caps the scores)
 //                    h = rmsnorm(x) ; x += [postnorm] ffn(h)  (SwiGLU or GeGLU, or a mixture
 //                                                              of SwiGLU experts)
-//   logits = rmsnorm(x) Wout (gemma2: soft-capped)
+//   logits = rmsnorm(x) Wout (gemma2: soft-capped); with hidden_states: rmsnorm(x) itself
+// BERT's encoder (a whole sequence in one chunk, its output the final token states):
+//   x = layernorm(embed(tokens) + position rows + token-type row 0)
+//   for each layer:  q,k,v = x Wq + bq, ... ; x = layernorm(x + attention(q, K, V) Wo + bo)
+//                    x = layernorm(x + gelu(x Wup + b_up) Wdown + b_down)
 #pragma once
 
 #include <algorithm>
@@ -48,6 +53,10 @@ struct ForwardOptions {
   // GPU backends: called with the fraction of the weights copied to the device (0..1,
   // non-decreasing), on the creating thread.
   std::function<void(double)> on_upload_progress;
+  // A decoder's forward calls output its normalized last hidden states ([n_embd] rows:
+  // rmsnorm(x) before the output head) instead of logits: the chat model as an embedding model.
+  // Encoders always output their final token states.
+  bool hidden_states = false;
 };
 
 class ForwardPass : public ForwardExecutor {
@@ -62,6 +71,7 @@ class ForwardPass : public ForwardExecutor {
   Status forward_batch(std::span<const SequenceTokens> sequences) override;
   Status shift_context(int slot) override;
 
+  int64_t output_width() const override { return plan_.output_width; }
   int64_t n_ctx() const override { return plan_.n_ctx; }
   int n_slots() const override { return static_cast<int>(tables_.size()); }
   int64_t kv_length(int slot) const override { return tables_[static_cast<size_t>(slot)].length(); }
@@ -87,6 +97,7 @@ class ForwardPass : public ForwardExecutor {
   Status warm_up();
   struct Pending;
   Status check_input(std::span<const SequenceTokens> sequences) const;
+  Status check_encoder_input(int slot, size_t n, bool all_logits) const;
   Status run_sequences(std::span<Pending> pending, float* all_logits);
   Status next_chunk(std::span<Pending> pending, float* all_logits);
   Status slide_window(int slot, int64_t n);
@@ -94,6 +105,8 @@ class ForwardPass : public ForwardExecutor {
   int64_t sink_blocks() const;
   AttentionShape attention_shape(int64_t layer) const;
   Status run_chunk(const Chunk& chunk, std::span<const int32_t> tokens);
+  Status run_encoder_chunk(const Chunk& chunk, std::span<const int32_t> tokens);
+  Status encoder_layer(const LayerWeights& l, int64_t layer, const Chunk& chunk);
   Status attention_block(const LayerWeights& l, int64_t layer, const Chunk& chunk);
   Status ffn_block(const LayerWeights& l, int64_t layer, int64_t n);
   Status moe_ffn(const LayerWeights& l, int64_t layer, int64_t n);
@@ -115,6 +128,8 @@ class ForwardPass : public ForwardExecutor {
   std::vector<int32_t> chunk_tokens_;
   std::vector<ChunkSpan> chunk_spans_;
   std::vector<float> chunk_logits_;
+  std::vector<int32_t> chunk_positions_, chunk_token_types_;  // an encoder chunk's rows
+  bool hidden_states_ = false;  // a decoder outputs rmsnorm(x) rows (ForwardOptions::hidden_states)
   uint64_t prefix_seed_ = 0;  // what cached blocks' contents depend on besides their tokens
   OpProfile profile_;
   uint64_t forward_calls_ = 0;

@@ -19,6 +19,7 @@ constexpr ArchEntry kArchitectures[] = {
     {"phi3", Architecture::Phi3, RopeLayout::Neox},
     {"gemma", Architecture::Gemma, RopeLayout::Neox},
     {"gemma2", Architecture::Gemma2, RopeLayout::Neox},
+    {"bert", Architecture::Bert, RopeLayout::Normal},
 };
 
 #define TRY_ASSIGN(lhs, expr)              \
@@ -168,6 +169,35 @@ Status read_architecture_options(const gguf::File& f, const std::string& a, Mode
   return Status::ok();
 }
 
+// BERT: LayerNorm epsilon, bidirectional attention, the pooling of the token states, token
+// types; no RoPE and no experts.
+Status read_encoder_options(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  double eps = 0;
+  TRY_ASSIGN(eps, f.get_float(a + "attention.layer_norm_epsilon"));
+  if (!(eps > 0.0 && eps < 1.0)) {
+    return Status::error(f.error_prefix() + "metadata key '" + a + "attention.layer_norm_epsilon' must be in (0, 1)");
+  }
+  c.norm_eps = static_cast<float>(eps);
+  bool causal = false;
+  TRY_ASSIGN(causal, f.get_bool_or(a + "attention.causal", false));
+  if (causal) return Status::error(f.error_prefix() + "a causal BERT is not supported");
+  c.causal = false;
+  int64_t pooling = 0;
+  TRY_ASSIGN(pooling, f.get_int_or(a + "pooling_type", 1));
+  if (pooling < 1 || pooling > 3) {
+    return Status::error(f.error_prefix() + "metadata key '" + a + "pooling_type' is " + std::to_string(pooling) +
+                         " (supported: 1 mean, 2 cls, 3 last)");
+  }
+  c.pooling = static_cast<Pooling>(pooling);
+  TRY_ASSIGN(c.n_token_types, f.get_int_or("tokenizer.ggml.token_type_count", 2));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, "tokenizer.ggml.token_type_count", c.n_token_types, 1, 1024));
+  c.n_rot = 0;
+  c.n_ctx_orig = c.n_ctx_train;
+  c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  c.ffn_activation = FfnActivation::GeluTanh;
+  return Status::ok();
+}
+
 }  // namespace
 
 const char* rope_scaling_name(RopeScaling scaling) {
@@ -180,7 +210,7 @@ const char* rope_scaling_name(RopeScaling scaling) {
   return "?";
 }
 
-const char* supported_architectures() { return "llama, qwen2, qwen2moe, phi3, gemma, gemma2"; }
+const char* supported_architectures() { return "llama, qwen2, qwen2moe, phi3, gemma, gemma2, bert"; }
 
 Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   ModelConfig c;
@@ -223,6 +253,12 @@ Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.key_length", c.head_dim, 2, 1024));
   if (c.head_dim % 2 != 0) return Result<ModelConfig>::error(f.error_prefix() + "head size must be even");
 
+  if (c.is_encoder()) {
+    INFERSCOPE_RETURN_IF_ERROR(read_encoder_options(f, a, c));
+    const gguf::Value* tokens = f.find("tokenizer.ggml.tokens");
+    TRY_ASSIGN(c.n_vocab, f.get_int_or(a + "vocab_size", tokens ? static_cast<int64_t>(tokens->array_size()) : 0));
+    return c;
+  }
   double eps = 0;
   TRY_ASSIGN(eps, f.get_float(a + "attention.layer_norm_rms_epsilon"));
   c.rms_eps = static_cast<float>(eps);

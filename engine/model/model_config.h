@@ -1,5 +1,6 @@
-// Hyperparameters of a llama-family model, read from GGUF metadata (GGUF-FORMATS.md 5.2-5.3),
-// with llama.cpp's key names for each architecture ("<arch>.embedding_length", ...).
+// Hyperparameters of a model, read from GGUF metadata (GGUF-FORMATS.md 5.2-5.3), with
+// llama.cpp's key names for each architecture ("<arch>.embedding_length", ...): the llama-family
+// decoders and BERT's encoder (sentence embeddings).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,7 @@
 
 namespace inferscope {
 
-enum class Architecture { Llama, Qwen2, Qwen2Moe, Phi3, Gemma, Gemma2 };
+enum class Architecture { Llama, Qwen2, Qwen2Moe, Phi3, Gemma, Gemma2, Bert };
 
 // NORM rotates adjacent pairs (2i, 2i+1); NEOX rotates (i, i + n_rot/2). Fixed per architecture.
 enum class RopeLayout { Normal, Neox };
@@ -26,6 +27,10 @@ enum class ExpertGating { None, SoftmaxTopKRenormalized, SoftmaxTopK };
 
 // The gated FFN's activation: down(act(gate x) * up x). Gemma uses gelu (tanh approximation).
 enum class FfnActivation { Silu, GeluTanh };
+
+// How an encoder's token states become one embedding (`<arch>.pooling_type`, llama.cpp's
+// numbering): the mean of the rows, the first row ([CLS]) or the last row.
+enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3 };
 
 // Which layers attend through the sliding window (when n_swa > 0): phi3 all of them, gemma2
 // layers 0, 2, 4, ... (the others see the whole context).
@@ -78,7 +83,17 @@ struct ModelConfig {
   int64_t n_swa = 0;             // sliding window: a token sees itself and the n_swa - 1 before; 0 = off
   SlidingWindowLayers swa_layers = SlidingWindowLayers::All;
 
+  // BERT (arch Bert): a post-norm encoder. Absolute position and token-type embeddings instead
+  // of RoPE (n_rot = 0), LayerNorm with bias (eps norm_eps), attention that sees the whole
+  // sequence (causal = false), a plain GELU FFN with biases, no output head: the forward pass
+  // outputs the final token states, which `pooling` turns into one embedding.
+  bool causal = true;
+  float norm_eps = 1e-12f;  // attention.layer_norm_epsilon (LayerNorm models)
+  Pooling pooling = Pooling::None;
+  int64_t n_token_types = 0;
+
   int64_t n_embd_kv() const { return head_dim * n_head_kv; }
+  bool is_encoder() const { return arch == Architecture::Bert; }
   int64_t n_embd_q() const { return head_dim * n_head; }
   bool is_moe() const { return n_expert > 0; }
   bool uses_sliding_window(int64_t layer) const {

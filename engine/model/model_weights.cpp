@@ -123,8 +123,33 @@ Status bind_phi3_fused(Binder& b, const ModelConfig& c, const std::string& p, La
   return Status::ok();
 }
 
+// BERT: attention and FFN matrices with biases, LayerNorm after each residual add.
+Status bind_encoder_layer(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& l) {
+  const int64_t E = c.n_embd, F = c.n_ff;
+  const Need r = Need::Required;
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_q.weight", E, E, 1, r, &l.wq));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_k.weight", E, E, 1, r, &l.wk));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_v.weight", E, E, 1, r, &l.wv));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_output.weight", E, E, 1, r, &l.wo));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up.weight", E, F, 1, r, &l.ffn_up));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_down.weight", F, E, 1, r, &l.ffn_down));
+  const std::pair<const char*, WeightVector*> vectors[] = {
+      {"attn_q.bias", &l.bq},
+      {"attn_k.bias", &l.bk},
+      {"attn_v.bias", &l.bv},
+      {"attn_output.bias", &l.bo},
+      {"attn_output_norm.weight", &l.attn_output_norm},
+      {"attn_output_norm.bias", &l.attn_output_norm_b},
+      {"ffn_down.bias", &l.ffn_down_b},
+      {"layer_output_norm.weight", &l.layer_output_norm},
+      {"layer_output_norm.bias", &l.layer_output_norm_b}};
+  for (const auto& [name, v] : vectors) INFERSCOPE_RETURN_IF_ERROR(b.vector(p + name, E, r, v));
+  return b.vector(p + "ffn_up.bias", F, r, &l.ffn_up_b);
+}
+
 Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   const std::string p = "blk." + std::to_string(i) + ".";
+  if (c.is_encoder()) return bind_encoder_layer(b, c, p, l);
   const int64_t E = c.n_embd, Q = c.n_embd_q(), KV = c.n_embd_kv();
   const Need bias = c.has_qkv_bias ? Need::Required : Need::Optional;
   const Need post_norm = c.has_post_norms ? Need::Required : Need::Optional;
@@ -192,6 +217,33 @@ Status bind_rope_factors(const gguf::File& f, Binder& b, const ModelConfig& c, M
   return check_factors(f, "rope_factors_short.weight", w.rope_factors_short);
 }
 
+// The decoder's head: output_norm and output (token_embd's rows when the file has none).
+Status bind_output(Binder& b, const ModelConfig& c, ModelWeights& w) {
+  INFERSCOPE_RETURN_IF_ERROR(b.vector("output_norm.weight", c.n_embd, Need::Required, &w.output_norm));
+  const Need output_need = c.arch == Architecture::Qwen2Moe ? Need::Required : Need::Optional;
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix("output.weight", c.n_embd, c.n_vocab, 1, output_need, &w.output));
+  if (!w.output.present()) {
+    w.output = w.token_embd;
+    w.tied_output = true;
+  }
+  return Status::ok();
+}
+
+// BERT's position and token-type tables and the LayerNorm of the summed embeddings; the rows
+// are looked up one at a time, so their type must be decodable.
+Status bind_encoder_embeddings(const gguf::File& f, Binder& b, const ModelConfig& c, ModelWeights& w) {
+  const Need r = Need::Required;
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix("position_embd.weight", c.n_embd, c.n_ctx_train, 1, r, &w.position_embd));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix("token_types.weight", c.n_embd, c.n_token_types, 1, r, &w.token_types));
+  for (const WeightMatrix* m : {&w.position_embd, &w.token_types}) {
+    if (!kernels::type_info(m->type).decodable) {
+      return Status::error(f.error_prefix() + "tensor '" + m->tensor->name + "' has a type that cannot be decoded");
+    }
+  }
+  INFERSCOPE_RETURN_IF_ERROR(b.vector("token_embd_norm.weight", c.n_embd, r, &w.token_embd_norm));
+  return b.vector("token_embd_norm.bias", c.n_embd, r, &w.token_embd_norm_b);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file, const ModelConfig& c,
@@ -208,13 +260,11 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file,
   if (!kernels::type_info(w->token_embd.type).decodable) {
     return Status::error(file.error_prefix() + "token_embd.weight type cannot be decoded");
   }
-  INFERSCOPE_RETURN_IF_ERROR(b.vector("output_norm.weight", c.n_embd, Need::Required, &w->output_norm));
-  INFERSCOPE_RETURN_IF_ERROR(bind_rope_factors(file, b, c, *w));
-  Need output_need = c.arch == Architecture::Qwen2Moe ? Need::Required : Need::Optional;
-  INFERSCOPE_RETURN_IF_ERROR(b.matrix("output.weight", c.n_embd, c.n_vocab, 1, output_need, &w->output));
-  if (!w->output.present()) {
-    w->output = w->token_embd;
-    w->tied_output = true;
+  if (c.is_encoder()) {
+    INFERSCOPE_RETURN_IF_ERROR(bind_encoder_embeddings(file, b, c, *w));
+  } else {
+    INFERSCOPE_RETURN_IF_ERROR(bind_output(b, c, *w));
+    INFERSCOPE_RETURN_IF_ERROR(bind_rope_factors(file, b, c, *w));
   }
   w->layers.resize(static_cast<size_t>(c.n_layer));
   for (int64_t i = 0; i < c.n_layer; ++i) {
@@ -227,7 +277,7 @@ void ModelWeights::for_each_matrix(const std::function<void(const WeightMatrix&)
   auto visit = [&](const WeightMatrix& m) {
     if (m.present()) f(m);
   };
-  visit(token_embd);
+  for (const WeightMatrix* m : {&token_embd, &position_embd, &token_types}) visit(*m);
   if (!tied_output) visit(output);
   for (const LayerWeights& l : layers) {
     for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_gate_inp,
@@ -242,10 +292,14 @@ void ModelWeights::for_each_vector(const std::function<void(const WeightVector&)
   auto visit = [&](const WeightVector& v) {
     if (v.present()) f(v);
   };
-  for (const WeightVector* v : {&output_norm, &rope_freqs, &rope_factors_long, &rope_factors_short}) visit(*v);
+  for (const WeightVector* v : {&output_norm, &rope_freqs, &rope_factors_long, &rope_factors_short, &token_embd_norm,
+                                &token_embd_norm_b}) {
+    visit(*v);
+  }
   for (const LayerWeights& l : layers) {
     for (const WeightVector* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.attn_post_norm, &l.ffn_norm, &l.ffn_post_norm,
-                                  &l.ffn_gate_inp_shexp}) {
+                                  &l.ffn_gate_inp_shexp, &l.bo, &l.attn_output_norm, &l.attn_output_norm_b, &l.ffn_up_b,
+                                  &l.ffn_down_b, &l.layer_output_norm, &l.layer_output_norm_b}) {
       visit(*v);
     }
   }

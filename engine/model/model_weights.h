@@ -1,4 +1,4 @@
-// The weights of a llama-family model, bound by name from a GGUF file and shape-checked
+// The weights of a model (llama family, or BERT's encoder), bound by name from a GGUF file and shape-checked
 // against the config (GGUF-FORMATS.md section 6). Matrices are used in place from the mmap.
 #pragma once
 
@@ -77,12 +77,25 @@ struct LayerWeights {
   WeightMatrix ffn_gate_shexp;      // [n_embd] -> [n_ff_shared]
   WeightMatrix ffn_up_shexp;        // [n_embd] -> [n_ff_shared]
   WeightMatrix ffn_down_shexp;      // [n_ff_shared] -> [n_embd]
+
+  // BERT (post-norm): x = LN(x + attn(x) Wo + bo) with attn_output_norm, then
+  // x = LN(x + gelu(x Wup + b_up) Wdown + b_down) with layer_output_norm (ffn_up / ffn_down).
+  WeightVector bo;                                          // [n_embd]
+  WeightVector attn_output_norm, attn_output_norm_b;        // [n_embd]
+  WeightVector ffn_up_b;                                    // [n_ff]
+  WeightVector ffn_down_b;                                  // [n_embd]
+  WeightVector layer_output_norm, layer_output_norm_b;      // [n_embd]
 };
 
 struct ModelWeights {
   WeightMatrix token_embd;  // n_vocab rows of [n_embd]
-  WeightVector output_norm;  // [n_embd]
-  WeightMatrix output;       // [n_embd] -> [n_vocab]; token_embd when tied
+  // BERT: absolute position rows (n_ctx_train of [n_embd]), token-type rows (n_token_types of
+  // [n_embd]; every token is type 0) and the LayerNorm of their sum with the token rows.
+  WeightMatrix position_embd;
+  WeightMatrix token_types;
+  WeightVector token_embd_norm, token_embd_norm_b;  // [n_embd]
+  WeightVector output_norm;  // [n_embd]; absent for BERT
+  WeightMatrix output;       // [n_embd] -> [n_vocab]; token_embd when tied; absent for BERT
   bool tied_output = false;
   std::vector<LayerWeights> layers;
 
@@ -103,9 +116,10 @@ struct ModelWeights {
   // matrices are multiplied by mixed-precision decomposition at this outlier threshold (CPU).
   float llm_int8_threshold = 0;
 
-  // Every present matrix (token_embd, output unless tied, then each layer's) and every present
-  // vector (output_norm, the RoPE factors, then each layer's), once each, in that order: what a
-  // backend copies to its device.
+  // Every present matrix (token_embd, BERT's position and token-type tables, output unless
+  // tied, then each layer's) and every present vector (output_norm, the RoPE factors, BERT's
+  // embedding norm, then each layer's), once each, in that order: what a backend copies to its
+  // device.
   void for_each_matrix(const std::function<void(const WeightMatrix&)>& f) const;
   void for_each_vector(const std::function<void(const WeightVector&)>& f) const;
 

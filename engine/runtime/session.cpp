@@ -86,6 +86,10 @@ uint64_t peak_rss_bytes() {
 }
 
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model, const SessionOptions& options) {
+  if (model->config().is_encoder()) {
+    return Status::error(model->file().path() + " is an embedding model (" + model->config().arch_name +
+                         "): it does not generate text; use it for embeddings (inferscope-cli embed, the semantic cache)");
+  }
   auto s = std::unique_ptr<Session>(new Session());
   s->options_ = options;
   if (s->options_.n_ctx <= 0) s->options_.n_ctx = std::min<int64_t>(model->config().n_ctx_train, 4096);

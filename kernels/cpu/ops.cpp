@@ -17,6 +17,16 @@ void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale * w[i];
 }
 
+void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n, float eps) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const auto mean = static_cast<float>(sum / static_cast<double>(n));
+  double squares = 0.0;
+  for (int64_t i = 0; i < n; ++i) squares += static_cast<double>(x[i] - mean) * (x[i] - mean);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(squares / static_cast<double>(n)) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mean) * scale * w[i] + b[i];
+}
+
 void rope_angles(int64_t pos, int64_t n_rot, const RopeParams& p, float* cos_out, float* sin_out) {
   // theta advances by a running product, as ggml does, so unscaled files keep their rounding.
   const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(n_rot));
@@ -80,6 +90,11 @@ void softcap_avx2(float* x, int64_t n, float cap);
 namespace {
 // Follows set_simd_level, so tests can compare the scalar loops with the AVX2 ones.
 bool use_avx2() { return active_simd_level() >= SimdLevel::Avx2; }
+
+float gelu_tanh(float x) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
+}
 }  // namespace
 
 void swiglu(float* gate, const float* up, int64_t n) {
@@ -98,11 +113,11 @@ void geglu(float* gate, const float* up, int64_t n) {
     detail::geglu_avx2(gate, up, n);
     return;
   }
-  constexpr float kSqrt2OverPi = 0.79788456080286535588f;
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = gate[i];
-    gate[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * g * (1.0f + 0.044715f * g * g))) * up[i];
-  }
+  for (int64_t i = 0; i < n; ++i) gate[i] = gelu_tanh(gate[i]) * up[i];
+}
+
+void gelu(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = gelu_tanh(x[i]);
 }
 
 void softcap(float* x, int64_t n, float cap) {

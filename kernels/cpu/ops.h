@@ -9,6 +9,10 @@ namespace inferscope::kernels {
 // y[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]. x and y may alias.
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
 
+// y[i] = (x[i] - mean(x)) / sqrt(var(x) + eps) * w[i] + b[i] (LayerNorm, BERT), the mean and
+// the (biased) variance over the n values. x and y may alias.
+void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n, float eps);
+
 // How one position's RoPE angles are computed. For pair i (0 <= i < n_rot/2):
 //   theta_extrap = pos * freq_base^(-2i/n_rot) / freq_factors[i]   (factors: 1 when null)
 //   theta_interp = freq_scale * theta_extrap                        (linear scaling)
@@ -51,6 +55,9 @@ void swiglu(float* gate, const float* up, int64_t n);
 // gate[i] = gelu(gate[i]) * up[i]  (GeGLU, Gemma), with gelu's tanh approximation
 // gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as Gemma and llama.cpp use.
 void geglu(float* gate, const float* up, int64_t n);
+
+// x[i] = gelu(x[i]) (the tanh approximation above): BERT's FFN activation.
+void gelu(float* x, int64_t n);
 
 // x[i] = cap * tanh(x[i] / cap): Gemma 2's soft-capping of attention scores and logits.
 // Precondition: cap > 0.

@@ -93,7 +93,28 @@ TEST(Cli, BadModelFileGivesClearErrorNotCrash) {
   EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
   CliRun bert = run_cli("generate --model " + quoted(testing::testdata("derived/tiny-random-bert-bge.gguf")));
   EXPECT_EQ(bert.exit_code, 1);
-  EXPECT_NE(bert.err.find("unsupported architecture 'bert'"), std::string::npos) << bert.err;
+  EXPECT_NE(bert.err.find("is an embedding model (bert)"), std::string::npos) << bert.err;
+  CliRun falcon = run_cli("generate --model " + quoted(testing::testdata("llama.cpp-vocab/ggml-vocab-falcon.gguf")));
+  EXPECT_EQ(falcon.exit_code, 1);
+  EXPECT_NE(falcon.err.find("unsupported architecture 'falcon'"), std::string::npos) << falcon.err;
+}
+
+// embed --json: the L2-normalized mean-pooled vector llama.cpp gives for the tiny BERT.
+TEST(Cli, EmbedPrintsLlamaCppsNormalizedEmbedding) {
+  std::ifstream in(testing::testdata("reference/tiny-random-bert-bge.llama.cpp-b4747.json"));
+  const nlohmann::json ref = nlohmann::json::parse(in)["sentences"][0];
+  CliRun r = run_cli("embed --json --threads 2 --model " + quoted(testing::testdata("derived/tiny-random-bert-bge.gguf")) +
+                     " --text " + quoted(ref["text"].get<std::string>()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json out = nlohmann::json::parse(r.out);
+  EXPECT_EQ(out["n_embd"], 16);
+  const auto got = out["embedding"].get<std::vector<double>>();
+  const auto want = ref["embedding_l2_normalized"].get<std::vector<double>>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 2e-3) << i;
+  CliRun missing = run_cli("embed --model " + quoted(testing::testdata("derived/tiny-random-bert-bge.gguf")));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--text is required"), std::string::npos) << missing.err;
 }
 
 TEST(Cli, TokenizeAndDetokenizeRoundTrip) {

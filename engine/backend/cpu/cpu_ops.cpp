@@ -99,7 +99,7 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
       try_resize(packed_, static_cast<int64_t>(3 * p.packed_region)) && try_resize(expert_in_, p.embd) &&
       try_resize(expert_tmp_, p.embd) && try_resize(expert_out_, p.expert_out) && try_resize(expert_ids_, p.routes) &&
       try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.batch) &&
-      try_resize(expert_order_, std::max<int64_t>(1, c.n_expert)) && try_resize(row_pos_, p.batch) &&
+      try_resize(expert_order_, std::max<int64_t>(1, c.n_expert)) && try_resize(row_pos_, p.batch) && try_resize(row_span_last_, p.batch) &&
       try_resize(row_blocks_, p.batch) && try_resize(attention_runs_, p.batch) && try_resize(row_visible_, p.batch) &&
       try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv());
   if (!ok) return Status::error("out of memory allocating activation buffers for a batch of " + std::to_string(p.batch));
@@ -135,6 +135,7 @@ Status CpuOps::begin_chunk(const Chunk& chunk) {
   for (const ChunkSpan& span : chunk.spans) {
     for (int64_t t = 0; t < span.n; ++t, ++row) {
       row_pos_[static_cast<size_t>(row)] = span.pos0 + t;
+      row_span_last_[static_cast<size_t>(row)] = span.pos0 + span.n - 1;
       row_blocks_[static_cast<size_t>(row)] = span.blocks.data();
       kernels::rope_angles(span.pos0 + t, n_rot, plan_.rope, rope_cos_.data() + row * half,
                            rope_sin_.data() + row * half);
@@ -168,6 +169,31 @@ Status CpuOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out,
       kernels::rms_norm(x + t * c.n_embd, w.data, y + t * c.n_embd, c.n_embd, c.rms_eps);
     }
   });
+  return Status::ok();
+}
+
+Status CpuOps::layer_norm(Act in, int64_t in_row0, const WeightVector& w, const WeightVector& b, Act out, int64_t n,
+                          Feeds, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  const ModelConfig& c = model_->config();
+  const float* x = act(in) + in_row0 * c.n_embd;
+  float* y = act(out);
+  for_rows(pool_, n, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      kernels::layer_norm(x + t * c.n_embd, w.data, b.data, y + t * c.n_embd, c.n_embd, c.norm_eps);
+    }
+  });
+  return Status::ok();
+}
+
+Status CpuOps::add_rows(const WeightMatrix& table, std::span<const int32_t> rows, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  const int64_t E = model_->config().n_embd;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    float* row = h_.data() + static_cast<int64_t>(i) * E;
+    kernels::dequantize_row(table.type, table.row(rows[i]), row, E);
+    kernels::add(x_.data() + static_cast<int64_t>(i) * E, row, E);
+  }
   return Status::ok();
 }
 
@@ -280,7 +306,7 @@ int64_t CpuOps::group_attention_rows(const AttentionShape& shape, int64_t n, int
   int64_t runs = 0;
   for (int64_t t = 0; t < n; ++t) {
     const auto row = static_cast<size_t>(t);
-    const VisibleRows seen = visible_rows(shape, row_pos_[row]);
+    const VisibleRows seen = visible_rows(shape, shape.causal ? row_pos_[row] : row_span_last_[row]);
     row_visible_[row] = seen.count;
     AttentionRun* last = runs > 0 ? &attention_runs_[static_cast<size_t>(runs - 1)] : nullptr;
     if (last && last->n < max_run && row_blocks_[static_cast<size_t>(last->row0)] == row_blocks_[row] &&
@@ -331,6 +357,13 @@ Status CpuOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds, Op
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   if (activation == FfnActivation::GeluTanh) kernels::geglu(ffn_a_.data(), ffn_b_.data(), n * width);
   else kernels::swiglu(ffn_a_.data(), ffn_b_.data(), n * width);
+  return Status::ok();
+}
+
+Status CpuOps::activate(FfnActivation activation, Act x, int64_t n, int64_t width, Feeds, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  if (activation != FfnActivation::GeluTanh) return Status::error("cpu: activate supports GELU only");
+  kernels::gelu(act(x), n * width);
   return Status::ok();
 }
 

@@ -37,6 +37,9 @@ class CpuOps : public BackendOps {
   Status embed(std::span<const int32_t> tokens, OpLabel label) override;
   Status rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds feeds,
                   OpLabel label) override;
+  Status layer_norm(Act in, int64_t in_row0, const WeightVector& w, const WeightVector& b, Act out, int64_t n,
+                    Feeds feeds, OpLabel label) override;
+  Status add_rows(const WeightMatrix& table, std::span<const int32_t> rows, OpLabel label) override;
   Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) override;
   Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) override;
   Status rope(const Chunk& chunk, OpLabel label) override;
@@ -44,6 +47,7 @@ class CpuOps : public BackendOps {
   Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
                    OpLabel label) override;
   Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
+  Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
   Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
   Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
@@ -87,6 +91,7 @@ class CpuOps : public BackendOps {
   std::vector<float> scores_;  // per thread: attention scratch for n_ctx positions
   std::vector<float> rope_cos_, rope_sin_;  // the chunk's rows' angles
   std::vector<int64_t> row_pos_;            // per row of the chunk: its position
+  std::vector<int64_t> row_span_last_;      // per row: the last position of its span
   std::vector<const BlockId*> row_blocks_;  // per row: its sequence's block table
   // Attention's runs: consecutive rows of one sequence that read the same rows (the same window
   // start and sinks; only how many differs), whose queries share each decoded K/V tile.

@@ -43,7 +43,10 @@ uint64_t block_table_capacity(const ForwardPlan& plan) {
   return 2 * static_cast<uint64_t>(std::max(1, plan.n_slots)) * block_table_entries(plan);
 }
 
-uint64_t logits_row_bytes(const ModelConfig& c) { return static_cast<uint64_t>(c.n_vocab) * sizeof(float); }
+// The widest output row a plan can ask for (logits; token states are narrower).
+uint64_t logits_row_bytes(const ModelConfig& c) {
+  return static_cast<uint64_t>(std::max(c.n_vocab, c.n_embd)) * sizeof(float);
+}
 
 // The host-visible copy of every layer's expert choices in a chunk (the profile's counts).
 uint64_t expert_choice_bytes(const ModelConfig& c, int64_t max_batch) {
@@ -58,6 +61,7 @@ struct VulkanOps::Activations {
   // Token ids, host-visible (written before submit): per part of the embedding table, the ids
   // relative to its first row, or -1 (a zero row) for ids in other parts; parts token_stride_ apart.
   std::unique_ptr<Buffer> tokens;
+  std::unique_ptr<Buffer> row_ids;  // add_rows' id lists, host-visible: kRowLookups lists token_stride_ apart
   std::unique_ptr<Buffer> x, h, q, k, v, attn, ffn_a, ffn_b, ffn_out;
   std::unique_ptr<Buffer> router;       // [max_batch][n_expert]
   std::unique_ptr<Buffer> expert_ids;   // [max_batch][k] int32
@@ -66,8 +70,8 @@ struct VulkanOps::Activations {
   std::unique_ptr<Buffer> expert_a, expert_b;  // [max_batch * k][n_ff_expert]
   std::unique_ptr<Buffer> expert_out;   // [max_batch * k][n_embd]
   std::unique_ptr<Buffer> shared_out;   // [max_batch][n_embd] (qwen2moe's shared expert)
-  std::unique_ptr<Buffer> logits;       // [max_batch][n_vocab]
-  std::unique_ptr<Buffer> logits_host;  // [max_batch][n_vocab], host-visible copy
+  std::unique_ptr<Buffer> logits;       // [max_batch][plan.output_width]
+  std::unique_ptr<Buffer> logits_host;  // [max_batch][plan.output_width], host-visible copy
   // The block tables of the chunk's spans back to back (room for 2 * n_slots tables of
   // ceil(n_ctx / block_size) int32 entries), written in begin_chunk(): directly where the device
   // buffer is host-visible, else through block_table_staging and a copy at the start of the
@@ -178,6 +182,10 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
   if (!embd) return embd.status();
   const auto table_parts = static_cast<int64_t>((*embd)->parts.size());
   INFERSCOPE_RETURN_IF_ERROR(make(a.tokens, static_cast<int64_t>(token_stride_ / 4) * table_parts, MemoryUse::Staging));
+  if (c.is_encoder()) {
+    INFERSCOPE_RETURN_IF_ERROR(
+        make(a.row_ids, static_cast<int64_t>(token_stride_ / 4 * kRowLookups), MemoryUse::Staging));
+  }
   for (auto* b : {&a.x, &a.h, &a.ffn_out}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * E));
   for (auto* b : {&a.q, &a.attn}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * c.n_embd_q()));
   for (auto* b : {&a.k, &a.v}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * c.n_embd_kv()));
@@ -196,8 +204,8 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
   }
   INFERSCOPE_RETURN_IF_ERROR(make(a.q8_b, static_cast<int64_t>(q8_bytes / 4)));
   INFERSCOPE_RETURN_IF_ERROR(make(a.q8_h, E % 32 == 0 ? static_cast<int64_t>(q8_activation_bytes(E, B) / 4) : 1));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.logits, B * c.n_vocab));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.logits_host, B * c.n_vocab, MemoryUse::Staging));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.logits, B * plan.output_width));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.logits_host, B * plan.output_width, MemoryUse::Staging));
   AttentionParams split;
   split.n_head = c.n_head;
   split.n_head_kv = c.n_head_kv;
@@ -285,6 +293,7 @@ Result<BufferSpan> VulkanOps::device_vector(const float* data) const {
 
 Status VulkanOps::begin_chunk(const Chunk& chunk) {
   routed_.clear();  // what a chunk that failed while recording left
+  row_lookups_ = 0;
   int64_t rows = 0;
   for (const ChunkSpan& s : chunk.spans) {
     if (s.n < 0 || s.pos0 < 0) return Status::error("vulkan: a chunk span with a negative size or position");
@@ -345,8 +354,7 @@ Status VulkanOps::for_each_span(const Chunk& chunk, F&& f) const {
 }
 
 Status VulkanOps::end_chunk(const Chunk& chunk) {
-  const int64_t n_vocab = model_->config().n_vocab;
-  const uint64_t logits_bytes = static_cast<uint64_t>(chunk.n_logits * n_vocab) * sizeof(float);
+  const uint64_t logits_bytes = static_cast<uint64_t>(chunk.n_logits * plan_.output_width) * sizeof(float);
   if (chunk.n_logits > 0) recorder_->copy(whole(act_->logits), whole(act_->logits_host), logits_bytes);
   INFERSCOPE_RETURN_IF_ERROR(recorder_->submit_and_wait());
   counters_.dispatches += recorder_->dispatches();
@@ -398,6 +406,39 @@ Status VulkanOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act o
   const BufferSpan q8 = q8_output(out, n, c.n_embd, feeds);
   return record_rms_norm(*device_, *recorder_, x, *weight, span(out), n, c.n_embd, c.rms_eps, dispatch_label(label),
                          q8);
+}
+
+Status VulkanOps::layer_norm(Act in, int64_t in_row0, const WeightVector& w, const WeightVector& b, Act out,
+                             int64_t n, Feeds, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  auto weight = device_vector(w.data);
+  if (!weight) return weight.status();
+  auto bias = device_vector(b.data);
+  if (!bias) return bias.status();
+  wrote(out);
+  return record_layer_norm(*device_, *recorder_, rows_from(in, in_row0, c.n_embd), *weight, *bias, span(out), n,
+                           c.n_embd, c.norm_eps, dispatch_label(label));
+}
+
+// The rows looked up into H (get_rows with its own host-visible id list), then added to X.
+Status VulkanOps::add_rows(const WeightMatrix& table, std::span<const int32_t> rows, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  auto m = device_matrix(table);
+  if (!m) return m.status();
+  if ((*m)->parts.size() != 1) return Status::error("vulkan: add_rows needs a table in one device part");
+  if (!act_->row_ids || row_lookups_ >= kRowLookups) {
+    return Status::error("vulkan: more than " + std::to_string(kRowLookups) + " add_rows in one chunk");
+  }
+  const uint64_t offset = row_lookups_++ * token_stride_;
+  auto* ids = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(act_->row_ids->mapped()) + offset);
+  std::copy(rows.begin(), rows.end(), ids);
+  const auto n = static_cast<int64_t>(rows.size());
+  const BufferSpan id_span{act_->row_ids.get(), offset, token_stride_};
+  INFERSCOPE_RETURN_IF_ERROR(record_get_rows(*device_, *recorder_, (*m)->parts[0].view, id_span, n, 1.0f,
+                                             span(Act::H), dispatch_label(label)));
+  wrote(Act::H);
+  wrote(Act::X);
+  return record_add(*device_, *recorder_, span(Act::X), span(Act::H), n * c.n_embd, dispatch_label(label));
 }
 
 Status VulkanOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) {
@@ -467,6 +508,7 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
   ap.softcap = shape.softcap;
   ap.n_swa = shape.window;
   ap.n_sinks = shape.window > 0 ? shape.sinks : 0;
+  ap.causal = shape.causal;
   const auto il = static_cast<size_t>(layer);
   const int64_t width = c.n_embd_q();
   const BufferSpan q8 = q8_output(Act::Attn, chunk.n, width, feeds);
@@ -488,6 +530,12 @@ Status VulkanOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds 
   const BufferSpan q8 = q8_output(Act::FfnA, n, width, feeds);
   return record_glu(*device_, *recorder_, kind, span(Act::FfnA), span(Act::FfnB), span(Act::FfnA), n, width, 0, 0, 0,
                     dispatch_label(label), q8);
+}
+
+Status VulkanOps::activate(FfnActivation activation, Act x, int64_t n, int64_t width, Feeds, OpLabel label) {
+  if (activation != FfnActivation::GeluTanh) return Status::error("vulkan: activate supports GELU only");
+  wrote(x);
+  return record_gelu(*device_, *recorder_, span(x), n * width, dispatch_label(label));
 }
 
 Status VulkanOps::add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) {

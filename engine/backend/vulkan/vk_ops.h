@@ -44,6 +44,9 @@ class VulkanOps : public BackendOps {
   Status embed(std::span<const int32_t> tokens, OpLabel label) override;
   Status rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds feeds,
                   OpLabel label) override;
+  Status layer_norm(Act in, int64_t in_row0, const WeightVector& w, const WeightVector& b, Act out, int64_t n,
+                    Feeds feeds, OpLabel label) override;
+  Status add_rows(const WeightMatrix& table, std::span<const int32_t> rows, OpLabel label) override;
   Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) override;
   Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) override;
   Status rope(const Chunk& chunk, OpLabel label) override;
@@ -51,6 +54,7 @@ class VulkanOps : public BackendOps {
   Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
                    OpLabel label) override;
   Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
+  Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
   Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
   Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
@@ -109,6 +113,10 @@ class VulkanOps : public BackendOps {
   static constexpr uint64_t kProfileEvery = 8;  // decode steps per timed one
   uint64_t decode_steps_ = 0;
   uint64_t token_stride_ = 0;  // bytes between the id lists of the embedding table's parts
+  // add_rows calls recorded in the chunk: each has its own id list in act_->row_ids (the lists
+  // are read when the chunk runs), at most kRowLookups per chunk.
+  static constexpr uint64_t kRowLookups = 2;
+  uint64_t row_lookups_ = 0;
   ExecutorCounters counters_;
   // The expert choices copied to expert_ids_host in the chunk being recorded, per routed layer.
   struct Routed {

@@ -4,6 +4,7 @@
 // ("flash" attention): out[t][h] = softmax(cap(scale * q[t][h] . K^T)) . V over the cache
 // positions [first_t, pos0 + t], first_t = max(0, pos0 + t - n_swa + 1) with a sliding window
 // (n_swa > 0), else 0, and with a window the attention sinks [0, min(n_sinks, first_t)) too.
+// Not causal (causal == 0, encoders, no window): every query sees [0, pos0 + n_tokens - 1].
 // Query head h reads KV head h / (n_head / n_head_kv) (GQA); cap(s) = softcap * tanh(s /
 // softcap) when softcap > 0 (Gemma 2), else s.
 //
@@ -99,6 +100,7 @@ layout(push_constant) uniform Push {
   uint block_shift;  // log2(rows per block)
   uint table_off;    // first entry of the block table in its binding
   uint n_sinks;      // with a window: the first n_sinks positions stay visible
+  uint causal;       // 0: every query sees the whole batch's positions
 } pc;
 
 // Score of a position outside a query's range (or of a query past the batch): far below any
@@ -150,8 +152,11 @@ uint first_position(uint t) {
   return (pc.n_swa > 0u && pos + 1u > pc.n_swa) ? pos + 1u - pc.n_swa : 0u;
 }
 
+// The last position query t sees.
+uint last_position(uint t) { return pc.causal != 0u ? pc.pos0 + t : pc.pos0 + pc.n_tokens - 1u; }
+
 // Whether query t sees position p.
-bool sees(uint t, uint p) { return p <= pc.pos0 + t && (p >= first_position(t) || p < pc.n_sinks); }
+bool sees(uint t, uint p) { return p <= last_position(t) && (p >= first_position(t) || p < pc.n_sinks); }
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -180,7 +185,7 @@ void main() {
     const uint sink_end = min(pc.n_sinks, window0);
     const uint gap = window0 - sink_end;
     const uint begin = split * pc.split_len;
-    const uint block_last = pc.pos0 + t0 + nt - 1u - gap;
+    const uint block_last = last_position(t0 + nt - 1u) - gap;
     const uint last = pc.n_split == 1u ? block_last : min(block_last, begin + pc.split_len - 1u);
     float m[NQ], l[NQ];
     bool started[NQ];

@@ -36,10 +36,7 @@ float glu(float g, float u) {
   precise float a = g / (1.0 + exp(-g));
   precise float v = a * u;
 #elif defined(GEGLU)
-  // Same operation order as the CPU loop.
-  const float kSqrt2OverPi = 0.79788456080286535588;
-  precise float inner = kSqrt2OverPi * g * (1.0 + 0.044715 * g * g);
-  precise float v = 0.5 * g * (1.0 + tanh_safe(inner)) * u;
+  precise float v = gelu_tanh(g) * u;
 #else
 #error "define SWIGLU or GEGLU"
 #endif

@@ -1,6 +1,6 @@
 // Scalar helpers shared by the non-matmul op shaders (kernels/vulkan/shaders/*.comp outside
 // matvec/matmat/get_rows): float -> half rounding identical to kernels::fp32_to_fp16,
-// a correctly rounded division, a tanh safe for any input, and cos/sin with an accurate argument reduction.
+// a correctly rounded division, a tanh safe for any input, GELU, and cos/sin with an accurate argument reduction.
 #ifndef OP_MATH_GLSL
 #define OP_MATH_GLSL
 
@@ -45,6 +45,15 @@ float round_to_f16(float x) { return unpackHalf2x16(f32_to_f16_bits(floatBitsToU
 // tanh for any input: the builtin may be computed from exponentials that overflow for large
 // |x|; tanh(+-10) is +-1 in binary32 already.
 float tanh_safe(float x) { return tanh(clamp(x, -10.0, 10.0)); }
+
+// gelu(g) = 0.5 g (1 + tanh(sqrt(2/pi) g (1 + 0.044715 g^2))) in the CPU loop's operation order
+// (kernels::gelu, kernels::geglu).
+float gelu_tanh(float g) {
+  const float kSqrt2OverPi = 0.79788456080286535588;
+  precise float inner = kSqrt2OverPi * g * (1.0 + 0.044715 * g * g);
+  precise float v = 0.5 * g * (1.0 + tanh_safe(inner));
+  return v;
+}
 
 // (cos theta, sin theta) for |theta| up to ~4e5 (RoPE angles: position x frequency; negative for
 // kv_rotate's backward moves). The

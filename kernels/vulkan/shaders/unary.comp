@@ -3,6 +3,7 @@
 // In-place element-wise maps of x (n elements), one variant per define:
 //   SCALE    x[i] *= a                        Gemma's embedding scale sqrt(n_embd)
 //   SOFTCAP  x[i] = a * tanh(x[i] * b)        kernels::softcap with a = cap, b = 1 / cap
+//   GELU     x[i] = gelu(x[i])                kernels::gelu (BERT's FFN)
 
 #include "op_math.glsl"
 
@@ -22,8 +23,10 @@ void main() {
     x[pc.x_off + i] = x[pc.x_off + i] * pc.a;
 #elif defined(SOFTCAP)
     x[pc.x_off + i] = pc.a * tanh_safe(x[pc.x_off + i] * pc.b);
+#elif defined(GELU)
+    x[pc.x_off + i] = gelu_tanh(x[pc.x_off + i]);
 #else
-#error "define SCALE or SOFTCAP"
+#error "define SCALE, SOFTCAP or GELU"
 #endif
   }
 }

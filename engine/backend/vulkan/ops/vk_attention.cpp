@@ -27,6 +27,7 @@ struct AttentionPush {
   uint32_t block_shift;
   uint32_t table_off;
   uint32_t n_sinks;
+  uint32_t causal;
 };
 
 struct ReducePush {
@@ -98,6 +99,7 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
                         const AttentionParams& p, int64_t n_tokens, int64_t pos0, DispatchLabel label,
                         BufferSpan split_scratch, BufferSpan q8) {
   constexpr const char* kOp = "attention";
+  if (!p.causal && p.n_swa > 0) return Status::error("attention: a sliding window needs causal attention");
   if (n_tokens < 0 || pos0 < 0 || p.n_swa < 0 || p.n_split < 0 || p.n_sinks < 0) {
     return Status::error("attention: negative size or position");
   }
@@ -202,6 +204,7 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   push.block_shift = layout.block_shift();
   push.table_off = tb.first;
   push.n_sinks = static_cast<uint32_t>(n_sinks);
+  push.causal = p.causal ? 1u : 0u;
   const int64_t token_groups = (n_tokens + tokens - 1) / tokens;
   const uint32_t gy = static_cast<uint32_t>(std::min<int64_t>(token_groups, device.info().max_workgroup_count[1]));
   const int64_t row = p.n_head * p.head_dim;

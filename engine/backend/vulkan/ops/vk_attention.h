@@ -37,6 +37,8 @@ struct AttentionParams {
   // With a window (n_swa > 0): the first n_sinks positions stay visible to every token
   // (StreamingLLM's attention sinks; AttentionShape::sinks). Ignored without a window.
   int64_t n_sinks = 0;
+  // false (encoders, no window): every token sees all positions up to pos0 + n_tokens - 1.
+  bool causal = true;
 };
 
 // Bytes of the scratch span that record_attention needs to split the KV range when it chooses

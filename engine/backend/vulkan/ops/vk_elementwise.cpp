@@ -99,6 +99,10 @@ Status record_softcap(Device& device, Recorder& recorder, BufferSpan x, int64_t 
   return record_unary(device, recorder, "softcap", x, n, cap, 1.0f / cap, label);
 }
 
+Status record_gelu(Device& device, Recorder& recorder, BufferSpan x, int64_t n, DispatchLabel label) {
+  return record_unary(device, recorder, "gelu", x, n, 0.0f, 0.0f, label);
+}
+
 Status record_glu(Device& device, Recorder& recorder, GluKind kind, BufferSpan gate, BufferSpan up, BufferSpan out,
                   int64_t n_rows, int64_t n_cols, int64_t gate_stride, int64_t up_stride, int64_t out_stride,
                   DispatchLabel label, BufferSpan q8) {

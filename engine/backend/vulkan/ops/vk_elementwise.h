@@ -32,6 +32,9 @@ Status record_scale(Device& device, Recorder& recorder, BufferSpan x, int64_t n,
 // x[i] = cap * tanh(x[i] / cap) for i < n (kernels::softcap; Gemma 2's logits). cap > 0.
 Status record_softcap(Device& device, Recorder& recorder, BufferSpan x, int64_t n, float cap, DispatchLabel label = {});
 
+// x[i] = gelu(x[i]) (tanh approximation, kernels::gelu) for i < n, in place (unary.comp GELU).
+Status record_gelu(Device& device, Recorder& recorder, BufferSpan x, int64_t n, DispatchLabel label = {});
+
 enum class GluKind {
   SwiGlu,  // silu(gate) * up (kernels::swiglu)
   GeGlu,   // gelu_tanh(gate) * up (kernels::geglu, Gemma)

@@ -1,5 +1,5 @@
-// RMS normalization on the Vulkan device (shader rms_norm.comp), the counterpart of
-// kernels::rms_norm applied to each row of a batch. Operands may start at any multiple of 4
+// RMS normalization and LayerNorm on the Vulkan device (shaders rms_norm.comp, layer_norm.comp),
+// the counterparts of kernels::rms_norm and kernels::layer_norm applied to each row of a batch. Operands may start at any multiple of 4
 // bytes of their buffers (vk_op_util.h: bind_words).
 #pragma once
 
@@ -19,5 +19,11 @@ namespace inferscope::vulkan {
 // Preconditions: n_rows * n < 2^32.
 Status record_rms_norm(Device& device, Recorder& recorder, BufferSpan x, BufferSpan w, BufferSpan y, int64_t n_rows,
                        int64_t n, float eps, DispatchLabel label = {}, BufferSpan q8 = {});
+
+// y[r][i] = (x[r][i] - mean(x[r])) / sqrt(var(x[r]) + eps) * w[i] + b[i] for r < n_rows,
+// i < n. One dispatch. x, y: [n_rows][n] F32 (may be the same span); w, b: [n] F32.
+// Preconditions: n_rows * n < 2^32.
+Status record_layer_norm(Device& device, Recorder& recorder, BufferSpan x, BufferSpan w, BufferSpan b, BufferSpan y,
+                         int64_t n_rows, int64_t n, float eps, DispatchLabel label = {});
 
 }  // namespace inferscope::vulkan
