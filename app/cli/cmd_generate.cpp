@@ -1,10 +1,13 @@
 // generate: stream a completion to stdout; a summary (or one JSON object) at the end.
+#include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/cli/semantic_cache_cli.h"
 #include "engine/chat/chat_template.h"
 #include "engine/chat/chat_prompt.h"
 #include "engine/runtime/session.h"
@@ -65,6 +68,69 @@ Status apply_chat_template(const Model& model, int64_t n_ctx, const std::string&
   return Status::ok();
 }
 
+// --semantic-cache: the cache, the embedded prompt, its scope and what the lookup found, with
+// the time of each step (setup: opening the database and the embedding model, once per process
+// here and once per model in the app).
+struct CacheUse {
+  std::optional<semantic::SemanticCache> cache;
+  std::vector<float> embedding;
+  std::string scope;
+  semantic::CacheLookup lookup;
+  double setup_ms = 0, embed_ms = 0, search_ms = 0;
+};
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+Result<CacheUse> look_up(Args& args, std::shared_ptr<const Model> model, const std::string& user_prompt,
+                         const std::string& system, const GenerateRequest& req, const SessionOptions& so) {
+  auto start = std::chrono::steady_clock::now();
+  CacheUse use;
+  auto cache = open_semantic_cache(args);
+  if (!cache) return cache.status();
+  use.cache.emplace(std::move(*cache));
+  auto embedder = open_embedder(args, model, so.n_threads);
+  if (!embedder) return embedder.status();
+  use.setup_ms = ms_since(start);
+  start = std::chrono::steady_clock::now();
+  auto e = (*embedder)->embed(user_prompt);
+  if (!e) return e.status();
+  use.embedding = std::move(e->values);
+  use.embed_ms = ms_since(start);
+  start = std::chrono::steady_clock::now();
+  use.scope = request_scope(*model, **embedder, system, req, so);
+  auto found = use.cache->lookup(use.scope, user_prompt, use.embedding);
+  if (!found) return found.status();
+  use.lookup = std::move(*found);
+  use.search_ms = ms_since(start);
+  return use;
+}
+
+nlohmann::json cache_timings_json(const CacheUse& use) {
+  return {{"cache_setup_ms", use.setup_ms},
+          {"embed_ms", use.embed_ms},
+          {"search_ms", use.search_ms},
+          {"lookup_ms", use.embed_ms + use.search_ms}};
+}
+
+// A hit: the cached reply instead of generating, with where it came from.
+int print_cached_reply(const CacheUse& use, bool json) {
+  const semantic::CacheHit& hit = *use.lookup.hit;
+  if (json) {
+    const nlohmann::json j = {{"text", hit.reply},
+                              {"stop_reason", "semantic_cache"},
+                              {"semantic_cache", cache_lookup_json(use.lookup)},
+                              {"timings", cache_timings_json(use)}};
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::printf("%s\n", hit.reply.c_str());
+  }
+  std::fprintf(stderr, "\nfrom the semantic cache (similarity %.4f; embed %.1f ms, search %.2f ms) for the prompt: %s\n",
+               hit.similarity, use.embed_ms, use.search_ms, hit.matched_prompt.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int run_generate(int argc, char** argv) {
@@ -98,6 +164,11 @@ int run_generate(int argc, char** argv) {
              kContextShiftOption,
              kBackendOption,
              kDeviceOption,
+             kSemanticCacheOption,
+             kCacheThresholdOption,
+             kEmbeddingModelOption,
+             kNoCacheGuardOption,
+             kCacheDatabaseOption,
              {"json", nullptr, "print one JSON object instead of streaming text"}});
   if (!args.ok()) return args.exit_code();
   GenerateRequest req;
@@ -132,6 +203,19 @@ int run_generate(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", session.message().c_str());
     return 1;
   }
+  const std::string user_prompt = req.prompt;
+  std::optional<CacheUse> cached;
+  if (args.flag("semantic-cache")) {
+    auto use = look_up(args, model, user_prompt, args.string("system"), req, so);
+    if (!use) return fail(use.status());
+    if (use->lookup.hit) return print_cached_reply(*use, json);
+    if (use->lookup.rejected) {
+      std::fprintf(stderr, "semantic cache: the guard refused '%s' (similarity %.4f): %s\n",
+                   use->lookup.rejected->matched_prompt.c_str(), use->lookup.rejected->similarity,
+                   use->lookup.rejected->reason.c_str());
+    }
+    cached = std::move(*use);
+  }
   if (chat) {
     const Status st = apply_chat_template(*model, (*session)->n_ctx(), args.string("system"), req);
     if (!st) {
@@ -150,8 +234,17 @@ int run_generate(int argc, char** argv) {
     std::fprintf(stderr, "\nerror: %s\n", result.message().c_str());
     return 1;
   }
+  if (cached) {
+    auto stored = cached->cache->insert(cached->scope, user_prompt, cached->embedding, result->text);
+    if (!stored) std::fprintf(stderr, "warning: the reply was not stored in the semantic cache: %s\n", stored.message().c_str());
+  }
   if (json) {
-    std::printf("%s\n", to_json(*result, req.top_logprobs > 0).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    nlohmann::json j = to_json(*result, req.top_logprobs > 0);
+    if (cached) {
+      j["semantic_cache"] = cache_lookup_json(cached->lookup);
+      j["timings"].update(cache_timings_json(*cached));
+    }
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::printf("\n");
   }

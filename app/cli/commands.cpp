@@ -5,7 +5,7 @@
 namespace inferscope::cli {
 
 std::span<const Command> commands() {
-  static const std::array<Command, 12> kCommands = {{
+  static const std::array<Command, 13> kCommands = {{
       {"generate", run_generate},
       {"inspect", run_inspect},
       {"bench", run_bench},
@@ -18,6 +18,7 @@ std::span<const Command> commands() {
       {"evaluate", run_evaluate},
       {"prune", run_prune},
       {"embed", run_embed},
+      {"cache", run_cache},
   }};
   return kCommands;
 }

@@ -22,7 +22,8 @@ void print_usage() {
                "  prune       prune a model's weights (magnitude, wanda, 2:4) or attention heads\n"
                "  evaluate    compare a model's quality with a reference model on a held-out text\n"
                "  compare     compare configurations side by side: speed, memory, quality\n"
-               "  embed       print a text's embedding (BERT-family or chat model)\n\n"
+               "  embed       print a text's embedding (BERT-family or chat model)\n"
+               "  cache       the semantic cache: list, stats, clear, audit\n\n"
                "Run 'inferscope-cli <command> --help' for the options of a command.\n");
 }
 

@@ -88,11 +88,24 @@ ALTER TABLE benchmark_runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'bench' CHECK (
 CREATE INDEX benchmark_runs_by_kind ON benchmark_runs (kind, created_at DESC, id DESC);
 )sql";
 
+// The semantic cache's policy (engine/semantic): bytes (UTF-8 prompt + response + embedding BLOB)
+// for the byte limit, expires_at (Unix ms) for freshness. Entries written before this version
+// get the default freshness of 7 days from their creation.
+constexpr const char* kVersion5SemanticCachePolicy = R"sql(
+ALTER TABLE semantic_cache ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE semantic_cache ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
+UPDATE semantic_cache SET
+  bytes = length(CAST(prompt AS BLOB)) + length(CAST(response AS BLOB)) + length(embedding),
+  expires_at = created_at + 604800000;
+CREATE INDEX semantic_cache_by_expiry ON semantic_cache (expires_at);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, messages, presets, benchmark runs", kVersion1Chats},
     {2, "full-text search over messages", kVersion2MessageSearch},
     {3, "semantic cache", kVersion3SemanticCache},
     {4, "kinds of benchmark runs (bench, compare)", kVersion4RunKinds},
+    {5, "semantic cache sizes and expiry", kVersion5SemanticCachePolicy},
 };
 
 }  // namespace
