@@ -38,6 +38,7 @@
 #include "ui/settings/settings_dock.h"
 #include "ui/status/engine_status_bar.h"
 #include "ui/store/chat_recorder.h"
+#include "ui/store/store_worker.h"
 
 namespace inferscope::ui {
 
@@ -50,6 +51,7 @@ constexpr const char* kRecentModelsKey = "models/recent";
 constexpr int kRecentModels = 8;
 constexpr int kChatMinimumHeight = 120;  // a message or two, in the smallest window
 constexpr int kNoteTimeoutMs = 15000;
+constexpr int kSemanticCacheNoticeMs = 10000;
 
 // The single local file of a drag, or an empty string.
 QString droppedFile(const QMimeData* mime) {
@@ -70,6 +72,8 @@ MainWindow::MainWindow(const QString& databasePath, QWidget* parent)
       m_recorder(new ChatRecorder(m_conversation, m_store.worker(), this)) {
   setObjectName(QStringLiteral("mainWindow"));
   setWindowTitle(tr("Inferscope"));
+  // The semantic cache keeps its entries in the app's database (a connection of its own).
+  m_engine.controller()->setDatabasePath(databasePath.isEmpty() ? StoreWorker::defaultPath() : databasePath);
   setAcceptDrops(true);
   // A reply starts only once the finished reply before it and the new user message are committed.
   m_chat->setCommitGate([recorder = m_recorder](std::function<void()> then) { recorder->whenCommitted(std::move(then)); });
@@ -130,6 +134,7 @@ void MainWindow::buildActions() {
   connect(m_sendAction, &QAction::triggered, this, &MainWindow::sendInput);
   connect(m_stopAction, &QAction::triggered, m_chat, &ChatSession::stop);
   connect(m_regenerateAction, &QAction::triggered, m_chat, &ChatSession::regenerate);
+  connect(m_view, &ChatView::runForRealRequested, m_regenerateAction, &QAction::trigger);
   connect(m_copyAction, &QAction::triggered, this, &MainWindow::copyLastReply);
   connect(m_editAction, &QAction::triggered, this, &MainWindow::editLastMessage);
   connect(m_newChatAction, &QAction::triggered, this, &MainWindow::startNewChat);
@@ -361,6 +366,8 @@ void MainWindow::connectSettings() {
     m_chat->setSampling(sampling);
     QSettings().setValue(kMaxTokensKey, sampling.maxTokens);
   });
+  m_chat->setSemanticCache(m_settings->semanticCache());
+  connect(m_settings, &SettingsDock::semanticCacheChanged, m_chat, &ChatSession::setSemanticCache);
   connect(m_settings, &SettingsDock::reloadRequested, this, &MainWindow::reload);
   connect(m_settings, &SettingsDock::kvTypesRequested, m_engine.controller(), &EngineController::setKvTypes);
   connect(m_settings, &SettingsDock::cachePolicyRequested, m_engine.controller(), &EngineController::setCachePolicy);
@@ -533,6 +540,8 @@ void MainWindow::connectEngine() {
   connect(engine, &EngineController::backendFailed, this, &MainWindow::onBackendFailed);
   connect(engine, &EngineController::backendsListed, this, &MainWindow::onBackendsListed);
   connect(engine, &EngineController::chatTemplateFellBack, this, &MainWindow::showChatTemplateNotice);
+  connect(engine, &EngineController::semanticCacheNotice, m_status,
+          [this](const QString& message) { m_status->showMessage(message, kSemanticCacheNoticeMs); });
   connect(engine, &EngineController::kvCacheChanged, this, [this](const KvTypes& types, quint64 bytes) {
     m_loadedOptions.kvTypes = types;
     m_settings->showKvCache(types, bytes);

@@ -145,6 +145,57 @@ TEST_F(EngineControllerTest, ADeviceThatDoesNotExistIsABackendErrorAndTheModelSt
   EXPECT_EQ(stats.backend, QStringLiteral("CPU"));
 }
 
+// A reply and the streamed text that made it.
+std::pair<ReplyStats, QString> reply(EngineController* engine, const ChatRequest& request) {
+  QSignalSpy chunks(engine, &EngineController::tokens);
+  QSignalSpy finished(engine, &EngineController::replyFinished);
+  engine->generate(request);
+  EXPECT_TRUE(testing::waitForSignal(finished, 20000));
+  QString text;
+  for (const auto& args : chunks) text += args.front().toString();
+  return {finished.isEmpty() ? ReplyStats{} : finished.front().front().value<ReplyStats>(), text};
+}
+
+TEST_F(EngineControllerTest, TheSemanticCacheServesTheSameQuestionAndRunningForRealSkipsIt) {
+  engine()->setDatabasePath(testing::scratchDatabase(QStringLiteral("engine-semantic-cache")));
+  QSignalSpy notices(engine(), &EngineController::semanticCacheNotice);
+  ChatRequest request = storyRequest(24);
+  request.semanticCache.enabled = true;
+  const auto [first, firstText] = reply(engine(), request);
+  EXPECT_NE(first.stopReason, QStringLiteral("semantic_cache"));
+  ASSERT_FALSE(firstText.isEmpty());
+
+  const auto [cached, cachedText] = reply(engine(), request);
+  EXPECT_EQ(cached.stopReason, QStringLiteral("semantic_cache"));
+  EXPECT_NEAR(cached.cacheSimilarity, 1.0, 1e-5);
+  EXPECT_EQ(cached.cacheMatchedPrompt, QStringLiteral("Tell me a story about a cat."));
+  EXPECT_EQ(cachedText, firstText);
+
+  ChatRequest forReal = request;
+  forReal.skipCacheLookup = true;
+  EXPECT_NE(reply(engine(), forReal).first.stopReason, QStringLiteral("semantic_cache"));
+  ChatRequest other = request;  // another conversation before the question: another scope
+  other.messages.prepend({QStringLiteral("system"), QStringLiteral("You are terse.")});
+  EXPECT_NE(reply(engine(), other).first.stopReason, QStringLiteral("semantic_cache"));
+  ChatRequest off = request;
+  off.semanticCache.enabled = false;
+  EXPECT_NE(reply(engine(), off).first.stopReason, QStringLiteral("semantic_cache"));
+  EXPECT_TRUE(notices.isEmpty()) << notices.front().front().toString().toStdString();
+}
+
+TEST_F(EngineControllerTest, ADamagedCacheDatabaseIsANoticeAndTheReplyIsGenerated) {
+  const QString path = testing::garbageGguf(QStringLiteral("damaged-cache"), 8192);
+  engine()->setDatabasePath(path);
+  QSignalSpy notices(engine(), &EngineController::semanticCacheNotice);
+  ChatRequest request = storyRequest(8);
+  request.semanticCache.enabled = true;
+  const auto [stats, text] = reply(engine(), request);
+  EXPECT_GT(stats.tokens, 0);
+  EXPECT_FALSE(text.isEmpty());
+  ASSERT_FALSE(notices.isEmpty());
+  EXPECT_TRUE(notices.front().front().toString().contains(QStringLiteral("memory only")));
+}
+
 TEST(BackendIds, RoundTrip) {
   EXPECT_EQ(backendId(BackendChoice{}), QStringLiteral("cpu"));
   EXPECT_EQ(backendId(BackendChoice{"vulkan", 2}), QStringLiteral("vulkan:2"));

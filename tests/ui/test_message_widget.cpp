@@ -1,7 +1,9 @@
 // MessageWidget: replies render as Markdown, with HTML the model writes shown as text.
 #include <memory>
 
+#include <QLabel>
 #include <QScrollBar>
+#include <QSignalSpy>
 #include <QTest>
 #include <QTextDocument>
 #include <QtMath>
@@ -34,6 +36,27 @@ TEST(MessageWidget, ShowsAUserMessageAsWritten) {
   MessageWidget widget(ConversationMessage{ConversationMessage::Role::User, QStringLiteral("**not bold**"), false, {}});
   EXPECT_EQ(widget.text(), QStringLiteral("**not bold**"));
   EXPECT_TRUE(widget.statsText().isEmpty());
+}
+
+TEST(MessageWidget, MarksAReplyFromTheSemanticCacheAndOffersToRunItForReal) {
+  ReplyStats stats{0, 0, 12.3, QStringLiteral("semantic_cache")};
+  stats.cacheSimilarity = 0.9834;
+  stats.cacheMatchedPrompt = QStringLiteral("How do I enable dark mode?");
+  MessageWidget widget(ConversationMessage{ConversationMessage::Role::Assistant, QStringLiteral("Open Settings."), false, stats});
+  widget.show();
+  EXPECT_TRUE(widget.statsText().contains(QStringLiteral("From the semantic cache"))) << widget.statsText().toStdString();
+  EXPECT_TRUE(widget.statsText().contains(QStringLiteral("0.983")));
+  EXPECT_TRUE(widget.statsText().contains(QStringLiteral("How do I enable dark mode?")));
+  auto* link = widget.findChild<QLabel*>(QStringLiteral("runForReal"));
+  ASSERT_NE(link, nullptr);
+  EXPECT_TRUE(link->isVisible());
+  QSignalSpy runForReal(&widget, &MessageWidget::runForRealRequested);
+  emit link->linkActivated(QStringLiteral("run"));
+  EXPECT_EQ(runForReal.size(), 1);
+
+  MessageWidget generated(reply(QStringLiteral("Generated.")));
+  generated.show();
+  EXPECT_FALSE(generated.findChild<QLabel*>(QStringLiteral("runForReal"))->isVisible());
 }
 
 TEST(MessageWidget, FormatsTheReplyStatistics) {

@@ -1,5 +1,5 @@
-// What the chat asks the engine for: the conversation so far (ending with the user's turn) and
-// the reply's limits and sampling.
+// What the chat asks the engine for: the conversation so far (ending with the user's turn), the
+// reply's limits and sampling, and whether the semantic cache may answer.
 #pragma once
 
 #include <QList>
@@ -7,6 +7,7 @@
 #include <QString>
 
 #include "ui/settings/sampling_settings.h"
+#include "ui/settings/semantic_cache_settings.h"
 
 namespace inferscope::ui {
 
@@ -19,6 +20,8 @@ struct ChatRequest {
   QList<ChatTurn> messages;
   int maxTokens = 512;
   SamplingSettings sampling;  // its maxTokens is ignored: maxTokens above is the reply's limit
+  SemanticCacheSettings semanticCache;
+  bool skipCacheLookup = false;  // generate even if the cache has a reply ("Run it for real")
 };
 
 }  // namespace inferscope::ui

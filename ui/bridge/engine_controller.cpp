@@ -297,6 +297,7 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   m_session = std::move(*session);
   m_model = std::move(*model);
   m_template = std::make_unique<ChatTemplate>(std::move(*chatTemplate));
+  if (m_replyCache) m_replyCache->modelChanged();
   m_templateFallbackShown = !summary.chatFormatNotice.isEmpty();
   m_backendShort = summary.backendShort;
   m_loadedPath = path;
@@ -323,6 +324,12 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
     m_templateFallbackShown = true;
     emit chatTemplateFellBack(qstr(prompt->fallback_reason));
   }
+  std::optional<ReplyCache::Probe> probe;
+  if (request.semanticCache.enabled) probe = lookUpReplyCache(request);
+  if (probe && probe->lookup.hit) {
+    serveCachedReply(*probe);
+    return;
+  }
   GenerateRequest& engineRequest = prompt->request;
   const int32_t maxTokens = engineRequest.max_tokens;  // the request's, not the sampling preset's
   request.sampling.applyTo(engineRequest);
@@ -343,7 +350,43 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
     emit replyFailed(qstr(result.message()));
     return;
   }
+  if (probe && result->stop_reason != "cancelled") {
+    const Status stored = m_replyCache->store(*probe, result->text);
+    if (!stored) emit semanticCacheNotice(tr("The reply was not stored in the semantic cache: %1").arg(qstr(stored.message())));
+  }
   emit replyFinished(toReplyStats(*result, m_backendShort));
+}
+
+std::optional<ReplyCache::Probe> EngineController::lookUpReplyCache(const ChatRequest& request) {
+  if (!m_replyCache) m_replyCache = std::make_unique<ReplyCache>(m_databasePath);
+  auto probe = m_replyCache->lookUp(request, m_model, *m_session, m_loadedWeights);
+  if (!probe) {
+    emit semanticCacheNotice(tr("The semantic cache was skipped: %1").arg(qstr(probe.message())));
+    return std::nullopt;
+  }
+  const QString notice = m_replyCache->notice();
+  if (!notice.isEmpty()) emit semanticCacheNotice(tr("The semantic cache runs in memory only: %1").arg(notice));
+  return std::move(*probe);
+}
+
+// The cached reply streams in as one chunk; its stats say where it came from.
+void EngineController::serveCachedReply(const ReplyCache::Probe& probe) {
+  const semantic::CacheHit& hit = *probe.lookup.hit;
+  publish(qstr(hit.reply), 0, 0);
+  ReplyStats stats;
+  stats.stopReason = QStringLiteral("semantic_cache");
+  stats.ttftMs = probe.lookupMs;
+  stats.backend = m_backendShort;
+  stats.cacheSimilarity = hit.similarity;
+  stats.cacheMatchedPrompt = qstr(hit.matched_prompt);
+  emit replyFinished(stats);
+}
+
+void EngineController::setDatabasePath(const QString& path) {
+  QMetaObject::invokeMethod(this, [this, path] {
+    m_databasePath = path;
+    m_replyCache.reset();
+  }, Qt::QueuedConnection);
 }
 
 void EngineController::publish(const QString& text, int generated, double tokensPerSecond) {

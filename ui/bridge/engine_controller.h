@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include <QList>
 #include <QObject>
@@ -17,6 +18,7 @@
 #include "ui/bridge/load_options.h"
 #include "ui/bridge/metrics_sample.h"
 #include "ui/bridge/model_summary.h"
+#include "ui/bridge/reply_cache.h"
 #include "ui/bridge/reply_stats.h"
 #include "engine/model/op_profile.h"
 
@@ -61,6 +63,9 @@ class EngineController : public QObject {
   // comparisonProgress as it goes, then comparisonFinished (cancelled ones too, with what was
   // measured) or comparisonFailed for options it refuses.
   void runComparison(const inferscope::ComparisonOptions& options);
+  // The database the semantic cache keeps its entries in (the app's; empty: memory only).
+  // Takes effect before the first reply that uses the cache.
+  void setDatabasePath(const QString& path);
   // Stops a running or queued comparison after its current token (any thread).
   void cancelComparison() { m_comparisonCancelled.store(true); }
 
@@ -83,6 +88,9 @@ class EngineController : public QObject {
   // format was used instead; once per loaded model (a template refused at load time is
   // reported in ModelSummary::chatFormatNotice instead).
   void chatTemplateFellBack(const QString& reason);
+  // The semantic cache could not be used for a reply (which was generated instead), or runs in
+  // memory only because the database could not be opened.
+  void semanticCacheNotice(const QString& message);
   void metrics(const inferscope::ui::MetricsSample& sample);
   void kvCacheChanged(const inferscope::KvTypes& types, quint64 bytes);
   void kvCacheRefused(const QString& reason);
@@ -101,6 +109,10 @@ class EngineController : public QObject {
   // The listed device behind `choice` (listing its backend first if that was not done yet).
   const BackendDeviceInfo* findDevice(const BackendChoice& choice);
   void runGeneration(const ChatRequest& request, quint64 ticket);
+  // The semantic cache's lookup for the request; nullopt (after semanticCacheNotice) when the
+  // cache cannot be used.
+  std::optional<ReplyCache::Probe> lookUpReplyCache(const ChatRequest& request);
+  void serveCachedReply(const ReplyCache::Probe& probe);
   bool stopRequested(quint64 ticket) const { return ticket <= m_stoppedTicket.load(); }
   void publish(const QString& text, int generated, double tokensPerSecond);
 
@@ -113,6 +125,8 @@ class EngineController : public QObject {
   QString m_backendShort;  // where the session runs, for ReplyStats
   bool m_templateFallbackShown = false;  // the user has been told the template is not used
   QList<BackendInfo> m_backends;  // the last listing (engine thread only)
+  QString m_databasePath;          // the semantic cache's (engine thread only)
+  std::unique_ptr<ReplyCache> m_replyCache;  // made on the first reply that uses it
   // Generations are numbered as they are requested; stop() cancels every number issued so far.
   std::atomic<quint64> m_lastTicket{0};
   std::atomic<quint64> m_stoppedTicket{0};

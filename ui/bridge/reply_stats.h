@@ -10,10 +10,14 @@ struct ReplyStats {
   int tokens = 0;
   double tokensPerSecond = 0;  // decode speed
   double ttftMs = 0;           // request to first token, prefill included
-  QString stopReason;          // the engine's: "eos", "end_of_turn", "max_tokens", "context_full", "cancelled"
+  // the engine's: "eos", "end_of_turn", "max_tokens", "context_full", "cancelled"; or
+  // "semantic_cache" for a reply served from the semantic cache (ttftMs: its lookup)
+  QString stopReason;
   QString backend = {};        // where it ran: "CPU", "Vulkan: llvmpipe"; empty when unknown
   int promptTokens = 0;        // the prompt's tokens (the whole conversation so far)
   int reusedTokens = 0;        // of them, taken from the prefix cache instead of prefilled
+  double cacheSimilarity = 0;  // a semantic-cache reply: the similarity of the two questions
+  QString cacheMatchedPrompt;  // and the question it was first given to
 };
 
 }  // namespace inferscope::ui

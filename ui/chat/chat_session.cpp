@@ -48,7 +48,7 @@ void ChatSession::stop() {
 void ChatSession::regenerate() {
   if (!canRegenerate()) return;
   m_conversation->truncate(m_conversation->size() - 1);
-  startReply();
+  startReply(true);
 }
 
 QString ChatSession::takeLastUserMessage() {
@@ -59,12 +59,14 @@ QString ChatSession::takeLastUserMessage() {
   return text;
 }
 
-void ChatSession::startReply() {
+void ChatSession::startReply(bool skipCacheLookup) {
   ChatRequest request;
   if (!m_systemPrompt.trimmed().isEmpty()) request.messages.append({QStringLiteral("system"), m_systemPrompt});
   request.messages.append(m_conversation->turns());
   request.maxTokens = m_maxTokens;
   request.sampling = m_sampling;
+  request.semanticCache = m_semanticCache;
+  request.skipCacheLookup = skipCacheLookup;
   m_conversation->beginReply();
   setBusy(true);
   if (!m_gate) {

@@ -9,6 +9,7 @@
 
 #include "ui/bridge/reply_stats.h"
 #include "ui/settings/sampling_settings.h"
+#include "ui/settings/semantic_cache_settings.h"
 
 namespace inferscope::ui {
 
@@ -32,6 +33,8 @@ class ChatSession : public QObject {
   void setMaxTokens(int maxTokens) { m_maxTokens = maxTokens; }
   // For the next reply on (its maxTokens too).
   void setSampling(const SamplingSettings& sampling);
+  // Whether (and how) the semantic cache may answer, from the next reply on.
+  void setSemanticCache(const SemanticCacheSettings& settings) { m_semanticCache = settings; }
   // Sent as the first message of every request (none when empty).
   void setSystemPrompt(const QString& prompt) { m_systemPrompt = prompt; }
   const QString& systemPrompt() const { return m_systemPrompt; }
@@ -45,7 +48,8 @@ class ChatSession : public QObject {
   bool send(const QString& text);
   // The streaming reply ends after its current token; its text so far stays.
   void stop();
-  // Replaces the last reply with a new one.
+  // Replaces the last reply with a newly generated one (never one from the semantic cache: the
+  // "Run it for real" of a cached reply), which the cache then keeps instead.
   void regenerate();
   // Edit-and-resend: removes the last user message and what follows it, and returns its text.
   QString takeLastUserMessage();
@@ -56,7 +60,7 @@ class ChatSession : public QObject {
   void replyFailed(const QString& message);
 
  private:
-  void startReply();
+  void startReply(bool skipCacheLookup = false);
   void setBusy(bool busy);
   void onReplyFinished(const ReplyStats& stats);
   void onReplyFailed(const QString& message);
@@ -65,6 +69,7 @@ class ChatSession : public QObject {
   Conversation* m_conversation;
   int m_maxTokens = kDefaultMaxTokens;
   SamplingSettings m_sampling;
+  SemanticCacheSettings m_semanticCache;
   QString m_systemPrompt;
   bool m_busy = false;
   CommitGate m_gate;

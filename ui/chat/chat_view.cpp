@@ -39,6 +39,9 @@ void ChatView::addMessage(int index) {
   m_column->insertWidget(m_column->count() - 1, message);  // before the stretch
   m_widgets.append(message);
   m_followTail = true;
+  connect(message, &MessageWidget::runForRealRequested, this, [this, message] {
+    if (!m_widgets.isEmpty() && m_widgets.last() == message) emit runForRealRequested();
+  });
 }
 
 void ChatView::showMessage(int index) { m_widgets.at(index)->showMessage(m_conversation->messages().at(index)); }

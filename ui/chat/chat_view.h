@@ -21,6 +21,10 @@ class ChatView : public QScrollArea {
 
   const QList<MessageWidget*>& messageWidgets() const { return m_widgets; }
 
+ signals:
+  // "Run it for real" under the last reply, a reply the semantic cache served.
+  void runForRealRequested();
+
  private:
   void addMessage(int index);
   void showMessage(int index);

@@ -23,9 +23,20 @@ QString stopReasonText(const QString& reason) {
   return reason;
 }
 
+// "From the semantic cache · similarity 0.983 · 12.3 ms · cached for “How do I ...”"
+QString formatCachedReplyStats(const ReplyStats& stats) {
+  const QLocale locale;
+  constexpr int kPromptChars = 80;
+  QString prompt = stats.cacheMatchedPrompt.simplified();
+  if (prompt.size() > kPromptChars) prompt = prompt.left(kPromptChars) + QStringLiteral("…");
+  return QObject::tr("From the semantic cache · similarity %1 · %2 ms · cached for “%3”")
+      .arg(locale.toString(stats.cacheSimilarity, 'f', 3), locale.toString(stats.ttftMs, 'f', 1), prompt);
+}
+
 }  // namespace
 
 QString formatReplyStats(const ReplyStats& stats) {
+  if (stats.stopReason == QLatin1String("semantic_cache")) return formatCachedReplyStats(stats);
   const QLocale locale;
   const QString line = QObject::tr("%1 tokens · %2 tokens/s · first token %3 ms · %4")
                            .arg(stats.tokens)
@@ -40,7 +51,11 @@ QString formatReplyStats(const ReplyStats& stats) {
 }
 
 MessageWidget::MessageWidget(const ConversationMessage& message, QWidget* parent)
-    : QFrame(parent), m_role(new QLabel(this)), m_body(new MarkdownView(this)), m_stats(new QLabel(this)) {
+    : QFrame(parent),
+      m_role(new QLabel(this)),
+      m_body(new MarkdownView(this)),
+      m_stats(new QLabel(this)),
+      m_runForReal(new QLabel(tr("<a href=\"run\">Run it for real</a>"), this)) {
   const bool user = message.role == ConversationMessage::Role::User;
   setObjectName(user ? QStringLiteral("userMessage") : QStringLiteral("assistantMessage"));
   setAutoFillBackground(true);
@@ -58,6 +73,10 @@ MessageWidget::MessageWidget(const ConversationMessage& message, QWidget* parent
   layout->addWidget(m_role);
   layout->addWidget(m_body);
   layout->addWidget(m_stats);
+  layout->addWidget(m_runForReal);
+  m_runForReal->setObjectName("runForReal");
+  m_runForReal->setToolTip(tr("Generate this reply with the model instead (the cache then keeps the new one)"));
+  connect(m_runForReal, &QLabel::linkActivated, this, &MessageWidget::runForRealRequested);
   m_renderTimer.setSingleShot(true);
   connect(&m_renderTimer, &QTimer::timeout, this, &MessageWidget::render);
   m_message = message;
@@ -85,6 +104,7 @@ void MessageWidget::render() {
     m_body->showMarkdown(m_message.text);
   }
   m_stats->setVisible(m_message.stats.has_value());
+  m_runForReal->setVisible(m_message.stats && m_message.stats->stopReason == QLatin1String("semantic_cache"));
   if (m_message.stats) m_stats->setText(formatReplyStats(*m_message.stats));
   m_renderCostMs = cost.elapsed();
   m_sinceRender.start();

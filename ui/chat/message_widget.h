@@ -27,6 +27,10 @@ class MessageWidget : public QFrame {
   QString text() const;
   QString statsText() const;
 
+ signals:
+  // The "Run it for real" link under a reply the semantic cache served.
+  void runForRealRequested();
+
  private:
   void render();
 
@@ -37,9 +41,11 @@ class MessageWidget : public QFrame {
   QLabel* m_role;
   MarkdownView* m_body;
   QLabel* m_stats;
+  QLabel* m_runForReal;  // under a reply from the semantic cache only
 };
 
-// "42 tokens · 950.3 tokens/s · first token 1.2 ms · end of turn"
+// "42 tokens · 950.3 tokens/s · first token 1.2 ms · end of turn"; for a reply from the
+// semantic cache: "From the semantic cache · similarity 0.983 · 12.3 ms · cached for “...”".
 QString formatReplyStats(const ReplyStats& stats);
 
 }  // namespace inferscope::ui

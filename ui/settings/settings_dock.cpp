@@ -9,6 +9,7 @@
 #include "ui/settings/model_form.h"
 #include "ui/settings/preset_bar.h"
 #include "ui/settings/sampling_form.h"
+#include "ui/settings/semantic_cache_form.h"
 
 namespace inferscope::ui {
 
@@ -32,6 +33,7 @@ SettingsDock::SettingsDock(QWidget* parent) : QDockWidget(tr("Settings"), parent
   setWidget(scroll);
 
   connect(m_sampling, &SamplingForm::changed, this, &SettingsDock::samplingChanged);
+  connect(m_semanticCache, &SemanticCacheForm::changed, this, &SettingsDock::semanticCacheChanged);
   connect(m_model, &ModelForm::applyRequested, this, &SettingsDock::reloadRequested);
   connect(m_kvCache, &KvCacheForm::applyRequested, this, &SettingsDock::kvTypesRequested);
   connect(m_cache, &CacheForm::applyRequested, this, &SettingsDock::cachePolicyRequested);
@@ -44,6 +46,7 @@ SettingsDock::SettingsDock(QWidget* parent) : QDockWidget(tr("Settings"), parent
 QWidget* SettingsDock::createContents() {
   m_sampling = new SamplingForm;
   m_presets = new PresetBar;
+  m_semanticCache = new SemanticCacheForm;
   m_kvCache = new KvCacheForm;
   m_cache = new CacheForm;
   m_model = new ModelForm;
@@ -51,6 +54,7 @@ QWidget* SettingsDock::createContents() {
   auto* layout = new QVBoxLayout(contents);
   layout->addWidget(group(tr("Sampling (next reply)"), m_sampling));
   layout->addWidget(group(tr("Presets"), m_presets));
+  layout->addWidget(group(tr("Semantic cache (next reply)"), m_semanticCache));
   layout->addWidget(group(tr("KV cache (the model stays loaded)"), m_kvCache));
   layout->addWidget(group(tr("Prefix cache and window"), m_cache));
   layout->addWidget(group(tr("Model (reloads on Apply)"), m_model));
@@ -59,6 +63,8 @@ QWidget* SettingsDock::createContents() {
 }
 
 SamplingSettings SettingsDock::sampling() const { return m_sampling->settings(); }
+
+SemanticCacheSettings SettingsDock::semanticCache() const { return m_semanticCache->settings(); }
 
 LoadSettings SettingsDock::loadSettings() const { return m_model->settings(); }
 

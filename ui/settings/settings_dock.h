@@ -1,4 +1,5 @@
-// SettingsDock: sampling settings (apply to the next reply), sampling presets, the KV cache's
+// SettingsDock: sampling settings and the semantic cache (apply to the next reply), sampling
+// presets, the KV cache's
 // types (applied by re-creating the cache only), and the model to load with its backend/device
 // (applied by a reload on Apply). It holds no state beyond its controls: the main window
 // wires its signals to the engine bridge and the preset store.
@@ -12,6 +13,7 @@
 #include "ui/bridge/load_options.h"
 #include "ui/settings/load_settings.h"
 #include "ui/settings/sampling_settings.h"
+#include "ui/settings/semantic_cache_settings.h"
 
 namespace inferscope::ui {
 
@@ -20,6 +22,7 @@ class ModelForm;
 class CacheForm;
 class PresetBar;
 class SamplingForm;
+class SemanticCacheForm;
 
 class SettingsDock : public QDockWidget {
   Q_OBJECT
@@ -28,6 +31,7 @@ class SettingsDock : public QDockWidget {
   explicit SettingsDock(QWidget* parent = nullptr);
 
   SamplingSettings sampling() const;
+  SemanticCacheSettings semanticCache() const;
   LoadSettings loadSettings() const;
   inferscope::KvTypes kvTypes() const;  // as chosen in the KV cache group
   inferscope::CachePolicy cachePolicy() const;  // as chosen in the cache group
@@ -52,6 +56,7 @@ class SettingsDock : public QDockWidget {
 
  signals:
   void samplingChanged(const SamplingSettings& settings);
+  void semanticCacheChanged(const inferscope::ui::SemanticCacheSettings& settings);
   void reloadRequested(const LoadSettings& settings);
   void kvTypesRequested(const inferscope::KvTypes& types);
   void cachePolicyRequested(const inferscope::CachePolicy& policy);
@@ -63,6 +68,7 @@ class SettingsDock : public QDockWidget {
   QWidget* createContents();
 
   SamplingForm* m_sampling = nullptr;
+  SemanticCacheForm* m_semanticCache = nullptr;
   PresetBar* m_presets = nullptr;
   KvCacheForm* m_kvCache = nullptr;
   CacheForm* m_cache = nullptr;
