@@ -402,6 +402,9 @@ void MainWindow::connectPerformance() {
   connect(m_chat, &ChatSession::replyFinished, m_performance, [this](const ReplyStats& stats) {
     m_performance->addReply(++m_replies, stats.ttftMs, stats.tokensPerSecond);
     m_performance->addPrefixReuse(m_replies, stats.promptTokens, stats.reusedTokens);
+    if (stats.cacheLookedUp) {
+      m_performance->addSemanticCacheLookup(m_replies, stats.stopReason == QLatin1String("semantic_cache"));
+    }
     // A short reply can end before the first metrics sample: its average still makes a point.
     if (!m_replyHasDecodeSample && stats.tokens > 0) {
       m_performance->addDecodeSample(m_clock.elapsed() / 1000.0, stats.tokensPerSecond);

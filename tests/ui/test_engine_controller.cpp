@@ -163,6 +163,7 @@ TEST_F(EngineControllerTest, TheSemanticCacheServesTheSameQuestionAndRunningForR
   request.semanticCache.enabled = true;
   const auto [first, firstText] = reply(engine(), request);
   EXPECT_NE(first.stopReason, QStringLiteral("semantic_cache"));
+  EXPECT_TRUE(first.cacheLookedUp);
   ASSERT_FALSE(firstText.isEmpty());
 
   const auto [cached, cachedText] = reply(engine(), request);
@@ -170,16 +171,21 @@ TEST_F(EngineControllerTest, TheSemanticCacheServesTheSameQuestionAndRunningForR
   EXPECT_NEAR(cached.cacheSimilarity, 1.0, 1e-5);
   EXPECT_EQ(cached.cacheMatchedPrompt, QStringLiteral("Tell me a story about a cat."));
   EXPECT_EQ(cachedText, firstText);
+  EXPECT_TRUE(cached.cacheLookedUp);
 
   ChatRequest forReal = request;
   forReal.skipCacheLookup = true;
-  EXPECT_NE(reply(engine(), forReal).first.stopReason, QStringLiteral("semantic_cache"));
+  const ReplyStats real = reply(engine(), forReal).first;
+  EXPECT_NE(real.stopReason, QStringLiteral("semantic_cache"));
+  EXPECT_FALSE(real.cacheLookedUp);  // not counted in the hit rate
   ChatRequest other = request;  // another conversation before the question: another scope
   other.messages.prepend({QStringLiteral("system"), QStringLiteral("You are terse.")});
   EXPECT_NE(reply(engine(), other).first.stopReason, QStringLiteral("semantic_cache"));
   ChatRequest off = request;
   off.semanticCache.enabled = false;
-  EXPECT_NE(reply(engine(), off).first.stopReason, QStringLiteral("semantic_cache"));
+  const ReplyStats uncached = reply(engine(), off).first;
+  EXPECT_NE(uncached.stopReason, QStringLiteral("semantic_cache"));
+  EXPECT_FALSE(uncached.cacheLookedUp);
   EXPECT_TRUE(notices.isEmpty()) << notices.front().front().toString().toStdString();
 }
 

@@ -1,6 +1,7 @@
 // PerformancePanel: recorded samples come back exactly in the CSV, charts export as PNG files,
 // redraws are paced by the timer, the prefix cache is charted per reply with its running hit
-// rate, the KV cache divides into blocks in use, cached and free, the semantic cache reads "off",
+// rate, the KV cache divides into blocks in use, cached and free, the semantic cache's hit rate is
+// "off" until a reply asks it and then the share served from it,
 // memory on a device is counted against the device's, the charts sit four in a row, two by two
 // or stacked by width, and the time per op shows as shares.
 #include <gtest/gtest.h>
@@ -108,17 +109,26 @@ TEST(PerformancePanel, ThePrefixHitRateIsTheShareOfPromptTokensReused) {
   EXPECT_TRUE(prefix->text().startsWith("0%")) << prefix->text().toStdString();
   panel.addPrefixReuse(2, 300, 240);
   EXPECT_TRUE(prefix->text().startsWith("60%")) << prefix->text().toStdString();
+  panel.addSemanticCacheLookup(1, false);
+  EXPECT_EQ(semantic->text(), "0%");
+  panel.addSemanticCacheLookup(2, true);
+  panel.addSemanticCacheLookup(3, true);
+  panel.addSemanticCacheLookup(4, false);
+  EXPECT_EQ(semantic->text(), "50%");
+  panel.clear();
+  EXPECT_EQ(semantic->text(), "off");
   EXPECT_TRUE(prefix->toolTip().contains("240 of 400")) << prefix->toolTip().toStdString();
   panel.clear();
   EXPECT_EQ(prefix->text(), "–");
 }
 
-// Per reply: reused tokens, prefilled ones stacked above, and the running hit rate in percent.
+// Per reply: reused tokens, prefilled ones stacked above, and the running hit rates in percent
+// (the prefix cache's, and the semantic cache's over the replies that asked it).
 TEST(PerformancePanel, ThePrefixChartStacksReusedAndPrefilledUnderTheRunningHitRate) {
   PerformancePanel panel;
   auto* plot = panel.findChild<QCustomPlot*>("PrefixCache");
   ASSERT_NE(plot, nullptr);
-  ASSERT_EQ(plot->plottableCount(), 3);
+  ASSERT_EQ(plot->plottableCount(), 4);
   panel.addPrefixReuse(1, 100, 0);
   panel.addPrefixReuse(2, 300, 240);
   panel.addPrefixReuse(3, 100, 60);
@@ -136,9 +146,18 @@ TEST(PerformancePanel, ThePrefixChartStacksReusedAndPrefilledUnderTheRunningHitR
   EXPECT_DOUBLE_EQ(hitRate->data()->at(1)->value, 60);   // 240 of 400
   EXPECT_DOUBLE_EQ(hitRate->data()->at(2)->value, 60);   // 300 of 500
   EXPECT_DOUBLE_EQ(hitRate->data()->at(2)->key, 3);
+  auto* semanticRate = plot->graph(1);
+  ASSERT_NE(semanticRate, nullptr);
+  EXPECT_EQ(semanticRate->data()->size(), 0);
+  panel.addSemanticCacheLookup(2, false);
+  panel.addSemanticCacheLookup(3, true);
+  ASSERT_EQ(semanticRate->data()->size(), 2);
+  EXPECT_DOUBLE_EQ(semanticRate->data()->at(1)->value, 50);
+  EXPECT_DOUBLE_EQ(semanticRate->data()->at(1)->key, 3);
   panel.clear();
   EXPECT_EQ(reused->data()->size(), 0);
   EXPECT_EQ(hitRate->data()->size(), 0);
+  EXPECT_EQ(semanticRate->data()->size(), 0);
 }
 
 // The KV cache's bar divides by blocks; the summary counts them.

@@ -354,7 +354,9 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
     const Status stored = m_replyCache->store(*probe, result->text);
     if (!stored) emit semanticCacheNotice(tr("The reply was not stored in the semantic cache: %1").arg(qstr(stored.message())));
   }
-  emit replyFinished(toReplyStats(*result, m_backendShort));
+  ReplyStats stats = toReplyStats(*result, m_backendShort);
+  stats.cacheLookedUp = probe && !request.skipCacheLookup;
+  emit replyFinished(stats);
 }
 
 std::optional<ReplyCache::Probe> EngineController::lookUpReplyCache(const ChatRequest& request) {
@@ -375,6 +377,7 @@ void EngineController::serveCachedReply(const ReplyCache::Probe& probe) {
   publish(qstr(hit.reply), 0, 0);
   ReplyStats stats;
   stats.stopReason = QStringLiteral("semantic_cache");
+  stats.cacheLookedUp = true;
   stats.ttftMs = probe.lookupMs;
   stats.backend = m_backendShort;
   stats.cacheSimilarity = hit.similarity;

@@ -16,6 +16,7 @@ struct ReplyStats {
   QString backend = {};        // where it ran: "CPU", "Vulkan: llvmpipe"; empty when unknown
   int promptTokens = 0;        // the prompt's tokens (the whole conversation so far)
   int reusedTokens = 0;        // of them, taken from the prefix cache instead of prefilled
+  bool cacheLookedUp = false;  // the semantic cache was asked for this reply (hit or not)
   double cacheSimilarity = 0;  // a semantic-cache reply: the similarity of the two questions
   QString cacheMatchedPrompt;  // and the question it was first given to
 };

@@ -195,7 +195,7 @@ void PerformancePanel::createMemoryChart() {
 }
 
 // Per reply, its prompt tokens stacked: those the prefix cache held, then those prefilled; and
-// the running hit rate over all replies so far, on the right axis.
+// the running hit rates over all replies so far (prefix, semantic), on the right axis.
 void PerformancePanel::createPrefixChart() {
   QCustomPlot* p = createPlot(Chart::PrefixCache, tr("Prefix cache"));
   QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
@@ -216,12 +216,15 @@ void PerformancePanel::createPrefixChart() {
   m_hitRateGraph = p->addGraph(p->xAxis, p->yAxis2);
   m_hitRateGraph->setName(tr("hit rate"));
   m_hitRateGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 7));
+  m_semanticRateGraph = p->addGraph(p->xAxis, p->yAxis2);
+  m_semanticRateGraph->setName(tr("semantic hit rate"));
+  m_semanticRateGraph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, 7));
   placeLegendBelow(p);
   p->setMinimumHeight(kChartMinimumHeight + kLegendHeight);
 }
 
 // One line: the prefix cache's hit rate over the replies ("–" before the first); the semantic
-// cache's reads "off" until the engine has it.
+// cache's over the replies that asked it ("off" before the first).
 QWidget* PerformancePanel::createCacheRates() {
   auto* box = new QGroupBox(tr("Cache hit rate"), this);
   auto* row = new QHBoxLayout(box);
@@ -232,7 +235,7 @@ QWidget* PerformancePanel::createCacheRates() {
     auto* value = new QLabel(prefix ? QStringLiteral("–") : tr("off"), box);
     value->setObjectName(QString::fromLatin1(name));
     value->setToolTip(prefix ? tr("Prompt tokens whose KV cache was reused instead of prefilled")
-                             : tr("Not part of the engine yet"));
+                             : tr("Replies served from the semantic cache, of those that asked it"));
     row->addWidget(new QLabel(label + QLatin1Char(':'), box));
     row->addWidget(value);
     row->addSpacing(16);
@@ -256,6 +259,7 @@ void PerformancePanel::applyPalette() {
   styleBars(m_reusedBars, kv);
   styleBars(m_prefilledBars, fillColor(first));
   m_hitRateGraph->setPen(QPen(seriesColor(pal, 2), 2));
+  m_semanticRateGraph->setPen(QPen(seriesColor(pal, 3), 2, Qt::DashLine));
   const QColor text = pal.color(QPalette::WindowText);
   m_ramLine->setPen(QPen(text, 1.5, Qt::DashLine));
   m_ramText->setColor(text);
@@ -279,6 +283,20 @@ void PerformancePanel::addReply(int index, double ttftMs, double tokensPerSecond
   m_ttftBars->addData(index, ttftMs);
   m_replyRateGraph->addData(index, tokensPerSecond);
   markDirty(Chart::TimeToFirstToken);
+}
+
+void PerformancePanel::addSemanticCacheLookup(int index, bool hit) {
+  m_semanticLookups += 1;
+  m_semanticHits += hit ? 1 : 0;
+  const double share = static_cast<double>(m_semanticHits) / m_semanticLookups;
+  m_semanticRateGraph->addData(index, 100.0 * share);
+  markDirty(Chart::PrefixCache);
+  auto* label = findChild<QLabel*>(QStringLiteral("semanticCacheRate"));
+  if (!label) return;
+  label->setText(tr("%1%").arg(QLocale().toString(100.0 * share, 'f', 0)));
+  label->setToolTip(tr("%1 of %2 replies that asked the semantic cache were served from it")
+                        .arg(m_semanticHits)
+                        .arg(m_semanticLookups));
 }
 
 void PerformancePanel::addPrefixReuse(int index, int promptTokens, int reusedTokens) {
@@ -361,7 +379,9 @@ void PerformancePanel::clear() {
   m_replies.clear();
   m_prefix.clear();
   m_promptTokens = m_reusedTokens = 0;
+  m_semanticLookups = m_semanticHits = 0;
   if (auto* label = findChild<QLabel*>(QStringLiteral("prefixCacheRate"))) label->setText(QStringLiteral("–"));
+  if (auto* label = findChild<QLabel*>(QStringLiteral("semanticCacheRate"))) label->setText(tr("off"));
   m_memory.clear();
   m_decodeGraph->data()->clear();
   m_ttftBars->data()->clear();
@@ -369,6 +389,7 @@ void PerformancePanel::clear() {
   m_reusedBars->data()->clear();
   m_prefilledBars->data()->clear();
   m_hitRateGraph->data()->clear();
+  m_semanticRateGraph->data()->clear();
   updateMemorySummary();
   setOpTimes({}, {});
   for (int c = 0; c < kChartCount; ++c) markDirty(static_cast<Chart>(c));

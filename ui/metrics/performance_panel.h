@@ -2,7 +2,8 @@
 // per reply, memory by category against the machine's RAM (or, when the model runs on a GPU
 // backend, the device's memory by category against the device's) with the KV cache split into
 // blocks in use, cached and free, and the prefix cache per reply (tokens reused and prefilled,
-// the running hit rate); the semantic cache reads "off" until the engine has it. Samples are recorded as they come; redraws are paced by a
+// the running hit rate) with the semantic cache's running hit rate beside it ("off" until a
+// reply asks it). Samples are recorded as they come; redraws are paced by a
 // timer, never one per sample. The charts sit side by side when the panel is wide enough and
 // stack when it is not. Everything recorded can be exported as CSV, each chart as PNG.
 #pragma once
@@ -47,6 +48,9 @@ class PerformancePanel : public QWidget {
   // Reply `index`'s prompt and how much of it the prefix cache held. The prefix hit rate is the
   // share of all prompt tokens so far that were reused.
   void addPrefixReuse(int index, int promptTokens, int reusedTokens);
+  // Reply `index` was looked up in the semantic cache, and was served from it or not. The
+  // semantic hit rate is the share of such replies served.
+  void addSemanticCacheLookup(int index, bool hit);
   // The current memory by category; a call that repeats the current values records nothing.
   // On a device: the weights copied there, its KV cache and scratch. `kvBlocks` divides the KV
   // cache's bytes (all of them in use when it is empty).
@@ -122,6 +126,7 @@ class PerformancePanel : public QWidget {
   std::vector<ReplySample> m_replies;
   std::vector<PrefixSample> m_prefix;
   qint64 m_promptTokens = 0, m_reusedTokens = 0;  // over m_prefix, for the hit rate
+  int m_semanticLookups = 0, m_semanticHits = 0;
   std::vector<MemorySample> m_memory;  // each change; the last is the current state
   const quint64 m_ramBytes;
   QString m_deviceName;  // empty: the memory is the host's
@@ -146,6 +151,7 @@ class PerformancePanel : public QWidget {
   QCPBars* m_reusedBars = nullptr;     // prompt tokens per reply: reused, with prefilled above
   QCPBars* m_prefilledBars = nullptr;
   QCPGraph* m_hitRateGraph = nullptr;  // the running hit rate (%)
+  QCPGraph* m_semanticRateGraph = nullptr;  // the semantic cache's running hit rate (%)
   QCPItemStraightLine* m_ramLine = nullptr;
   QCPItemText* m_ramText = nullptr;
   QLabel* m_memorySummary = nullptr;
