@@ -38,7 +38,7 @@ Result<std::unique_ptr<Embedder>> open_embedder(Args& args, std::shared_ptr<cons
 std::string request_scope(const Model& model, const Embedder& embedder, const std::string& system,
                           const GenerateRequest& request, const SessionOptions& session) {
   semantic::CacheScopeInputs in;
-  in.model_identity = model.file().path() + ":" + std::to_string(model.file().file_size());
+  in.model_identity = model.file_identity();
   in.embedding_model_identity = embedder.identity();
   in.system_prompt = system;
   in.history_policy = semantic::HistoryPolicy::last_turn_only;  // the CLI sends one turn

@@ -75,7 +75,7 @@ Result<Embedding> Embedder::embed(const std::string& text) {
 
 std::string Embedder::identity() const {
   const char* pooling = pooling_ == Pooling::Mean ? "mean" : pooling_ == Pooling::Cls ? "cls" : "last";
-  return model_->file().path() + ":" + std::to_string(model_->file().file_size()) + ":" + pooling +
+  return model_->file_identity() + ":" + pooling +
          (options_.normalize ? "" : ":raw");
 }
 

@@ -314,7 +314,7 @@ AttentionShape ForwardPass::attention_shape(int64_t layer) const {
 // tokens hold the same rows only when all of these agree.
 uint64_t ForwardPass::seed_for_prefixes() const {
   const kernels::RopeParams& r = plan_.rope;
-  const std::string file = model_->file().path() + ":" + std::to_string(model_->file().file_size());
+  const std::string file = model_->file_identity();
   const std::string rope = std::to_string(r.freq_base) + "," + std::to_string(r.freq_scale) + "," +
                            std::to_string(r.attn_factor) + "," + std::to_string(r.yarn_ext_factor) + "," +
                            std::to_string(plan_.n_ctx);

@@ -49,6 +49,8 @@ class Model {
   const ModelWeights& weights() const { return *weights_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   bool weights_resident() const { return resident_ != nullptr; }
+  // "<path>:<bytes>": the file as caches key what it computes (prefix blocks, semantic cache).
+  std::string file_identity() const { return file_->path() + ":" + std::to_string(file_->file_size()); }
 
  private:
   Model() = default;

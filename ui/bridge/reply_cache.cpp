@@ -76,7 +76,7 @@ Result<ReplyCache::Probe> ReplyCache::lookUp(const ChatRequest& request, std::sh
   Turns turns = splitTurns(request);
   if (turns.prompt.empty()) return Status::error("no user message to look up");
   semantic::CacheScopeInputs in;
-  in.model_identity = model->file().path() + ":" + std::to_string(model->file().file_size());
+  in.model_identity = model->file_identity();
   in.embedding_model_identity = m_embedder->identity();
   in.system_prompt = turns.system;
   in.history = std::move(turns.history);
