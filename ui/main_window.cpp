@@ -28,6 +28,7 @@
 #include "ui/chat/chat_view.h"
 #include "ui/chat/conversation.h"
 #include "ui/chat/message_input.h"
+#include "ui/cache_browser/cache_browser.h"
 #include "ui/compare/compare_view.h"
 #include "ui/export/export_menu.h"
 #include "ui/metrics/performance_panel.h"
@@ -288,6 +289,8 @@ void MainWindow::buildMenus() {
   QAction* compare = view->addAction(tr("&Compare Configurations…"), this, &MainWindow::openCompareView);
   compare->setObjectName(QStringLiteral("compareAction"));
   compare->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K));
+  QAction* cache = view->addAction(tr("&Semantic Cache…"), this, &MainWindow::openCacheBrowser);
+  cache->setObjectName(QStringLiteral("cacheBrowserAction"));
 }
 
 void MainWindow::saveModelDialog() {
@@ -318,6 +321,19 @@ CompareView* MainWindow::openCompareView() {
   m_compare->show();
   m_compare->raise();
   return m_compare;
+}
+
+CacheBrowser* MainWindow::openCacheBrowser() {
+  if (m_cacheBrowser == nullptr) {
+    m_cacheBrowser = new CacheBrowser(m_engine.controller(), this);
+    m_cacheBrowser->setWindowFlag(Qt::Window);
+    m_cacheBrowser->resize(900, 600);
+  } else {
+    m_cacheBrowser->refresh();
+  }
+  m_cacheBrowser->show();
+  m_cacheBrowser->raise();
+  return m_cacheBrowser;
 }
 
 void MainWindow::buildSettingsDock() {
@@ -366,8 +382,13 @@ void MainWindow::connectSettings() {
     m_chat->setSampling(sampling);
     QSettings().setValue(kMaxTokensKey, sampling.maxTokens);
   });
-  m_chat->setSemanticCache(m_settings->semanticCache());
-  connect(m_settings, &SettingsDock::semanticCacheChanged, m_chat, &ChatSession::setSemanticCache);
+  connect(m_settings, &SettingsDock::semanticCacheChanged, this, [this](const SemanticCacheSettings& cache) {
+    m_chat->setSemanticCache(cache);
+    QSettings settings;
+    writeSemanticCacheSettings(settings, cache);
+  });
+  connect(m_settings, &SettingsDock::semanticCacheBrowseRequested, this, &MainWindow::openCacheBrowser);
+  m_settings->setSemanticCache(readSemanticCacheSettings(QSettings()));
   connect(m_settings, &SettingsDock::reloadRequested, this, &MainWindow::reload);
   connect(m_settings, &SettingsDock::kvTypesRequested, m_engine.controller(), &EngineController::setKvTypes);
   connect(m_settings, &SettingsDock::cachePolicyRequested, m_engine.controller(), &EngineController::setCachePolicy);

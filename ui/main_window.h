@@ -29,6 +29,7 @@ class QSplitter;
 
 namespace inferscope::ui {
 
+class CacheBrowser;
 class ChatRecorder;
 class ChatSession;
 class ChatView;
@@ -82,6 +83,8 @@ class MainWindow : public QMainWindow {
   ExportMenu* exports() const { return m_export; }
   // View > Compare Configurations: the comparison workbench's window (made on first use), shown.
   CompareView* openCompareView();
+  // View > Semantic Cache: the cache browser window (made on first use).
+  CacheBrowser* openCacheBrowser();
   // File > Save Model as GGUF (enabled when the loaded model was requantized on load).
   void saveModelAs(const QString& path);
 
@@ -161,6 +164,7 @@ class MainWindow : public QMainWindow {
   QAction* m_saveModelAction = nullptr;
   ExportMenu* m_export = nullptr;
   CompareView* m_compare = nullptr;
+  CacheBrowser* m_cacheBrowser = nullptr;
   QElapsedTimer m_clock;  // the decode chart's time axis
   int m_replies = 0;
   bool m_replyHasDecodeSample = false;  // a metrics sample came during the current reply

@@ -237,6 +237,14 @@ Status SemanticCache::remove(std::int64_t entry_id) {
   return drop_entries({entry_id});
 }
 
+Status SemanticCache::remove_present(const std::vector<std::int64_t>& entry_ids) {
+  std::vector<std::int64_t> present;
+  for (std::int64_t id : entry_ids) {
+    if (ledger_.find(id) != nullptr) present.push_back(id);
+  }
+  return drop_entries(present);
+}
+
 Status SemanticCache::invalidate_scope(const std::string& scope_key) {
   if (store_ != nullptr) {
     Result<std::int64_t> removed = store_->semantic_cache().remove_scope(scope_key);
@@ -312,6 +320,20 @@ Status SemanticCache::set_threshold(float threshold) {
   changed.threshold = threshold;
   INFERSCOPE_RETURN_IF_ERROR(validate_options(changed));
   options_.threshold = threshold;
+  return Status::ok();
+}
+
+Status SemanticCache::set_retention(std::chrono::milliseconds ttl, std::size_t max_entries, std::int64_t max_bytes) {
+  SemanticCacheOptions changed = options_;
+  changed.ttl = ttl;
+  changed.max_entries = max_entries;
+  changed.max_bytes = max_bytes;
+  INFERSCOPE_RETURN_IF_ERROR(validate_options(changed));
+  // victims() makes room for one more entry of 0 bytes: one slot more than the limit leaves
+  // exactly max_entries.
+  const CacheLimits room_for_none{max_entries + 1, max_bytes};
+  INFERSCOPE_RETURN_IF_ERROR(drop_entries(ledger_.victims(0, room_for_none, options_.now_ms())));
+  options_ = std::move(changed);
   return Status::ok();
 }
 

@@ -118,6 +118,8 @@ class SemanticCache {
   Result<std::int64_t> insert(const std::string& scope_key, std::string_view prompt, std::span<const float> embedding,
                               std::string_view reply);
   Status remove(std::int64_t entry_id);
+  // Removes the entries still there (one transaction); ids already gone are skipped.
+  Status remove_present(const std::vector<std::int64_t>& entry_ids);
   Status invalidate_scope(const std::string& scope_key);
   Status clear();
   // Removes every expired entry now (lookups and inserts also do, as they meet them).
@@ -129,6 +131,9 @@ class SemanticCache {
 
   CacheStats stats() const;
   Status set_threshold(float threshold);
+  // New limits: the TTL counts for entries stored from now on; entries beyond the new count or
+  // byte limit go at once, least recently used first (with every expired one).
+  Status set_retention(std::chrono::milliseconds ttl, std::size_t max_entries, std::int64_t max_bytes);
   void set_guard_enabled(bool enabled) {
     options_.guard_enabled = enabled;
     guard_.set_enabled(enabled);

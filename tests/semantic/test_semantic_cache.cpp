@@ -268,6 +268,39 @@ TEST_P(EveryBacking, ListSearchRemoveInvalidateClear) {
   EXPECT_EQ(served(cache, "fun", "a joke please", basis(kDim, 2)), "");
 }
 
+TEST_P(EveryBacking, SmallerLimitsEvictAtOnceANewTtlCountsForNewEntriesAndGoneIdsAreSkipped) {
+  ManualClock clock;
+  SemanticCache cache = make(options_on(clock));
+  const char* prompts[] = {"first question", "second question", "third question"};
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(cache.insert("s", prompts[i], basis(kDim, i), prompts[i]));
+    clock.advance_ms(1);
+  }
+  EXPECT_EQ(served(cache, "s", prompts[0], basis(kDim, 0)), prompts[0]);  // first is now the most recent
+
+  ASSERT_TRUE(cache.set_retention(std::chrono::minutes(10), 2, std::int64_t{1} << 20));
+  EXPECT_EQ(cache.stats().entries, 2u);
+  EXPECT_EQ(served(cache, "s", prompts[1], basis(kDim, 1)), "");  // the least recently used went
+  Result<std::vector<CachedEntry>> listed = cache.list(std::nullopt, "");
+  ASSERT_TRUE(listed) << listed.message();
+  EXPECT_EQ(listed->size(), 2u);
+
+  ASSERT_TRUE(cache.insert("s", "fourth question", basis(kDim, 3), "4"));  // evicts third (LRU)
+  clock.advance_ms(10 * 60 * 1000);
+  EXPECT_EQ(served(cache, "s", "fourth question", basis(kDim, 3)), "");     // stored under the 10-minute TTL
+  EXPECT_EQ(served(cache, "s", prompts[0], basis(kDim, 0)), prompts[0]);  // stored under the week-long one
+
+  EXPECT_FALSE(cache.set_retention(std::chrono::minutes(0), 2, 1000));
+  EXPECT_FALSE(cache.set_retention(std::chrono::minutes(1), 0, 1000));
+  EXPECT_EQ(cache.options().max_entries, 2u);  // a refused change changes nothing
+
+  listed = cache.list(std::nullopt, "");
+  ASSERT_TRUE(listed) << listed.message();
+  ASSERT_EQ(listed->size(), 1u);  // the fourth expired
+  ASSERT_TRUE(cache.remove_present({listed->front().id, listed->front().id + 1000}));  // a missing id is skipped
+  EXPECT_EQ(cache.stats().entries, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(SemanticCache, EveryBacking, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "file" : "memory"; });
 

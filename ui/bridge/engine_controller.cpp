@@ -359,9 +359,13 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
   emit replyFinished(stats);
 }
 
-std::optional<ReplyCache::Probe> EngineController::lookUpReplyCache(const ChatRequest& request) {
+ReplyCache& EngineController::replyCache() {
   if (!m_replyCache) m_replyCache = std::make_unique<ReplyCache>(m_databasePath);
-  auto probe = m_replyCache->lookUp(request, m_model, *m_session, m_loadedWeights);
+  return *m_replyCache;
+}
+
+std::optional<ReplyCache::Probe> EngineController::lookUpReplyCache(const ChatRequest& request) {
+  auto probe = replyCache().lookUp(request, m_model, *m_session, m_loadedWeights);
   if (!probe) {
     emit semanticCacheNotice(tr("The semantic cache was skipped: %1").arg(qstr(probe.message())));
     return std::nullopt;
@@ -390,6 +394,11 @@ void EngineController::setDatabasePath(const QString& path) {
     m_databasePath = path;
     m_replyCache.reset();
   }, Qt::QueuedConnection);
+}
+
+void EngineController::browseSemanticCache(const CacheBrowseRequest& request) {
+  QMetaObject::invokeMethod(this, [this, request] { emit semanticCacheListed(replyCache().browse(request)); },
+                            Qt::QueuedConnection);
 }
 
 void EngineController::publish(const QString& text, int generated, double tokensPerSecond) {

@@ -13,6 +13,7 @@
 #include <QString>
 
 #include "ui/bridge/backend_devices.h"
+#include "ui/bridge/cache_browse.h"
 #include "ui/bridge/comparison_types.h"
 #include "ui/bridge/chat_request.h"
 #include "ui/bridge/load_options.h"
@@ -66,6 +67,9 @@ class EngineController : public QObject {
   // The database the semantic cache keeps its entries in (the app's; empty: memory only).
   // Takes effect before the first reply that uses the cache.
   void setDatabasePath(const QString& path);
+  // Makes the request's edit to the semantic cache, then lists its entries: semanticCacheListed.
+  // Waits, like everything on the engine's thread, for a running reply to end.
+  void browseSemanticCache(const inferscope::ui::CacheBrowseRequest& request);
   // Stops a running or queued comparison after its current token (any thread).
   void cancelComparison() { m_comparisonCancelled.store(true); }
 
@@ -91,6 +95,7 @@ class EngineController : public QObject {
   // The semantic cache could not be used for a reply (which was generated instead), or runs in
   // memory only because the database could not be opened.
   void semanticCacheNotice(const QString& message);
+  void semanticCacheListed(const inferscope::ui::CacheListing& listing);
   void metrics(const inferscope::ui::MetricsSample& sample);
   void kvCacheChanged(const inferscope::KvTypes& types, quint64 bytes);
   void kvCacheRefused(const QString& reason);
@@ -113,6 +118,7 @@ class EngineController : public QObject {
   // cache cannot be used.
   std::optional<ReplyCache::Probe> lookUpReplyCache(const ChatRequest& request);
   void serveCachedReply(const ReplyCache::Probe& probe);
+  ReplyCache& replyCache();
   bool stopRequested(quint64 ticket) const { return ticket <= m_stoppedTicket.load(); }
   void publish(const QString& text, int generated, double tokensPerSecond);
 

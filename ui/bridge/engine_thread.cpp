@@ -7,6 +7,8 @@ EngineThread::EngineThread() : m_controller(new EngineController()) {
   qRegisterMetaType<ReplyStats>();
   qRegisterMetaType<MetricsSample>();
   qRegisterMetaType<ChatRequest>();
+  qRegisterMetaType<CacheBrowseRequest>();
+  qRegisterMetaType<CacheListing>();
   qRegisterMetaType<LoadOptions>();
   qRegisterMetaType<KvTypes>();
   qRegisterMetaType<CachePolicy>();

@@ -1,5 +1,6 @@
-// SemanticCacheForm: the semantic cache's switch, threshold and false-hit guard (applied to the
-// next reply), with a line on what decides a hit.
+// SemanticCacheForm: the semantic cache's switch, threshold and false-hit guard, its embedding
+// model (the chat model or a BERT-family GGUF file), how long and how much it keeps (applied to
+// the next reply), and a button that opens the cache browser.
 #pragma once
 
 #include <QWidget>
@@ -7,7 +8,9 @@
 #include "ui/settings/semantic_cache_settings.h"
 
 class QCheckBox;
+class QComboBox;
 class QDoubleSpinBox;
+class QSpinBox;
 
 namespace inferscope::ui {
 
@@ -18,14 +21,26 @@ class SemanticCacheForm : public QWidget {
   explicit SemanticCacheForm(QWidget* parent = nullptr);
 
   SemanticCacheSettings settings() const;
+  // Shows `settings` (a saved choice); emits changed() once.
+  void setSettings(const SemanticCacheSettings& settings);
 
  signals:
   void changed(const inferscope::ui::SemanticCacheSettings& settings);
+  void browseRequested();
 
  private:
+  // Lists the chat model, `path` when it is set, and the item that asks for a file.
+  void showEmbeddingModel(const QString& path);
+  void embeddingChoiceMade(int index);
+
   QCheckBox* m_enabled = nullptr;
   QDoubleSpinBox* m_threshold = nullptr;
   QCheckBox* m_guard = nullptr;
+  QComboBox* m_embedding = nullptr;
+  QSpinBox* m_ttlHours = nullptr;
+  QSpinBox* m_maxEntries = nullptr;
+  QSpinBox* m_maxMegabytes = nullptr;
+  bool m_quiet = false;  // no changed() while several fields are set at once
 };
 
 }  // namespace inferscope::ui

@@ -34,6 +34,7 @@ SettingsDock::SettingsDock(QWidget* parent) : QDockWidget(tr("Settings"), parent
 
   connect(m_sampling, &SamplingForm::changed, this, &SettingsDock::samplingChanged);
   connect(m_semanticCache, &SemanticCacheForm::changed, this, &SettingsDock::semanticCacheChanged);
+  connect(m_semanticCache, &SemanticCacheForm::browseRequested, this, &SettingsDock::semanticCacheBrowseRequested);
   connect(m_model, &ModelForm::applyRequested, this, &SettingsDock::reloadRequested);
   connect(m_kvCache, &KvCacheForm::applyRequested, this, &SettingsDock::kvTypesRequested);
   connect(m_cache, &CacheForm::applyRequested, this, &SettingsDock::cachePolicyRequested);
@@ -89,6 +90,8 @@ void SettingsDock::showCachePolicy(const inferscope::CachePolicy& policy) { m_ca
 void SettingsDock::showCachePolicyRefused(const QString& reason) { m_cache->showRefused(reason); }
 
 void SettingsDock::applySampling(const SamplingSettings& settings) { m_sampling->setSettings(settings); }
+
+void SettingsDock::setSemanticCache(const SemanticCacheSettings& settings) { m_semanticCache->setSettings(settings); }
 
 void SettingsDock::setPresetNames(const QStringList& names) { m_presets->setNames(names); }
 

@@ -40,6 +40,8 @@ class SettingsDock : public QDockWidget {
   // Shows `settings` (a loaded preset, restored settings) and emits samplingChanged once.
   void applySampling(const SamplingSettings& settings);
   void setPresetNames(const QStringList& names);
+  // Shows saved semantic cache settings and emits semanticCacheChanged once.
+  void setSemanticCache(const inferscope::ui::SemanticCacheSettings& settings);
   // Fills in the model section without requesting a reload.
   void setLoadSettings(const LoadSettings& settings);
   void setRecentModels(const QStringList& paths);
@@ -57,6 +59,7 @@ class SettingsDock : public QDockWidget {
  signals:
   void samplingChanged(const SamplingSettings& settings);
   void semanticCacheChanged(const inferscope::ui::SemanticCacheSettings& settings);
+  void semanticCacheBrowseRequested();
   void reloadRequested(const LoadSettings& settings);
   void kvTypesRequested(const inferscope::KvTypes& types);
   void cachePolicyRequested(const inferscope::CachePolicy& policy);
