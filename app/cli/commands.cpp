@@ -5,7 +5,7 @@
 namespace inferscope::cli {
 
 std::span<const Command> commands() {
-  static const std::array<Command, 13> kCommands = {{
+  static const std::array<Command, 14> kCommands = {{
       {"generate", run_generate},
       {"inspect", run_inspect},
       {"bench", run_bench},
@@ -19,6 +19,7 @@ std::span<const Command> commands() {
       {"prune", run_prune},
       {"embed", run_embed},
       {"cache", run_cache},
+      {"serve", run_serve},
   }};
   return kCommands;
 }

@@ -25,5 +25,6 @@ int run_evaluate(int argc, char** argv);
 int run_prune(int argc, char** argv);
 int run_embed(int argc, char** argv);
 int run_cache(int argc, char** argv);
+int run_serve(int argc, char** argv);
 
 }  // namespace inferscope::cli

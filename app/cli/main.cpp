@@ -23,7 +23,8 @@ void print_usage() {
                "  evaluate    compare a model's quality with a reference model on a held-out text\n"
                "  compare     compare configurations side by side: speed, memory, quality\n"
                "  embed       print a text's embedding (BERT-family or chat model)\n"
-               "  cache       the semantic cache: list, stats, clear, audit\n\n"
+               "  cache       the semantic cache: list, stats, clear, audit\n"
+               "  serve       an OpenAI-compatible HTTP server for the model\n\n"
                "Run 'inferscope-cli <command> --help' for the options of a command.\n");
 }
 

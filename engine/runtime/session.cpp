@@ -306,8 +306,8 @@ Status Session::sample_step(Sampled& seq, int slot, Clock::time_point start,
   event.text = seq.detok.push(event.id);
   result.text += event.text;
   if (request.top_logprobs > 0) result.steps.push_back(event.top_logprobs);
-  if (on_token && !on_token(static_cast<size_t>(slot), event)) cancel();
-  if (cancelled_.load()) {
+  const bool wanted = !on_token || on_token(static_cast<size_t>(slot), event);
+  if (!wanted || cancelled_.load()) {
     result.stop_reason = "cancelled";
     return Status::ok();
   }

@@ -54,7 +54,8 @@ class Session {
   // Generates for several sampled requests (beam width 1) together: request i runs in KV slot
   // i, the prompts are prefilled in one forward call and every decode step feeds all unfinished
   // sequences in one (each weight read serves them all). on_token(i, event) as generate's;
-  // returning false stops them all.
+  // returning false stops sequence i (stop reason "cancelled"; its slot takes no more steps),
+  // cancel() stops them all.
   Result<std::vector<GenerateResult>> generate_batch(std::span<const GenerateRequest> requests,
                                                      const std::function<bool(size_t, const TokenEvent&)>& on_token = {});
 

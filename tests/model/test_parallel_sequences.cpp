@@ -68,6 +68,24 @@ TEST_P(ParallelSequences, GreedyRepliesTogetherAreTheRepliesAlone) {
   }
 }
 
+TEST(ParallelSequencesStop, OneSequenceStoppingLeavesTheOthersRunning) {
+  auto model = load("stories260K.gguf");
+  ASSERT_TRUE(model);
+  const auto reqs = requests();
+  ASSERT_GE(reqs.size(), 2u);
+  auto together = open(model);
+  ASSERT_TRUE(together);
+  auto batch = together->generate_batch(reqs, [&](size_t i, const TokenEvent& e) { return i != 0 || e.id < 0; });
+  ASSERT_TRUE(batch) << batch.message();
+  EXPECT_EQ((*batch)[0].stop_reason, "cancelled");
+  EXPECT_EQ((*batch)[0].token_ids.size(), 1u);
+  for (size_t i = 1; i < reqs.size(); ++i) {
+    auto alone = open(model)->generate(reqs[i]);
+    ASSERT_TRUE(alone) << alone.message();
+    EXPECT_EQ((*batch)[i].token_ids, alone->token_ids) << "sequence " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, ParallelSequences,
                          ::testing::Values("stories260K.gguf", "llama-2-tiny-random.gguf", "quant/q4_0.gguf",
                                            "quant/q4_k_m.gguf", "quant/f16.gguf"),

@@ -1,0 +1,46 @@
+// Hands one reply from the generation worker to the HTTP thread that answers it: pieces of text
+// (with the token and its alternatives when logprobs were asked), then the engine's result.
+// Either side may be first; the HTTP side abandons it when its client goes away, and the
+// worker's next push says so (the job then stops). Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/core/status.h"
+#include "engine/runtime/generate_request.h"
+#include "engine/serve/openai_response.h"
+
+namespace inferscope::serve {
+
+class ReplyChannel {
+ public:
+  struct Piece {
+    std::string text;
+    std::optional<TokenChoice> token;
+  };
+
+  // Worker side. push: false once the client went away.
+  bool push(Piece piece);
+  void finish(Result<GenerateResult> result);
+
+  // HTTP side: the pieces pushed since the last call, waiting up to `timeout` for one or for the
+  // end; `done` once the result is in (after the last piece was taken).
+  std::vector<Piece> take(std::chrono::milliseconds timeout, bool& done);
+  void abandon();
+  // After take() reported done.
+  const Result<GenerateResult>& result() const { return *result_; }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::vector<Piece> pieces_;
+  std::optional<Result<GenerateResult>> result_;
+  bool abandoned_ = false;
+};
+
+}  // namespace inferscope::serve

@@ -1,0 +1,64 @@
+#include "engine/serve/server_metrics.h"
+
+#include <sstream>
+
+namespace inferscope::serve {
+
+void ServerMetrics::count_request(const std::string& endpoint, int status) {
+  std::lock_guard lock(mutex_);
+  requests_[{endpoint, status}] += 1;
+}
+
+void ServerMetrics::count_reply(const GenerateResult& result) {
+  std::lock_guard lock(mutex_);
+  prompt_tokens_ += static_cast<std::int64_t>(result.prompt_token_ids.size());
+  reused_tokens_ += result.reused_tokens;
+  generated_tokens_ += static_cast<std::int64_t>(result.token_ids.size());
+  last_decode_tokens_per_s_ = result.timings.decode_tokens_per_s;
+  kv_blocks_ = result.memory.kv_blocks;
+  if (result.token_ids.empty()) return;  // no first token: no time to it
+  ttft_count_ += 1;
+  ttft_sum_ms_ += result.timings.ttft_ms;
+  for (std::size_t b = 0; b < kTtftBucketsMs.size(); ++b) {
+    if (result.timings.ttft_ms <= kTtftBucketsMs[b]) ttft_buckets_[b] += 1;
+  }
+}
+
+std::string ServerMetrics::prometheus_text(std::size_t running, std::size_t waiting) const {
+  std::lock_guard lock(mutex_);
+  std::ostringstream out;
+  auto metric = [&](const char* name, const char* type, const char* help) {
+    out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+  };
+  metric("inferscope_requests_total", "counter", "HTTP requests by endpoint and status");
+  for (const auto& [key, n] : requests_) {
+    out << "inferscope_requests_total{endpoint=\"" << key.first << "\",status=\"" << key.second << "\"} " << n << '\n';
+  }
+  metric("inferscope_prompt_tokens_total", "counter", "prompt tokens of finished replies");
+  out << "inferscope_prompt_tokens_total " << prompt_tokens_ << '\n';
+  metric("inferscope_generated_tokens_total", "counter", "tokens generated");
+  out << "inferscope_generated_tokens_total " << generated_tokens_ << '\n';
+  metric("inferscope_decode_tokens_per_second", "gauge", "decode speed of the last reply");
+  out << "inferscope_decode_tokens_per_second " << last_decode_tokens_per_s_ << '\n';
+  metric("inferscope_time_to_first_token_ms", "histogram", "request start to first generated token");
+  for (std::size_t b = 0; b < kTtftBucketsMs.size(); ++b) {
+    out << "inferscope_time_to_first_token_ms_bucket{le=\"" << kTtftBucketsMs[b] << "\"} " << ttft_buckets_[b] << '\n';
+  }
+  out << "inferscope_time_to_first_token_ms_bucket{le=\"+Inf\"} " << ttft_count_ << '\n';
+  out << "inferscope_time_to_first_token_ms_sum " << ttft_sum_ms_ << '\n';
+  out << "inferscope_time_to_first_token_ms_count " << ttft_count_ << '\n';
+  metric("inferscope_requests_running", "gauge", "generations running together");
+  out << "inferscope_requests_running " << running << '\n';
+  metric("inferscope_requests_waiting", "gauge", "generations waiting in the queue");
+  out << "inferscope_requests_waiting " << waiting << '\n';
+  metric("inferscope_kv_blocks_in_use", "gauge", "paged KV blocks referenced by sequences as the last reply ended");
+  out << "inferscope_kv_blocks_in_use " << kv_blocks_.referenced << '\n';
+  metric("inferscope_kv_blocks_cached", "gauge", "paged KV blocks kept for the prefix cache");
+  out << "inferscope_kv_blocks_cached " << kv_blocks_.cached << '\n';
+  metric("inferscope_prefix_cache_hit_rate", "gauge", "prompt tokens reused from the prefix cache over prompt tokens");
+  out << "inferscope_prefix_cache_hit_rate "
+      << (prompt_tokens_ == 0 ? 0.0 : static_cast<double>(reused_tokens_) / static_cast<double>(prompt_tokens_)) << '\n';
+  return out.str();
+}
+
+}  // namespace inferscope::serve
