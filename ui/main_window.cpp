@@ -564,6 +564,15 @@ void MainWindow::connectEngine() {
   connect(engine, &EngineController::backendFailed, this, &MainWindow::onBackendFailed);
   connect(engine, &EngineController::backendsListed, this, &MainWindow::onBackendsListed);
   connect(engine, &EngineController::chatTemplateFellBack, this, &MainWindow::showChatTemplateNotice);
+  connect(m_settings, &SettingsDock::localServerChanged, engine, &EngineController::setLocalServer);
+  connect(engine, &EngineController::localServerChanged, this, [this](const QString& address, const QString& error) {
+    m_settings->showLocalServer(address, error);
+    m_serverAddress = address;
+    m_status->showServer(address, 0);
+    if (!error.isEmpty()) m_status->showMessage(tr("The local server could not start: %1").arg(error), 10000);
+  });
+  connect(engine, &EngineController::localServerRequests, this,
+          [this](qint64 requests) { m_status->showServer(m_serverAddress, requests); });
   connect(engine, &EngineController::semanticCacheNotice, m_status,
           [this](const QString& message) { m_status->showMessage(message, kSemanticCacheNoticeMs); });
   connect(engine, &EngineController::kvCacheChanged, this, [this](const KvTypes& types, quint64 bytes) {

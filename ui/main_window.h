@@ -165,6 +165,7 @@ class MainWindow : public QMainWindow {
   ExportMenu* m_export = nullptr;
   CompareView* m_compare = nullptr;
   CacheBrowser* m_cacheBrowser = nullptr;
+  QString m_serverAddress;  // the local server's, while it serves
   QElapsedTimer m_clock;  // the decode chart's time axis
   int m_replies = 0;
   bool m_replyHasDecodeSample = false;  // a metrics sample came during the current reply

@@ -173,6 +173,12 @@ Status OpenAiServer::bind() {
   http_ = std::make_unique<httplib::Server>();
   const std::size_t threads = static_cast<std::size_t>(options_.parallel) + options_.max_waiting + 4;
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Address reuse after a restart, but not SO_REUSEPORT (cpp-httplib's default), which would let
+  // a second server share the port and take some of its clients.
+  http_->set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http_->set_payload_max_length(options_.limits.max_body_bytes);
   http_->set_read_timeout(std::chrono::seconds(30));
   http_->set_write_timeout(options_.request_timeout);

@@ -3,9 +3,6 @@
 // for the same request, bad input answered with 4xx error objects, API keys, the body limit,
 // 64 concurrent clients against a bounded queue, and a client that goes away mid-stream.
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <thread>
@@ -16,6 +13,7 @@
 #include "engine/chat/chat_prompt.h"
 #include "engine/embedding/embedder.h"
 #include "engine/serve/openai_server.h"
+#include "tests/support/raw_http.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope::serve {
@@ -95,44 +93,6 @@ GenerateResult engine_reply(const std::vector<ChatMessage>& messages, int max_to
   auto r = (*session)->generate(request);
   EXPECT_TRUE(r) << r.message();
   return *r;
-}
-
-// A POST over a socket of its own with "Connection: close", read to the end: what the server
-// sent, raw (status line, headers, body as sent). cpp-httplib 0.11's client sometimes fails
-// to read a reply when dozens of its clients in one process connect at once (Python's and
-// curl's clients do not), so the concurrency test speaks HTTP itself.
-struct RawReply {
-  int status = 0;
-  std::string text;  // everything received
-};
-
-RawReply raw_post(int port, const std::string& path, const std::string& body) {
-  RawReply reply;
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return reply;
-  }
-  const std::string request = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-                              "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                              "\r\n\r\n" + body;
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
-    char buffer[16384];
-    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) reply.text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  if (reply.text.rfind("HTTP/1.1 ", 0) == 0) reply.status = std::stoi(reply.text.substr(9, 3));
-  return reply;
-}
-
-// The body after the headers of a Content-Length reply.
-std::string raw_body(const RawReply& reply) {
-  const std::size_t at = reply.text.find("\r\n\r\n");
-  return at == std::string::npos ? std::string() : reply.text.substr(at + 4);
 }
 
 const json kStoryChat = {{"messages", {{{"role", "user"}, {"content", "Tell me a story about a cat."}}}},
@@ -305,10 +265,10 @@ TEST(OpenAiServer, SixtyFourClientsGetRepliesOr503AndTheServerStaysUp) {
       json body = kStoryChat;
       body["max_tokens"] = 16;
       body["stream"] = i % 2 == 0;
-      const RawReply reply = raw_post(server->port(), "/v1/chat/completions", body.dump());
+      const testing::RawReply reply = testing::raw_post(server->port(), "/v1/chat/completions", body.dump());
       const bool streamed_whole = reply.text.find("Content-Type: text/event-stream") != std::string::npos &&
                                   reply.text.find("data: [DONE]\n\n") != std::string::npos;
-      const json whole = json::parse(raw_body(reply), nullptr, false);
+      const json whole = json::parse(testing::raw_body(reply), nullptr, false);
       if (reply.status == 200 && (body["stream"] ? streamed_whole : whole.contains("choices"))) {
         ok += 1;
       } else if (reply.status == 503 && reply.text.find("Retry-After: 1") != std::string::npos &&

@@ -5,12 +5,14 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QThread>
+#include <QTimer>
 
 #include "engine/chat/chat_template.h"
 #include "engine/model/model.h"
 #include "engine/weightlab/weight_recipe.h"
 #include "engine/chat/chat_prompt.h"
 #include "engine/runtime/session.h"
+#include "engine/serve/openai_server.h"
 #include "ui/bridge/stream_pacer.h"
 
 namespace inferscope::ui {
@@ -303,6 +305,7 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   m_loadedPath = path;
   m_loadedWeights = options.weights;
   emit modelLoaded(summary);
+  if (m_serverSettings.enabled) restartLocalServer();
 }
 
 void EngineController::runGeneration(const ChatRequest& request, quint64 ticket) {
@@ -399,6 +402,45 @@ void EngineController::setDatabasePath(const QString& path) {
 void EngineController::browseSemanticCache(const CacheBrowseRequest& request) {
   QMetaObject::invokeMethod(this, [this, request] { emit semanticCacheListed(replyCache().browse(request)); },
                             Qt::QueuedConnection);
+}
+
+void EngineController::setLocalServer(const LocalServerSettings& settings) {
+  QMetaObject::invokeMethod(this, [this, settings] {
+    m_serverSettings = settings;
+    restartLocalServer();
+  }, Qt::QueuedConnection);
+}
+
+void EngineController::restartLocalServer() {
+  const bool wasServing = m_server != nullptr;
+  m_server.reset();
+  if (m_serverTicker) m_serverTicker->stop();
+  if (!m_serverSettings.enabled || !m_model) {
+    if (wasServing || m_serverSettings.enabled) {
+      emit localServerChanged({}, m_serverSettings.enabled ? tr("no model is loaded") : QString());
+    }
+    return;
+  }
+  serve::ServerOptions options;
+  options.port = m_serverSettings.port;
+  options.api_key = m_serverSettings.apiKey.toStdString();
+  options.session = m_session->options();
+  options.session.on_upload_progress = nullptr;
+  auto server = serve::OpenAiServer::start(m_model, std::move(options));
+  if (!server) {
+    emit localServerChanged({}, qstr(server.message()));
+    return;
+  }
+  m_server = std::move(*server);
+  if (!m_serverTicker) {
+    m_serverTicker = new QTimer(this);
+    m_serverTicker->setInterval(1000);
+    connect(m_serverTicker, &QTimer::timeout, this, [this] {
+      if (m_server) emit localServerRequests(m_server->requests_served());
+    });
+  }
+  m_serverTicker->start();
+  emit localServerChanged(QStringLiteral("http://127.0.0.1:%1/v1").arg(m_server->port()), {});
 }
 
 void EngineController::publish(const QString& text, int generated, double tokensPerSecond) {

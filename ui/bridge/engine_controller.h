@@ -21,6 +21,7 @@
 #include "ui/bridge/model_summary.h"
 #include "ui/bridge/reply_cache.h"
 #include "ui/bridge/reply_stats.h"
+#include "ui/settings/local_server_settings.h"
 #include "engine/model/op_profile.h"
 
 namespace inferscope {
@@ -28,6 +29,12 @@ class ChatTemplate;
 class Model;
 class Session;
 }  // namespace inferscope
+
+class QTimer;
+
+namespace inferscope::serve {
+class OpenAiServer;
+}  // namespace inferscope::serve
 
 namespace inferscope::ui {
 
@@ -70,6 +77,10 @@ class EngineController : public QObject {
   // Makes the request's edit to the semantic cache, then lists its entries: semanticCacheListed.
   // Waits, like everything on the engine's thread, for a running reply to end.
   void browseSemanticCache(const inferscope::ui::CacheBrowseRequest& request);
+  // Serves the loaded model over the OpenAI API on 127.0.0.1 (engine/serve, a session of its
+  // own on the same weights), restarted with every model loaded later; or stops it:
+  // localServerChanged. While it runs, localServerRequests about once a second.
+  void setLocalServer(const inferscope::ui::LocalServerSettings& settings);
   // Stops a running or queued comparison after its current token (any thread).
   void cancelComparison() { m_comparisonCancelled.store(true); }
 
@@ -96,6 +107,10 @@ class EngineController : public QObject {
   // memory only because the database could not be opened.
   void semanticCacheNotice(const QString& message);
   void semanticCacheListed(const inferscope::ui::CacheListing& listing);
+  // `address` ("http://127.0.0.1:8080/v1") while serving, empty when stopped; `error`: why it
+  // could not start (the previous server, if any, is stopped).
+  void localServerChanged(const QString& address, const QString& error);
+  void localServerRequests(qint64 requests);
   void metrics(const inferscope::ui::MetricsSample& sample);
   void kvCacheChanged(const inferscope::KvTypes& types, quint64 bytes);
   void kvCacheRefused(const QString& reason);
@@ -119,6 +134,8 @@ class EngineController : public QObject {
   std::optional<ReplyCache::Probe> lookUpReplyCache(const ChatRequest& request);
   void serveCachedReply(const ReplyCache::Probe& probe);
   ReplyCache& replyCache();
+  // Stops the server, then starts it on the loaded model when the settings say so.
+  void restartLocalServer();
   bool stopRequested(quint64 ticket) const { return ticket <= m_stoppedTicket.load(); }
   void publish(const QString& text, int generated, double tokensPerSecond);
 
@@ -133,6 +150,9 @@ class EngineController : public QObject {
   QList<BackendInfo> m_backends;  // the last listing (engine thread only)
   QString m_databasePath;          // the semantic cache's (engine thread only)
   std::unique_ptr<ReplyCache> m_replyCache;  // made on the first reply that uses it
+  LocalServerSettings m_serverSettings;
+  std::unique_ptr<serve::OpenAiServer> m_server;
+  QTimer* m_serverTicker = nullptr;  // localServerRequests while serving
   // Generations are numbered as they are requested; stop() cancels every number issued so far.
   std::atomic<quint64> m_lastTicket{0};
   std::atomic<quint64> m_stoppedTicket{0};

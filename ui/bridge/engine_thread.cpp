@@ -9,6 +9,7 @@ EngineThread::EngineThread() : m_controller(new EngineController()) {
   qRegisterMetaType<ChatRequest>();
   qRegisterMetaType<CacheBrowseRequest>();
   qRegisterMetaType<CacheListing>();
+  qRegisterMetaType<LocalServerSettings>();
   qRegisterMetaType<LoadOptions>();
   qRegisterMetaType<KvTypes>();
   qRegisterMetaType<CachePolicy>();

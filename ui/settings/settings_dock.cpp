@@ -6,6 +6,7 @@
 
 #include "ui/settings/cache_form.h"
 #include "ui/settings/kv_cache_form.h"
+#include "ui/settings/local_server_form.h"
 #include "ui/settings/model_form.h"
 #include "ui/settings/preset_bar.h"
 #include "ui/settings/sampling_form.h"
@@ -35,6 +36,7 @@ SettingsDock::SettingsDock(QWidget* parent) : QDockWidget(tr("Settings"), parent
   connect(m_sampling, &SamplingForm::changed, this, &SettingsDock::samplingChanged);
   connect(m_semanticCache, &SemanticCacheForm::changed, this, &SettingsDock::semanticCacheChanged);
   connect(m_semanticCache, &SemanticCacheForm::browseRequested, this, &SettingsDock::semanticCacheBrowseRequested);
+  connect(m_localServer, &LocalServerForm::changed, this, &SettingsDock::localServerChanged);
   connect(m_model, &ModelForm::applyRequested, this, &SettingsDock::reloadRequested);
   connect(m_kvCache, &KvCacheForm::applyRequested, this, &SettingsDock::kvTypesRequested);
   connect(m_cache, &CacheForm::applyRequested, this, &SettingsDock::cachePolicyRequested);
@@ -51,6 +53,7 @@ QWidget* SettingsDock::createContents() {
   m_kvCache = new KvCacheForm;
   m_cache = new CacheForm;
   m_model = new ModelForm;
+  m_localServer = new LocalServerForm;
   auto* contents = new QWidget;
   auto* layout = new QVBoxLayout(contents);
   layout->addWidget(group(tr("Sampling (next reply)"), m_sampling));
@@ -59,6 +62,7 @@ QWidget* SettingsDock::createContents() {
   layout->addWidget(group(tr("KV cache (the model stays loaded)"), m_kvCache));
   layout->addWidget(group(tr("Prefix cache and window"), m_cache));
   layout->addWidget(group(tr("Model (reloads on Apply)"), m_model));
+  layout->addWidget(group(tr("Local server"), m_localServer));
   layout->addStretch(1);
   return contents;
 }
@@ -88,6 +92,10 @@ inferscope::CachePolicy SettingsDock::cachePolicy() const { return m_cache->poli
 void SettingsDock::showCachePolicy(const inferscope::CachePolicy& policy) { m_cache->showCurrent(policy); }
 
 void SettingsDock::showCachePolicyRefused(const QString& reason) { m_cache->showRefused(reason); }
+
+void SettingsDock::showLocalServer(const QString& address, const QString& error) {
+  m_localServer->showState(address, error);
+}
 
 void SettingsDock::applySampling(const SamplingSettings& settings) { m_sampling->setSettings(settings); }
 

@@ -13,6 +13,7 @@
 #include "ui/bridge/load_options.h"
 #include "ui/settings/load_settings.h"
 #include "ui/settings/sampling_settings.h"
+#include "ui/settings/local_server_settings.h"
 #include "ui/settings/semantic_cache_settings.h"
 
 namespace inferscope::ui {
@@ -23,6 +24,7 @@ class CacheForm;
 class PresetBar;
 class SamplingForm;
 class SemanticCacheForm;
+class LocalServerForm;
 
 class SettingsDock : public QDockWidget {
   Q_OBJECT
@@ -55,11 +57,14 @@ class SettingsDock : public QDockWidget {
   // The same for the cache policy.
   void showCachePolicy(const inferscope::CachePolicy& policy);
   void showCachePolicyRefused(const QString& reason);
+  // The local server's state (EngineController::localServerChanged).
+  void showLocalServer(const QString& address, const QString& error);
 
  signals:
   void samplingChanged(const SamplingSettings& settings);
   void semanticCacheChanged(const inferscope::ui::SemanticCacheSettings& settings);
   void semanticCacheBrowseRequested();
+  void localServerChanged(const inferscope::ui::LocalServerSettings& settings);
   void reloadRequested(const LoadSettings& settings);
   void kvTypesRequested(const inferscope::KvTypes& types);
   void cachePolicyRequested(const inferscope::CachePolicy& policy);
@@ -71,6 +76,7 @@ class SettingsDock : public QDockWidget {
   QWidget* createContents();
 
   SamplingForm* m_sampling = nullptr;
+  LocalServerForm* m_localServer = nullptr;
   SemanticCacheForm* m_semanticCache = nullptr;
   PresetBar* m_presets = nullptr;
   KvCacheForm* m_kvCache = nullptr;

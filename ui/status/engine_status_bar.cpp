@@ -37,6 +37,7 @@ EngineStatusBar::EngineStatusBar(QWidget* parent)
       m_model(new QLabel(this)),
       m_backend(new QLabel(this)),
       m_speed(new QLabel(this)),
+      m_server(new QLabel(this)),
       m_progress(new QProgressBar(this)),
       m_loadedModelText(tr("No model: open or drop a .gguf file")) {
   setObjectName(QStringLiteral("statusBar"));
@@ -51,8 +52,11 @@ EngineStatusBar::EngineStatusBar(QWidget* parent)
   m_speed->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
   addWidget(m_model, 1);
   addPermanentWidget(m_progress);
+  addPermanentWidget(m_server);
   addPermanentWidget(m_backend);
   addPermanentWidget(m_speed);
+  m_server->setObjectName(QStringLiteral("serverLabel"));
+  m_server->hide();
 }
 
 void EngineStatusBar::showLoading(const QString& path, const QString& backend) {
@@ -85,6 +89,14 @@ void EngineStatusBar::showLoadFailed() {
 void EngineStatusBar::showSpeed(double tokensPerSecond) {
   m_speed->setText(tr("%1 tokens/s").arg(QLocale().toString(tokensPerSecond, 'f', 1)));
 }
+
+void EngineStatusBar::showServer(const QString& address, qint64 requests) {
+  m_server->setVisible(!address.isEmpty());
+  m_server->setText(tr("Serving %1 · %n request(s)", nullptr, static_cast<int>(requests)).arg(address));
+  m_server->setToolTip(tr("The loaded model answers OpenAI API clients at %1").arg(address));
+}
+
+QString EngineStatusBar::serverText() const { return m_server->isVisible() ? m_server->text() : QString(); }
 
 QString EngineStatusBar::modelText() const { return m_model->text(); }
 

@@ -24,9 +24,12 @@ class EngineStatusBar : public QStatusBar {
   // Back to the model that stays loaded (or "No model").
   void showLoadFailed();
   void showSpeed(double tokensPerSecond);
+  // The local server's address and the requests it answered; an empty address hides it.
+  void showServer(const QString& address, qint64 requests);
 
   QString modelText() const;
   QString speedText() const;
+  QString serverText() const;
   // The whole backend text (the label may elide a long device name).
   QString backendText() const { return m_backendText; }
 
@@ -34,6 +37,7 @@ class EngineStatusBar : public QStatusBar {
   QLabel* m_model;
   QLabel* m_backend;
   QLabel* m_speed;
+  QLabel* m_server;
   QProgressBar* m_progress;
   QString m_loadedModelText;
   QString m_backendText;
