@@ -7,6 +7,7 @@
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/cli/route_cli.h"
 #include "app/cli/semantic_cache_cli.h"
 #include "engine/chat/chat_template.h"
 #include "engine/chat/chat_prompt.h"
@@ -131,6 +132,34 @@ int print_cached_reply(const CacheUse& use, bool json) {
   return 0;
 }
 
+// The cloud's reply, already streamed: the JSON object, or the line end; the summary on stderr.
+int print_cloud_reply(const RoutedRequest& routed, bool json) {
+  const route::CloudReply& reply = *routed.cloud;
+  if (json) {
+    const nlohmann::json j = {{"text", reply.text},
+                              {"stop_reason", reply.finish_reason},
+                              {"route", route_json(routed)},
+                              {"timings", {{"ttft_ms", reply.ttft_ms}, {"total_ms", reply.total_ms}}}};
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  } else {
+    std::printf("\n");
+  }
+  std::fprintf(stderr, "\nfrom the cloud tier: time to first token %.1f ms, total %.1f ms\n", reply.ttft_ms, reply.total_ms);
+  return 0;
+}
+
+// The request as the cloud tier receives it: the chat messages with --chat, else the prompt.
+CloudAsk cloud_ask(Args& args, bool chat, const std::string& user_prompt) {
+  CloudAsk ask;
+  if (!chat) {
+    ask.prompt = user_prompt;
+    return ask;
+  }
+  if (args.has("system")) ask.messages.push_back({"system", args.string("system")});
+  ask.messages.push_back({"user", user_prompt});
+  return ask;
+}
+
 }  // namespace
 
 int run_generate(int argc, char** argv) {
@@ -169,6 +198,7 @@ int run_generate(int argc, char** argv) {
              kEmbeddingModelOption,
              kNoCacheGuardOption,
              kCacheDatabaseOption,
+             {"route", "CONFIG", kRouteOptionHelp},
              {"json", nullptr, "print one JSON object instead of streaming text"}});
   if (!args.ok()) return args.exit_code();
   GenerateRequest req;
@@ -223,6 +253,16 @@ int run_generate(int argc, char** argv) {
       return 1;
     }
   }
+  std::optional<RoutedRequest> routed;
+  if (args.has("route")) {
+    auto config = route::load_route_config(args.string("route"));
+    if (!config) return fail(config.status());
+    auto r = route_request(*config, **session, req, cloud_ask(args, chat, user_prompt), json);
+    if (!r) return fail(r.status());
+    print_route(*r);
+    if (r->cloud) return print_cloud_reply(*r, json);
+    routed = std::move(*r);
+  }
   auto result = (*session)->generate(req, [&](const TokenEvent& e) {
     if (!json) {
       std::fwrite(e.text.data(), 1, e.text.size(), stdout);
@@ -244,6 +284,7 @@ int run_generate(int argc, char** argv) {
       j["semantic_cache"] = cache_lookup_json(cached->lookup);
       j["timings"].update(cache_timings_json(*cached));
     }
+    if (routed) j["route"] = route_json(*routed);
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::printf("\n");
