@@ -46,6 +46,7 @@ int run_serve(int argc, char** argv) {
              {"max-body", "BYTES", "largest request body (default 1048576; larger: 413)"},
              {"max-tokens-limit", "N", "largest max_tokens a request may ask (default 4096)"},
              {"model-name", "NAME", "the model id /v1/models lists (default: the file's name)"},
+             {"route", "CONFIG", "hand requests to a cloud tier by a deployment config (YAML/JSON; docs/ROUTING.md)"},
              kEmbeddingModelOption,
              kContextOption,
              kThreadsOption,
@@ -87,6 +88,12 @@ int run_serve(int argc, char** argv) {
     auto embedding = Model::load(args.string("embedding-model"));
     if (!embedding) return fail(embedding.status());
     options.embedding_model = *embedding;
+  }
+  if (args.has("route")) {
+    auto config = route::load_route_config(args.string("route"));
+    if (!config) return fail(config.status());
+    options.route = std::move(*config);
+    options.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   }
   auto server = serve::OpenAiServer::start(model, std::move(options));
   if (!server) return fail(server.status());

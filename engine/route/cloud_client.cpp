@@ -152,4 +152,33 @@ Result<CloudReply> CloudClient::complete(const CloudRequest& request,
   return reply;
 }
 
+Status CloudClient::forward(const std::string& api_path, const std::string& body,
+                            const std::function<void(int, const std::string&)>& on_head,
+                            const std::function<bool(const char*, std::size_t)>& on_bytes) const {
+  json request = json::parse(body, nullptr, false);
+  if (!request.is_object()) return Status::error("the request to forward is not a JSON object");
+  request["model"] = tier_.model;
+  httplib::Client client = client_for(tier_);
+  httplib::Request req;
+  req.method = "POST";
+  req.path = split_endpoint(tier_.endpoint).second + api_path;
+  req.body = request.dump();
+  req.set_header("Content-Type", "application/json");
+  bool stopped = false;
+  req.response_handler = [&](const httplib::Response& res) {
+    on_head(res.status, res.get_header_value("Content-Type"));
+    return true;
+  };
+  req.content_receiver = [&](const char* data, std::size_t size, std::uint64_t, std::uint64_t) {
+    stopped = !on_bytes(data, size);
+    return !stopped;
+  };
+  httplib::Response res;
+  httplib::Error transport = httplib::Error::Success;
+  if (!client.send(req, res, transport) && !stopped) {
+    return Status::error(tier_.endpoint + " failed: " + httplib::to_string(transport));
+  }
+  return Status::ok();
+}
+
 }  // namespace inferscope::route

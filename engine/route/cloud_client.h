@@ -38,6 +38,13 @@ class CloudClient {
   Result<double> probe() const;
   // on_text returning false stops reading (the request is abandoned).
   Result<CloudReply> complete(const CloudRequest& request, const std::function<bool(const std::string&)>& on_text) const;
+  // Passes an OpenAI request through: POSTs `body` (its "model" set to the tier's) to
+  // <endpoint><api_path> ("/chat/completions"), then on_head(status, content type) once and
+  // on_bytes with the reply's bytes as they come, unchanged (false stops). An error when the
+  // endpoint could not be reached or the transfer broke.
+  Status forward(const std::string& api_path, const std::string& body,
+                 const std::function<void(int, const std::string&)>& on_head,
+                 const std::function<bool(const char*, std::size_t)>& on_bytes) const;
   const CloudTier& tier() const { return tier_; }
 
  private:

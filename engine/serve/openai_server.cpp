@@ -6,6 +6,7 @@
 
 #include "engine/chat/chat_prompt.h"
 #include "engine/serve/api_key.h"
+#include "engine/serve/cloud_pass_through.h"
 #include "engine/serve/generation_queue.h"
 #include "engine/serve/openai_response.h"
 #include "engine/serve/reply_channel.h"
@@ -49,7 +50,8 @@ struct LiveReply {
   explicit LiveReply(std::vector<std::string> stop) : stops(std::move(stop)) {}
 };
 
-GenerationJob make_job(const PreparedReply& prepared, std::shared_ptr<LiveReply> live, ServerMetrics& metrics) {
+GenerationJob make_job(const PreparedReply& prepared, std::shared_ptr<LiveReply> live, ServerMetrics& metrics,
+                       route::Router* router) {
   GenerationJob job;
   job.request = prepared.request;
   const bool logprobs = prepared.text.logprobs;
@@ -59,10 +61,14 @@ GenerationJob make_job(const PreparedReply& prepared, std::shared_ptr<LiveReply>
     const bool wanted = live->channel.push(std::move(piece));
     return wanted && !live->stops.stopped();
   };
-  job.on_done = [live, &metrics](Result<GenerateResult> result) {
+  job.on_done = [live, &metrics, router](Result<GenerateResult> result) {
     const std::string held = live->stops.flush();
     if (!held.empty()) live->channel.push({held, std::nullopt});
     if (result) metrics.count_reply(*result);
+    if (result && router) {
+      router->observe_local_prefill(static_cast<std::int64_t>(result->prompt_token_ids.size()) - result->reused_tokens,
+                                    result->timings.prefill_ms);
+    }
     live->channel.finish(std::move(result));
   };
   return job;
@@ -156,6 +162,7 @@ Result<std::unique_ptr<OpenAiServer>> OpenAiServer::start(std::shared_ptr<const 
   server->queue_ = std::make_unique<GenerationQueue>(*server->session_, server->options_.parallel,
                                                      server->options_.max_waiting);
   server->started_at_ = unix_seconds();
+  server->start_routing();
   INFERSCOPE_RETURN_IF_ERROR(server->bind());
   return server;
 }
@@ -244,11 +251,13 @@ void OpenAiServer::route() {
 
 void OpenAiServer::answer_generation(const httplib::Request& req, httplib::Response& res, bool chat) {
   PreparedReply prepared;
+  std::string routed_text;  // what the private patterns are matched against: every message
   const Tokenizer& tokenizer = model_->tokenizer();
   if (chat) {
     Parsed<ChatCompletionRequest> parsed = parse_chat_completion(req.body, options_.limits);
     if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
     ChatCompletionRequest& r = std::get<ChatCompletionRequest>(parsed);
+    for (const ChatMessage& m : r.messages) routed_text += m.content + "\n";
     auto prompt = build_chat_prompt(tokenizer, *template_, std::move(r.messages), session_->n_ctx(), r.text.max_tokens);
     if (!prompt) return send_error(res, bad_request(prompt.message(), "messages"));
     prepared.request = std::move(prompt->request);
@@ -263,6 +272,7 @@ void OpenAiServer::answer_generation(const httplib::Request& req, httplib::Respo
                                              std::to_string(session_->n_ctx()),
                                          "prompt"));
     }
+    routed_text = r.prompt;
     prepared.request.prompt = std::move(r.prompt);
     prepared.text = std::move(r.text);
   }
@@ -275,12 +285,81 @@ void OpenAiServer::answer_generation(const httplib::Request& req, httplib::Respo
   prepared.identity = {chat ? Api::Chat : Api::Text, (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id_++),
                        unix_seconds(), options_.model_name};
   auto live = std::make_shared<LiveReply>(prepared.text.stop);
-  if (!queue_->submit(make_job(prepared, live, metrics_))) {
+  if (router_ && answered_by_cloud(req, res, chat, routed_text, prepared.request)) return;
+  if (!queue_->submit(make_job(prepared, live, metrics_, router_.get()))) {
     return send_error(res, overloaded("the server is busy: " + std::to_string(options_.max_waiting) +
                                       " requests wait already; retry shortly"));
   }
   if (prepared.text.stream) answer_streamed(res, prepared, live, tokenizer);
   else answer_whole(res, prepared, *live, tokenizer, options_.request_timeout);
+}
+
+void OpenAiServer::start_routing() {
+  if (!options_.route) return;
+  router_ = std::make_unique<route::Router>(options_.route->routing);
+  for (const route::CloudTier& tier : options_.route->clouds) {
+    route::CloudClient cloud(tier);
+    auto rtt = cloud.probe();
+    if (!rtt) {
+      if (options_.log) options_.log("route: the cloud tier is not reachable: " + rtt.message());
+      continue;
+    }
+    router_->observe_cloud_rtt(*rtt);
+    clouds_.push_back(std::move(cloud));
+  }
+}
+
+bool OpenAiServer::answered_by_cloud(const httplib::Request& req, httplib::Response& res, bool chat,
+                                     const std::string& prompt_text, const GenerateRequest& request) {
+  route::RouteInputs in;
+  in.prompt = prompt_text;
+  in.prompt_tokens = static_cast<std::int64_t>(
+      model_->tokenizer().encode(request.prompt, request.add_special, request.parse_special).size());
+  in.local_available = options_.route->edge.enabled;
+  in.local_busy = queue_->waiting() >= options_.max_waiting;
+  in.cloud_available = !clouds_.empty();
+  const route::RouteDecision decision = router_->decide(in);
+  const auto log = [this](const std::string& line) {
+    if (options_.log) options_.log(line);
+  };
+  log(std::string("route: ") + route::tier_name(decision.tier) + ": " + decision.reason);
+  if (decision.tier == route::Tier::Local) {
+    res.set_header("X-Inferscope-Route", "local");
+    return false;
+  }
+  const auto start = Clock::now();
+  for (const route::CloudClient& cloud : clouds_) {
+    auto pipe = CloudPassThrough::start(cloud, chat ? "/chat/completions" : "/completions", req.body);
+    if (!pipe->wait_for_head(cloud.tier().timeout)) {
+      pipe->abandon();
+      log("route: " + cloud.tier().endpoint + " failed: " + pipe->error());
+      continue;
+    }
+    router_->observe_cloud_rtt(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    res.status = pipe->status();
+    res.set_header("X-Inferscope-Route", "cloud");
+    const std::string type = pipe->content_type();
+    res.set_chunked_content_provider(
+        type.empty() ? "application/json" : type,
+        [pipe](std::size_t, httplib::DataSink& sink) {
+          bool done = false;
+          const std::string bytes = pipe->take(kStreamPoll, done);
+          if (!bytes.empty() && !sink.write(bytes.data(), bytes.size())) return false;
+          if (done) sink.done();
+          return true;
+        },
+        [pipe](bool success) {
+          if (!success) pipe->abandon();
+        });
+    return true;
+  }
+  if (!router_->fallback_after(route::Tier::Cloud, decision) || !options_.route->edge.enabled) {
+    send_error(res, ApiError{502, "the cloud tier failed and there is no fallback", "server_error", "", "cloud_failed"});
+    return true;
+  }
+  log("route: the cloud tier failed; the local model answers");
+  res.set_header("X-Inferscope-Route", "local (fallback)");
+  return false;
 }
 
 void OpenAiServer::answer_embeddings(const httplib::Request& req, httplib::Response& res) {

@@ -11,6 +11,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <optional>
+#include <vector>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -21,6 +24,8 @@
 #include "engine/core/status.h"
 #include "engine/embedding/embedder.h"
 #include "engine/model/model.h"
+#include "engine/route/cloud_client.h"
+#include "engine/route/router.h"
 #include "engine/runtime/session.h"
 #include "engine/serve/openai_request.h"
 #include "engine/serve/server_metrics.h"
@@ -47,6 +52,10 @@ struct ServerOptions {
   std::string model_name;                     // the id /v1/models lists; "" = the file's name
   SessionOptions session;                     // the server's own session on the model
   std::shared_ptr<const Model> embedding_model;  // /v1/embeddings; null: the chat model's hidden state
+  // Edge-cloud routing (docs/ROUTING.md): completions the router sends to a cloud tier are
+  // passed through to it and its reply back unchanged; absent: everything runs here.
+  std::optional<route::RouteConfig> route;
+  std::function<void(const std::string&)> log;  // one line per routing decision; null: silent
 };
 
 class OpenAiServer {
@@ -68,6 +77,10 @@ class OpenAiServer {
   void answer_generation(const httplib::Request& req, httplib::Response& res, bool chat);
   void answer_embeddings(const httplib::Request& req, httplib::Response& res);
   bool authorized(const httplib::Request& req) const;
+  void start_routing();
+  // Routes a parsed completion request; true when a cloud tier answered it (res is set).
+  bool answered_by_cloud(const httplib::Request& req, httplib::Response& res, bool chat,
+                         const std::string& prompt_text, const GenerateRequest& request);
   bool known_model(const std::string& name) const;
 
   std::shared_ptr<const Model> model_;
@@ -78,6 +91,8 @@ class OpenAiServer {
   std::mutex embedder_mutex_;
   std::unique_ptr<Embedder> embedder_;  // made on the first /v1/embeddings
   ServerMetrics metrics_;
+  std::unique_ptr<route::Router> router_;      // with options_.route
+  std::vector<route::CloudClient> clouds_;     // the tiers that answered their probe
   std::unique_ptr<httplib::Server> http_;
   std::thread listener_;
   int port_ = 0;
