@@ -12,7 +12,7 @@ build=${INFERSCOPE_BUILD_DIR:-$root/build}
 jobs=${INFERSCOPE_JOBS:-2}
 
 packages=(build-essential cmake ninja-build pkg-config git
-          libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libsqlite3-dev libhnswlib-dev libcpp-httplib-dev libyaml-cpp-dev
+          libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libsqlite3-dev libhnswlib-dev libcpp-httplib-dev libyaml-cpp-dev libcli11-dev
           qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 fonts-dejavu-core
           libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers vulkan-tools)
 

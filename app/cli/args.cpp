@@ -8,40 +8,46 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <CLI/CLI.hpp>
+
 namespace inferscope::cli {
 
+// CLI11 (Debian's libcli11-dev) parses; the options, their values and the help text stay this
+// parser's: "--name value" (the last one counts, strings() keeps all), "--flag", no positionals.
 Args::Args(int argc, char** argv, const char* command, const char* summary, std::vector<OptionSpec> specs)
     : command_(command), summary_(summary), specs_(std::move(specs)) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      print_help();
-      exit_code_ = 0;
-      return;
+  CLI::App app(summary_, "inferscope-cli " + command_);
+  std::map<std::string, std::vector<std::string>> given;
+  std::map<std::string, CLI::Option*> switches;
+  for (const OptionSpec& s : specs_) {
+    const std::string name = std::string("--") + s.name;
+    if (s.value == nullptr) {
+      switches[s.name] = app.add_flag(name, s.help);
+    } else {
+      app.add_option(name, given[s.name], s.help)
+          ->type_name(s.value)
+          ->expected(1)
+          ->allow_extra_args(false)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     }
-    if (arg.rfind("--", 0) != 0) {
-      fail("unexpected argument '" + arg + "'");
-      return;
-    }
-    std::string name = arg.substr(2);
-    const OptionSpec* spec = nullptr;
-    for (const OptionSpec& s : specs_) {
-      if (name == s.name) spec = &s;
-    }
-    if (spec == nullptr) {
-      fail("unknown option '" + arg + "'");
-      return;
-    }
-    if (spec->value == nullptr) {
-      flags_.insert(name);
-      continue;
-    }
-    if (i + 1 >= argc) {
-      fail("option '" + arg + "' needs a value (" + spec->value + ")");
-      return;
-    }
-    values_[name] = argv[++i];
-    all_values_[name].push_back(values_[name]);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    print_help();
+    exit_code_ = 0;
+    return;
+  } catch (const CLI::ParseError& e) {
+    fail(e.what());
+    return;
+  }
+  for (const auto& [name, option] : switches) {
+    if (option->count() > 0) flags_.insert(name);
+  }
+  for (auto& [name, values] : given) {
+    if (values.empty()) continue;
+    values_[name] = values.back();
+    all_values_[name] = std::move(values);
   }
 }
 

@@ -1,5 +1,5 @@
-// A small command-line option parser: "--name value" options and "--flag" switches, with
-// typed getters that report a clear error for a bad value.
+// The commands' option parsing (over CLI11): "--name value" options and "--flag" switches, with
+// typed getters that report a clear error for a bad value, and each command's --help.
 #pragma once
 
 #include <cstdint>

@@ -196,7 +196,14 @@ Status OpenAiServer::bind() {
     return Status::error("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
                          " (address in use, or not this machine's?)");
   }
-  listener_ = std::thread([this] { http_->listen_after_bind(); });
+  listener_ = std::thread([this] {
+    http_->listen_after_bind();
+    listener_done_ = true;
+  });
+  // stop() does nothing to a server that is not running yet (the join would then wait forever):
+  // return once it runs, or once its listener gave up.
+  while (!http_->is_running() && !listener_done_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!http_->is_running()) return Status::error("the server on " + options_.host + " stopped as it started");
   return Status::ok();
 }
 

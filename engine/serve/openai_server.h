@@ -95,6 +95,7 @@ class OpenAiServer {
   std::vector<route::CloudClient> clouds_;     // the tiers that answered their probe
   std::unique_ptr<httplib::Server> http_;
   std::thread listener_;
+  std::atomic<bool> listener_done_{false};
   int port_ = 0;
   std::int64_t started_at_ = 0;  // Unix seconds
   std::atomic<std::int64_t> requests_{0};

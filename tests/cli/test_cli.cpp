@@ -195,6 +195,29 @@ TEST(Cli, UnknownOptionsAndBackendsAreRejected) {
   EXPECT_NE(r.err.find("77"), std::string::npos) << r.err;
 }
 
+TEST(Cli, ArgumentsParseStrictlyAndEveryCommandHasHelp) {
+  CliRun r = run_cli("generate --prompt one two --max-tokens 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("two"), std::string::npos) << r.err;
+  r = run_cli("generate --max-tokens");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--max-tokens"), std::string::npos) << r.err;
+  r = run_cli("generate --temperature 0 --frequency-penalty -0.5 --max-tokens 2 --json");  // a negative value
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli("generate --temperature 0 --max-tokens 2 --prompt A --prompt B --json");  // the last one counts
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["prompt_token_ids"].size(), 2u);
+  const CliRun top = run_cli("--help");
+  const std::string listing = top.out + top.err;
+  for (const char* command : {"generate", "inspect", "bench", "perplexity", "tokenize", "detokenize", "make-model",
+                              "quantize", "prune", "evaluate", "compare", "embed", "cache", "serve"}) {
+    EXPECT_NE(listing.find(std::string("  ") + command + " "), std::string::npos) << command << " missing from:\n" << listing;
+    const CliRun help = run_cli(std::string(command) + " --help");
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_EQ(help.err.rfind(std::string("usage: inferscope-cli ") + command, 0), 0u) << help.err;
+  }
+}
+
 TEST(Cli, InspectListsDevicesOfEveryBackend) {
   CliRun r = run_cli("inspect --devices --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

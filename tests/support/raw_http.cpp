@@ -1,6 +1,7 @@
 #include "tests/support/raw_http.h"
 
 #include <netinet/in.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +14,9 @@ RawReply raw_post(int port, const std::string& path, const std::string& body,
   RawReply reply;
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return reply;
+  const timeval limit{120, 0};  // a server that stops answering fails the test instead of hanging it
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
