@@ -565,6 +565,10 @@ void MainWindow::connectEngine() {
   connect(engine, &EngineController::backendsListed, this, &MainWindow::onBackendsListed);
   connect(engine, &EngineController::chatTemplateFellBack, this, &MainWindow::showChatTemplateNotice);
   connect(m_settings, &SettingsDock::localServerChanged, engine, &EngineController::setLocalServer);
+  connect(m_settings, &SettingsDock::routingChanged, engine, &EngineController::setRouting);
+  connect(engine, &EngineController::routingChanged, m_settings, &SettingsDock::showRouting);
+  connect(engine, &EngineController::routeNotice, m_status,
+          [this](const QString& message) { m_status->showMessage(message, kSemanticCacheNoticeMs); });
   connect(engine, &EngineController::localServerChanged, this, [this](const QString& address, const QString& error) {
     m_settings->showLocalServer(address, error);
     m_serverAddress = address;

@@ -337,6 +337,8 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
   const int32_t maxTokens = engineRequest.max_tokens;  // the request's, not the sampling preset's
   request.sampling.applyTo(engineRequest);
   engineRequest.max_tokens = maxTokens;
+  const std::optional<route::RouteDecision> decision = routeDecision(request, engineRequest);
+  if (decision && decision->tier == route::Tier::Cloud && serveFromCloud(request, *decision)) return;
   StreamPacer pacer;
   m_replyStart = m_session->executor().profile();
   auto result = m_session->generate(engineRequest, [&](const TokenEvent& event) {
@@ -359,6 +361,12 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
   }
   ReplyStats stats = toReplyStats(*result, m_backendShort);
   stats.cacheLookedUp = probe && !request.skipCacheLookup;
+  if (decision) {
+    m_router->observe_local_prefill(static_cast<int64_t>(result->prompt_token_ids.size()) - result->reused_tokens,
+                                    result->timings.prefill_ms);
+    stats.route = decision->tier == route::Tier::Cloud ? tr("local (fallback)") : tr("local");
+    stats.routeReason = qstr(decision->reason);
+  }
   emit replyFinished(stats);
 }
 
@@ -441,6 +449,105 @@ void EngineController::restartLocalServer() {
   }
   m_serverTicker->start();
   emit localServerChanged(QStringLiteral("http://127.0.0.1:%1/v1").arg(m_server->port()), {});
+}
+
+void EngineController::setRouting(const QString& configPath) {
+  QMetaObject::invokeMethod(this, [this, configPath] {
+    m_routeConfig.reset();
+    m_router.reset();
+    m_clouds.clear();
+    if (configPath.isEmpty()) {
+      emit routingChanged({}, {});
+      return;
+    }
+    auto config = route::load_route_config(QFile::encodeName(configPath).toStdString());
+    if (!config) {
+      emit routingChanged({}, qstr(config.message()));
+      return;
+    }
+    m_router = std::make_unique<route::Router>(config->routing);
+    QStringList unreachable;
+    for (const route::CloudTier& tier : config->clouds) {
+      route::CloudClient cloud(tier);
+      auto rtt = cloud.probe();
+      if (!rtt) {
+        unreachable << qstr(rtt.message());
+        continue;
+      }
+      m_router->observe_cloud_rtt(*rtt);
+      m_clouds.push_back(std::move(cloud));
+    }
+    const QString summary = tr("%1, %2 ms threshold, %n cloud tier(s) reachable", nullptr, static_cast<int>(m_clouds.size()))
+                                .arg(QString::fromLatin1(route::policy_name(config->routing.policy)))
+                                .arg(config->routing.threshold.count());
+    m_routeConfig = std::move(*config);
+    emit routingChanged(summary, unreachable.join(QStringLiteral("; ")));
+  }, Qt::QueuedConnection);
+}
+
+std::optional<route::RouteDecision> EngineController::routeDecision(const ChatRequest& request,
+                                                                   const GenerateRequest& prompt) {
+  if (!m_router) return std::nullopt;
+  std::string text;  // every message: a private word anywhere keeps the chat here
+  for (const ChatTurn& turn : request.messages) text += turn.content.toStdString() + "\n";
+  route::RouteInputs in;
+  in.prompt = text;
+  in.prompt_tokens = static_cast<int64_t>(
+      m_model->tokenizer().encode(prompt.prompt, prompt.add_special, prompt.parse_special).size());
+  in.local_available = m_routeConfig->edge.enabled;
+  in.cloud_available = !m_clouds.empty();
+  return m_router->decide(in);
+}
+
+bool EngineController::serveFromCloud(const ChatRequest& request, const route::RouteDecision& decision) {
+  route::CloudRequest cloudRequest;
+  cloudRequest.messages = toEngineMessages(request);
+  cloudRequest.max_tokens = request.maxTokens;
+  cloudRequest.temperature = request.sampling.temperature;
+  cloudRequest.top_p = request.sampling.topP;
+  if (request.sampling.seed) cloudRequest.seed = static_cast<long long>(*request.sampling.seed);
+  QString failures;
+  for (const route::CloudClient& cloud : m_clouds) {
+    StreamPacer pacer;
+    bool streamed = false;
+    auto reply = cloud.complete(cloudRequest, [&](const std::string& piece) {
+      streamed = true;
+      pacer.add(piece, true);
+      if (pacer.due()) {
+        const StreamPacer::Batch batch = pacer.take();
+        publish(batch.text, batch.tokens, batch.tokensPerSecond);
+      }
+      return true;
+    });
+    const StreamPacer::Batch rest = pacer.take();
+    publish(rest.text, rest.tokens, 0);
+    if (!reply && streamed) {  // part of the reply is shown: another tier would not continue it
+      emit replyFailed(tr("The cloud tier failed in the middle of the reply: %1").arg(qstr(reply.message())));
+      return true;
+    }
+    if (!reply) {
+      failures += qstr(reply.message()) + QLatin1Char(' ');
+      continue;
+    }
+    m_router->observe_cloud_rtt(reply->ttft_ms);
+    ReplyStats stats;
+    stats.tokens = static_cast<int>(reply->completion_tokens);
+    stats.ttftMs = reply->ttft_ms;
+    stats.tokensPerSecond = reply->total_ms > reply->ttft_ms && reply->completion_tokens > 1
+                                ? 1000.0 * static_cast<double>(reply->completion_tokens - 1) / (reply->total_ms - reply->ttft_ms)
+                                : 0;
+    stats.stopReason = reply->finish_reason == "length" ? QStringLiteral("max_tokens") : QStringLiteral("end_of_turn");
+    stats.route = tr("cloud (%1)").arg(qstr(cloud.tier().model));
+    stats.routeReason = qstr(decision.reason);
+    emit replyFinished(stats);
+    return true;
+  }
+  if (!m_router->fallback_after(route::Tier::Cloud, decision) || !m_routeConfig->edge.enabled) {
+    emit replyFailed(tr("The cloud tier failed and routing allows no fallback: %1").arg(failures.trimmed()));
+    return true;
+  }
+  emit routeNotice(tr("The cloud tier failed (%1); the local model answers.").arg(failures.trimmed()));
+  return false;
 }
 
 void EngineController::publish(const QString& text, int generated, double tokensPerSecond) {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <QList>
 #include <QObject>
@@ -22,6 +23,8 @@
 #include "ui/bridge/reply_cache.h"
 #include "ui/bridge/reply_stats.h"
 #include "ui/settings/local_server_settings.h"
+#include "engine/route/cloud_client.h"
+#include "engine/route/router.h"
 #include "engine/model/op_profile.h"
 
 namespace inferscope {
@@ -81,6 +84,9 @@ class EngineController : public QObject {
   // own on the same weights), restarted with every model loaded later; or stops it:
   // localServerChanged. While it runs, localServerRequests about once a second.
   void setLocalServer(const inferscope::ui::LocalServerSettings& settings);
+  // Routes the chat's replies between the loaded model and a cloud tier by the deployment config
+  // at `configPath` (docs/ROUTING.md); empty: every reply is local. routingChanged says what holds.
+  void setRouting(const QString& configPath);
   // Stops a running or queued comparison after its current token (any thread).
   void cancelComparison() { m_comparisonCancelled.store(true); }
 
@@ -111,6 +117,11 @@ class EngineController : public QObject {
   // could not start (the previous server, if any, is stopped).
   void localServerChanged(const QString& address, const QString& error);
   void localServerRequests(qint64 requests);
+  // `summary` ("latency_aware, 150 ms, 1 cloud tier reachable") while routing, empty when off;
+  // `error`: why the config could not be used (routing is then off).
+  void routingChanged(const QString& summary, const QString& error);
+  // A cloud tier failed and the local model answered instead (or nothing could).
+  void routeNotice(const QString& message);
   void metrics(const inferscope::ui::MetricsSample& sample);
   void kvCacheChanged(const inferscope::KvTypes& types, quint64 bytes);
   void kvCacheRefused(const QString& reason);
@@ -136,6 +147,10 @@ class EngineController : public QObject {
   ReplyCache& replyCache();
   // Stops the server, then starts it on the loaded model when the settings say so.
   void restartLocalServer();
+  // The routing decision for the request; nullopt when routing is off.
+  std::optional<route::RouteDecision> routeDecision(const ChatRequest& request, const GenerateRequest& prompt);
+  // Streams the reply from the cloud tiers; false (after routeNotice) when none answered.
+  bool serveFromCloud(const ChatRequest& request, const route::RouteDecision& decision);
   bool stopRequested(quint64 ticket) const { return ticket <= m_stoppedTicket.load(); }
   void publish(const QString& text, int generated, double tokensPerSecond);
 
@@ -153,6 +168,9 @@ class EngineController : public QObject {
   LocalServerSettings m_serverSettings;
   std::unique_ptr<serve::OpenAiServer> m_server;
   QTimer* m_serverTicker = nullptr;  // localServerRequests while serving
+  std::optional<route::RouteConfig> m_routeConfig;  // routing on (engine thread only)
+  std::unique_ptr<route::Router> m_router;
+  std::vector<route::CloudClient> m_clouds;  // the tiers that answered their probe
   // Generations are numbered as they are requested; stop() cancels every number issued so far.
   std::atomic<quint64> m_lastTicket{0};
   std::atomic<quint64> m_stoppedTicket{0};

@@ -19,6 +19,8 @@ struct ReplyStats {
   bool cacheLookedUp = false;  // the semantic cache was asked for this reply (hit or not)
   double cacheSimilarity = 0;  // a semantic-cache reply: the similarity of the two questions
   QString cacheMatchedPrompt;  // and the question it was first given to
+  QString route;               // with edge-cloud routing on: "local", "cloud (model)", "local (fallback)"; else empty
+  QString routeReason;         // why (the router's reason, or the cloud's failure)
 };
 
 }  // namespace inferscope::ui

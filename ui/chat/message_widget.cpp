@@ -47,7 +47,8 @@ QString formatReplyStats(const ReplyStats& stats) {
                                                      .arg(stats.reusedTokens)
                                                      .arg(stats.promptTokens)
                                                : line;
-  return stats.backend.isEmpty() ? reuse : QObject::tr("%1 · %2").arg(reuse, stats.backend);
+  const QString placed = stats.backend.isEmpty() ? reuse : QObject::tr("%1 · %2").arg(reuse, stats.backend);
+  return stats.route.isEmpty() ? placed : QObject::tr("%1 · answered by %2").arg(placed, stats.route);
 }
 
 MessageWidget::MessageWidget(const ConversationMessage& message, QWidget* parent)
@@ -105,7 +106,10 @@ void MessageWidget::render() {
   }
   m_stats->setVisible(m_message.stats.has_value());
   m_runForReal->setVisible(m_message.stats && m_message.stats->stopReason == QLatin1String("semantic_cache"));
-  if (m_message.stats) m_stats->setText(formatReplyStats(*m_message.stats));
+  if (m_message.stats) {
+    m_stats->setText(formatReplyStats(*m_message.stats));
+    m_stats->setToolTip(m_message.stats->routeReason);
+  }
   m_renderCostMs = cost.elapsed();
   m_sinceRender.start();
 }

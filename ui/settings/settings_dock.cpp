@@ -7,6 +7,7 @@
 #include "ui/settings/cache_form.h"
 #include "ui/settings/kv_cache_form.h"
 #include "ui/settings/local_server_form.h"
+#include "ui/settings/routing_form.h"
 #include "ui/settings/model_form.h"
 #include "ui/settings/preset_bar.h"
 #include "ui/settings/sampling_form.h"
@@ -37,6 +38,7 @@ SettingsDock::SettingsDock(QWidget* parent) : QDockWidget(tr("Settings"), parent
   connect(m_semanticCache, &SemanticCacheForm::changed, this, &SettingsDock::semanticCacheChanged);
   connect(m_semanticCache, &SemanticCacheForm::browseRequested, this, &SettingsDock::semanticCacheBrowseRequested);
   connect(m_localServer, &LocalServerForm::changed, this, &SettingsDock::localServerChanged);
+  connect(m_routing, &RoutingForm::changed, this, &SettingsDock::routingChanged);
   connect(m_model, &ModelForm::applyRequested, this, &SettingsDock::reloadRequested);
   connect(m_kvCache, &KvCacheForm::applyRequested, this, &SettingsDock::kvTypesRequested);
   connect(m_cache, &CacheForm::applyRequested, this, &SettingsDock::cachePolicyRequested);
@@ -54,6 +56,7 @@ QWidget* SettingsDock::createContents() {
   m_cache = new CacheForm;
   m_model = new ModelForm;
   m_localServer = new LocalServerForm;
+  m_routing = new RoutingForm;
   auto* contents = new QWidget;
   auto* layout = new QVBoxLayout(contents);
   layout->addWidget(group(tr("Sampling (next reply)"), m_sampling));
@@ -63,6 +66,7 @@ QWidget* SettingsDock::createContents() {
   layout->addWidget(group(tr("Prefix cache and window"), m_cache));
   layout->addWidget(group(tr("Model (reloads on Apply)"), m_model));
   layout->addWidget(group(tr("Local server"), m_localServer));
+  layout->addWidget(group(tr("Edge-cloud routing (next reply)"), m_routing));
   layout->addStretch(1);
   return contents;
 }
@@ -92,6 +96,8 @@ inferscope::CachePolicy SettingsDock::cachePolicy() const { return m_cache->poli
 void SettingsDock::showCachePolicy(const inferscope::CachePolicy& policy) { m_cache->showCurrent(policy); }
 
 void SettingsDock::showCachePolicyRefused(const QString& reason) { m_cache->showRefused(reason); }
+
+void SettingsDock::showRouting(const QString& summary, const QString& error) { m_routing->showState(summary, error); }
 
 void SettingsDock::showLocalServer(const QString& address, const QString& error) {
   m_localServer->showState(address, error);

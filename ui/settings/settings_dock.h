@@ -25,6 +25,7 @@ class PresetBar;
 class SamplingForm;
 class SemanticCacheForm;
 class LocalServerForm;
+class RoutingForm;
 
 class SettingsDock : public QDockWidget {
   Q_OBJECT
@@ -59,12 +60,15 @@ class SettingsDock : public QDockWidget {
   void showCachePolicyRefused(const QString& reason);
   // The local server's state (EngineController::localServerChanged).
   void showLocalServer(const QString& address, const QString& error);
+  // Edge-cloud routing's state (EngineController::routingChanged).
+  void showRouting(const QString& summary, const QString& error);
 
  signals:
   void samplingChanged(const SamplingSettings& settings);
   void semanticCacheChanged(const inferscope::ui::SemanticCacheSettings& settings);
   void semanticCacheBrowseRequested();
   void localServerChanged(const inferscope::ui::LocalServerSettings& settings);
+  void routingChanged(const QString& configPath);
   void reloadRequested(const LoadSettings& settings);
   void kvTypesRequested(const inferscope::KvTypes& types);
   void cachePolicyRequested(const inferscope::CachePolicy& policy);
@@ -77,6 +81,7 @@ class SettingsDock : public QDockWidget {
 
   SamplingForm* m_sampling = nullptr;
   LocalServerForm* m_localServer = nullptr;
+  RoutingForm* m_routing = nullptr;
   SemanticCacheForm* m_semanticCache = nullptr;
   PresetBar* m_presets = nullptr;
   KvCacheForm* m_kvCache = nullptr;
