@@ -75,6 +75,26 @@ void read_kv_types(Args& args, KvTypes* types) {
   }
 }
 
+std::vector<OptionSpec> session_option_specs() {
+  return {kThreadsOption,      kMmapOption,       kContextOption,        kCacheTypeKOption,
+          kCacheTypeVOption,   kKvBlockSizeOption, kCacheBudgetOption,   kNoPrefixCacheOption,
+          kKvWindowOption,     kKvSinksOption,    kContextShiftOption,   kBackendOption,
+          kDeviceOption};
+}
+
+bool read_session_options(Args& args, SessionOptions* options) {
+  options->n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
+  options->n_ctx = args.integer("context", 0, 0, int64_t(1) << 24);
+  read_kv_types(args, &options->kv_types);
+  read_kv_pool_options(args, options);
+  return args.ok() && check_backend(args, &options->backend);
+}
+
+std::vector<OptionSpec> joined(std::vector<OptionSpec> first, const std::vector<OptionSpec>& then) {
+  first.insert(first.end(), then.begin(), then.end());
+  return first;
+}
+
 void read_kv_pool_options(Args& args, SessionOptions* options) {
   options->cache.kv_block_size = static_cast<int32_t>(args.integer("kv-block-size", kDefaultKvBlockSize, 1, 1 << 20));
   if (args.ok()) {

@@ -43,6 +43,14 @@ void read_kv_types(Args& args, KvTypes* types);
 // --context-shift into *options.
 void read_kv_pool_options(Args& args, SessionOptions* options);
 
+// The options of a command that runs one session: threads, mmap, context, the KV cache's types
+// and pool, backend and device.
+std::vector<OptionSpec> session_option_specs();
+// Reads them into *options; false when one is wrong (the arguments failed, the reason printed).
+bool read_session_options(Args& args, SessionOptions* options);
+// `first`, then `then`.
+std::vector<OptionSpec> joined(std::vector<OptionSpec> first, const std::vector<OptionSpec>& then);
+
 std::string format_bytes(uint64_t bytes);  // "12.3 MiB"
 // Prints "error: <message>" to stderr; returns 1 (the exit code).
 int fail(const Status& status);

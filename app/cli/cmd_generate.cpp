@@ -164,7 +164,7 @@ CloudAsk cloud_ask(Args& args, bool chat, const std::string& user_prompt) {
 
 int run_generate(int argc, char** argv) {
   Args args(argc, argv, "generate", "Generates text from a prompt, streaming it to stdout.",
-            {kModelOption,
+            joined({kModelOption,
              {"prompt", "TEXT", "the prompt (default: \"Once upon a time\")"},
              {"chat", nullptr, "send the prompt as a user message through the model's chat template; stop at the end of the turn"},
              {"system", "TEXT", "with --chat: a system message before the prompt"},
@@ -180,26 +180,14 @@ int run_generate(int argc, char** argv) {
              {"seed", "S", "random seed (default: random)"},
              {"beam-width", "W", "beam search with W beams (deterministic; default 1 = off)"},
              {"top-logprobs", "K", "with --json: the K most likely tokens per step with log-probabilities"},
-             kThreadsOption,
-             kMmapOption,
-             kContextOption,
-             kCacheTypeKOption,
-             kCacheTypeVOption,
-             kKvBlockSizeOption,
-             kCacheBudgetOption,
-             kNoPrefixCacheOption,
-             kKvWindowOption,
-             kKvSinksOption,
-             kContextShiftOption,
-             kBackendOption,
-             kDeviceOption,
              kSemanticCacheOption,
              kCacheThresholdOption,
              kEmbeddingModelOption,
              kNoCacheGuardOption,
              kCacheDatabaseOption,
              {"route", "CONFIG", kRouteOptionHelp},
-             {"json", nullptr, "print one JSON object instead of streaming text"}});
+             {"json", nullptr, "print one JSON object instead of streaming text"}},
+            session_option_specs()));
   if (!args.ok()) return args.exit_code();
   GenerateRequest req;
   req.prompt = args.string("prompt", "Once upon a time");
@@ -217,14 +205,11 @@ int run_generate(int argc, char** argv) {
   req.beam_width = static_cast<int32_t>(args.integer("beam-width", 1, 1, 64));
   req.top_logprobs = static_cast<int32_t>(args.integer("top-logprobs", 0, 0, 1000));
   SessionOptions so;
-  so.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
-  so.n_ctx = args.integer("context", 0, 0, int64_t(1) << 24);
-  read_kv_types(args, &so.kv_types);
-  read_kv_pool_options(args, &so);
+  const bool session_ok = read_session_options(args, &so);
   const bool json = args.flag("json");
   const bool chat = args.flag("chat");
   if (args.has("system") && !chat) args.fail("--system needs --chat");
-  if (!args.ok() || !check_backend(args, &so.backend)) return args.exit_code();
+  if (!session_ok || !args.ok()) return args.exit_code();
 
   auto model = load_model_from_args(args);
   if (!model) return 1;

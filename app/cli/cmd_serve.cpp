@@ -35,7 +35,7 @@ int run_serve(int argc, char** argv) {
             "Serves the model over the OpenAI API: POST /v1/chat/completions, /v1/completions, /v1/embeddings;\n"
             "GET /v1/models, /health, /metrics. Loopback only unless an API key is given.\n"
             "Example: inferscope-cli serve --model tinyllama-q4_0.gguf --port 8080 --parallel 4",
-            {kModelOption,
+            joined({kModelOption,
              {"host", "ADDR", "address to listen on (default 127.0.0.1; another needs --api-key)"},
              {"port", "N", "port to listen on (default 8080; 0: any free port, printed at start)"},
              {"api-key", "KEY", "clients must send 'Authorization: Bearer KEY'"},
@@ -47,20 +47,8 @@ int run_serve(int argc, char** argv) {
              {"max-tokens-limit", "N", "largest max_tokens a request may ask (default 4096)"},
              {"model-name", "NAME", "the model id /v1/models lists (default: the file's name)"},
              {"route", "CONFIG", "hand requests to a cloud tier by a deployment config (YAML/JSON; docs/ROUTING.md)"},
-             kEmbeddingModelOption,
-             kContextOption,
-             kThreadsOption,
-             kMmapOption,
-             kBackendOption,
-             kDeviceOption,
-             kCacheTypeKOption,
-             kCacheTypeVOption,
-             kKvBlockSizeOption,
-             kCacheBudgetOption,
-             kNoPrefixCacheOption,
-             kKvWindowOption,
-             kKvSinksOption,
-             kContextShiftOption});
+             kEmbeddingModelOption},
+            session_option_specs()));
   if (!args.ok()) return args.exit_code();
   serve::ServerOptions options;
   options.host = args.string("host", options.host);
@@ -77,11 +65,7 @@ int run_serve(int argc, char** argv) {
   options.limits.max_tokens = static_cast<int32_t>(args.integer("max-tokens-limit", 4096, 1, 1 << 20));
   options.limits.default_max_tokens = std::min(options.limits.default_max_tokens, options.limits.max_tokens);
   options.model_name = args.string("model-name", "");
-  options.session.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
-  options.session.n_ctx = args.integer("context", 0, 0, int64_t(1) << 24);
-  read_kv_types(args, &options.session.kv_types);
-  read_kv_pool_options(args, &options.session);
-  if (!args.ok() || !check_backend(args, &options.session.backend)) return args.exit_code();
+  if (!args.ok() || !read_session_options(args, &options.session)) return args.exit_code();
   auto model = load_model_from_args(args);
   if (!model) return 1;
   if (args.has("embedding-model")) {

@@ -108,8 +108,15 @@ void read_text(const json& j, const RequestLimits& limits, Fields& f, TextReques
   if (n != 1) f.fail("only n = 1 is supported: send the request again for another choice", "n");
 }
 
-template <class T>
-Parsed<T> finish(Fields& f, T value) {
+// The body as a JSON object read into a T by read(j, fields, value), or the first error.
+template <class T, class Read>
+Parsed<T> parse_with(std::string_view body, const Read& read) {
+  Parsed<json> parsed = parse_object(body);
+  if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
+  const json& j = std::get<json>(parsed);
+  Fields f(j);
+  T value;
+  read(j, f, value);
   if (f.failed()) return f.error();
   return value;
 }
@@ -159,63 +166,48 @@ void read_messages(const json& j, const RequestLimits& limits, Fields& f, std::v
 }  // namespace
 
 Parsed<ChatCompletionRequest> parse_chat_completion(std::string_view body, const RequestLimits& limits) {
-  Parsed<json> parsed = parse_object(body);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
-  const json& j = std::get<json>(parsed);
-  Fields f(j);
-  ChatCompletionRequest r;
-  read_text(j, limits, f, r.text);
-  f.boolean("logprobs", r.text.logprobs);
-  f.number("top_logprobs", r.text.top_logprobs, 0, limits.max_top_logprobs);
-  if (r.text.logprobs && r.text.top_logprobs == 0) r.text.top_logprobs = 1;  // the chosen token's own
-  if (!r.text.logprobs) r.text.top_logprobs = 0;
-  read_messages(j, limits, f, r.messages);
-  return finish(f, std::move(r));
+  return parse_with<ChatCompletionRequest>(body, [&](const json& j, Fields& f, ChatCompletionRequest& r) {
+    read_text(j, limits, f, r.text);
+    f.boolean("logprobs", r.text.logprobs);
+    f.number("top_logprobs", r.text.top_logprobs, 0, limits.max_top_logprobs);
+    if (r.text.logprobs && r.text.top_logprobs == 0) r.text.top_logprobs = 1;  // the chosen token's own
+    if (!r.text.logprobs) r.text.top_logprobs = 0;
+    read_messages(j, limits, f, r.messages);
+  });
 }
 
 Parsed<CompletionRequest> parse_completion(std::string_view body, const RequestLimits& limits) {
-  Parsed<json> parsed = parse_object(body);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
-  const json& j = std::get<json>(parsed);
-  Fields f(j);
-  CompletionRequest r;
-  read_text(j, limits, f, r.text);
-  f.number("logprobs", r.text.top_logprobs, 0, limits.max_top_logprobs);  // the legacy API's count
-  r.text.logprobs = r.text.top_logprobs > 0;
-  if (!j.contains("prompt") || !j.at("prompt").is_string()) f.fail("'prompt' must be a string", "prompt");
-  else r.prompt = j.at("prompt").get<std::string>();
-  if (!f.failed() && r.prompt.empty()) f.fail("'prompt' must not be empty", "prompt");
-  return finish(f, std::move(r));
+  return parse_with<CompletionRequest>(body, [&](const json& j, Fields& f, CompletionRequest& r) {
+    read_text(j, limits, f, r.text);
+    f.number("logprobs", r.text.top_logprobs, 0, limits.max_top_logprobs);  // the legacy API's count
+    r.text.logprobs = r.text.top_logprobs > 0;
+    if (!j.contains("prompt") || !j.at("prompt").is_string()) return f.fail("'prompt' must be a string", "prompt");
+    r.prompt = j.at("prompt").get<std::string>();
+    if (r.prompt.empty()) f.fail("'prompt' must not be empty", "prompt");
+  });
 }
 
 Parsed<EmbeddingRequest> parse_embedding(std::string_view body, const RequestLimits& limits) {
-  Parsed<json> parsed = parse_object(body);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
-  const json& j = std::get<json>(parsed);
-  Fields f(j);
-  EmbeddingRequest r;
-  f.string("model", r.model);
-  const json input = j.value("input", json());
-  if (input.is_string()) {
-    r.inputs.push_back(input.get<std::string>());
-  } else if (input.is_array() && !input.empty()) {
-    for (const json& s : input) {
-      if (!s.is_string()) {
-        f.fail("'input' must be a string or an array of strings", "input");
-        break;
+  return parse_with<EmbeddingRequest>(body, [&](const json& j, Fields& f, EmbeddingRequest& r) {
+    f.string("model", r.model);
+    const json input = j.value("input", json());
+    if (input.is_string()) {
+      r.inputs.push_back(input.get<std::string>());
+    } else if (input.is_array() && !input.empty()) {
+      for (const json& s : input) {
+        if (!s.is_string()) return f.fail("'input' must be a string or an array of strings", "input");
+        r.inputs.push_back(s.get<std::string>());
       }
-      r.inputs.push_back(s.get<std::string>());
+    } else {
+      return f.fail("'input' must be a string or a non-empty array of strings", "input");
     }
-  } else {
-    f.fail("'input' must be a string or a non-empty array of strings", "input");
-  }
-  if (r.inputs.size() > limits.max_embedding_inputs) {
-    f.fail("'input' holds at most " + std::to_string(limits.max_embedding_inputs) + " texts", "input");
-  }
-  for (const std::string& s : r.inputs) {
-    if (s.empty()) f.fail("'input' texts must not be empty", "input");
-  }
-  return finish(f, std::move(r));
+    if (r.inputs.size() > limits.max_embedding_inputs) {
+      return f.fail("'input' holds at most " + std::to_string(limits.max_embedding_inputs) + " texts", "input");
+    }
+    for (const std::string& s : r.inputs) {
+      if (s.empty()) return f.fail("'input' texts must not be empty", "input");
+    }
+  });
 }
 
 }  // namespace inferscope::serve

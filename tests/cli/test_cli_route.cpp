@@ -6,27 +6,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/serve/openai_server.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_dir.h"
-#include "tests/support/testdata.h"
+#include "tests/support/stories_server.h"
 
 namespace inferscope {
 namespace {
 
 using testing::quoted;
 using testing::run_cli;
-
-std::unique_ptr<serve::OpenAiServer> cloud_server() {
-  auto model = Model::load(testing::testdata("stories260K.gguf"));
-  EXPECT_TRUE(model);
-  serve::ServerOptions o;
-  o.port = 0;
-  o.session.n_threads = 1;
-  auto server = serve::OpenAiServer::start(*model, o);
-  EXPECT_TRUE(server) << server.message();
-  return server ? std::move(*server) : nullptr;
-}
 
 // A config whose local prefill is 1 ms a token (so 150 tokens reach the threshold).
 std::string write_config(const std::string& name, int port, const std::string& model = "stories260K.gguf") {
@@ -53,7 +41,7 @@ std::string long_prompt() {
 }
 
 TEST(CliRoute, LatencyAwareSendsALongPromptToTheCloudAndKeepsAShortOneLocal) {
-  auto cloud = cloud_server();
+  auto cloud = testing::start_stories_server();
   ASSERT_TRUE(cloud);
   const std::string config = write_config("latency", cloud->port());
   const auto short_one = routed(config, "Once upon a time");
@@ -69,7 +57,7 @@ TEST(CliRoute, LatencyAwareSendsALongPromptToTheCloudAndKeepsAShortOneLocal) {
 }
 
 TEST(CliRoute, ACloudThatFailsOrIsDeadFallsBackToTheLocalModel) {
-  auto cloud = cloud_server();
+  auto cloud = testing::start_stories_server();
   ASSERT_TRUE(cloud);
   // The cloud answers its probe but refuses the completion (it does not serve that model).
   const auto refused = run_cli("generate --temperature 0 --max-tokens 8 --route " +

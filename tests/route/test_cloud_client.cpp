@@ -4,22 +4,15 @@
 #include <gtest/gtest.h>
 
 #include "engine/route/cloud_client.h"
-#include "engine/serve/openai_server.h"
-#include "tests/support/testdata.h"
+#include "tests/support/stories_server.h"
 
 namespace inferscope::route {
 namespace {
 
 std::unique_ptr<serve::OpenAiServer> cloud_server(const std::string& key = {}) {
-  auto model = Model::load(testing::testdata("stories260K.gguf"));
-  EXPECT_TRUE(model);
   serve::ServerOptions o;
-  o.port = 0;
   o.api_key = key;
-  o.session.n_threads = 1;
-  auto server = serve::OpenAiServer::start(*model, o);
-  EXPECT_TRUE(server) << server.message();
-  return server ? std::move(*server) : nullptr;
+  return testing::start_stories_server(o);
 }
 
 CloudTier tier_of(const serve::OpenAiServer& server, const std::string& key = {}) {

@@ -14,21 +14,14 @@
 #include "engine/embedding/embedder.h"
 #include "engine/serve/openai_server.h"
 #include "tests/support/raw_http.h"
-#include "tests/support/testdata.h"
+#include "tests/support/stories_server.h"
 
 namespace inferscope::serve {
 namespace {
 
 using nlohmann::json;
 
-std::shared_ptr<const Model> stories() {
-  static std::shared_ptr<const Model> model = [] {
-    auto m = Model::load(testing::testdata("stories260K.gguf"));
-    EXPECT_TRUE(m) << m.message();
-    return m ? *m : nullptr;
-  }();
-  return model;
-}
+std::shared_ptr<const Model> stories() { return testing::stories_model(); }
 
 ServerOptions loopback(int parallel = 1, std::size_t queue = 16) {
   ServerOptions o;

@@ -7,25 +7,14 @@
 
 #include "engine/serve/openai_server.h"
 #include "tests/support/raw_http.h"
-#include "tests/support/testdata.h"
+#include "tests/support/stories_server.h"
 
 namespace inferscope::serve {
 namespace {
 
 using nlohmann::json;
 
-std::shared_ptr<const Model> stories() {
-  static std::shared_ptr<const Model> model = *Model::load(testing::testdata("stories260K.gguf"));
-  return model;
-}
-
-std::unique_ptr<OpenAiServer> start(ServerOptions o) {
-  o.port = 0;
-  o.session.n_threads = 1;
-  auto server = OpenAiServer::start(stories(), std::move(o));
-  EXPECT_TRUE(server) << server.message();
-  return server ? std::move(*server) : nullptr;
-}
+std::unique_ptr<OpenAiServer> start(ServerOptions o) { return testing::start_stories_server(std::move(o)); }
 
 // An edge server routing to `cloud`: 1 ms a prefilled token, a 150 ms threshold.
 std::unique_ptr<OpenAiServer> edge_for(const OpenAiServer& cloud, route::Fallback fallback = route::Fallback::Cloud) {

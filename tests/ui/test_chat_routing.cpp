@@ -6,25 +6,14 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/serve/openai_server.h"
 #include "tests/support/scratch_dir.h"
-#include "tests/support/testdata.h"
+#include "tests/support/stories_server.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_thread.h"
 #include "ui/chat/message_widget.h"
 
 namespace inferscope::ui {
 namespace {
-
-std::unique_ptr<serve::OpenAiServer> cloudServer() {
-  auto model = Model::load(inferscope::testing::testdata("stories260K.gguf"));
-  serve::ServerOptions o;
-  o.port = 0;
-  o.session.n_threads = 1;
-  auto server = serve::OpenAiServer::start(*model, o);
-  EXPECT_TRUE(server) << server.message();
-  return server ? std::move(*server) : nullptr;
-}
 
 QString writeConfig(const std::string& name, const std::string& text) {
   const auto path = inferscope::testing::scratch_dir("chat-route-" + name) / "deploy.yaml";
@@ -77,7 +66,7 @@ class ChatRoutingTest : public ::testing::Test {
 };
 
 TEST_F(ChatRoutingTest, LongQuestionsGoToTheCloudShortAndPrivateOnesStay) {
-  auto cloud = cloudServer();
+  auto cloud = inferscope::testing::start_stories_server();
   ASSERT_TRUE(cloud);
   const auto [summary, error] = route(configFor(*cloud, "routes"));
   EXPECT_TRUE(summary.contains(QStringLiteral("latency_aware"))) << summary.toStdString();
@@ -98,7 +87,7 @@ TEST_F(ChatRoutingTest, LongQuestionsGoToTheCloudShortAndPrivateOnesStay) {
 }
 
 TEST_F(ChatRoutingTest, ADeadCloudFallsBackAndABadConfigIsReported) {
-  auto cloud = cloudServer();
+  auto cloud = inferscope::testing::start_stories_server();
   ASSERT_TRUE(cloud);
   route(configFor(*cloud, "dead"));
   cloud->stop();
