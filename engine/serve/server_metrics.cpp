@@ -30,16 +30,18 @@ std::string ServerMetrics::prometheus_text(std::size_t running, std::size_t wait
   auto metric = [&](const char* name, const char* type, const char* help) {
     out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
   };
+  // A metric with one unlabelled sample.
+  auto single = [&](const char* name, const char* type, const char* help, auto value) {
+    metric(name, type, help);
+    out << name << ' ' << value << '\n';
+  };
   metric("inferscope_requests_total", "counter", "HTTP requests by endpoint and status");
   for (const auto& [key, n] : requests_) {
     out << "inferscope_requests_total{endpoint=\"" << key.first << "\",status=\"" << key.second << "\"} " << n << '\n';
   }
-  metric("inferscope_prompt_tokens_total", "counter", "prompt tokens of finished replies");
-  out << "inferscope_prompt_tokens_total " << prompt_tokens_ << '\n';
-  metric("inferscope_generated_tokens_total", "counter", "tokens generated");
-  out << "inferscope_generated_tokens_total " << generated_tokens_ << '\n';
-  metric("inferscope_decode_tokens_per_second", "gauge", "decode speed of the last reply");
-  out << "inferscope_decode_tokens_per_second " << last_decode_tokens_per_s_ << '\n';
+  single("inferscope_prompt_tokens_total", "counter", "prompt tokens of finished replies", prompt_tokens_);
+  single("inferscope_generated_tokens_total", "counter", "tokens generated", generated_tokens_);
+  single("inferscope_decode_tokens_per_second", "gauge", "decode speed of the last reply", last_decode_tokens_per_s_);
   metric("inferscope_time_to_first_token_ms", "histogram", "request start to first generated token");
   for (std::size_t b = 0; b < kTtftBucketsMs.size(); ++b) {
     out << "inferscope_time_to_first_token_ms_bucket{le=\"" << kTtftBucketsMs[b] << "\"} " << ttft_buckets_[b] << '\n';
@@ -47,17 +49,12 @@ std::string ServerMetrics::prometheus_text(std::size_t running, std::size_t wait
   out << "inferscope_time_to_first_token_ms_bucket{le=\"+Inf\"} " << ttft_count_ << '\n';
   out << "inferscope_time_to_first_token_ms_sum " << ttft_sum_ms_ << '\n';
   out << "inferscope_time_to_first_token_ms_count " << ttft_count_ << '\n';
-  metric("inferscope_requests_running", "gauge", "generations running together");
-  out << "inferscope_requests_running " << running << '\n';
-  metric("inferscope_requests_waiting", "gauge", "generations waiting in the queue");
-  out << "inferscope_requests_waiting " << waiting << '\n';
-  metric("inferscope_kv_blocks_in_use", "gauge", "paged KV blocks referenced by sequences as the last reply ended");
-  out << "inferscope_kv_blocks_in_use " << kv_blocks_.referenced << '\n';
-  metric("inferscope_kv_blocks_cached", "gauge", "paged KV blocks kept for the prefix cache");
-  out << "inferscope_kv_blocks_cached " << kv_blocks_.cached << '\n';
-  metric("inferscope_prefix_cache_hit_rate", "gauge", "prompt tokens reused from the prefix cache over prompt tokens");
-  out << "inferscope_prefix_cache_hit_rate "
-      << (prompt_tokens_ == 0 ? 0.0 : static_cast<double>(reused_tokens_) / static_cast<double>(prompt_tokens_)) << '\n';
+  single("inferscope_requests_running", "gauge", "generations running together", running);
+  single("inferscope_requests_waiting", "gauge", "generations waiting in the queue", waiting);
+  single("inferscope_kv_blocks_in_use", "gauge", "paged KV blocks referenced by sequences as the last reply ended", kv_blocks_.referenced);
+  single("inferscope_kv_blocks_cached", "gauge", "paged KV blocks kept for the prefix cache", kv_blocks_.cached);
+  single("inferscope_prefix_cache_hit_rate", "gauge", "prompt tokens reused from the prefix cache over prompt tokens",
+         prompt_tokens_ == 0 ? 0.0 : static_cast<double>(reused_tokens_) / static_cast<double>(prompt_tokens_));
   return out.str();
 }
 
