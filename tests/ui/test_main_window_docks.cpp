@@ -150,6 +150,13 @@ TEST_F(MainWindowDocks, ScreenshotsMidGenerationAndIdle) {
   dockChild<QSpinBox>("maxTokens")->setValue(12);
   send(QStringLiteral("Tell me about a cat"));
   dockChild<QSpinBox>("maxTokens")->setValue(2000);
+  // The bundled model fills its 512-token context in a fraction of a second; with the context
+  // shifting, the long reply runs its 2000 tokens, so it is surely still running when looked at.
+  QSignalSpy policy(window_->engine(), &EngineController::cachePolicyChanged);
+  CachePolicy shifting;
+  shifting.context_shift = true;
+  window_->engine()->setCachePolicy(shifting);
+  ASSERT_TRUE(testing::waitForSignal(policy, kTimeoutMs));
   QSignalSpy chunks(window_->engine(), &EngineController::tokens);
   QSignalSpy finished(window_->chat(), &ChatSession::replyFinished);
   ASSERT_TRUE(window_->chat()->send(QStringLiteral("And then a long story about a dog")));
