@@ -47,7 +47,8 @@ int run_serve(int argc, char** argv) {
              {"max-tokens-limit", "N", "largest max_tokens a request may ask (default 4096)"},
              {"model-name", "NAME", "the model id /v1/models lists (default: the file's name)"},
              {"route", "CONFIG", "hand requests to a cloud tier by a deployment config (YAML/JSON; docs/ROUTING.md)"},
-             kEmbeddingModelOption},
+             kEmbeddingModelOption, kSemanticCacheOption, kCacheThresholdOption, kNoCacheGuardOption,
+             kCacheDatabaseOption},
             session_option_specs()));
   if (!args.ok()) return args.exit_code();
   serve::ServerOptions options;
@@ -65,6 +66,7 @@ int run_serve(int argc, char** argv) {
   options.limits.max_tokens = static_cast<int32_t>(args.integer("max-tokens-limit", 4096, 1, 1 << 20));
   options.limits.default_max_tokens = std::min(options.limits.default_max_tokens, options.limits.max_tokens);
   options.model_name = args.string("model-name", "");
+  if (args.flag("semantic-cache")) options.semantic_cache = {semantic_cache_database(args), semantic_cache_options(args)};
   if (!args.ok() || !read_session_options(args, &options.session)) return args.exit_code();
   auto model = load_model_from_args(args);
   if (!model) return 1;
@@ -77,8 +79,8 @@ int run_serve(int argc, char** argv) {
     auto config = route::load_route_config(args.string("route"));
     if (!config) return fail(config.status());
     options.route = std::move(*config);
-    options.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   }
+  options.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   auto server = serve::OpenAiServer::start(model, std::move(options));
   if (!server) return fail(server.status());
   std::signal(SIGINT, on_signal);

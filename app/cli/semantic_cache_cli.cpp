@@ -4,19 +4,26 @@
 
 #include "app/cli/bench_record.h"
 #include "app/cli/cli_common.h"
-#include "engine/kv/kv_layout.h"
+#include "engine/runtime/reply_scope.h"
 #include "engine/semantic/cache_scope.h"
 
 namespace inferscope::cli {
 
-Result<semantic::SemanticCache> open_semantic_cache(Args& args) {
+semantic::SemanticCacheOptions semantic_cache_options(Args& args) {
   semantic::SemanticCacheOptions options;
   options.threshold = static_cast<float>(args.number("cache-threshold", options.threshold,
                                                      semantic::SemanticCacheOptions::kMinThreshold,
                                                      semantic::SemanticCacheOptions::kMaxThreshold));
   options.guard_enabled = !args.flag("no-cache-guard");
+  return options;
+}
+
+std::string semantic_cache_database(Args& args) { return args.string("database", default_database_path()); }
+
+Result<semantic::SemanticCache> open_semantic_cache(Args& args) {
+  const semantic::SemanticCacheOptions options = semantic_cache_options(args);
   if (!args.ok()) return Status::error("bad semantic cache options");
-  auto cache = semantic::SemanticCache::open_file(args.string("database", default_database_path()), options);
+  auto cache = semantic::SemanticCache::open_file(semantic_cache_database(args), options);
   if (cache && !cache->notice().empty()) {
     std::fprintf(stderr, "warning: the semantic cache runs in memory only: %s\n", cache->notice().c_str());
   }
@@ -37,27 +44,10 @@ Result<std::unique_ptr<Embedder>> open_embedder(Args& args, std::shared_ptr<cons
 
 std::string request_scope(const Model& model, const Embedder& embedder, const std::string& system,
                           const GenerateRequest& request, const SessionOptions& session) {
-  semantic::CacheScopeInputs in;
-  in.model_identity = model.file_identity();
+  semantic::CacheScopeInputs in = reply_scope_inputs(model, request, session);
   in.embedding_model_identity = embedder.identity();
   in.system_prompt = system;
   in.history_policy = semantic::HistoryPolicy::last_turn_only;  // the CLI sends one turn
-  const SamplingParams& sp = request.sampling;
-  in.sampling.temperature = sp.temperature;
-  in.sampling.top_p = sp.top_p;
-  in.sampling.top_k = sp.top_k;
-  in.sampling.min_p = sp.min_p;
-  in.sampling.seed = sp.seed;  // kRandomSeed for an unseeded request
-  in.sampling.repeat_penalty = sp.repeat_penalty;
-  in.sampling.max_tokens = request.max_tokens;
-  in.sampling.other = {{"repeat_last_n", std::to_string(sp.repeat_last_n)},
-                       {"frequency_penalty", std::to_string(sp.frequency_penalty)},
-                       {"presence_penalty", std::to_string(sp.presence_penalty)},
-                       {"beam_width", std::to_string(request.beam_width)},
-                       {"add_special", std::to_string(request.add_special)},
-                       {"parse_special", std::to_string(request.parse_special)}};
-  in.weight_config = "as stored";
-  in.kv_config = kv_types_label(session.kv_types) + ",window " + std::to_string(session.cache.kv_window);
   return semantic::cache_scope_key(in);
 }
 

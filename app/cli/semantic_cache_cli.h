@@ -33,6 +33,11 @@ inline const OptionSpec kCacheDatabaseOption{
     "SQLite database of the semantic cache (default: the desktop app's, $INFERSCOPE_DATABASE or "
     "~/.local/share/Inferscope/Inferscope/inferscope.sqlite)"};
 
+// --cache-threshold and --no-cache-guard (a bad value fails `args`).
+semantic::SemanticCacheOptions semantic_cache_options(Args& args);
+// --database, or the app's database.
+std::string semantic_cache_database(Args& args);
+
 // The cache of --database (or the app's), --cache-threshold and --no-cache-guard applied. A
 // file that cannot be used gives a memory-only cache and a warning on stderr.
 Result<semantic::SemanticCache> open_semantic_cache(Args& args);

@@ -4,26 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <thread>
 
+#include "engine/runtime/batch_generation.h"
+#include "engine/runtime/generation_support.h"
 #include "engine/sampling/beam_search.h"
-#include "engine/sampling/sampler.h"
 
 namespace inferscope {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0, Clock::time_point t1 = Clock::now()) {
-  return std::chrono::duration<double, std::milli>(t1 - t0).count();
-}
-
-std::vector<TokenLogprob> raw_top_logprobs(std::span<const float> logits, int32_t k) {
-  std::vector<TokenLogprob> out;
-  for (auto [id, lp] : top_logprobs(logits, k)) out.push_back({id, lp});
-  return out;
-}
 
 // Emits what the detokenizer still holds (an incomplete UTF-8 tail) as a last event.
 std::string flush_detokenizer(StreamingDetokenizer& detok, const std::function<bool(const TokenEvent&)>& on_token) {
@@ -32,18 +22,6 @@ std::string flush_detokenizer(StreamingDetokenizer& detok, const std::function<b
   event.text = detok.flush();
   if (!event.text.empty() && on_token) on_token(event);
   return event.text;
-}
-
-bool is_stop_token(const Tokenizer& tok, const GenerateRequest& request, int32_t id) {
-  return tok.is_end_of_generation(id) ||
-         std::find(request.stop_token_ids.begin(), request.stop_token_ids.end(), id) != request.stop_token_ids.end();
-}
-
-const char* stop_reason_for(const Tokenizer& tok, int32_t id) { return id == tok.eos_id() ? "eos" : "end_of_turn"; }
-
-void finish_timings(GenerateTimings& t, size_t prefilled_tokens, size_t decoded_tokens) {
-  t.prefill_tokens_per_s = t.prefill_ms > 0 ? 1000.0 * static_cast<double>(prefilled_tokens) / t.prefill_ms : 0;
-  t.decode_tokens_per_s = t.decode_ms > 0 ? 1000.0 * static_cast<double>(decoded_tokens) / t.decode_ms : 0;
 }
 
 // Beam search drives the forward pass through this adapter: one KV slot per beam.
@@ -191,26 +169,6 @@ Result<GenerateResult> Session::generate(const GenerateRequest& request,
   if (request.top_logprobs < 0) return Status::error("top logprobs must be >= 0");
   INFERSCOPE_RETURN_IF_ERROR(request.sampling.validate());
   if (request.beam_width > 1) return generate_beam(request, on_token);
-  return generate_sampled(request, on_token);
-}
-
-// One sequence of a sampled generation: its request, result, sampler, detokenizer and the
-// logits of its next step.
-struct Session::Sampled {
-  const GenerateRequest* request = nullptr;
-  GenerateResult result;
-  Sampler sampler;
-  StreamingDetokenizer detok;
-  std::vector<float> logits;
-  int32_t step = 0;      // tokens sampled so far
-  int32_t next = -1;     // the token to feed next
-  bool running = true;
-  double decode_ms = 0;  // of the decode steps it took part in
-  size_t decode_steps = 0;
-};
-
-Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
-                                                 const std::function<bool(const TokenEvent&)>& on_token) {
   auto results = generate_batch(std::span(&request, 1), [&](size_t, const TokenEvent& event) {
     return !on_token || on_token(event);
   });
@@ -220,142 +178,34 @@ Result<GenerateResult> Session::generate_sampled(const GenerateRequest& request,
 
 Result<std::vector<GenerateResult>> Session::generate_batch(
     std::span<const GenerateRequest> requests, const std::function<bool(size_t, const TokenEvent&)>& on_token) {
-  const auto start = Clock::now();
   cancelled_.store(false);
   if (requests.empty()) return Status::error("no requests");
-  const Tokenizer& tok = model_->tokenizer();
-  const int32_t n_vocab = static_cast<int32_t>(model_->config().n_vocab);
-  std::vector<Sampled> seqs;
-  seqs.reserve(requests.size());
-  for (const GenerateRequest& request : requests) {
-    if (request.max_tokens < 0) return Status::error("max tokens must be >= 0");
-    if (request.beam_width != 1) return Status::error("a batch of requests samples (beam width 1)");
-    if (request.top_logprobs < 0) return Status::error("top logprobs must be >= 0");
-    INFERSCOPE_RETURN_IF_ERROR(request.sampling.validate());
-    auto sampler = Sampler::create(request.sampling, n_vocab);
-    if (!sampler) return sampler.status();
-    seqs.push_back({&request, {}, std::move(*sampler), StreamingDetokenizer(tok, StreamingDetokenizer::ControlTokens::Hidden),
-                    std::vector<float>(static_cast<size_t>(n_vocab))});
-    Sampled& seq = seqs.back();
-    seq.result.prompt_token_ids = tok.encode(request.prompt, request.add_special, request.parse_special);
-    if (seq.result.prompt_token_ids.empty()) return Status::error("the prompt is empty");
-    for (int32_t id : seq.result.prompt_token_ids) seq.sampler.accept(id);
+  std::vector<std::optional<Result<GenerateResult>>> outcomes(requests.size());  // outlives the batch
+  auto batch = BatchGeneration::create(*this, static_cast<int>(requests.size()));
+  if (!batch) return batch.status();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    INFERSCOPE_RETURN_IF_ERROR((*batch)->add(
+        requests[i], [&on_token, i](const TokenEvent& event) { return !on_token || on_token(i, event); },
+        [&outcomes, i](Result<GenerateResult> outcome) { outcomes[i] = std::move(outcome); }));
   }
-  INFERSCOPE_RETURN_IF_ERROR(ensure_slots(static_cast<int>(seqs.size())));
-  INFERSCOPE_RETURN_IF_ERROR(prefill(seqs, start));
-
-  std::vector<SequenceTokens> batch;
-  for (;;) {
-    batch.clear();
-    for (size_t i = 0; i < seqs.size(); ++i) {
-      if (!seqs[i].running) continue;
-      INFERSCOPE_RETURN_IF_ERROR(sample_step(seqs[i], static_cast<int>(i), start, on_token));
-      if (seqs[i].running) batch.push_back({static_cast<int>(i), std::span(&seqs[i].next, 1), seqs[i].logits.data()});
-    }
-    if (batch.empty()) break;
-    const auto t0 = Clock::now();
-    INFERSCOPE_RETURN_IF_ERROR(forward_->forward_batch(batch));
-    const double ms = ms_since(t0);
-    for (const SequenceTokens& b : batch) {
-      seqs[static_cast<size_t>(b.slot)].decode_ms += ms;
-      seqs[static_cast<size_t>(b.slot)].decode_steps += 1;
-    }
-  }
+  while ((*batch)->active() > 0) INFERSCOPE_RETURN_IF_ERROR((*batch)->step());
   std::vector<GenerateResult> results;
-  for (size_t i = 0; i < seqs.size(); ++i) {
-    Sampled& seq = seqs[i];
-    const std::string tail = seq.detok.flush();
-    if (!tail.empty()) {
-      TokenEvent event;
-      event.id = -1;
-      event.text = tail;
-      if (on_token) on_token(i, event);
-      seq.result.text += tail;
-    }
-    seq.result.timings.decode_ms = seq.decode_ms;
-    finish_timings(seq.result.timings,
-                   seq.result.prompt_token_ids.size() - static_cast<size_t>(seq.result.reused_tokens),
-                   seq.decode_steps);
-    seq.result.memory = memory();
-    results.push_back(std::move(seq.result));
+  for (auto& outcome : outcomes) {
+    if (!*outcome) return outcome->status();
+    results.push_back(std::move(**outcome));
   }
   return results;
 }
 
-// Samples sequence `slot`'s next token from its logits and reports it; leaves it running with
-// the token to feed next, or stopped with its reason. A full context is shifted when the
-// session allows it; the KV window never fills it.
-Status Session::sample_step(Sampled& seq, int slot, Clock::time_point start,
-                            const std::function<bool(size_t, const TokenEvent&)>& on_token) {
-  const GenerateRequest& request = *seq.request;
-  GenerateResult& result = seq.result;
-  const Tokenizer& tok = model_->tokenizer();
-  seq.running = false;
-  result.stop_reason = "max_tokens";
-  if (seq.step >= request.max_tokens) return Status::ok();
-  TokenEvent event;
-  if (request.top_logprobs > 0) event.top_logprobs = raw_top_logprobs(seq.logits, request.top_logprobs);
-  event.id = seq.sampler.sample(seq.logits);
-  if (seq.step++ == 0) result.timings.ttft_ms = ms_since(start);
-  if (is_stop_token(tok, request, event.id)) {
-    result.stop_reason = stop_reason_for(tok, event.id);
-    return Status::ok();
-  }
-  seq.sampler.accept(event.id);
-  result.token_ids.push_back(event.id);
-  event.text = seq.detok.push(event.id);
-  result.text += event.text;
-  if (request.top_logprobs > 0) result.steps.push_back(event.top_logprobs);
-  const bool wanted = !on_token || on_token(static_cast<size_t>(slot), event);
-  if (!wanted || cancelled_.load()) {
-    result.stop_reason = "cancelled";
-    return Status::ok();
-  }
-  if (seq.step == request.max_tokens) return Status::ok();
-  if (options_.cache.kv_window == 0 && forward_->kv_length(slot) >= forward_->n_ctx()) {
-    if (!options_.cache.context_shift) {
-      result.stop_reason = "context_full";
-      return Status::ok();
-    }
-    INFERSCOPE_RETURN_IF_ERROR(forward_->shift_context(slot));
-    result.context_shifts += 1;
-  }
-  seq.next = event.id;
-  seq.running = true;
-  return Status::ok();
-}
-
-// Each sequence's slot takes the cached KV of its prompt's longest cached prefix (when the
-// prefix cache is on), then the rest of every prompt is prefilled in one forward call; each
-// sequence's logits: its last prompt token's.
-Status Session::prefill(std::span<Sampled> seqs, Clock::time_point start) {
-  std::vector<SequenceTokens> batch;
-  size_t prefilled = 0;
-  for (size_t i = 0; i < seqs.size(); ++i) {
-    GenerateResult& r = seqs[i].result;
-    const int slot = static_cast<int>(i);
-    const std::span<const int32_t> prompt(r.prompt_token_ids);
-    if (options_.cache.prefix_cache) {
-      r.reused_tokens = forward_->reuse_prefix(slot, prompt);
-    } else {
-      forward_->truncate(slot, 0);
-    }
-    batch.push_back({slot, prompt.subspan(static_cast<size_t>(r.reused_tokens)), seqs[i].logits.data()});
-    prefilled += batch.back().tokens.size();
-  }
-  INFERSCOPE_RETURN_IF_ERROR(forward_->forward_batch(batch));
-  const double prefill_ms = ms_since(start);
-  for (Sampled& seq : seqs) {
-    GenerateTimings& t = seq.result.timings;
-    t.prefill_ms = prefill_ms;
-    t.ttft_saved_ms = static_cast<double>(seq.result.reused_tokens) * prefill_ms / static_cast<double>(prefilled);
-  }
-  return Status::ok();
+int64_t Session::start_slot(int slot, std::span<const int32_t> prompt) {
+  if (options_.cache.prefix_cache) return forward_->reuse_prefix(slot, prompt);
+  forward_->truncate(slot, 0);
+  return 0;
 }
 
 Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
                                               const std::function<bool(const TokenEvent&)>& on_token) {
-  const auto start = Clock::now();
+  const auto start = GenerationClock::now();
   const Tokenizer& tok = model_->tokenizer();
   INFERSCOPE_RETURN_IF_ERROR(ensure_slots(request.beam_width));
   GenerateResult result;
@@ -365,12 +215,14 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
       static_cast<int64_t>(result.prompt_token_ids.size()) + request.max_tokens > forward_->n_ctx()) {
     return Status::error("prompt plus max tokens exceed the context length of " + std::to_string(forward_->n_ctx()));
   }
-  Sampled prompt{&request, std::move(result), Sampler(request.sampling, static_cast<int32_t>(model_->config().n_vocab)),
-                 StreamingDetokenizer(tok, StreamingDetokenizer::ControlTokens::Hidden),
-                 std::vector<float>(static_cast<size_t>(model_->config().n_vocab))};
-  INFERSCOPE_RETURN_IF_ERROR(prefill(std::span(&prompt, 1), start));
-  result = std::move(prompt.result);
-  const std::vector<float>& logits = prompt.logits;
+  const std::span<const int32_t> prompt(result.prompt_token_ids);
+  result.reused_tokens = start_slot(0, prompt);
+  std::vector<float> logits(static_cast<size_t>(model_->config().n_vocab));
+  INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, prompt.subspan(static_cast<size_t>(result.reused_tokens)), false,
+                                               logits.data()));
+  result.timings.prefill_ms = ms_since(start);
+  result.timings.ttft_saved_ms = static_cast<double>(result.reused_tokens) * result.timings.prefill_ms /
+                                 static_cast<double>(prompt.size() - static_cast<size_t>(result.reused_tokens));
 
   ForwardBeamModel beam_model(*forward_, *model_, request);
   BeamSearchParams params;
@@ -378,7 +230,7 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
   params.max_tokens = request.max_tokens;
   StreamingDetokenizer detok(tok, StreamingDetokenizer::ControlTokens::Hidden);
   bool first = true;
-  const auto decode_start = Clock::now();
+  const auto decode_start = GenerationClock::now();
   auto ids = beam_search(beam_model, logits, params, [&](int32_t id) {
     if (is_stop_token(tok, request, id)) return;
     if (first) result.timings.ttft_ms = ms_since(start);

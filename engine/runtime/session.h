@@ -51,11 +51,11 @@ class Session {
   Result<GenerateResult> generate(const GenerateRequest& request,
                                   const std::function<bool(const TokenEvent&)>& on_token = {});
 
-  // Generates for several sampled requests (beam width 1) together: request i runs in KV slot
-  // i, the prompts are prefilled in one forward call and every decode step feeds all unfinished
-  // sequences in one (each weight read serves them all). on_token(i, event) as generate's;
-  // returning false stops sequence i (stop reason "cancelled"; its slot takes no more steps),
-  // cancel() stops them all.
+  // Generates for several sampled requests (beam width 1) together (a BatchGeneration that no
+  // request joins later): request i runs in KV slot i, the prompts are prefilled in one forward
+  // call and every decode step feeds all unfinished sequences in one (each weight read serves
+  // them all). on_token(i, event) as generate's; returning false stops sequence i (stop reason
+  // "cancelled"; its slot takes no more steps), cancel() stops them all.
   Result<std::vector<GenerateResult>> generate_batch(std::span<const GenerateRequest> requests,
                                                      const std::function<bool(size_t, const TokenEvent&)>& on_token = {});
 
@@ -88,18 +88,17 @@ class Session {
   Status set_cache_policy(const CachePolicy& policy);
 
  private:
+  friend class BatchGeneration;  // runs sampled sequences in this session's slots
   Session() = default;
   Status ensure_slots(int n_slots);
   Status recreate_executor(const SessionOptions& changed);
   Result<std::unique_ptr<ForwardExecutor>> create_executor(int n_slots);
-  Result<GenerateResult> generate_sampled(const GenerateRequest& request,
-                                          const std::function<bool(const TokenEvent&)>& on_token);
   Result<GenerateResult> generate_beam(const GenerateRequest& request,
                                        const std::function<bool(const TokenEvent&)>& on_token);
-  struct Sampled;
-  Status prefill(std::span<Sampled> seqs, std::chrono::steady_clock::time_point start);
-  Status sample_step(Sampled& seq, int slot, std::chrono::steady_clock::time_point start,
-                     const std::function<bool(size_t, const TokenEvent&)>& on_token);
+  // Empties `slot` for `prompt` and gives it the KV of the prompt's longest cached prefix when
+  // the prefix cache is on; returns the positions it holds (the rest is to be prefilled).
+  int64_t start_slot(int slot, std::span<const int32_t> prompt);
+  bool cancel_requested() const { return cancelled_.load(); }
 
   std::shared_ptr<const Model> model_;
   SessionOptions options_;

@@ -70,4 +70,21 @@ std::string cache_scope_key(const CacheScopeInputs& inputs) {
   return "scope-v1:" + hasher.hex();
 }
 
+ConversationTurns split_turns(const std::vector<HistoryMessage>& messages) {
+  ConversationTurns t;
+  std::size_t last = messages.size();  // the last user message's index; size() when none
+  for (std::size_t i = messages.size(); i-- > 0;) {
+    if (messages[i].role == "user") {
+      last = i;
+      break;
+    }
+  }
+  for (std::size_t i = 0; i < messages.size() && i <= last; ++i) {
+    if (i == last) t.prompt = messages[i].content;
+    else if (i == 0 && messages[i].role == "system") t.system = messages[i].content;
+    else t.history.push_back(messages[i]);
+  }
+  return t;
+}
+
 }  // namespace inferscope::semantic

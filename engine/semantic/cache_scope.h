@@ -44,6 +44,15 @@ struct CacheScopeInputs {
   std::string kv_config;      // KV cache type, window, ...
 };
 
+// A conversation as the cache sees it: the system prompt (a first "system" message), the
+// messages before the last user message, and that message (the prompt looked up).
+struct ConversationTurns {
+  std::string system;
+  std::vector<HistoryMessage> history;
+  std::string prompt;  // empty when there is no user message
+};
+ConversationTurns split_turns(const std::vector<HistoryMessage>& messages);
+
 // "scope-v1:" + 64 hex digits. Stable across runs and machines: every field is written as
 // name, byte length and bytes (so no two inputs collide by concatenation), numbers in their
 // shortest round-trip form. Changing this encoding means a new "scope-vN" prefix; old entries

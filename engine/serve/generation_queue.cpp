@@ -1,6 +1,7 @@
 #include "engine/serve/generation_queue.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 namespace inferscope::serve {
@@ -15,7 +16,6 @@ GenerationQueue::~GenerationQueue() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
-  session_.cancel();
   wake_.notify_all();
   worker_.join();
   for (GenerationJob& job : waiting_) job.on_done(Status::error("the server is shutting down"));
@@ -43,34 +43,36 @@ std::size_t GenerationQueue::running() const {
 }
 
 void GenerationQueue::work() {
+  auto batch = BatchGeneration::create(session_, parallel_);
   for (;;) {
-    std::deque<GenerationJob> batch;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !waiting_.empty(); });
-      if (stopping_) return;
-      while (!waiting_.empty() && batch.size() < static_cast<std::size_t>(parallel_)) {
-        batch.push_back(std::move(waiting_.front()));
-        waiting_.pop_front();
+    std::optional<std::deque<GenerationJob>> joining = wait_for_jobs(batch ? (*batch)->active() : 0);
+    if (!joining) return;  // the batch's end cancels the running jobs
+    for (GenerationJob& job : *joining) {
+      if (!batch) {
+        job.on_done(batch.status());
+        continue;
       }
-      running_ = batch.size();
+      const Status added = (*batch)->add(job.request, std::move(job.on_token), job.on_done);
+      if (!added) job.on_done(added);
     }
-    run_batch(batch);
-    std::lock_guard lock(mutex_);
-    running_ = 0;
+    if (batch) (void)(*batch)->step();  // a failed step has ended its jobs with the error
   }
 }
 
-void GenerationQueue::run_batch(std::deque<GenerationJob>& batch) {
-  std::vector<GenerateRequest> requests;
-  for (const GenerationJob& job : batch) requests.push_back(job.request);
-  auto results = session_.generate_batch(requests, [&](std::size_t i, const TokenEvent& event) {
-    return !batch[i].on_token || batch[i].on_token(event);
-  });
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    if (results) batch[i].on_done(std::move((*results)[i]));
-    else batch[i].on_done(results.status());
+// Blocks until a job waits, a job runs, or the queue stops; then takes the waiting jobs that
+// fit the free slots; nothing when the queue stops. `active`: the jobs running now.
+std::optional<std::deque<GenerationJob>> GenerationQueue::wait_for_jobs(int active) {
+  std::unique_lock lock(mutex_);
+  running_ = static_cast<std::size_t>(active);
+  wake_.wait(lock, [&] { return stopping_ || !waiting_.empty() || active > 0; });
+  if (stopping_) return std::nullopt;
+  std::deque<GenerationJob> joining;
+  while (!waiting_.empty() && running_ < static_cast<std::size_t>(parallel_)) {
+    joining.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+    running_ += 1;
   }
+  return joining;
 }
 
 }  // namespace inferscope::serve

@@ -1,8 +1,8 @@
 // The server's generations: one worker thread owns the Session; requests wait in a bounded
-// queue, and up to `parallel` of them run together as one batch (Session::generate_batch: their
-// prompts prefilled in one call, every decode step shared). A job whose on_token returns false
-// (its client went away, a stop string matched) stops at once and leaves the batch.
-// The next batch starts when the running one has ended.
+// queue, and up to `parallel` of them run together in one BatchGeneration (continuous batching:
+// every decode step is shared, and a waiting request joins the running batch at the next step
+// after a slot frees, its prompt prefilled in the same forward call). A job whose on_token
+// returns false (its client went away, a stop string matched) stops at once and frees its slot.
 #pragma once
 
 #include <condition_variable>
@@ -10,9 +10,11 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "engine/core/status.h"
+#include "engine/runtime/batch_generation.h"
 #include "engine/runtime/generate_request.h"
 #include "engine/runtime/session.h"
 
@@ -28,7 +30,8 @@ class GenerationQueue {
  public:
   // `session` must outlive the queue and be used by nothing else meanwhile.
   GenerationQueue(Session& session, int parallel, std::size_t max_waiting);
-  // Stops the running batch after its current step; waiting jobs end with an error.
+  // Stops the running jobs after the current step (stop reason "cancelled"); waiting jobs end
+  // with an error.
   ~GenerationQueue();
   GenerationQueue(const GenerationQueue&) = delete;
   GenerationQueue& operator=(const GenerationQueue&) = delete;
@@ -41,7 +44,7 @@ class GenerationQueue {
 
  private:
   void work();
-  void run_batch(std::deque<GenerationJob>& batch);
+  std::optional<std::deque<GenerationJob>> wait_for_jobs(int active);
 
   Session& session_;
   const int parallel_;

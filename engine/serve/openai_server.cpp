@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "engine/chat/chat_prompt.h"
+#include "engine/runtime/reply_scope.h"
 #include "engine/serve/api_key.h"
 #include "engine/serve/cloud_pass_through.h"
 #include "engine/serve/generation_queue.h"
@@ -47,23 +48,40 @@ struct PreparedReply {
 struct LiveReply {
   ReplyChannel channel;
   StopStrings stops;
+  std::string delivered;  // the reply's text as sent (cut at a stop string); the worker's
   explicit LiveReply(std::vector<std::string> stop) : stops(std::move(stop)) {}
 };
 
+// A reply the semantic cache may keep: one that ended by itself, at its length or at a stop
+// string (not one cancelled or cut short by the context).
+bool storable(const GenerateResult& result, const LiveReply& live) {
+  const std::string& why = result.stop_reason;
+  return live.stops.stopped() || why == "eos" || why == "end_of_turn" || why == "max_tokens";
+}
+
+// After a cache miss: where the finished reply is stored.
+struct CacheStore {
+  CompletionCache* cache = nullptr;
+  std::optional<CompletionCache::Probe> probe;
+};
+
 GenerationJob make_job(const PreparedReply& prepared, std::shared_ptr<LiveReply> live, ServerMetrics& metrics,
-                       route::Router* router) {
+                       route::Router* router, std::shared_ptr<CacheStore> store) {
   GenerationJob job;
   job.request = prepared.request;
   const bool logprobs = prepared.text.logprobs;
   job.on_token = [live, logprobs](const TokenEvent& event) {
     ReplyChannel::Piece piece{live->stops.push(event.text), std::nullopt};
     if (logprobs && event.id >= 0) piece.token = TokenChoice{event.id, event.top_logprobs};
+    live->delivered += piece.text;
     const bool wanted = live->channel.push(std::move(piece));
     return wanted && !live->stops.stopped();
   };
-  job.on_done = [live, &metrics, router](Result<GenerateResult> result) {
+  job.on_done = [live, &metrics, router, store](Result<GenerateResult> result) {
     const std::string held = live->stops.flush();
+    live->delivered += held;
     if (!held.empty()) live->channel.push({held, std::nullopt});
+    if (result && store->probe && storable(*result, *live)) (void)store->cache->store(*store->probe, live->delivered);
     if (result) metrics.count_reply(*result);
     if (result && router) {
       router->observe_local_prefill(static_cast<std::int64_t>(result->prompt_token_ids.size()) - result->reused_tokens,
@@ -139,6 +157,23 @@ void answer_streamed(httplib::Response& res, const PreparedReply& prepared, std:
       });
 }
 
+// Answers with a reply from the semantic cache, whole or as one streamed chunk and the last.
+// Its finish reason: "length" when it has max_tokens tokens, else "stop".
+void answer_cached(httplib::Response& res, const PreparedReply& prepared, const std::string& reply,
+                   const Tokenizer& tokenizer) {
+  const GenerateRequest& r = prepared.request;
+  const Usage usage{static_cast<std::int64_t>(tokenizer.encode(r.prompt, r.add_special, r.parse_special).size()),
+                    static_cast<std::int64_t>(tokenizer.encode(reply, false, false).size())};
+  const std::string finish = usage.completion_tokens >= r.max_tokens ? "length" : "stop";
+  res.set_header("X-Inferscope-Cache", "hit");
+  if (!prepared.text.stream) return send_json(res, 200, completion_json(prepared.identity, reply, finish, usage, json()));
+  res.set_header("Cache-Control", "no-cache");
+  std::string events = sse_event(chunk_json(prepared.identity, reply, json(), true, nullptr, nullptr));
+  events += sse_event(chunk_json(prepared.identity, "", json(), false, &finish, &usage));
+  events += kSseDone;
+  res.set_content(events, "text/event-stream");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<OpenAiServer>> OpenAiServer::start(std::shared_ptr<const Model> model, ServerOptions options) {
@@ -161,6 +196,10 @@ Result<std::unique_ptr<OpenAiServer>> OpenAiServer::start(std::shared_ptr<const 
   server->template_ = std::make_unique<ChatTemplate>(std::move(*chat));
   server->queue_ = std::make_unique<GenerationQueue>(*server->session_, server->options_.parallel,
                                                      server->options_.max_waiting);
+  server->embedder_ = std::make_unique<SharedEmbedder>(
+      server->options_.embedding_model ? server->options_.embedding_model : server->model_,
+      server->session_->options().n_threads);
+  INFERSCOPE_RETURN_IF_ERROR(server->open_cache());
   server->started_at_ = unix_seconds();
   server->start_routing();
   INFERSCOPE_RETURN_IF_ERROR(server->bind());
@@ -247,7 +286,8 @@ void OpenAiServer::route() {
     send_json(res, 200, models_json({options_.model_name}, started_at_));
   });
   http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_.prometheus_text(queue_->running(), queue_->waiting()), "text/plain; version=0.0.4");
+    ScrapeState now{queue_->running(), queue_->waiting(), cache_ ? cache_->stats() : semantic::CacheStats{}};
+    res.set_content(metrics_.prometheus_text(now), "text/plain; version=0.0.4");
   });
   http_->Post("/v1/chat/completions",
               [this](const httplib::Request& req, httplib::Response& res) { answer_generation(req, res, true); });
@@ -259,12 +299,18 @@ void OpenAiServer::route() {
 void OpenAiServer::answer_generation(const httplib::Request& req, httplib::Response& res, bool chat) {
   PreparedReply prepared;
   std::string routed_text;  // what the private patterns are matched against: every message
+  semantic::ConversationTurns turns;  // what the semantic cache looks up
   const Tokenizer& tokenizer = model_->tokenizer();
   if (chat) {
     Parsed<ChatCompletionRequest> parsed = parse_chat_completion(req.body, options_.limits);
     if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
     ChatCompletionRequest& r = std::get<ChatCompletionRequest>(parsed);
-    for (const ChatMessage& m : r.messages) routed_text += m.content + "\n";
+    std::vector<semantic::HistoryMessage> conversation;
+    for (const ChatMessage& m : r.messages) {
+      routed_text += m.content + "\n";
+      conversation.push_back({m.role, m.content});
+    }
+    turns = semantic::split_turns(conversation);
     auto prompt = build_chat_prompt(tokenizer, *template_, std::move(r.messages), session_->n_ctx(), r.text.max_tokens);
     if (!prompt) return send_error(res, bad_request(prompt.message(), "messages"));
     prepared.request = std::move(prompt->request);
@@ -280,6 +326,7 @@ void OpenAiServer::answer_generation(const httplib::Request& req, httplib::Respo
                                          "prompt"));
     }
     routed_text = r.prompt;
+    turns.prompt = r.prompt;
     prepared.request.prompt = std::move(r.prompt);
     prepared.text = std::move(r.text);
   }
@@ -291,14 +338,42 @@ void OpenAiServer::answer_generation(const httplib::Request& req, httplib::Respo
   prepared.request.top_logprobs = prepared.text.top_logprobs;
   prepared.identity = {chat ? Api::Chat : Api::Text, (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id_++),
                        unix_seconds(), options_.model_name};
+  auto store = std::make_shared<CacheStore>();
+  if (cache_ && !prepared.text.logprobs && !turns.prompt.empty()) {
+    auto probe = cache_->look_up(cache_scope(prepared.request, prepared.text, turns, chat), turns.prompt);
+    if (!probe && options_.log) options_.log("semantic cache: the lookup failed: " + probe.message());
+    if (probe && probe->hit) return answer_cached(res, prepared, probe->hit->reply, tokenizer);
+    if (probe) *store = {cache_.get(), std::move(*probe)};
+    res.set_header("X-Inferscope-Cache", "miss");
+  }
   auto live = std::make_shared<LiveReply>(prepared.text.stop);
   if (router_ && answered_by_cloud(req, res, chat, routed_text, prepared.request)) return;
-  if (!queue_->submit(make_job(prepared, live, metrics_, router_.get()))) {
+  if (!queue_->submit(make_job(prepared, live, metrics_, router_.get(), store))) {
     return send_error(res, overloaded("the server is busy: " + std::to_string(options_.max_waiting) +
                                       " requests wait already; retry shortly"));
   }
   if (prepared.text.stream) answer_streamed(res, prepared, live, tokenizer);
   else answer_whole(res, prepared, *live, tokenizer, options_.request_timeout);
+}
+
+Status OpenAiServer::open_cache() {
+  if (!options_.semantic_cache) return Status::ok();
+  auto cache = CompletionCache::open(*options_.semantic_cache, *embedder_);
+  if (!cache) return cache.status();
+  cache_ = std::move(*cache);
+  if (!cache_->notice().empty() && options_.log) options_.log("semantic cache: in memory only: " + cache_->notice());
+  return Status::ok();
+}
+
+semantic::CacheScopeInputs OpenAiServer::cache_scope(const GenerateRequest& request, const TextRequest& text,
+                                                     const semantic::ConversationTurns& turns, bool chat) const {
+  semantic::CacheScopeInputs in = reply_scope_inputs(*model_, request, session_->options());
+  in.system_prompt = turns.system;
+  in.history = turns.history;
+  in.history_policy = chat ? semantic::HistoryPolicy::full_history : semantic::HistoryPolicy::last_turn_only;
+  in.sampling.other["endpoint"] = chat ? "chat" : "text";
+  for (std::size_t i = 0; i < text.stop.size(); ++i) in.sampling.other["stop " + std::to_string(i)] = text.stop[i];
+  return in;
 }
 
 void OpenAiServer::start_routing() {
@@ -373,14 +448,6 @@ void OpenAiServer::answer_embeddings(const httplib::Request& req, httplib::Respo
   Parsed<EmbeddingRequest> parsed = parse_embedding(req.body, options_.limits);
   if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
   const EmbeddingRequest& r = std::get<EmbeddingRequest>(parsed);
-  std::lock_guard lock(embedder_mutex_);
-  if (!embedder_) {
-    EmbedderOptions options;
-    options.n_threads = options_.session.n_threads;
-    auto embedder = Embedder::create(options_.embedding_model ? options_.embedding_model : model_, options);
-    if (!embedder) return send_error(res, server_error(embedder.message()));
-    embedder_ = std::move(*embedder);
-  }
   std::vector<std::vector<float>> vectors;
   std::int64_t tokens = 0;
   for (const std::string& text : r.inputs) {

@@ -3,6 +3,8 @@
 // /v1/completions, streamed as server-sent events or whole; POST /v1/embeddings; GET /v1/models,
 // /health and /metrics (Prometheus text). Generations run on the server's own Session through a
 // GenerationQueue (up to `parallel` together, a bounded queue behind them: 503 beyond it).
+// With a semantic cache (CompletionCache), a completion whose prompt means the same as one
+// answered before gets that reply at once (X-Inferscope-Cache: hit).
 // Bad input gets a 4xx with an OpenAI error object. Loopback only, unless an API key is set.
 //
 //   auto server = OpenAiServer::start(model, options);   // binds, then serves on its threads
@@ -27,8 +29,10 @@
 #include "engine/route/cloud_client.h"
 #include "engine/route/router.h"
 #include "engine/runtime/session.h"
+#include "engine/serve/completion_cache.h"
 #include "engine/serve/openai_request.h"
 #include "engine/serve/server_metrics.h"
+#include "engine/serve/shared_embedder.h"
 
 namespace httplib {
 class Server;
@@ -51,7 +55,8 @@ struct ServerOptions {
   std::chrono::seconds request_timeout{600};  // a whole (non-streamed) reply, or a stream's silence
   std::string model_name;                     // the id /v1/models lists; "" = the file's name
   SessionOptions session;                     // the server's own session on the model
-  std::shared_ptr<const Model> embedding_model;  // /v1/embeddings; null: the chat model's hidden state
+  std::shared_ptr<const Model> embedding_model;  // /v1/embeddings and the semantic cache; null: the chat model's hidden state
+  std::optional<CompletionCacheOptions> semantic_cache;  // absent: every completion is generated
   // Edge-cloud routing (docs/ROUTING.md): completions the router sends to a cloud tier are
   // passed through to it and its reply back unchanged; absent: everything runs here.
   std::optional<route::RouteConfig> route;
@@ -78,6 +83,10 @@ class OpenAiServer {
   void answer_embeddings(const httplib::Request& req, httplib::Response& res);
   bool authorized(const httplib::Request& req) const;
   void start_routing();
+  Status open_cache();
+  // The semantic cache's scope of a completion (all but the embedding model).
+  semantic::CacheScopeInputs cache_scope(const GenerateRequest& request, const TextRequest& text,
+                                         const semantic::ConversationTurns& turns, bool chat) const;
   // Routes a parsed completion request; true when a cloud tier answered it (res is set).
   bool answered_by_cloud(const httplib::Request& req, httplib::Response& res, bool chat,
                          const std::string& prompt_text, const GenerateRequest& request);
@@ -88,8 +97,8 @@ class OpenAiServer {
   std::unique_ptr<Session> session_;
   std::unique_ptr<ChatTemplate> template_;
   std::unique_ptr<GenerationQueue> queue_;
-  std::mutex embedder_mutex_;
-  std::unique_ptr<Embedder> embedder_;  // made on the first /v1/embeddings
+  std::unique_ptr<SharedEmbedder> embedder_;
+  std::unique_ptr<CompletionCache> cache_;  // with options_.semantic_cache
   ServerMetrics metrics_;
   std::unique_ptr<route::Router> router_;      // with options_.route
   std::vector<route::CloudClient> clouds_;     // the tiers that answered their probe

@@ -24,7 +24,7 @@ void ServerMetrics::count_reply(const GenerateResult& result) {
   }
 }
 
-std::string ServerMetrics::prometheus_text(std::size_t running, std::size_t waiting) const {
+std::string ServerMetrics::prometheus_text(const ScrapeState& now) const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;
   auto metric = [&](const char* name, const char* type, const char* help) {
@@ -49,12 +49,17 @@ std::string ServerMetrics::prometheus_text(std::size_t running, std::size_t wait
   out << "inferscope_time_to_first_token_ms_bucket{le=\"+Inf\"} " << ttft_count_ << '\n';
   out << "inferscope_time_to_first_token_ms_sum " << ttft_sum_ms_ << '\n';
   out << "inferscope_time_to_first_token_ms_count " << ttft_count_ << '\n';
-  single("inferscope_requests_running", "gauge", "generations running together", running);
-  single("inferscope_requests_waiting", "gauge", "generations waiting in the queue", waiting);
+  single("inferscope_requests_running", "gauge", "generations running together", now.running);
+  single("inferscope_requests_waiting", "gauge", "generations waiting in the queue", now.waiting);
   single("inferscope_kv_blocks_in_use", "gauge", "paged KV blocks referenced by sequences as the last reply ended", kv_blocks_.referenced);
   single("inferscope_kv_blocks_cached", "gauge", "paged KV blocks kept for the prefix cache", kv_blocks_.cached);
   single("inferscope_prefix_cache_hit_rate", "gauge", "prompt tokens reused from the prefix cache over prompt tokens",
          prompt_tokens_ == 0 ? 0.0 : static_cast<double>(reused_tokens_) / static_cast<double>(prompt_tokens_));
+  const semantic::CacheStats& cache = now.semantic_cache;
+  single("inferscope_semantic_cache_lookups_total", "counter", "completions looked up in the semantic cache", cache.lookups);
+  single("inferscope_semantic_cache_hits_total", "counter", "completions answered from the semantic cache", cache.hits);
+  single("inferscope_semantic_cache_hit_rate", "gauge", "semantic cache hits over lookups", cache.hit_rate());
+  single("inferscope_semantic_cache_entries", "gauge", "replies the semantic cache holds", cache.entries);
   return out.str();
 }
 

@@ -1,7 +1,8 @@
 // The server's counters for GET /metrics, in Prometheus' text format: requests by endpoint and
 // status, prompt and generated tokens, the last reply's decode tokens/s, a time-to-first-token
 // histogram, the requests running and waiting, the KV blocks in use as the last reply ended and
-// the prefix cache's hit rate (reused prompt tokens over prompt tokens). Thread-safe.
+// the prefix cache's hit rate (reused prompt tokens over prompt tokens), and the semantic
+// cache's lookups, hits and entries. Thread-safe.
 #pragma once
 
 #include <array>
@@ -11,8 +12,15 @@
 #include <string>
 
 #include "engine/runtime/generate_request.h"
+#include "engine/semantic/semantic_cache.h"
 
 namespace inferscope::serve {
+
+// What the server reads as /metrics is scraped.
+struct ScrapeState {
+  std::size_t running = 0, waiting = 0;  // generations
+  semantic::CacheStats semantic_cache;   // all zero when the server keeps none
+};
 
 class ServerMetrics {
  public:
@@ -21,7 +29,7 @@ class ServerMetrics {
   void count_request(const std::string& endpoint, int status);
   void count_reply(const GenerateResult& result);
 
-  std::string prometheus_text(std::size_t running, std::size_t waiting) const;
+  std::string prometheus_text(const ScrapeState& now) const;
 
  private:
   mutable std::mutex mutex_;

@@ -1,7 +1,8 @@
 // The OpenAI-compatible server on 127.0.0.1 (a free port), driven by cpp-httplib's client: every
 // endpoint's wire format (streamed and whole), replies and logprobs equal to the engine's own
 // for the same request, bad input answered with 4xx error objects, API keys, the body limit,
-// 64 concurrent clients against a bounded queue, and a client that goes away mid-stream.
+// 64 concurrent clients against a bounded queue, a request joining a running batch, and a client
+// that goes away mid-stream.
 #include <httplib.h>
 
 #include <atomic>
@@ -328,6 +329,32 @@ TEST(OpenAiServer, AClientGoingAwayMidStreamFreesItsSequence) {
   const long generated = generated_tokens(c);
   EXPECT_GT(generated, 0);
   EXPECT_LT(generated, kLongReply / 2) << "the abandoned reply ran on";
+}
+
+// Continuous batching: a short request that arrives while a long one runs is answered while the
+// long one is still running (it joins the running batch instead of waiting for it to end).
+TEST(OpenAiServer, ARequestJoinsARunningBatch) {
+  constexpr int kLongReply = 3000;
+  ServerOptions options = loopback(/*parallel=*/2, /*queue=*/0);
+  options.session.cache.context_shift = true;
+  auto server = serve(options);
+  ASSERT_TRUE(server);
+  std::atomic<bool> long_started{false}, long_done{false};
+  std::thread long_client([&] {
+    const json body = {{"prompt", "Once upon a time"}, {"max_tokens", kLongReply}, {"stream", true}};
+    const testing::RawReply reply = testing::raw_post(server->port(), "/v1/completions", body.dump(),
+                                                      [&](const std::string&) { long_started = true; });
+    long_done = true;
+    EXPECT_EQ(reply.status, 200);
+    EXPECT_NE(reply.text.find("data: [DONE]"), std::string::npos);
+  });
+  while (!long_started && !long_done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto c = client(*server);
+  const json reply = post_json(c, "/v1/completions", {{"prompt", "Hello"}, {"max_tokens", 4}, {"temperature", 0}}, 200);
+  const bool answered_while_the_long_one_ran = !long_done;
+  long_client.join();
+  EXPECT_TRUE(answered_while_the_long_one_ran) << "the short request waited for the long one to end";
+  EXPECT_EQ(reply["usage"]["completion_tokens"], 4);
 }
 
 }  // namespace

@@ -14,24 +14,10 @@ namespace {
 
 constexpr int64_t kEmbeddingContext = 512;  // tokens of a question the embedding reads
 
-// The request's system prompt, the turns before its last user message, and that message.
-struct Turns {
-  std::string system;
-  std::vector<semantic::HistoryMessage> history;
-  std::string prompt;
-};
-
-Turns splitTurns(const ChatRequest& request) {
-  Turns t;
-  qsizetype last = request.messages.size() - 1;
-  while (last >= 0 && request.messages.at(last).role != QLatin1String("user")) --last;
-  for (qsizetype i = 0; i < request.messages.size(); ++i) {
-    const ChatTurn& turn = request.messages.at(i);
-    if (i == last) t.prompt = turn.content.toStdString();
-    else if (i == 0 && turn.role == QLatin1String("system")) t.system = turn.content.toStdString();
-    else if (i < last) t.history.push_back({turn.role.toStdString(), turn.content.toStdString()});
-  }
-  return t;
+semantic::ConversationTurns splitTurns(const ChatRequest& request) {
+  std::vector<semantic::HistoryMessage> messages;
+  for (const ChatTurn& turn : request.messages) messages.push_back({turn.role.toStdString(), turn.content.toStdString()});
+  return semantic::split_turns(messages);
 }
 
 semantic::SamplingSettings samplingOf(const ChatRequest& request) {
@@ -94,7 +80,7 @@ Result<ReplyCache::Probe> ReplyCache::lookUp(const ChatRequest& request, std::sh
   INFERSCOPE_RETURN_IF_ERROR(prepare(request.semanticCache, model, session.options().n_threads));
   QElapsedTimer timer;
   timer.start();
-  Turns turns = splitTurns(request);
+  semantic::ConversationTurns turns = splitTurns(request);
   if (turns.prompt.empty()) return Status::error("no user message to look up");
   semantic::CacheScopeInputs in;
   in.model_identity = model->file_identity();

@@ -1,0 +1,229 @@
+#include "engine/runtime/batch_generation.h"
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "engine/runtime/generation_support.h"
+#include "engine/runtime/session.h"
+#include "engine/sampling/sampler.h"
+#include "engine/tokenizer/streaming_detokenizer.h"
+
+namespace inferscope {
+
+namespace {
+
+std::vector<TokenLogprob> raw_top_logprobs(std::span<const float> logits, int32_t k) {
+  std::vector<TokenLogprob> out;
+  for (auto [id, lp] : top_logprobs(logits, k)) out.push_back({id, lp});
+  return out;
+}
+
+Status validate(const GenerateRequest& request) {
+  if (request.max_tokens < 0) return Status::error("max tokens must be >= 0");
+  if (request.beam_width != 1) return Status::error("a batch of requests samples (beam width 1)");
+  if (request.top_logprobs < 0) return Status::error("top logprobs must be >= 0");
+  return request.sampling.validate();
+}
+
+}  // namespace
+
+// One sequence: its request and callbacks, its slot, the result so far, its sampler and
+// detokenizer, and the logits its next token is sampled from.
+struct BatchGeneration::Sequence {
+  GenerateRequest request;
+  OnToken on_token;
+  OnDone on_done;
+  int slot = 0;
+  GenerateResult result;
+  Sampler sampler;
+  StreamingDetokenizer detok;
+  std::vector<float> logits;
+  GenerationClock::time_point start = GenerationClock::now();
+  bool prefilled = false;  // false until the step that prefills its prompt
+  bool running = true;     // false once it has stopped (result.stop_reason says why)
+  bool reported = false;   // on_done has been called
+  int32_t step = 0;        // tokens sampled so far
+  int32_t next = -1;       // the token to feed next
+  double decode_ms = 0;    // of the decode steps it took part in
+  size_t decode_steps = 0;
+};
+
+Result<std::unique_ptr<BatchGeneration>> BatchGeneration::create(Session& session, int capacity) {
+  if (capacity < 1) return Status::error("a batch needs at least one slot");
+  INFERSCOPE_RETURN_IF_ERROR(session.ensure_slots(capacity));
+  return std::unique_ptr<BatchGeneration>(new BatchGeneration(session, capacity));
+}
+
+BatchGeneration::BatchGeneration(Session& session, int capacity) : session_(session), capacity_(capacity) {
+  for (int slot = capacity - 1; slot >= 0; --slot) free_slots_.push_back(slot);
+}
+
+BatchGeneration::~BatchGeneration() { cancel_all(); }
+
+Status BatchGeneration::add(const GenerateRequest& request, OnToken on_token, OnDone on_done) {
+  INFERSCOPE_RETURN_IF_ERROR(validate(request));
+  if (free_slots_.empty()) return Status::error("every slot of the batch is taken");
+  const Model& model = session_.model();
+  const Tokenizer& tok = model.tokenizer();
+  auto sampler = Sampler::create(request.sampling, static_cast<int32_t>(model.config().n_vocab));
+  if (!sampler) return sampler.status();
+  auto seq = std::unique_ptr<Sequence>(new Sequence{
+      request, std::move(on_token), std::move(on_done), 0, {}, std::move(*sampler),
+      StreamingDetokenizer(tok, StreamingDetokenizer::ControlTokens::Hidden),
+      std::vector<float>(static_cast<size_t>(model.config().n_vocab))});
+  std::vector<int32_t>& prompt = seq->result.prompt_token_ids;
+  prompt = tok.encode(request.prompt, request.add_special, request.parse_special);
+  if (prompt.empty()) return Status::error("the prompt is empty");
+  if (session_.options().cache.kv_window == 0 && static_cast<int64_t>(prompt.size()) > session_.n_ctx()) {
+    return Status::error("context is full: the prompt's " + std::to_string(prompt.size()) +
+                         " tokens exceed the context length of " + std::to_string(session_.n_ctx()) +
+                         " (use a larger --context or --kv-window)");
+  }
+  for (int32_t id : prompt) seq->sampler.accept(id);
+  seq->slot = free_slots_.back();
+  free_slots_.pop_back();
+  sequences_.push_back(std::move(seq));
+  return Status::ok();
+}
+
+Status BatchGeneration::step() {
+  if (sequences_.empty()) return Status::ok();
+  std::vector<SequenceTokens> batch;
+  size_t prefill_tokens = 0;
+  for (const auto& seq : sequences_) {
+    if (seq->prefilled) {
+      batch.push_back({seq->slot, std::span(&seq->next, 1), seq->logits.data()});
+      continue;
+    }
+    const std::span<const int32_t> prompt(seq->result.prompt_token_ids);
+    seq->result.reused_tokens = session_.start_slot(seq->slot, prompt);
+    batch.push_back({seq->slot, prompt.subspan(static_cast<size_t>(seq->result.reused_tokens)), seq->logits.data()});
+    prefill_tokens += batch.back().tokens.size();
+  }
+  const auto t0 = GenerationClock::now();
+  const Status forwarded = session_.executor().forward_batch(batch);
+  if (!forwarded.is_ok()) {
+    fail_all(forwarded);
+    return forwarded;
+  }
+  const auto t1 = GenerationClock::now();
+  const double step_ms = ms_since(t0, t1);
+  for (const auto& seq : sequences_) {
+    if (seq->prefilled) {
+      seq->decode_ms += step_ms;
+      seq->decode_steps += 1;
+    } else {
+      GenerateTimings& t = seq->result.timings;
+      t.prefill_ms = ms_since(seq->start, t1);
+      t.ttft_saved_ms = static_cast<double>(seq->result.reused_tokens) * step_ms / static_cast<double>(prefill_tokens);
+      seq->prefilled = true;
+    }
+    const Status sampled = sample(*seq);
+    if (!sampled.is_ok()) report(*seq, sampled);
+  }
+  end_finished();
+  return Status::ok();
+}
+
+// Samples `seq`'s next token from its logits and reports it; leaves it running with the token
+// to feed next, or stopped with its reason. A full context is shifted when the session allows
+// it; the KV window never fills it.
+Status BatchGeneration::sample(Sequence& seq) {
+  const GenerateRequest& request = seq.request;
+  GenerateResult& result = seq.result;
+  const Tokenizer& tok = session_.model().tokenizer();
+  ForwardExecutor& executor = session_.executor();
+  const CachePolicy& cache = session_.options().cache;
+  seq.running = false;
+  result.stop_reason = "max_tokens";
+  if (seq.step >= request.max_tokens) return Status::ok();
+  TokenEvent event;
+  if (request.top_logprobs > 0) event.top_logprobs = raw_top_logprobs(seq.logits, request.top_logprobs);
+  event.id = seq.sampler.sample(seq.logits);
+  if (seq.step++ == 0) result.timings.ttft_ms = ms_since(seq.start);
+  if (is_stop_token(tok, request, event.id)) {
+    result.stop_reason = stop_reason_for(tok, event.id);
+    return Status::ok();
+  }
+  seq.sampler.accept(event.id);
+  result.token_ids.push_back(event.id);
+  event.text = seq.detok.push(event.id);
+  result.text += event.text;
+  if (request.top_logprobs > 0) result.steps.push_back(event.top_logprobs);
+  const bool wanted = !seq.on_token || seq.on_token(event);
+  if (!wanted || session_.cancel_requested()) {
+    result.stop_reason = "cancelled";
+    return Status::ok();
+  }
+  if (seq.step == request.max_tokens) return Status::ok();
+  if (cache.kv_window == 0 && executor.kv_length(seq.slot) >= executor.n_ctx()) {
+    if (!cache.context_shift) {
+      result.stop_reason = "context_full";
+      return Status::ok();
+    }
+    INFERSCOPE_RETURN_IF_ERROR(executor.shift_context(seq.slot));
+    result.context_shifts += 1;
+  }
+  seq.next = event.id;
+  seq.running = true;
+  return Status::ok();
+}
+
+// Reports `seq`'s result: the detokenizer's last text, the rates and the memory in use.
+void BatchGeneration::finish(Sequence& seq) {
+  if (seq.reported) return;
+  const std::string tail = seq.detok.flush();
+  if (!tail.empty()) {
+    TokenEvent event;
+    event.id = -1;
+    event.text = tail;
+    if (seq.on_token) seq.on_token(event);
+    seq.result.text += tail;
+  }
+  GenerateTimings& t = seq.result.timings;
+  t.decode_ms = seq.decode_ms;
+  finish_timings(t, seq.result.prompt_token_ids.size() - static_cast<size_t>(seq.result.reused_tokens),
+                 seq.decode_steps);
+  seq.result.memory = session_.memory();
+  report(seq, std::move(seq.result));
+}
+
+// Ends `seq` with `outcome` (its result or an error): on_done's one call.
+void BatchGeneration::report(Sequence& seq, Result<GenerateResult> outcome) {
+  seq.running = false;
+  seq.reported = true;
+  if (seq.on_done) seq.on_done(std::move(outcome));
+}
+
+// Reports the sequences that stopped this step and frees their slots.
+void BatchGeneration::end_finished() {
+  std::vector<std::unique_ptr<Sequence>> still_running;
+  for (auto& seq : sequences_) {
+    if (seq->running) {
+      still_running.push_back(std::move(seq));
+      continue;
+    }
+    finish(*seq);
+    free_slots_.push_back(seq->slot);
+  }
+  sequences_ = std::move(still_running);
+  std::sort(free_slots_.begin(), free_slots_.end(), std::greater<>());
+}
+
+void BatchGeneration::cancel_all() {
+  for (auto& seq : sequences_) {
+    seq->result.stop_reason = "cancelled";
+    seq->running = false;
+  }
+  end_finished();
+}
+
+void BatchGeneration::fail_all(const Status& error) {
+  for (auto& seq : sequences_) {
+    if (!seq->reported) report(*seq, error);
+  }
+  end_finished();
+}
+
+}  // namespace inferscope

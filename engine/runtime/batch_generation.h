@@ -1,0 +1,64 @@
+// Sampled generations (beam width 1) that run together and join or leave between steps:
+// continuous batching. Each sequence takes a free KV slot of the session. One step prefills the
+// prompts added since the last step and feeds every running sequence its last token, all in one
+// forward call (each weight read serves them all); then each sequence's next token is sampled
+// and reported. A finished sequence reports its result and frees its slot for the next request
+// at once, while the others go on.
+// Not thread-safe: one thread adds and steps. The session runs nothing else meanwhile.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/core/status.h"
+#include "engine/runtime/generate_request.h"
+
+namespace inferscope {
+
+class Session;
+
+class BatchGeneration {
+ public:
+  using OnToken = std::function<bool(const TokenEvent&)>;  // false stops that sequence ("cancelled")
+  using OnDone = std::function<void(Result<GenerateResult>)>;  // exactly once per sequence added
+
+  // Reserves `capacity` KV slots of `session`, which must outlive the batch.
+  static Result<std::unique_ptr<BatchGeneration>> create(Session& session, int capacity);
+  // Ends the sequences still running as cancel_all() does.
+  ~BatchGeneration();
+  BatchGeneration(const BatchGeneration&) = delete;
+  BatchGeneration& operator=(const BatchGeneration&) = delete;
+
+  // Takes `request` into the lowest free slot; it is prefilled at the next step (from the
+  // longest prefix the prefix cache holds, when the session keeps one). Fails, taking nothing
+  // and calling nothing, on an invalid request, an empty prompt, one longer than the context
+  // (without a KV window), or when every slot is taken.
+  Status add(const GenerateRequest& request, OnToken on_token, OnDone on_done);
+
+  // One forward call for every sequence, then one token sampled for each (see above). A failed
+  // forward call ends every sequence with its error, which step() returns too.
+  Status step();
+
+  // Ends every sequence now with what it has generated (stop reason "cancelled").
+  void cancel_all();
+
+  int active() const { return static_cast<int>(sequences_.size()); }
+  int capacity() const { return capacity_; }
+
+ private:
+  struct Sequence;
+  BatchGeneration(Session& session, int capacity);
+  Status sample(Sequence& seq);
+  void finish(Sequence& seq);
+  void report(Sequence& seq, Result<GenerateResult> outcome);
+  void end_finished();
+  void fail_all(const Status& error);
+
+  Session& session_;
+  const int capacity_;
+  std::vector<std::unique_ptr<Sequence>> sequences_;  // in the order they were added
+  std::vector<int> free_slots_;                        // highest first: the lowest is taken next
+};
+
+}  // namespace inferscope

@@ -1,0 +1,27 @@
+#include "engine/serve/shared_embedder.h"
+
+namespace inferscope::serve {
+
+Status SharedEmbedder::make_embedder() {
+  if (embedder_) return Status::ok();
+  EmbedderOptions options;
+  options.n_threads = threads_;
+  auto embedder = Embedder::create(model_, options);
+  if (!embedder) return embedder.status();
+  embedder_ = std::move(*embedder);
+  return Status::ok();
+}
+
+Result<Embedding> SharedEmbedder::embed(const std::string& text) {
+  std::lock_guard lock(mutex_);
+  INFERSCOPE_RETURN_IF_ERROR(make_embedder());
+  return embedder_->embed(text);
+}
+
+Result<std::string> SharedEmbedder::identity() {
+  std::lock_guard lock(mutex_);
+  INFERSCOPE_RETURN_IF_ERROR(make_embedder());
+  return embedder_->identity();
+}
+
+}  // namespace inferscope::serve
