@@ -46,6 +46,7 @@ int run_serve(int argc, char** argv) {
              {"max-body", "BYTES", "largest request body (default 1048576; larger: 413)"},
              {"max-tokens-limit", "N", "largest max_tokens a request may ask (default 4096)"},
              {"model-name", "NAME", "the model id /v1/models lists (default: the file's name)"},
+             {"stream-pace", "MS", "a stream's tokens go out at most this often, together (default 50; 0: each at once)"},
              {"route", "CONFIG", "hand requests to a cloud tier by a deployment config (YAML/JSON; docs/ROUTING.md)"},
              kEmbeddingModelOption, kSemanticCacheOption, kCacheThresholdOption, kNoCacheGuardOption,
              kCacheDatabaseOption},
@@ -66,6 +67,7 @@ int run_serve(int argc, char** argv) {
   options.limits.max_tokens = static_cast<int32_t>(args.integer("max-tokens-limit", 4096, 1, 1 << 20));
   options.limits.default_max_tokens = std::min(options.limits.default_max_tokens, options.limits.max_tokens);
   options.model_name = args.string("model-name", "");
+  options.stream_pace = std::chrono::milliseconds(args.integer("stream-pace", options.stream_pace.count(), 0, 1000));
   if (args.flag("semantic-cache")) options.semantic_cache = {semantic_cache_database(args), semantic_cache_options(args)};
   if (!args.ok() || !read_session_options(args, &options.session)) return args.exit_code();
   auto model = load_model_from_args(args);

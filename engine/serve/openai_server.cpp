@@ -49,7 +49,7 @@ struct LiveReply {
   ReplyChannel channel;
   StopStrings stops;
   std::string delivered;  // the reply's text as sent (cut at a stop string); the worker's
-  explicit LiveReply(std::vector<std::string> stop) : stops(std::move(stop)) {}
+  LiveReply(std::vector<std::string> stop, std::chrono::milliseconds pace) : channel(pace), stops(std::move(stop)) {}
 };
 
 // A reply the semantic cache may keep: one that ended by itself, at its length or at a stop
@@ -346,7 +346,7 @@ void OpenAiServer::answer_generation(const httplib::Request& req, httplib::Respo
     if (probe) *store = {cache_.get(), std::move(*probe)};
     res.set_header("X-Inferscope-Cache", "miss");
   }
-  auto live = std::make_shared<LiveReply>(prepared.text.stop);
+  auto live = std::make_shared<LiveReply>(prepared.text.stop, options_.stream_pace);
   if (router_ && answered_by_cloud(req, res, chat, routed_text, prepared.request)) return;
   if (!queue_->submit(make_job(prepared, live, metrics_, router_.get(), store))) {
     return send_error(res, overloaded("the server is busy: " + std::to_string(options_.max_waiting) +

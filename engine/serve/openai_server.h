@@ -53,6 +53,8 @@ struct ServerOptions {
   std::size_t max_waiting = 16;  // generations queued behind them; more get 503
   RequestLimits limits;
   std::chrono::seconds request_timeout{600};  // a whole (non-streamed) reply, or a stream's silence
+  // A stream's pieces go out at most this often (together); 0: every token at once (ReplyChannel).
+  std::chrono::milliseconds stream_pace{50};
   std::string model_name;                     // the id /v1/models lists; "" = the file's name
   SessionOptions session;                     // the server's own session on the model
   std::shared_ptr<const Model> embedding_model;  // /v1/embeddings and the semantic cache; null: the chat model's hidden state

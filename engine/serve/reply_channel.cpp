@@ -3,12 +3,18 @@
 namespace inferscope::serve {
 
 bool ReplyChannel::push(Piece piece) {
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     if (abandoned_) return false;
     pieces_.push_back(std::move(piece));
+    const Clock::time_point now = Clock::now();
+    if (now - last_wake_ >= pace_) {
+      wake = true;
+      last_wake_ = now;
+    }
   }
-  ready_.notify_one();
+  if (wake) ready_.notify_one();
   return true;
 }
 

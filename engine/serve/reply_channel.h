@@ -1,7 +1,11 @@
 // Hands one reply from the generation worker to the HTTP thread that answers it: pieces of text
 // (with the token and its alternatives when logprobs were asked), then the engine's result.
 // Either side may be first; the HTTP side abandons it when its client goes away, and the
-// worker's next push says so (the job then stops). Thread-safe.
+// worker's next push says so (the job then stops). The worker wakes the HTTP side for a piece at
+// most once per `pace` (the first piece and the end at once): the pieces between go out together
+// at the next wake or the HTTP side's poll, so a fast reply costs a few wakeups a second rather
+// than one per token (on a machine whose cores all compute, each wakeup slows the token).
+// Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -19,6 +23,9 @@ namespace inferscope::serve {
 
 class ReplyChannel {
  public:
+  using Clock = std::chrono::steady_clock;
+  explicit ReplyChannel(std::chrono::milliseconds pace) : pace_(pace) {}
+
   struct Piece {
     std::string text;
     std::optional<TokenChoice> token;
@@ -36,6 +43,8 @@ class ReplyChannel {
   const Result<GenerateResult>& result() const { return *result_; }
 
  private:
+  const std::chrono::milliseconds pace_;
+  Clock::time_point last_wake_{};  // of the HTTP side by push
   std::mutex mutex_;
   std::condition_variable ready_;
   std::vector<Piece> pieces_;

@@ -1,11 +1,13 @@
 // The OpenAI server's throughput (docs/SERVER.md): N streaming clients at once against
 // `serve --parallel N`, for each N of --clients: aggregate generated tokens/s, per-client
 // tokens/s, and time to first token p50/p99 over every request of --rounds rounds; then the
-// time of one request through the server (one client) against the engine's own time for it
-// (prefill + decode, what `generate` measures) on the same model and settings: the server's
-// overhead (HTTP, JSON, SSE) per request of --tokens tokens. Plain executable, by hand:
+// server's overhead (HTTP, JSON, SSE) per request of --tokens tokens: one request through the
+// server (one client) against the same request to the engine directly (Session::generate, wall
+// time), alternating, 2 x rounds + 1 pairs, the median of the pairs' ratios (each pair measured
+// back to back, so the machine's drift cancels), for each --stream-pace (ms; 0: every token
+// wakes the HTTP thread at once). Plain executable, by hand:
 //   build/tests/bench/bench_server --model tinyllama-q4_0.gguf [--clients 1,2,4,8] [--tokens 64]
-//                                  [--rounds 3] [--threads N] [--prompt TEXT]
+//                                  [--rounds 3] [--threads N] [--prompt TEXT] [--stream-pace 0,50]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +30,7 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   std::string model;
   std::vector<int> clients = {1, 2, 4, 8};
+  std::vector<int> stream_paces = {0, 50};  // ms, for the overhead
   int tokens = 64;
   int rounds = 3;
   int threads = 0;
@@ -74,37 +77,67 @@ SessionOptions session_options(const Options& o) {
   return so;
 }
 
-// The engine's own time for the same request, first token to last (median of the rounds).
-double engine_request_ms(std::shared_ptr<const Model> model, const Options& o) {
-  auto session = Session::create(model, session_options(o));
-  if (!session) return 0;
-  std::vector<double> times;
-  for (int r = 0; r < o.rounds + 1; ++r) {
-    GenerateRequest request;
-    request.prompt = o.prompt;
-    request.max_tokens = o.tokens;
-    request.sampling.temperature = 0;
-    auto result = (*session)->generate(request);
-    if (result && r > 0) times.push_back(result->timings.ttft_ms + result->timings.decode_ms);  // the first warms up
-  }
-  return percentile(times, 0.5);
+GenerateRequest engine_request(const Options& o) {
+  GenerateRequest request;
+  request.prompt = o.prompt;
+  request.max_tokens = o.tokens;
+  request.sampling.temperature = 0;
+  return request;
 }
 
-// One row of the table; with n == 1, *one_client_ms: the median request time.
-void run_clients(std::shared_ptr<const Model> model, const Options& o, int n, double* one_client_ms) {
+// The same request to the engine directly, wall time (ms).
+double engine_once(Session& session, const Options& o) {
+  const auto start = Clock::now();
+  auto result = session.generate(engine_request(o));
+  if (!result) {
+    std::fprintf(stderr, "error: %s\n", result.message().c_str());
+    std::exit(1);
+  }
+  return ms_between(start, Clock::now());
+}
+
+std::unique_ptr<serve::OpenAiServer> start_server(std::shared_ptr<const Model> model, const Options& o, int parallel,
+                                                  std::chrono::milliseconds pace = serve::ServerOptions{}.stream_pace) {
   serve::ServerOptions so;
+  so.stream_pace = pace;
   so.port = 0;
-  so.parallel = n;
-  so.max_waiting = static_cast<std::size_t>(n);
+  so.parallel = parallel;
+  so.max_waiting = static_cast<std::size_t>(parallel);
   so.session = session_options(o);
-  auto server = serve::OpenAiServer::start(model, so);
+  auto server = serve::OpenAiServer::start(std::move(model), so);
   if (!server) {
     std::fprintf(stderr, "error: %s\n", server.message().c_str());
     std::exit(1);
   }
-  const int port = (*server)->port();
+  return std::move(*server);
+}
+
+// Alternates one request through the server and one to the engine (each warmed up first) and
+// prints both medians and the median of the pairs' server/engine ratios.
+void print_overhead(std::shared_ptr<const Model> model, const Options& o, int pace_ms) {
+  auto server = start_server(model, o, 1, std::chrono::milliseconds(pace_ms));
+  auto session = Session::create(model, session_options(o));
+  if (!session) return;
+  stream_once(server->port(), o);
+  engine_once(**session, o);
+  std::vector<double> server_ms, engine_ms, ratios;
+  for (int pair = 0; pair < 2 * o.rounds + 1; ++pair) {
+    server_ms.push_back(stream_once(server->port(), o).total_ms);
+    engine_ms.push_back(engine_once(**session, o));
+    ratios.push_back(server_ms.back() / engine_ms.back());
+  }
+  std::printf("\none request of %d tokens, stream pace %d ms, %zu pairs: through the server (1 client) %.1f ms, "
+              "engine %.1f ms (medians); server/engine per pair: median %.3f (min %.3f, max %.3f): overhead %+.1f%%\n",
+              o.tokens, pace_ms, ratios.size(), percentile(server_ms, 0.5), percentile(engine_ms, 0.5), percentile(ratios, 0.5),
+              percentile(ratios, 0.0), percentile(ratios, 1.0), 100.0 * (percentile(ratios, 0.5) - 1.0));
+}
+
+// One row of the table.
+void run_clients(std::shared_ptr<const Model> model, const Options& o, int n) {
+  auto server = start_server(std::move(model), o, n);
+  const int port = server->port();
   stream_once(port, o);  // warm up
-  std::vector<double> ttfts, request_ms;
+  std::vector<double> ttfts;
   double tokens = 0, wall_ms = 0;
   for (int r = 0; r < o.rounds; ++r) {
     std::vector<Stream> streams(static_cast<std::size_t>(n));
@@ -116,13 +149,11 @@ void run_clients(std::shared_ptr<const Model> model, const Options& o, int n, do
     for (const Stream& s : streams) {
       ttfts.push_back(s.ttft_ms);
       tokens += static_cast<double>(s.tokens);
-      request_ms.push_back(s.total_ms);
     }
   }
   const double aggregate = tokens * 1000.0 / wall_ms;
   std::printf("| %7d | %10.1f | %10.1f | %9.1f | %9.1f |\n", n, aggregate, aggregate / n, percentile(ttfts, 0.5),
               percentile(ttfts, 0.99));
-  if (n == 1) *one_client_ms = percentile(request_ms, 0.5);
 }
 
 std::vector<int> parse_list(const char* text) {
@@ -148,13 +179,15 @@ int main(int argc, char** argv) {
     else if (key == "--rounds") o.rounds = std::atoi(argv[i + 1]);
     else if (key == "--threads") o.threads = std::atoi(argv[i + 1]);
     else if (key == "--prompt") o.prompt = argv[i + 1];
+    else if (key == "--stream-pace") o.stream_paces = parse_list(argv[i + 1]);
     else {
       std::fprintf(stderr, "unknown option %s\n", key.c_str());
       return 2;
     }
   }
   if (o.model.empty()) {
-    std::fprintf(stderr, "usage: bench_server --model FILE [--clients 1,2,4,8] [--tokens 64] [--rounds 3] [--threads N]\n");
+    std::fprintf(stderr, "usage: bench_server --model FILE [--clients 1,2,4,8] [--tokens 64] [--rounds 3] [--threads N] "
+                         "[--stream-pace 0,50]\n");
     return 2;
   }
   auto model = Model::load(o.model);
@@ -164,10 +197,7 @@ int main(int argc, char** argv) {
   }
   std::printf("%s: %d tokens per request, %d rounds, temperature 0, streaming\n\n", o.model.c_str(), o.tokens, o.rounds);
   std::printf("| clients | tokens/s   | per client | TTFT p50  | TTFT p99  |\n|---|---|---|---|---|\n");
-  double server_ms = 0;
-  for (int n : o.clients) run_clients(*model, o, n, &server_ms);
-  const double engine_ms = engine_request_ms(*model, o);
-  std::printf("\none request of %d tokens: engine %.1f ms, through the server (1 client) %.1f ms: overhead %.1f%%\n",
-              o.tokens, engine_ms, server_ms, engine_ms > 0 ? 100.0 * (server_ms - engine_ms) / engine_ms : 0.0);
+  for (int n : o.clients) run_clients(*model, o, n);
+  for (int pace : o.stream_paces) print_overhead(*model, o, pace);
   return 0;
 }
