@@ -1,13 +1,16 @@
 // The app's local server: EngineController serves the loaded model on 127.0.0.1 (an OpenAI
 // client's request answered), counts the requests, restarts on a newly loaded model, stops, and
-// reports a port it cannot take; the settings switch and the status bar show it.
+// reports a port it cannot take; with the semantic cache on, a repeated question is answered from
+// the app's database; the settings switch and the status bar show it.
 #include <QCheckBox>
+#include <QFile>
 #include <QLabel>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/raw_http.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_thread.h"
 #include "ui/status/engine_status_bar.h"
@@ -79,6 +82,27 @@ TEST_F(LocalServerTest, APortInUseIsReportedAndAKeyIsRequired) {
   ASSERT_TRUE(testing::waitForSignal(changed, 10000));
   EXPECT_TRUE(changed.back().at(0).toString().isEmpty());
   EXPECT_TRUE(changed.back().at(1).toString().contains(QStringLiteral("cannot listen"))) << changed.back().at(1).toString().toStdString();
+}
+
+TEST_F(LocalServerTest, ARepeatedQuestionComesFromTheSemanticCacheInTheAppsDatabase) {
+  const QString database =
+      QString::fromStdString((inferscope::testing::scratch_dir("local-server-cache") / "app.sqlite").string());
+  engine()->setDatabasePath(database);
+  const auto [address, error] = serve({true, 0, {}, true});
+  ASSERT_TRUE(error.isEmpty()) << error.toStdString();
+  const nlohmann::json body = {{"messages", {{{"role", "user"}, {"content", "Tell me a story."}}}},
+                               {"max_tokens", 8},
+                               {"temperature", 0}};
+  const auto first = inferscope::testing::raw_post(portOf(address), "/v1/chat/completions", body.dump());
+  ASSERT_EQ(first.status, 200) << first.text;
+  EXPECT_NE(first.text.find("X-Inferscope-Cache: miss"), std::string::npos) << first.text;
+  const auto again = inferscope::testing::raw_post(portOf(address), "/v1/chat/completions", body.dump());
+  ASSERT_EQ(again.status, 200) << again.text;
+  EXPECT_NE(again.text.find("X-Inferscope-Cache: hit"), std::string::npos) << again.text;
+  EXPECT_EQ(nlohmann::json::parse(inferscope::testing::raw_body(again))["choices"][0]["message"]["content"],
+            nlohmann::json::parse(inferscope::testing::raw_body(first))["choices"][0]["message"]["content"]);
+  serve({false, 0, {}, false});
+  EXPECT_TRUE(QFile::exists(database));
 }
 
 TEST(LocalServerStatus, TheStatusBarShowsTheAddressAndRequests) {

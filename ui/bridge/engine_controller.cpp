@@ -434,6 +434,9 @@ void EngineController::restartLocalServer() {
   options.api_key = m_serverSettings.apiKey.toStdString();
   options.session = m_session->options();
   options.session.on_upload_progress = nullptr;
+  if (m_serverSettings.semanticCache) {
+    options.semantic_cache = serve::CompletionCacheOptions{QFile::encodeName(m_databasePath).toStdString(), {}};
+  }
   auto server = serve::OpenAiServer::start(m_model, std::move(options));
   if (!server) {
     emit localServerChanged({}, qstr(server.message()));

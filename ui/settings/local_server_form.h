@@ -30,6 +30,7 @@ class LocalServerForm : public QWidget {
   QCheckBox* m_enabled;
   QSpinBox* m_port;
   QLineEdit* m_apiKey;
+  QCheckBox* m_semanticCache;
   QLabel* m_state;
 };
 
