@@ -9,16 +9,10 @@
 
 #include "engine/runtime/batch_generation.h"
 #include "engine/runtime/session.h"
-#include "tests/support/testdata.h"
+#include "tests/support/test_models.h"
 
 namespace inferscope {
 namespace {
-
-std::shared_ptr<const Model> load(const std::string& relative) {
-  auto model = Model::load(testing::testdata(relative));
-  EXPECT_TRUE(model) << model.message();
-  return model ? *model : nullptr;
-}
 
 std::unique_ptr<Session> open(std::shared_ptr<const Model> model, int64_t n_ctx = 256) {
   SessionOptions so;
@@ -70,7 +64,7 @@ std::vector<int32_t> alone(std::shared_ptr<const Model> model, const GenerateReq
 class LateJoiner : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(LateJoiner, GetsTheReplyItGetsAloneAndSoDoesTheSequenceItJoined) {
-  auto model = load(GetParam());
+  auto model = testing::load_test_model(GetParam());
   ASSERT_TRUE(model);
   const GenerateRequest first = greedy("Once upon a time", 24);
   const GenerateRequest second = greedy("The little dog ran to the", 16);
@@ -101,7 +95,7 @@ INSTANTIATE_TEST_SUITE_P(Models, LateJoiner, ::testing::Values("stories260K.gguf
                          [](const auto& info) { return std::string(info.param) == "stories260K.gguf" ? "stories260K" : "q4_0"; });
 
 TEST(BatchGeneration, AFinishedSequenceFreesItsSlotForTheNextRequest) {
-  auto model = load("stories260K.gguf");
+  auto model = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(model);
   auto session = open(model);
   auto batch = make_batch(*session, 1);
@@ -123,7 +117,7 @@ TEST(BatchGeneration, AFinishedSequenceFreesItsSlotForTheNextRequest) {
 }
 
 TEST(BatchGeneration, ARefusedRequestTakesNothing) {
-  auto model = load("stories260K.gguf");
+  auto model = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(model);
   auto session = open(model, 64);
   auto batch = make_batch(*session, 2);
@@ -146,7 +140,7 @@ TEST(BatchGeneration, ARefusedRequestTakesNothing) {
 }
 
 TEST(BatchGeneration, EndingTheBatchCancelsWhatRunsAndKeepsWhatItGenerated) {
-  auto model = load("stories260K.gguf");
+  auto model = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(model);
   auto session = open(model);
   Outcome running, waiting_for_prefill;

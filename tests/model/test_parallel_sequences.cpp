@@ -10,16 +10,10 @@
 #include <vector>
 
 #include "engine/runtime/session.h"
-#include "tests/support/testdata.h"
+#include "tests/support/test_models.h"
 
 namespace inferscope {
 namespace {
-
-std::shared_ptr<const Model> load(const std::string& relative) {
-  auto model = Model::load(testing::testdata(relative));
-  EXPECT_TRUE(model) << model.message();
-  return model ? *model : nullptr;
-}
 
 std::unique_ptr<Session> open(std::shared_ptr<const Model> model) {
   SessionOptions so;
@@ -46,7 +40,7 @@ std::vector<GenerateRequest> requests() {
 class ParallelSequences : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ParallelSequences, GreedyRepliesTogetherAreTheRepliesAlone) {
-  auto model = load(GetParam());
+  auto model = testing::load_test_model(GetParam());
   ASSERT_TRUE(model);
   const auto reqs = requests();
   auto together = open(model);
@@ -69,7 +63,7 @@ TEST_P(ParallelSequences, GreedyRepliesTogetherAreTheRepliesAlone) {
 }
 
 TEST(ParallelSequencesStop, OneSequenceStoppingLeavesTheOthersRunning) {
-  auto model = load("stories260K.gguf");
+  auto model = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(model);
   const auto reqs = requests();
   ASSERT_GE(reqs.size(), 2u);
@@ -98,7 +92,7 @@ INSTANTIATE_TEST_SUITE_P(Models, ParallelSequences,
 // Sequences of different lengths in one call, at different depths: each one's last logits are
 // those it gets alone.
 TEST(ParallelSequencesExecutor, EachSequenceGetsItsOwnLogits) {
-  auto model = load("stories260K.gguf");
+  auto model = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(model);
   const int64_t n_vocab = model->config().n_vocab;
   const std::vector<std::vector<int32_t>> prompts = {
@@ -141,7 +135,7 @@ TEST(ParallelSequencesExecutor, EachSequenceGetsItsOwnLogits) {
 }
 
 TEST(ParallelSequencesExecutor, EverySequenceOfABatchReusesTheCachedPrefix) {
-  auto model = load("stories260K.gguf");
+  auto model = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(model);
   auto s = open(model);
   ASSERT_TRUE(s);
