@@ -1,5 +1,5 @@
 # inferscope_add_backend(<name> LABEL <label> ENTRY <plugin.cpp> LIBRARIES <targets>...
-#                        [TEST_ONLY OUTPUT_DIRECTORY <dir>])
+#                        [COMPONENT <install component>] [TEST_ONLY OUTPUT_DIRECTORY <dir>])
 # Builds the compute backend plug-in libinferscope_<name>.so, which the engine's registry
 # finds and loads at run time (engine/backend/backend_registry.h): ENTRY is the file exporting
 # inferscope_backend_plugin, LIBRARIES the backend's ops, device code and kernels (linking
@@ -12,7 +12,7 @@
 # builds it into OUTPUT_DIRECTORY instead, unnamed and not installed (the registry finds it
 # only when INFERSCOPE_BACKEND_DIR points there).
 function(inferscope_add_backend name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "TEST_ONLY" "LABEL;ENTRY;OUTPUT_DIRECTORY" "LIBRARIES")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "TEST_ONLY" "LABEL;ENTRY;OUTPUT_DIRECTORY;COMPONENT" "LIBRARIES")
   if(NOT name MATCHES "^[a-z0-9_]+$" OR name STREQUAL "cpu")
     message(FATAL_ERROR "inferscope_add_backend: '${name}' is not a backend name ([a-z0-9_]+, not cpu)")
   endif()
@@ -29,7 +29,11 @@ function(inferscope_add_backend name)
     return()
   endif()
   set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${INFERSCOPE_BACKEND_BUILD_DIR})
-  install(TARGETS ${target} LIBRARY DESTINATION lib/inferscope)
+  if(arg_COMPONENT)
+    install(TARGETS ${target} LIBRARY DESTINATION lib/inferscope COMPONENT ${arg_COMPONENT})
+  else()
+    install(TARGETS ${target} LIBRARY DESTINATION lib/inferscope)
+  endif()
   set_property(GLOBAL APPEND PROPERTY INFERSCOPE_CONFIGURED_BACKENDS "${name}:${arg_LABEL}")
 endfunction()
 

@@ -17,4 +17,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The Vulkan backend runs on any Vulkan driver; Mesa's covers most GPUs and the CPU (lavapipe).
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "mesa-vulkan-drivers")
 set(CPACK_STRIP_FILES ON)
+# The default install component only: the CUDA backend (component `cuda`) links CUDA 13's
+# cuBLAS, which no Debian package provides, so dpkg-shlibdeps could not compute its Depends.
+set(CPACK_INSTALL_CMAKE_PROJECTS "${CMAKE_BINARY_DIR};${PROJECT_NAME};Unspecified;/")
 include(CPack)

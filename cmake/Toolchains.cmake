@@ -39,11 +39,20 @@ if(NOT INFERSCOPE_VULKAN STREQUAL "OFF")
 endif()
 inferscope_resolve_feature(INFERSCOPE_VULKAN ${_vulkan_found} "Vulkan SDK with glslc")
 
+# CUDA: the toolkit's nvcc and cuBLAS (FindCUDAToolkit). Kernels are built as sm_90 machine code
+# (the H200) plus compute_75 PTX, which any newer GPU compiles at load. Not in the sanitizer
+# build: nvcc takes no -fsanitize, and the CUDA code needs a GPU to run anyway.
 set(_cuda_found FALSE)
-if(NOT INFERSCOPE_CUDA STREQUAL "OFF")
+if(NOT INFERSCOPE_CUDA STREQUAL "OFF" AND NOT INFERSCOPE_SANITIZE)
   find_package(CUDAToolkit QUIET)
-  if(CUDAToolkit_FOUND)
+  if(CUDAToolkit_FOUND AND TARGET CUDA::cublas AND CUDAToolkit_NVCC_EXECUTABLE)
     set(_cuda_found TRUE)
   endif()
 endif()
-inferscope_resolve_feature(INFERSCOPE_CUDA ${_cuda_found} "CUDA toolkit with cuBLAS")
+inferscope_resolve_feature(INFERSCOPE_CUDA ${_cuda_found} "CUDA toolkit with nvcc and cuBLAS")
+if(INFERSCOPE_CUDA_ENABLED)
+  set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+  set(CMAKE_CUDA_ARCHITECTURES "90-real;75-virtual")
+  set(CMAKE_CUDA_STANDARD 17)
+  enable_language(CUDA)
+endif()

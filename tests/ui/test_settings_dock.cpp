@@ -144,14 +144,15 @@ TEST(SettingsDock, ChoosingARecentModelFillsInThePath) {
   EXPECT_EQ(dock.loadSettings().modelPath, "/models/b.gguf");
 }
 
-// Before the engine has listed the devices: the CPU, and Vulkan greyed out while it looks.
+// Before the engine has listed the devices: the CPU, and the other backends (Vulkan among them)
+// greyed out while it looks.
 TEST(SettingsDock, ListsTheCpuWhileTheDevicesAreListed) {
   SettingsDock dock;
   auto* backend = child<QComboBox>(dock, "backend");
   ASSERT_EQ(backend->count(), 2);
   EXPECT_EQ(backend->itemData(0).toString(), "cpu");
   EXPECT_TRUE(backend->itemText(0).startsWith("CPU"));
-  EXPECT_TRUE(backend->itemText(1).startsWith("Vulkan")) << backend->itemText(1).toStdString();
+  EXPECT_TRUE(backend->itemText(1).contains("Vulkan")) << backend->itemText(1).toStdString();
   EXPECT_FALSE(qobject_cast<QStandardItemModel*>(backend->model())->item(1)->isEnabled());
   EXPECT_EQ(dock.loadSettings().backend, "cpu");
 }
