@@ -46,3 +46,13 @@ class BackendPlugin {
 using BackendEntryPoint = BackendPlugin* (*)(uint32_t abi_version);
 
 }  // namespace inferscope
+
+// Defines a backend library's entry point (kBackendEntryPoint): one PluginClass for the ABI
+// version it was built with, null for any other. At global scope, once per library.
+#define INFERSCOPE_BACKEND_ENTRY_POINT(PluginClass)                                                               \
+  extern "C" __attribute__((visibility("default"))) inferscope::BackendPlugin* inferscope_backend_plugin(         \
+      uint32_t abi_version) {                                                                                     \
+    if (abi_version != inferscope::kBackendAbiVersion) return nullptr;                                            \
+    static PluginClass plugin;                                                                                    \
+    return &plugin;                                                                                               \
+  }

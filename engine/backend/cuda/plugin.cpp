@@ -30,9 +30,4 @@ class CudaPlugin : public BackendPlugin {
 }  // namespace
 }  // namespace inferscope::cuda
 
-extern "C" __attribute__((visibility("default"))) inferscope::BackendPlugin* inferscope_backend_plugin(
-    uint32_t abi_version) {
-  if (abi_version != inferscope::kBackendAbiVersion) return nullptr;
-  static inferscope::cuda::CudaPlugin plugin;
-  return &plugin;
-}
+INFERSCOPE_BACKEND_ENTRY_POINT(inferscope::cuda::CudaPlugin)

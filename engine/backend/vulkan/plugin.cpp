@@ -67,9 +67,4 @@ class VulkanPlugin : public BackendPlugin {
 }  // namespace
 }  // namespace inferscope::vulkan
 
-extern "C" __attribute__((visibility("default"))) inferscope::BackendPlugin* inferscope_backend_plugin(
-    uint32_t abi_version) {
-  if (abi_version != inferscope::kBackendAbiVersion) return nullptr;
-  static inferscope::vulkan::VulkanPlugin plugin;
-  return &plugin;
-}
+INFERSCOPE_BACKEND_ENTRY_POINT(inferscope::vulkan::VulkanPlugin)

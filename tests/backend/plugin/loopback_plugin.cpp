@@ -34,9 +34,4 @@ class LoopbackPlugin : public BackendPlugin {
 }  // namespace
 }  // namespace inferscope::testing
 
-extern "C" __attribute__((visibility("default"))) inferscope::BackendPlugin* inferscope_backend_plugin(
-    uint32_t abi_version) {
-  if (abi_version != inferscope::kBackendAbiVersion) return nullptr;
-  static inferscope::testing::LoopbackPlugin plugin;
-  return &plugin;
-}
+INFERSCOPE_BACKEND_ENTRY_POINT(inferscope::testing::LoopbackPlugin)
