@@ -31,6 +31,8 @@ nlohmann::json to_json(const GenerateResult& r, bool with_steps) {
                   {"ttft_saved_ms", r.timings.ttft_saved_ms}};
   j["reused_tokens"] = r.reused_tokens;
   j["context_shifts"] = r.context_shifts;
+  j["draft_tokens"] = r.draft_tokens;
+  j["accepted_tokens"] = r.accepted_tokens;
   j["memory"] = memory_json(r.memory);
   if (with_steps) {
     nlohmann::json steps = nlohmann::json::array();
@@ -180,6 +182,8 @@ int run_generate(int argc, char** argv) {
              {"seed", "S", "random seed (default: random)"},
              {"beam-width", "W", "beam search with W beams (deterministic; default 1 = off)"},
              {"top-logprobs", "K", "with --json: the K most likely tokens per step with log-probabilities"},
+             {"draft-lookup", "N", "speculative decoding: drafts of up to N tokens looked up in the context, verified "
+                                   "in one step (the output is the same; default 0 = off)"},
              kSemanticCacheOption,
              kCacheThresholdOption,
              kEmbeddingModelOption,
@@ -204,6 +208,7 @@ int run_generate(int argc, char** argv) {
   if (args.has("seed")) sp.seed = static_cast<uint64_t>(args.integer("seed", 0, 0, INT64_MAX));
   req.beam_width = static_cast<int32_t>(args.integer("beam-width", 1, 1, 64));
   req.top_logprobs = static_cast<int32_t>(args.integer("top-logprobs", 0, 0, 1000));
+  req.draft_lookup = static_cast<int32_t>(args.integer("draft-lookup", 0, 0, 64));
   SessionOptions so;
   const bool session_ok = read_session_options(args, &so);
   const bool json = args.flag("json");
@@ -280,6 +285,11 @@ int run_generate(int argc, char** argv) {
                "time to first token: %.1f ms, prefill: %.1f tokens/s, decode: %.1f tokens/s\n",
                result->prompt_token_ids.size(), result->token_ids.size(), result->stop_reason.c_str(), t.ttft_ms,
                t.prefill_tokens_per_s, t.decode_tokens_per_s);
+  if (result->draft_tokens > 0) {
+    std::fprintf(stderr, "speculative decoding: %lld tokens drafted, %lld accepted (%.0f%%)\n",
+                 static_cast<long long>(result->draft_tokens), static_cast<long long>(result->accepted_tokens),
+                 100.0 * static_cast<double>(result->accepted_tokens) / static_cast<double>(result->draft_tokens));
+  }
   print_memory(result->memory);
   return 0;
 }

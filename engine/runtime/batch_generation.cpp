@@ -6,6 +6,7 @@
 
 #include "engine/runtime/generation_support.h"
 #include "engine/runtime/session.h"
+#include "engine/sampling/lookup_draft.h"
 #include "engine/sampling/sampler.h"
 #include "engine/tokenizer/streaming_detokenizer.h"
 
@@ -23,6 +24,7 @@ Status validate(const GenerateRequest& request) {
   if (request.max_tokens < 0) return Status::error("max tokens must be >= 0");
   if (request.beam_width != 1) return Status::error("a batch of requests samples (beam width 1)");
   if (request.top_logprobs < 0) return Status::error("top logprobs must be >= 0");
+  if (request.draft_lookup < 0) return Status::error("the draft length must be >= 0");
   return request.sampling.validate();
 }
 
@@ -47,6 +49,7 @@ struct BatchGeneration::Sequence {
   int32_t next = -1;       // the token to feed next
   double decode_ms = 0;    // of the decode steps it took part in
   size_t decode_steps = 0;
+  int32_t draft_length = 0;  // the next draft's length at most (speculative decoding)
 };
 
 Result<std::unique_ptr<BatchGeneration>> BatchGeneration::create(Session& session, int capacity) {
@@ -81,6 +84,7 @@ Status BatchGeneration::add(const GenerateRequest& request, OnToken on_token, On
                          " (use a larger --context or --kv-window)");
   }
   for (int32_t id : prompt) seq->sampler.accept(id);
+  seq->draft_length = request.draft_lookup;
   seq->slot = free_slots_.back();
   free_slots_.pop_back();
   sequences_.push_back(std::move(seq));
@@ -89,6 +93,11 @@ Status BatchGeneration::add(const GenerateRequest& request, OnToken on_token, On
 
 Status BatchGeneration::step() {
   if (sequences_.empty()) return Status::ok();
+  if (sequences_.size() == 1 && sequences_.front()->prefilled) {
+    Sequence& alone = *sequences_.front();
+    const std::vector<int32_t> draft = propose_draft(alone);
+    if (!draft.empty()) return speculative_step(alone, draft);
+  }
   std::vector<SequenceTokens> batch;
   size_t prefill_tokens = 0;
   for (const auto& seq : sequences_) {
@@ -122,6 +131,58 @@ Status BatchGeneration::step() {
     const Status sampled = sample(*seq);
     if (!sampled.is_ok()) report(*seq, sampled);
   }
+  end_finished();
+  return Status::ok();
+}
+
+// A prompt-lookup draft for `seq`'s next tokens: none without draft_lookup, with a KV window, or
+// without room. At most draft_length tokens, one fewer than the tokens `seq` may still emit, and
+// few enough that the context stays short of full while they are verified.
+std::vector<int32_t> BatchGeneration::propose_draft(const Sequence& seq) const {
+  constexpr int kMaxNgram = 3;
+  if (seq.draft_length <= 0 || session_.options().cache.kv_window != 0) return {};
+  const ForwardExecutor& executor = session_.executor();
+  const int64_t room = executor.n_ctx() - executor.kv_length(seq.slot) - 2;
+  const int64_t left = static_cast<int64_t>(seq.request.max_tokens) - seq.step - 1;
+  const int64_t length = std::min<int64_t>({seq.draft_length, room, left});
+  if (length <= 0) return {};
+  std::vector<int32_t> context = seq.result.prompt_token_ids;
+  context.insert(context.end(), seq.result.token_ids.begin(), seq.result.token_ids.end());
+  return lookup_draft(context, kMaxNgram, static_cast<int>(length));
+}
+
+// Feeds `seq`'s last token and `draft` in one forward call, then samples position after
+// position while the sampled token is the drafted one; the KV cache keeps the positions of the
+// tokens kept.
+Status BatchGeneration::speculative_step(Sequence& seq, std::span<const int32_t> draft) {
+  ForwardExecutor& executor = session_.executor();
+  const size_t n_vocab = seq.logits.size();
+  const int64_t kv_before = executor.kv_length(seq.slot);
+  std::vector<int32_t> tokens{seq.next};
+  tokens.insert(tokens.end(), draft.begin(), draft.end());
+  std::vector<float> logits(tokens.size() * n_vocab);
+  const auto t0 = GenerationClock::now();
+  const Status forwarded = executor.forward(seq.slot, tokens, true, logits.data());
+  if (!forwarded.is_ok()) {
+    fail_all(forwarded);
+    return forwarded;
+  }
+  seq.decode_ms += ms_since(t0);
+  size_t accepted = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::copy_n(logits.begin() + static_cast<std::ptrdiff_t>(i * n_vocab), n_vocab, seq.logits.begin());
+    const int32_t sampled_before = seq.step;
+    const Status sampled = sample(seq);
+    seq.decode_steps += static_cast<size_t>(seq.step - sampled_before);
+    if (!sampled.is_ok()) report(seq, sampled);
+    if (!seq.running || i + 1 == tokens.size() || seq.next != tokens[i + 1]) break;
+    accepted += 1;
+  }
+  executor.truncate(seq.slot, kv_before + 1 + static_cast<int64_t>(accepted));
+  seq.result.draft_tokens += static_cast<int64_t>(draft.size());
+  seq.result.accepted_tokens += static_cast<int64_t>(accepted);
+  seq.draft_length = accepted == draft.size() ? std::min(seq.request.draft_lookup, seq.draft_length * 2)
+                                              : static_cast<int32_t>(accepted) + 1;
   end_finished();
   return Status::ok();
 }

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "engine/core/status.h"
@@ -50,6 +51,8 @@ class BatchGeneration {
   struct Sequence;
   BatchGeneration(Session& session, int capacity);
   Status sample(Sequence& seq);
+  std::vector<int32_t> propose_draft(const Sequence& seq) const;
+  Status speculative_step(Sequence& seq, std::span<const int32_t> draft);
   void finish(Sequence& seq);
   void report(Sequence& seq, Result<GenerateResult> outcome);
   void end_finished();

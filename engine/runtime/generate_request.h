@@ -20,6 +20,9 @@ struct GenerateRequest {
   SamplingParams sampling;
   int32_t beam_width = 1;    // > 1 selects beam search (deterministic)
   int32_t top_logprobs = 0;  // K most likely tokens per step under the raw distribution
+  // > 0: speculative decoding with prompt-lookup drafts of up to this many tokens, verified in
+  // one forward call (BatchGeneration; while the sequence runs alone). The output is the same.
+  int32_t draft_lookup = 0;
   // Tokens that end the reply besides the vocabulary's end-of-generation tokens (EOS, EOT, ...),
   // e.g. ChatTemplate::stop_token_ids(). The stop token is not part of the output.
   std::vector<int32_t> stop_token_ids;
@@ -68,6 +71,8 @@ struct GenerateResult {
   std::vector<std::vector<TokenLogprob>> steps;  // when top_logprobs > 0
   int64_t reused_tokens = 0;  // prompt tokens whose KV the prefix cache had (not prefilled)
   int32_t context_shifts = 0;  // times a full context dropped its older half (--context-shift)
+  int64_t draft_tokens = 0;     // speculative decoding: tokens drafted
+  int64_t accepted_tokens = 0;  // and of those, the ones the model's own choice confirmed
   GenerateTimings timings;
   MemoryUsage memory;
 };

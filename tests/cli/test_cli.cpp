@@ -44,6 +44,22 @@ TEST(Cli, GenerateJsonMatchesLlamaCppGreedy) {
   EXPECT_GE(first[0]["logprob"].get<double>(), first[1]["logprob"].get<double>());
 }
 
+// Speculative decoding changes nothing in the reply: still llama.cpp's greedy continuation, with
+// the drafted and accepted counts in the JSON and the summary.
+TEST(Cli, GenerateWithLookupDraftsStillMatchesLlamaCppGreedy) {
+  const auto ref = load_reference("stories260K.llama.cpp-b4747.json");
+  CliRun r = run_cli("generate --prompt 'Once upon a time' --temperature 0 --max-tokens 32 --json --draft-lookup 4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::vector<int32_t> expected;
+  for (const auto& s : ref["steps"]) expected.push_back(s["id"].get<int32_t>());
+  EXPECT_EQ(j["token_ids"].get<std::vector<int32_t>>(), expected);
+  const auto drafted = j["draft_tokens"].get<int64_t>();
+  EXPECT_GT(drafted, 0) << "the story repeats its phrases";
+  EXPECT_LE(j["accepted_tokens"].get<int64_t>(), drafted);
+  EXPECT_NE(r.err.find("speculative decoding: " + std::to_string(drafted) + " tokens drafted"), std::string::npos) << r.err;
+}
+
 TEST(Cli, GenerateStreamsTextAndPrintsSummary) {
   CliRun r = run_cli("generate --prompt 'Once upon a time' --max-tokens 16 --seed 42 --temperature 0.8");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -14,15 +14,6 @@
 namespace inferscope {
 namespace {
 
-std::unique_ptr<Session> open(std::shared_ptr<const Model> model, int64_t n_ctx = 256) {
-  SessionOptions so;
-  so.n_ctx = n_ctx;
-  so.n_threads = 2;
-  auto s = Session::create(std::move(model), so);
-  EXPECT_TRUE(s) << s.message();
-  return s ? std::move(*s) : nullptr;
-}
-
 GenerateRequest greedy(const std::string& prompt, int32_t max_tokens) {
   GenerateRequest r;
   r.prompt = prompt;
@@ -56,7 +47,7 @@ std::unique_ptr<BatchGeneration> make_batch(Session& session, int capacity) {
 }
 
 std::vector<int32_t> alone(std::shared_ptr<const Model> model, const GenerateRequest& request) {
-  auto r = open(std::move(model))->generate(request);
+  auto r = testing::open_test_session(std::move(model))->generate(request);
   EXPECT_TRUE(r) << r.message();
   return r ? r->token_ids : std::vector<int32_t>{};
 }
@@ -68,7 +59,7 @@ TEST_P(LateJoiner, GetsTheReplyItGetsAloneAndSoDoesTheSequenceItJoined) {
   ASSERT_TRUE(model);
   const GenerateRequest first = greedy("Once upon a time", 24);
   const GenerateRequest second = greedy("The little dog ran to the", 16);
-  auto session = open(model);
+  auto session = testing::open_test_session(model);
   auto batch = make_batch(*session, 2);
   ASSERT_TRUE(batch);
   Outcome a, b;
@@ -97,7 +88,7 @@ INSTANTIATE_TEST_SUITE_P(Models, LateJoiner, ::testing::Values("stories260K.gguf
 TEST(BatchGeneration, AFinishedSequenceFreesItsSlotForTheNextRequest) {
   auto model = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(model);
-  auto session = open(model);
+  auto session = testing::open_test_session(model);
   auto batch = make_batch(*session, 1);
   ASSERT_TRUE(batch);
   Outcome a, b, refused;
@@ -119,7 +110,7 @@ TEST(BatchGeneration, AFinishedSequenceFreesItsSlotForTheNextRequest) {
 TEST(BatchGeneration, ARefusedRequestTakesNothing) {
   auto model = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(model);
-  auto session = open(model, 64);
+  auto session = testing::open_test_session(model, 64);
   auto batch = make_batch(*session, 2);
   ASSERT_TRUE(batch);
   Outcome o;
@@ -142,7 +133,7 @@ TEST(BatchGeneration, ARefusedRequestTakesNothing) {
 TEST(BatchGeneration, EndingTheBatchCancelsWhatRunsAndKeepsWhatItGenerated) {
   auto model = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(model);
-  auto session = open(model);
+  auto session = testing::open_test_session(model);
   Outcome running, waiting_for_prefill;
   {
     auto batch = make_batch(*session, 2);

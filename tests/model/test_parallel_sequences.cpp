@@ -15,15 +15,6 @@
 namespace inferscope {
 namespace {
 
-std::unique_ptr<Session> open(std::shared_ptr<const Model> model) {
-  SessionOptions so;
-  so.n_ctx = 256;
-  so.n_threads = 2;
-  auto s = Session::create(std::move(model), so);
-  EXPECT_TRUE(s) << s.message();
-  return s ? std::move(*s) : nullptr;
-}
-
 std::vector<GenerateRequest> requests() {
   std::vector<GenerateRequest> out;
   for (const char* prompt : {"Once upon a time", "The little dog ran to the", "Lily and Ben went to the park. They",
@@ -43,7 +34,7 @@ TEST_P(ParallelSequences, GreedyRepliesTogetherAreTheRepliesAlone) {
   auto model = testing::load_test_model(GetParam());
   ASSERT_TRUE(model);
   const auto reqs = requests();
-  auto together = open(model);
+  auto together = testing::open_test_session(model);
   ASSERT_TRUE(together);
   std::vector<size_t> streamed(reqs.size());
   auto batch = together->generate_batch(reqs, [&](size_t i, const TokenEvent& e) {
@@ -53,7 +44,7 @@ TEST_P(ParallelSequences, GreedyRepliesTogetherAreTheRepliesAlone) {
   ASSERT_TRUE(batch) << batch.message();
   ASSERT_EQ(batch->size(), reqs.size());
   for (size_t i = 0; i < reqs.size(); ++i) {
-    auto alone = open(model);
+    auto alone = testing::open_test_session(model);
     auto r = alone->generate(reqs[i]);
     ASSERT_TRUE(r) << r.message();
     EXPECT_EQ((*batch)[i].token_ids, r->token_ids) << "sequence " << i;
@@ -67,14 +58,14 @@ TEST(ParallelSequencesStop, OneSequenceStoppingLeavesTheOthersRunning) {
   ASSERT_TRUE(model);
   const auto reqs = requests();
   ASSERT_GE(reqs.size(), 2u);
-  auto together = open(model);
+  auto together = testing::open_test_session(model);
   ASSERT_TRUE(together);
   auto batch = together->generate_batch(reqs, [&](size_t i, const TokenEvent& e) { return i != 0 || e.id < 0; });
   ASSERT_TRUE(batch) << batch.message();
   EXPECT_EQ((*batch)[0].stop_reason, "cancelled");
   EXPECT_EQ((*batch)[0].token_ids.size(), 1u);
   for (size_t i = 1; i < reqs.size(); ++i) {
-    auto alone = open(model)->generate(reqs[i]);
+    auto alone = testing::open_test_session(model)->generate(reqs[i]);
     ASSERT_TRUE(alone) << alone.message();
     EXPECT_EQ((*batch)[i].token_ids, alone->token_ids) << "sequence " << i;
   }
@@ -137,7 +128,7 @@ TEST(ParallelSequencesExecutor, EachSequenceGetsItsOwnLogits) {
 TEST(ParallelSequencesExecutor, EverySequenceOfABatchReusesTheCachedPrefix) {
   auto model = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(model);
-  auto s = open(model);
+  auto s = testing::open_test_session(model);
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->reserve_sequences(3));  // growing the slots later would start a new cache
   const std::string shared =

@@ -12,4 +12,13 @@ std::shared_ptr<const Model> load_test_model(const std::string& relative) {
   return model ? *model : nullptr;
 }
 
+std::unique_ptr<Session> open_test_session(std::shared_ptr<const Model> model, int64_t n_ctx) {
+  SessionOptions so;
+  so.n_ctx = n_ctx;
+  so.n_threads = 2;
+  auto s = Session::create(std::move(model), so);
+  EXPECT_TRUE(s) << s.message();
+  return s ? std::move(*s) : nullptr;
+}
+
 }  // namespace inferscope::testing

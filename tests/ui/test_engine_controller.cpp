@@ -112,6 +112,23 @@ TEST_F(EngineControllerTest, ACorruptFileFailsAndTheModelStaysUsable) {
   EXPECT_GT(finished.front().front().value<ReplyStats>().tokens, 0);
 }
 
+// Speculative decoding from the sampling settings: the reply's statistics count the drafted and
+// accepted tokens (a story whose phrases repeat gives drafts).
+TEST_F(EngineControllerTest, ASpeculativeReplyCountsItsDrafts) {
+  ChatRequest request = storyRequest(64);
+  request.messages = {{QStringLiteral("user"),
+                       QStringLiteral("Once upon a time, there was a little girl. Once upon a time, there was a little boy. "
+                                      "Once upon a time,")}};
+  request.sampling.temperature = 0;
+  request.sampling.draftLookup = 8;
+  QSignalSpy finished(engine(), &EngineController::replyFinished);
+  engine()->generate(request);
+  ASSERT_TRUE(testing::waitForSignal(finished, 10000));
+  const auto stats = finished.front().front().value<ReplyStats>();
+  EXPECT_GT(stats.draftTokens, 0);
+  EXPECT_LE(stats.acceptedTokens, stats.draftTokens);
+}
+
 TEST_F(EngineControllerTest, ListsTheBackendsOnItsThread) {
   QSignalSpy listed(engine(), &EngineController::backendsListed);
   engine()->listBackends();

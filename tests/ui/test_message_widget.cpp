@@ -66,6 +66,12 @@ TEST(MessageWidget, FormatsTheReplyStatistics) {
   reused.promptTokens = 227;
   reused.reusedTokens = 192;
   EXPECT_TRUE(formatReplyStats(reused).contains("192 of 227 prompt tokens cached")) << formatReplyStats(reused).toStdString();
+  EXPECT_FALSE(text.contains("drafted")) << "no speculative decoding";
+  ReplyStats speculative{12, 345.6, 7.8, QStringLiteral("eos")};
+  speculative.draftTokens = 40;
+  speculative.acceptedTokens = 13;
+  EXPECT_TRUE(formatReplyStats(speculative).contains("13 of 40 drafted tokens accepted"))
+      << formatReplyStats(speculative).toStdString();
   EXPECT_EQ(text, QStringLiteral("12 tokens · 345.6 tokens/s · first token 7.8 ms · stopped"));
 }
 

@@ -68,7 +68,8 @@ TEST(SettingsDock, EmitsTheEditedSamplingValue) {
   child<QSpinBox>(dock, "beamWidth")->setValue(3);
   child<QSpinBox>(dock, "maxTokens")->setValue(64);
   child<QDoubleSpinBox>(dock, "repetitionPenalty")->setValue(1.1);
-  ASSERT_EQ(rec.sampling.size(), 6u);
+  child<QSpinBox>(dock, "draftLookup")->setValue(6);
+  ASSERT_EQ(rec.sampling.size(), 7u);
   const SamplingSettings& last = rec.sampling.back();
   EXPECT_EQ(last.temperature, 0.3f);
   EXPECT_EQ(last.topK, 7);
@@ -76,6 +77,7 @@ TEST(SettingsDock, EmitsTheEditedSamplingValue) {
   EXPECT_EQ(last.beamWidth, 3);
   EXPECT_EQ(last.maxTokens, 64);
   EXPECT_EQ(last.repetitionPenalty, 1.1f);
+  EXPECT_EQ(last.draftLookup, 6);
   EXPECT_EQ(last, dock.sampling());
   EXPECT_TRUE(rec.reloads.empty());
 
@@ -265,6 +267,7 @@ TEST(SamplingSettings, AppliesToTheEnginesRequest) {
   s.seed = 7;
   s.maxTokens = 32;
   s.beamWidth = 4;
+  s.draftLookup = 5;
   GenerateRequest request;
   request.prompt = "kept";
   s.applyTo(request);
@@ -276,6 +279,7 @@ TEST(SamplingSettings, AppliesToTheEnginesRequest) {
   EXPECT_EQ(request.sampling.seed, 7u);
   EXPECT_EQ(request.max_tokens, 32);
   EXPECT_EQ(request.beam_width, 4);
+  EXPECT_EQ(request.draft_lookup, 5);
   EXPECT_EQ(request.prompt, "kept");
   EXPECT_TRUE(request.sampling.validate().is_ok());
 

@@ -113,6 +113,8 @@ ReplyStats toReplyStats(const GenerateResult& result, const QString& backend) {
   stats.stopReason = qstr(result.stop_reason);
   stats.promptTokens = static_cast<int>(result.prompt_token_ids.size());
   stats.reusedTokens = static_cast<int>(result.reused_tokens);
+  stats.draftTokens = static_cast<int>(result.draft_tokens);
+  stats.acceptedTokens = static_cast<int>(result.accepted_tokens);
   return stats;
 }
 

@@ -21,6 +21,8 @@ struct ReplyStats {
   QString cacheMatchedPrompt;  // and the question it was first given to
   QString route;               // with edge-cloud routing on: "local", "cloud (model)", "local (fallback)"; else empty
   QString routeReason;         // why (the router's reason, or the cloud's failure)
+  int draftTokens = 0;         // speculative decoding: tokens drafted
+  int acceptedTokens = 0;      // and of those, the ones the model confirmed
 };
 
 }  // namespace inferscope::ui

@@ -47,7 +47,12 @@ QString formatReplyStats(const ReplyStats& stats) {
                                                      .arg(stats.reusedTokens)
                                                      .arg(stats.promptTokens)
                                                : line;
-  const QString placed = stats.backend.isEmpty() ? reuse : QObject::tr("%1 · %2").arg(reuse, stats.backend);
+  const QString drafted = stats.draftTokens > 0 ? QObject::tr("%1 · %2 of %3 drafted tokens accepted")
+                                                       .arg(reuse)
+                                                       .arg(stats.acceptedTokens)
+                                                       .arg(stats.draftTokens)
+                                                 : reuse;
+  const QString placed = stats.backend.isEmpty() ? drafted : QObject::tr("%1 · %2").arg(drafted, stats.backend);
   return stats.route.isEmpty() ? placed : QObject::tr("%1 · answered by %2").arg(placed, stats.route);
 }
 

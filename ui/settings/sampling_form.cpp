@@ -12,6 +12,7 @@ namespace {
 
 constexpr int kSeedRandom = -1;  // the seed spin box's minimum, shown as "random"
 constexpr int kMaxBeamWidth = 16;
+constexpr int kMaxDraftLookup = 16;
 constexpr int kMaxTokens = 1 << 20;
 
 }  // namespace
@@ -32,6 +33,10 @@ SamplingForm::SamplingForm(QWidget* parent) : QWidget(parent), m_layout(new QFor
   m_maxTokens = addInt("maxTokens", tr("Max tokens"), 1, kMaxTokens);
   m_beamWidth = addInt("beamWidth", tr("Beam width"), 1, kMaxBeamWidth);
   m_beamWidth->setToolTip(tr("1 = sample; more = beam search (deterministic, ignores the sampler)"));
+  m_draftLookup = addInt("draftLookup", tr("Speculative draft"), 0, kMaxDraftLookup);
+  m_draftLookup->setSpecialValueText(tr("off"));
+  m_draftLookup->setToolTip(tr("Speculative decoding: drafts of up to this many tokens, looked up in the conversation,\n"
+                               "checked by the model in one step. The reply is the same; repeated text comes faster."));
   setSettings(SamplingSettings{});
 }
 
@@ -66,6 +71,7 @@ SamplingSettings SamplingForm::settings() const {
   if (m_seed->value() != kSeedRandom) s.seed = static_cast<quint32>(m_seed->value());
   s.maxTokens = m_maxTokens->value();
   s.beamWidth = m_beamWidth->value();
+  s.draftLookup = m_draftLookup->value();
   return s;
 }
 
@@ -81,6 +87,7 @@ void SamplingForm::setSettings(const SamplingSettings& s) {
                           : kSeedRandom);
   m_maxTokens->setValue(s.maxTokens);
   m_beamWidth->setValue(s.beamWidth);
+  m_draftLookup->setValue(s.draftLookup);
   m_applying = false;
   emitChanged();
 }

@@ -39,6 +39,7 @@ class SamplingForm : public QWidget {
   QSpinBox* m_seed = nullptr;
   QSpinBox* m_maxTokens = nullptr;
   QSpinBox* m_beamWidth = nullptr;
+  QSpinBox* m_draftLookup = nullptr;
   bool m_applying = false;  // setSettings() emits once, not once per control
 };
 

@@ -12,6 +12,7 @@ void SamplingSettings::applyTo(GenerateRequest& request) const {
   p.seed = seed ? *seed : SamplingParams::kRandomSeed;
   request.max_tokens = maxTokens;
   request.beam_width = beamWidth;
+  request.draft_lookup = draftLookup;
 }
 
 }  // namespace inferscope::ui

@@ -18,10 +18,11 @@ struct SamplingSettings {
   std::optional<quint32> seed;                                    // empty = a random seed per reply
   int maxTokens = GenerateRequest{}.max_tokens;
   int beamWidth = GenerateRequest{}.beam_width;       // > 1 = beam search
+  int draftLookup = GenerateRequest{}.draft_lookup;   // > 0 = speculative decoding, drafts of up to this many tokens
 
   bool operator==(const SamplingSettings&) const = default;
 
-  // Writes the sampler fields, max tokens and beam width into `request`; the rest stays.
+  // Writes the sampler fields, max tokens, beam width and draft length into `request`; the rest stays.
   void applyTo(GenerateRequest& request) const;
 };
 
