@@ -160,9 +160,9 @@ Status BatchGeneration::speculative_step(Sequence& seq, std::span<const int32_t>
   const int64_t kv_before = executor.kv_length(seq.slot);
   std::vector<int32_t> tokens{seq.next};
   tokens.insert(tokens.end(), draft.begin(), draft.end());
-  std::vector<float> logits(tokens.size() * n_vocab);
+  verify_logits_.resize(tokens.size() * n_vocab);
   const auto t0 = GenerationClock::now();
-  const Status forwarded = executor.forward(seq.slot, tokens, true, logits.data());
+  const Status forwarded = executor.forward(seq.slot, tokens, true, verify_logits_.data());
   if (!forwarded.is_ok()) {
     fail_all(forwarded);
     return forwarded;
@@ -170,7 +170,7 @@ Status BatchGeneration::speculative_step(Sequence& seq, std::span<const int32_t>
   seq.decode_ms += ms_since(t0);
   size_t accepted = 0;
   for (size_t i = 0; i < tokens.size(); ++i) {
-    std::copy_n(logits.begin() + static_cast<std::ptrdiff_t>(i * n_vocab), n_vocab, seq.logits.begin());
+    std::copy_n(verify_logits_.begin() + static_cast<std::ptrdiff_t>(i * n_vocab), n_vocab, seq.logits.begin());
     const int32_t sampled_before = seq.step;
     const Status sampled = sample(seq);
     seq.decode_steps += static_cast<size_t>(seq.step - sampled_before);

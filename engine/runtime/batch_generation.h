@@ -62,6 +62,7 @@ class BatchGeneration {
   const int capacity_;
   std::vector<std::unique_ptr<Sequence>> sequences_;  // in the order they were added
   std::vector<int> free_slots_;                        // highest first: the lowest is taken next
+  std::vector<float> verify_logits_;                   // a speculative step's [1 + draft][n_vocab], reused
 };
 
 }  // namespace inferscope
