@@ -1,5 +1,7 @@
 #include "kernels/cuda/read_bandwidth.h"
 
+#include "kernels/cuda/launch.h"
+
 namespace inferscope::cuda_kernels {
 namespace {
 
@@ -8,7 +10,7 @@ constexpr int kUnroll = 4;  // loads in flight per thread per step
 // Grid-stride over n float4s, kUnroll at a time; each block reduces its threads' sums in shared
 // memory and writes one partial sum.
 __global__ void read_sum(const float4* __restrict__ data, std::size_t n, float* __restrict__ partial) {
-  extern __shared__ float block_sums[];
+  INFERSCOPE_DYNAMIC_SHARED(float, block_sums);
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   float sum = 0.0f;
@@ -33,8 +35,7 @@ __global__ void read_sum(const float4* __restrict__ data, std::size_t n, float* 
 
 cudaError_t launch_read_sum(const float4* data, std::size_t n, float* partial, int blocks, int threads,
                             cudaStream_t stream) {
-  read_sum<<<blocks, threads, threads * sizeof(float), stream>>>(data, n, partial);
-  return cudaGetLastError();
+  return launch_kernel(read_sum, dim3(blocks), dim3(threads), threads * sizeof(float), stream, data, n, partial);
 }
 
 }  // namespace inferscope::cuda_kernels

@@ -1,0 +1,117 @@
+#include "kernels/cuda/elementwise.h"
+
+#include "kernels/cuda/block_reduce.cuh"
+#include "kernels/cuda/launch.h"
+
+namespace inferscope::cuda_kernels {
+namespace {
+
+constexpr int kRowThreads = 256;  // threads per row of the per-row kernels
+constexpr int kThreads = 256;     // threads per block of the element-wise kernels
+
+__device__ __forceinline__ float gelu_tanh(float x) {
+  const float kSqrt2OverPi = 0.7978845608028654f;
+  return 0.5f * x * (1.0f + tanhf(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+}
+
+__device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
+
+__global__ void rms_norm_rows(const float* x, const float* __restrict__ w, float* y, int64_t width, float eps) {
+  __shared__ float scratch[32];
+  const float* row = x + blockIdx.x * width;
+  float* out = y + blockIdx.x * width;
+  float sum = 0.0f;
+  for (int64_t i = threadIdx.x; i < width; i += blockDim.x) sum += row[i] * row[i];
+  sum = block_sum(sum, scratch);
+  const float scale = 1.0f / sqrtf(sum / static_cast<float>(width) + eps);
+  for (int64_t i = threadIdx.x; i < width; i += blockDim.x) out[i] = row[i] * scale * w[i];
+}
+
+__global__ void layer_norm_rows(const float* x, const float* __restrict__ w, const float* __restrict__ b, float* y,
+                                int64_t width, float eps) {
+  __shared__ float scratch[32];
+  const float* row = x + blockIdx.x * width;
+  float* out = y + blockIdx.x * width;
+  float sum = 0.0f;
+  for (int64_t i = threadIdx.x; i < width; i += blockDim.x) sum += row[i];
+  const float mean = block_sum(sum, scratch) / static_cast<float>(width);
+  float var = 0.0f;
+  for (int64_t i = threadIdx.x; i < width; i += blockDim.x) var += (row[i] - mean) * (row[i] - mean);
+  const float scale = 1.0f / sqrtf(block_sum(var, scratch) / static_cast<float>(width) + eps);
+  for (int64_t i = threadIdx.x; i < width; i += blockDim.x) out[i] = (row[i] - mean) * scale * w[i] + b[i];
+}
+
+__global__ void glu_rows(int act, float* gate, const float* __restrict__ up, int64_t width, int64_t stride) {
+  float* g = gate + blockIdx.y * stride;
+  const float* u = up + blockIdx.y * stride;
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= width) return;
+  const float a = act == static_cast<int>(Activation::Silu) ? silu(g[i]) : gelu_tanh(g[i]);
+  g[i] = a * u[i];
+}
+
+__global__ void gelu_values(float* x, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = gelu_tanh(x[i]);
+}
+
+__global__ void add_values(float* y, const float* __restrict__ x, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += x[i];
+}
+
+__global__ void add_bias_rows(float* x, const float* __restrict__ bias, int64_t width) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < width) x[blockIdx.y * width + i] += bias[i];
+}
+
+__global__ void softcap_values(float* x, int64_t n, float cap) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = cap * tanhf(x[i] / cap);
+}
+
+}  // namespace
+
+cudaError_t launch_rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t width, float eps,
+                            cudaStream_t stream) {
+  if (rows == 0) return cudaSuccess;
+  return launch_kernel(rms_norm_rows, dim3(static_cast<unsigned>(rows)), dim3(kRowThreads), 0, stream, x, w, y,
+                       width, eps);
+}
+
+cudaError_t launch_layer_norm(const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t width,
+                              float eps, cudaStream_t stream) {
+  if (rows == 0) return cudaSuccess;
+  return launch_kernel(layer_norm_rows, dim3(static_cast<unsigned>(rows)), dim3(kRowThreads), 0, stream, x, w, b,
+                       y, width, eps);
+}
+
+cudaError_t launch_glu(Activation act, float* gate, const float* up, int64_t rows, int64_t width, int64_t stride,
+                       cudaStream_t stream) {
+  if (rows == 0 || width == 0) return cudaSuccess;
+  return launch_kernel(glu_rows, dim3(blocks_for(width, kThreads), static_cast<unsigned>(rows)), dim3(kThreads), 0,
+                       stream, static_cast<int>(act), gate, up, width, stride);
+}
+
+cudaError_t launch_gelu(float* x, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return launch_kernel(gelu_values, dim3(blocks_for(n, kThreads)), dim3(kThreads), 0, stream, x, n);
+}
+
+cudaError_t launch_add(float* y, const float* x, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return launch_kernel(add_values, dim3(blocks_for(n, kThreads)), dim3(kThreads), 0, stream, y, x, n);
+}
+
+cudaError_t launch_add_bias(float* x, const float* bias, int64_t rows, int64_t width, cudaStream_t stream) {
+  if (rows == 0 || width == 0) return cudaSuccess;
+  return launch_kernel(add_bias_rows, dim3(blocks_for(width, kThreads), static_cast<unsigned>(rows)), dim3(kThreads),
+                       0, stream, x, bias, width);
+}
+
+cudaError_t launch_softcap(float* x, int64_t n, float cap, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return launch_kernel(softcap_values, dim3(blocks_for(n, kThreads)), dim3(kThreads), 0, stream, x, n, cap);
+}
+
+}  // namespace inferscope::cuda_kernels

@@ -1,0 +1,40 @@
+// Element-wise and per-row kernels of the forward pass on CUDA (elementwise.cu): each the CUDA
+// form of the CPU kernel named beside it (kernels/cpu/ops.h), over F32 rows in device memory,
+// launched on `stream`. They return the launch's error.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace inferscope::cuda_kernels {
+
+// y[r][i] = x[r][i] / sqrt(mean(x[r]^2) + eps) * w[i] for r < rows, i < width (rms_norm).
+// x and y may alias. One block per row.
+cudaError_t launch_rms_norm(const float* x, const float* w, float* y, int64_t rows, int64_t width, float eps,
+                            cudaStream_t stream);
+
+// y[r] = (x[r] - mean) / sqrt(var + eps) * w + b (layer_norm, biased variance). x and y may alias.
+cudaError_t launch_layer_norm(const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t width,
+                              float eps, cudaStream_t stream);
+
+enum class Activation : int { Silu = 0, GeluTanh = 1 };
+
+// gate[r][i] = act(gate[r][i]) * up[r][i] for r < rows, i < width (swiglu, geglu); rows of
+// `stride` floats.
+cudaError_t launch_glu(Activation act, float* gate, const float* up, int64_t rows, int64_t width, int64_t stride,
+                       cudaStream_t stream);
+
+// x[i] = gelu(x[i]) for i < n (gelu, tanh form).
+cudaError_t launch_gelu(float* x, int64_t n, cudaStream_t stream);
+
+// y[i] += x[i] for i < n (add).
+cudaError_t launch_add(float* y, const float* x, int64_t n, cudaStream_t stream);
+
+// x[r][i] += bias[i] for r < rows, i < width.
+cudaError_t launch_add_bias(float* x, const float* bias, int64_t rows, int64_t width, cudaStream_t stream);
+
+// x[i] = cap * tanh(x[i] / cap) for i < n (softcap). cap > 0.
+cudaError_t launch_softcap(float* x, int64_t n, float cap, cudaStream_t stream);
+
+}  // namespace inferscope::cuda_kernels

@@ -1,0 +1,9 @@
+// The CUDA emulator's data type ids (the subset of <library_types.h> the backend uses).
+#pragma once
+
+enum cudaDataType_t {
+  CUDA_R_32F = 0,
+  CUDA_R_16F = 2,
+  CUDA_R_16BF = 14,
+};
+using cudaDataType = cudaDataType_t;
