@@ -180,6 +180,8 @@ inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : 
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline float __frcp_rn(float x) { return 1.0f / x; }
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline float __fmul_rn(float a, float b) { return a * b; }  // x86-64 without FMA flags: never contracted
+inline float __fadd_rn(float a, float b) { return a + b; }
 inline int __float_as_int(float f) { return cuda_emulator::from_bits<int>(cuda_emulator::to_bits(f)); }
 inline float __int_as_float(int i) { return cuda_emulator::from_bits<float>(cuda_emulator::to_bits(i)); }
 inline unsigned __float_as_uint(float f) { return cuda_emulator::from_bits<unsigned>(cuda_emulator::to_bits(f)); }
