@@ -62,6 +62,7 @@ struct BenchFigures {
   Summary prefill, decode;  // tokens/s
   OpProfile prefill_profile, decode_profile;
   double dispatches_per_token = 0, submissions_per_token = 0;  // of decode, on device backends
+  double graph_launches_per_token = 0;                          // of decode, CUDA graphs
 };
 
 // Prefill of n_prompt tokens from an empty context, and n_gen decode steps after `depth`
@@ -106,6 +107,8 @@ BenchFigures measure(Session& session, const Model& model, int64_t n_prompt, int
     const ExecutorCounters after = fp.counters();
     f.dispatches_per_token = static_cast<double>(after.dispatches - before.dispatches) / static_cast<double>(n_gen);
     f.submissions_per_token = static_cast<double>(after.submissions - before.submissions) / static_cast<double>(n_gen);
+    f.graph_launches_per_token =
+        static_cast<double>(after.graph_launches - before.graph_launches) / static_cast<double>(n_gen);
     add_profile(f.decode_profile, fp.profile());
   }
   f.ok = *std::min_element(pp.begin(), pp.end()) > 0 && *std::min_element(tg.begin(), tg.end()) > 0;
@@ -292,7 +295,8 @@ int run_bench(int argc, char** argv) {
       {"memory", memory_json(mem)},
       {"backend", (*session)->executor().backend_name()},
       {"dispatches_per_token", figures.dispatches_per_token},
-      {"submissions_per_token", figures.submissions_per_token}};
+      {"submissions_per_token", figures.submissions_per_token},
+      {"graph_launches_per_token", figures.graph_launches_per_token}};
   if (cpu) {
     j["cpu"] = {{"prefill_tokens_per_s", cpu->prefill.median}, {"decode_tokens_per_s", cpu->decode.median}};
     j["prefill_ratio_to_cpu"] = spp.median / cpu->prefill.median;
@@ -322,9 +326,9 @@ int run_bench(int argc, char** argv) {
   std::printf("time by op, prefill: %s\n", profile_text(figures.prefill_profile).c_str());
   std::printf("time by op, decode:  %s\n", profile_text(figures.decode_profile).c_str());
   if (!so.backend.on_cpu()) {
-    std::printf("backend %s: %.1f dispatches and %.2f submissions per decoded token\n",
+    std::printf("backend %s: %.1f dispatches, %.2f submissions and %.2f graph launches per decoded token\n",
                 (*session)->executor().backend_name().c_str(), figures.dispatches_per_token,
-                figures.submissions_per_token);
+                figures.submissions_per_token, figures.graph_launches_per_token);
   }
   if (cpu) {
     std::printf("cpu backend: pp %.1f, tg %.1f tokens/s -> %s/cpu: prefill %.3fx, decode %.3fx\n", cpu->prefill.median,

@@ -29,11 +29,12 @@ struct KvBlockStats {
 };
 
 // Forward calls, and the work they submitted to a device (dispatches and submissions: 0 on the
-// CPU backend).
+// CPU backend; graph_launches: decode steps replayed as one prerecorded CUDA graph).
 struct ExecutorCounters {
   uint64_t forward_calls = 0;
   uint64_t dispatches = 0;
   uint64_t submissions = 0;
+  uint64_t graph_launches = 0;
 };
 
 // One sequence of a batched forward call: `tokens` appended to `slot`, the logits of its last

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/chunk_rows.h"
-#include "kernels/cuda/rope_angles.cuh"
+#include "kernels/cuda/rope_angles.h"
 
 namespace inferscope::cuda_kernels {
 

@@ -28,6 +28,10 @@ struct DeviceWeight {
   int64_t matrix_bytes = 0;  // between stacked matrices
   int64_t n_mats = 1;
 };
+// Alignment: data, row_bytes and matrix_bytes are multiples of the type's block alignment (the
+// largest power of two dividing its block's bytes, at most 16: weight_blocks.cuh kAlign), as in a
+// tensor's own allocation; q8 and launch_quantize_q8's x are 16-byte aligned. Otherwise the
+// launches return cudaErrorInvalidValue.
 
 // Whether the kernels handle this type (every type the CPU backend multiplies: F32, F16, BF16,
 // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL, TQ1_0, TQ2_0, F16_2OF4).
@@ -38,7 +42,8 @@ constexpr int64_t kMaxMatvecRows = 8;
 
 // Whether launch_matvec reads q8 (the int8 activations) for this type and row length.
 bool matvec_takes_q8(kernels::GgmlType type, int64_t cols);
-// Bytes of the int8 activations of rows x cols values (cols % 32 == 0).
+// Bytes of the int8 activations of rows x cols values (cols % 32 == 0). Per row: the int8 codes,
+// then per 32 values {F32 scale, int32 sum of the codes}, padded to 16 bytes (q8_activations.cuh).
 int64_t q8_activation_bytes(int64_t rows, int64_t cols);
 // Quantizes x ([rows][cols] F32, cols % 32 == 0) into q8 (q8_activation_bytes bytes).
 cudaError_t launch_quantize_q8(const float* x, int64_t rows, int64_t cols, void* q8, cudaStream_t stream);

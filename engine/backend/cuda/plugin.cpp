@@ -1,8 +1,10 @@
 // The entry point of libinferscope_cuda.so (engine/backend/backend_plugin.h): lists the CUDA
-// devices, or says why there are none. The backend's ops (BackendOps over cuBLAS and its own
-// kernels) are not written yet, so it runs no model: create_executor says so (docs/CUDA.md).
+// devices, or says why there are none, and creates forward passes on them over CudaOps.
 #include "engine/backend/backend_plugin.h"
+#include "engine/backend/cuda/cuda_context.h"
 #include "engine/backend/cuda/cuda_devices.h"
+#include "engine/backend/cuda/cuda_ops.h"
+#include "engine/model/forward_pass.h"
 
 namespace inferscope::cuda {
 namespace {
@@ -14,16 +16,20 @@ class CudaPlugin : public BackendPlugin {
 
   Result<std::vector<BackendDevice>> devices() override { return list_devices(); }
 
-  Result<std::unique_ptr<ForwardExecutor>> create_executor(std::shared_ptr<const Model>, int device,
-                                                          const ForwardOptions&) override {
+  Result<std::unique_ptr<ForwardExecutor>> create_executor(std::shared_ptr<const Model> model, int device,
+                                                          const ForwardOptions& options) override {
     auto devices = list_devices();
     if (!devices) return devices.status();
     if (device < 0 || device >= static_cast<int>(devices->size())) {
       return Status::error("there is no CUDA device " + std::to_string(device) + " (" +
                            std::to_string(devices->size()) + " found)");
     }
-    return Status::error("the CUDA backend lists devices but cannot run a model yet: its ops are not written "
-                         "(docs/CUDA.md); use --backend cpu or vulkan");
+    auto context = CudaContext::create(device);
+    if (!context) return context.status();
+    auto ops = std::make_unique<CudaOps>(model, std::move(*context));
+    auto fp = ForwardPass::create(std::move(model), std::move(ops), options);
+    if (!fp) return fp.status();
+    return std::unique_ptr<ForwardExecutor>(std::move(*fp));
   }
 };
 

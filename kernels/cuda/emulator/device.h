@@ -197,3 +197,6 @@ inline long long min(long long a, long long b) { return a < b ? a : b; }
 inline long long max(long long a, long long b) { return a > b ? a : b; }
 inline long min(long a, long b) { return a < b ? a : b; }
 inline long max(long a, long b) { return a > b ? a : b; }
+
+// Correctly rounded division (nvcc's __fdiv_rn), for kernels that must match the CPU's bits.
+inline float __fdiv_rn(float a, float b) { return a / b; }

@@ -3,8 +3,8 @@
 
 #include "kernels/cpu/ops.h"
 #include "kernels/cuda/elementwise.h"
-#include "tests/cuda/emulated/device_buffer.h"
-#include "tests/cuda/emulated/kernel_check.h"
+#include "tests/cuda/ops/device_buffer.h"
+#include "tests/cuda/ops/kernel_check.h"
 
 namespace inferscope::cuda_test {
 namespace {

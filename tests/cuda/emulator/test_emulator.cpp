@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/cuda/launch.h"
-#include "tests/cuda/emulated/device_buffer.h"
+#include "tests/cuda/ops/device_buffer.h"
 
 namespace inferscope::cuda_test {
 namespace {

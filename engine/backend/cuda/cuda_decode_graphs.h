@@ -1,0 +1,56 @@
+// Decode steps as CUDA graphs: the first step of a shape (rows, rows with logits) is captured
+// while its ops are issued, instantiated and launched; later steps of that shape issue nothing
+// and launch the graph, one launch per token. What changes between steps (token ids,
+// positions, block tables) is copied by nodes of the graph from pinned staging memory the host
+// rewrites before each launch (cuda_chunk_inputs.h). The ops' arguments are folded into a
+// fingerprint as they are issued: a replayed step must issue the same ops as its graph, or it
+// fails rather than run the wrong graph.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "engine/core/status.h"
+
+namespace inferscope::cuda {
+
+class DecodeGraphs {
+ public:
+  enum class Mode { Eager, Capture, Replay };
+
+  DecodeGraphs() = default;
+  ~DecodeGraphs();
+  DecodeGraphs(const DecodeGraphs&) = delete;
+  DecodeGraphs& operator=(const DecodeGraphs&) = delete;
+
+  // Starts a step of this shape: Replay when its graph exists, else Capture (capture begun on
+  // `stream`).
+  Result<Mode> begin(int64_t rows, int64_t logit_rows, cudaStream_t stream);
+  // Folds a value of the op being issued into the step's fingerprint.
+  void fold(uint64_t value) { fingerprint_ = (fingerprint_ ^ value) * 0x100000001b3ull; }
+  // Ends the step: a captured one is instantiated and kept; then the graph is launched.
+  Status end(cudaStream_t stream);
+  // Ends a capture without keeping it (an op failed, or the chunk was discarded).
+  void abandon(cudaStream_t stream);
+
+  uint64_t launches() const { return launches_; }
+  size_t graphs() const { return graphs_.size(); }
+
+ private:
+  struct Graph {
+    cudaGraphExec_t exec = nullptr;
+    uint64_t fingerprint = 0;
+  };
+  using Key = std::pair<int64_t, int64_t>;
+
+  std::map<Key, Graph> graphs_;
+  Key key_{};
+  Mode mode_ = Mode::Eager;
+  uint64_t fingerprint_ = 0;
+  uint64_t launches_ = 0;
+};
+
+}  // namespace inferscope::cuda

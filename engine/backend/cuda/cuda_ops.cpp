@@ -1,0 +1,583 @@
+#include "engine/backend/cuda/cuda_ops.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/backend/cuda/cuda_error.h"
+#include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/moe.h"
+#include "kernels/cuda/rope.h"
+
+namespace inferscope::cuda {
+
+namespace ck = cuda_kernels;
+
+namespace {
+
+constexpr int64_t kMaxHeadDim = 256;
+
+uint64_t u64(int64_t v) { return static_cast<uint64_t>(v); }
+uint64_t u64(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+std::string device_name(int device) {
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, device) != cudaSuccess) return "device " + std::to_string(device);
+  return p.name;
+}
+
+bool is_decode(const ModelConfig& c, int64_t rows) { return !c.is_encoder() && rows <= ck::kMaxMatvecRows; }
+
+// The widest input of a product: the normalized state, the attention output, an FFN's hidden
+// layer or an expert's.
+int64_t widest_product_input(const ModelConfig& c) {
+  return std::max({c.n_embd, c.n_embd_q(), c.n_ff, c.n_ff_shared, c.n_ff_expert});
+}
+
+ck::AttentionShapeArgs attention_args(const ModelConfig& c) {
+  ck::AttentionShapeArgs a;
+  a.n_head = c.n_head;
+  a.n_head_kv = c.n_head_kv;
+  a.head_dim = c.head_dim;
+  return a;
+}
+
+}  // namespace
+
+// Device buffers of one chunk of up to max_batch rows ([max_batch][width] F32 unless noted).
+struct CudaOps::Activations {
+  DeviceBlock x, h, q, k, v, attn, ffn_a, ffn_b, ffn_out;
+  DeviceBlock router;                // [max_batch][n_expert]
+  DeviceBlock expert_ids, expert_w;  // [max_batch][k] int32 / F32
+  DeviceBlock expert_a, expert_b;    // [max_batch * k][n_ff_expert]
+  DeviceBlock expert_out;            // [max_batch * k][n_embd]
+  DeviceBlock shared_out;            // [max_batch][n_embd]
+  DeviceBlock logits;                // [max_batch][output_width]
+  DeviceBlock attention_scratch;     // attention_scratch_floats
+  DeviceBlock logits_host;           // pinned copy of logits
+  DeviceBlock expert_ids_host;       // pinned: [n_layer][max_batch][k] the chunk's choices per layer
+};
+
+CudaOps::CudaOps(std::shared_ptr<const Model> model, std::unique_ptr<CudaContext> context, CudaOpsOptions options)
+    : model_(std::move(model)), context_(std::move(context)), options_(options) {}
+
+CudaOps::~CudaOps() {
+  if (in_chunk_) static_cast<void>(discard_chunk());
+  if (context_) static_cast<void>(context_->synchronize());
+}
+
+std::string CudaOps::name() const { return "cuda: " + device_name(context_->device()); }
+
+Status CudaOps::supports(const ForwardPlan& plan) const {
+  const ModelConfig& c = model_->config();
+  if (model_->weights().llm_int8_threshold > 0) {
+    return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "
+                         "which only the CPU backend runs");
+  }
+  std::string missing;
+  model_->weights().for_each_matrix([&](const WeightMatrix& w) {
+    if (missing.empty() && !ck::matvec_supports(w.type)) {
+      missing = "CUDA has no kernel for weight type " + std::string(kernels::type_name(w.type)) + " (tensor " +
+                (w.tensor ? w.tensor->name : std::string("?")) + "); the CPU backend runs it";
+    }
+  });
+  if (!missing.empty()) return Status::error(missing);
+  if (c.head_dim % 2 != 0 || c.head_dim > kMaxHeadDim) {
+    return Status::error("CUDA attention takes heads of an even size up to " + std::to_string(kMaxHeadDim) +
+                         " values; this model's have " + std::to_string(c.head_dim));
+  }
+  if (c.is_moe() && (c.n_expert_used > ck::kMaxExpertsUsed || c.n_expert > 1024)) {
+    return Status::error("CUDA routes up to " + std::to_string(ck::kMaxExpertsUsed) +
+                         " experts per token among at most 1024");
+  }
+  if (plan.max_batch < 1) return Status::error("cuda: a plan without rows");
+  return Status::ok();
+}
+
+uint64_t CudaOps::scratch_estimate(const ForwardPlan& plan) const {
+  const ModelConfig& c = model_->config();
+  const uint64_t logits = static_cast<uint64_t>(plan.max_batch * plan.output_width) * sizeof(float);
+  const uint64_t attention = static_cast<uint64_t>(
+      ck::attention_scratch_floats(attention_args(c), plan.max_batch, plan.n_ctx) * static_cast<int64_t>(sizeof(float)));
+  uint64_t tile = 0;
+  model_->weights().for_each_matrix(
+      [&](const WeightMatrix& w) { tile = std::max(tile, tile_bytes_for(w.type, w.rows, w.cols)); });
+  const int64_t product_rows = std::max(plan.max_batch, plan.max_batch * std::max<int64_t>(1, c.n_expert_used));
+  const uint64_t inputs = static_cast<uint64_t>(product_rows * widest_product_input(c)) * 3;  // int8 + F16
+  return plan.scratch.total_bytes() + 2 * logits + attention + tile + inputs;
+}
+
+DeviceNeeds CudaOps::needs(const ForwardPlan& plan) {
+  DeviceNeeds n;
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess) n.memory_bytes = total;
+  cudaGetLastError();
+  n.weight_bytes = DeviceWeights::bytes_needed(model_->weights());
+  n.kv_bytes = plan.kv.bytes();
+  n.scratch_bytes = scratch_estimate(plan);
+  return n;
+}
+
+Status CudaOps::upload(const std::function<void(double)>& progress) {
+  INFERSCOPE_RETURN_IF_ERROR(context_->make_current());
+  auto weights = DeviceWeights::upload(memory_, model_->weights(), progress);
+  if (!weights) return weights.status();
+  weights_ = std::move(*weights);
+  return Status::ok();
+}
+
+Status CudaOps::allocate(const ForwardPlan& plan) {
+  plan_ = plan;
+  const ModelConfig& c = model_->config();
+  act_ = std::make_unique<Activations>();
+  Activations& a = *act_;
+  const int64_t B = plan.max_batch, E = c.n_embd;
+  const int64_t F = std::max({c.n_ff, c.n_ff_shared, int64_t{1}});
+  const int64_t K = std::max<int64_t>(1, c.n_expert_used), X = std::max<int64_t>(1, c.n_expert);
+  const int64_t FX = std::max<int64_t>(1, c.n_ff_expert);
+  const int64_t pairs = c.is_moe() ? B * K : 1;
+  auto make = [&](DeviceBlock& b, int64_t elements, const char* what, MemoryUse use = MemoryUse::Scratch) -> Status {
+    auto r = memory_.allocate(static_cast<uint64_t>(std::max<int64_t>(1, elements)) * 4, use, what);
+    if (!r) return r.status();
+    b = std::move(*r);
+    return Status::ok();
+  };
+  INFERSCOPE_RETURN_IF_ERROR(make(a.x, B * E, "activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.h, B * E, "activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.ffn_out, B * E, "activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.q, B * c.n_embd_q(), "activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.attn, B * c.n_embd_q(), "activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.k, B * c.n_embd_kv(), "activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.v, B * c.n_embd_kv(), "activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.ffn_a, B * F, "activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.ffn_b, B * F, "activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.router, B * X, "router logits"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_ids, B * K, "expert choices"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_w, B * K, "expert weights"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_a, pairs * (c.is_moe() ? FX : 1), "expert activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_b, pairs * (c.is_moe() ? FX : 1), "expert activations"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_out, pairs * (c.is_moe() ? E : 1), "expert outputs"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.shared_out, c.n_ff_shared > 0 ? B * E : 1, "shared expert output"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.logits, B * plan.output_width, "logits"));
+  INFERSCOPE_RETURN_IF_ERROR(
+      make(a.attention_scratch, ck::attention_scratch_floats(attention_args(c), B, plan.n_ctx), "attention scratch"));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.logits_host, B * plan.output_width, "logits (host)", MemoryUse::Staging));
+  INFERSCOPE_RETURN_IF_ERROR(
+      make(a.expert_ids_host, c.is_moe() ? c.n_layer * B * K : 1, "expert choices (host)", MemoryUse::Staging));
+
+  auto inputs = ChunkInputs::create(memory_, plan, !c.is_encoder());
+  if (!inputs) return inputs.status();
+  inputs_.emplace(std::move(*inputs));
+  uint64_t tile = 0;
+  model_->weights().for_each_matrix(
+      [&](const WeightMatrix& w) { tile = std::max(tile, tile_bytes_for(w.type, w.rows, w.cols)); });
+  auto matmul = MatmulRunner::create(memory_, std::max(B, pairs), widest_product_input(c), tile);
+  if (!matmul) return matmul.status();
+  matmul_.emplace(std::move(*matmul));
+
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    for (const bool keys : {true, false}) {
+      const uint64_t bytes = static_cast<uint64_t>(plan.kv.rows()) *
+                             static_cast<uint64_t>(keys ? plan.kv.k_row_bytes() : plan.kv.v_row_bytes());
+      auto b = memory_.allocate(bytes + 16, MemoryUse::Kv,
+                                std::string(keys ? "K" : "V") + " cache of layer " + std::to_string(il));
+      if (!b) return b.status();
+      (keys ? k_pools_ : v_pools_).push_back(std::move(*b));
+    }
+  }
+  return Status::ok();
+}
+
+ExecutorMemory CudaOps::memory() const {
+  ExecutorMemory m;
+  m.device_weight_bytes = weights_ ? weights_->bytes() : 0;
+  m.kv_cache_bytes = k_pools_.empty() ? 0 : plan_.kv.bytes();
+  m.scratch_bytes = memory_.in_use(MemoryUse::Scratch) + memory_.in_use(MemoryUse::Staging);
+  return m;
+}
+
+ExecutorCounters CudaOps::counters() const {
+  ExecutorCounters c = counters_;
+  c.graph_launches = graphs_.launches();
+  return c;
+}
+
+float* CudaOps::act(Act a) const {
+  const Activations& b = *act_;
+  switch (a) {
+    case Act::X: return b.x.as<float>();
+    case Act::H: return b.h.as<float>();
+    case Act::Q: return b.q.as<float>();
+    case Act::K: return b.k.as<float>();
+    case Act::V: return b.v.as<float>();
+    case Act::Attn: return b.attn.as<float>();
+    case Act::FfnA: return b.ffn_a.as<float>();
+    case Act::FfnB: return b.ffn_b.as<float>();
+    case Act::FfnOut: return b.ffn_out.as<float>();
+    case Act::Router: return b.router.as<float>();
+    case Act::ExpertOut: return b.expert_out.as<float>();
+    case Act::SharedOut: return b.shared_out.as<float>();
+    case Act::Logits: return b.logits.as<float>();
+  }
+  return nullptr;
+}
+
+ck::KvPool CudaOps::pool(int64_t layer, bool keys) const {
+  ck::KvPool p;
+  p.type = keys ? plan_.kv.types.k : plan_.kv.types.v;
+  p.data = (keys ? k_pools_ : v_pools_)[static_cast<size_t>(layer)].as<uint8_t>();
+  p.row_bytes = keys ? plan_.kv.k_row_bytes() : plan_.kv.v_row_bytes();
+  p.block_shift = __builtin_ctz(static_cast<unsigned>(plan_.kv.block_size));
+  return p;
+}
+
+Result<const float*> CudaOps::freq_factors() const {
+  if (!plan_.rope.freq_factors) return static_cast<const float*>(nullptr);
+  return device_vector(plan_.rope.freq_factors);
+}
+
+template <class F>
+Status CudaOps::issue(OpLabel label, std::initializer_list<uint64_t> values, F&& device_work) {
+  graphs_.fold(static_cast<uint64_t>(label.kind));
+  graphs_.fold(u64(label.layer));
+  for (const uint64_t v : values) graphs_.fold(v);
+  if (replaying()) return Status::ok();
+  Status st = device_work();
+  if (st && timeline_.active()) st = timeline_.mark(label, stream());
+  ++counters_.dispatches;
+  return st;
+}
+
+Status CudaOps::begin_chunk(const Chunk& chunk) {
+  if (in_chunk_) INFERSCOPE_RETURN_IF_ERROR(discard_chunk());
+  INFERSCOPE_RETURN_IF_ERROR(context_->make_current());
+  if (chunk.n > plan_.max_batch || chunk.n_logits < 0 || chunk.n_logits > chunk.n) {
+    return Status::error("cuda: a chunk of " + std::to_string(chunk.n) + " rows (at most " +
+                         std::to_string(plan_.max_batch) + ", " + std::to_string(chunk.n_logits) + " with logits)");
+  }
+  INFERSCOPE_RETURN_IF_ERROR(inputs_->stage_rows(chunk));
+  routed_.clear();
+  row_lookups_ = 0;
+  const bool decode = is_decode(model_->config(), chunk.n);
+  const bool timed = !decode || decode_steps_++ % kProfileEvery == 0;
+  mode_ = DecodeGraphs::Mode::Eager;
+  if (decode && !timed && options_.graphs) {
+    auto mode = graphs_.begin(chunk.n, chunk.n_logits, stream());
+    if (!mode) return mode.status();
+    mode_ = *mode;
+  }
+  in_chunk_ = true;
+  if (timed) INFERSCOPE_RETURN_IF_ERROR(timeline_.begin(stream()));
+  if (replaying()) return Status::ok();
+  return inputs_->copy_rows(stream());
+}
+
+Status CudaOps::end_chunk(const Chunk& chunk) {
+  if (!in_chunk_) return Status::error("internal: end_chunk without begin_chunk");
+  const uint64_t logits_bytes = static_cast<uint64_t>(chunk.n_logits * plan_.output_width) * sizeof(float);
+  Status st = Status::ok();
+  if (!replaying() && logits_bytes > 0) {
+    st = cuda_status(cudaMemcpyAsync(act_->logits_host.get(), act_->logits.get(), logits_bytes, cudaMemcpyDeviceToHost,
+                                     stream()),
+                     "cudaMemcpyAsync(logits)");
+  }
+  if (st && mode_ != DecodeGraphs::Mode::Eager) st = graphs_.end(stream());
+  if (!st) {
+    static_cast<void>(discard_chunk());
+    return st;
+  }
+  mode_ = DecodeGraphs::Mode::Eager;
+  in_chunk_ = false;
+  INFERSCOPE_RETURN_IF_ERROR(context_->synchronize());
+  counters_.submissions += 1;
+  if (timeline_.active()) INFERSCOPE_RETURN_IF_ERROR(timeline_.collect(*plan_.profile, model_->config().n_layer));
+  count_expert_choices();
+  if (logits_bytes > 0) std::memcpy(chunk.logits, act_->logits_host.get(), logits_bytes);
+  return Status::ok();
+}
+
+Status CudaOps::discard_chunk() {
+  graphs_.abandon(stream());
+  mode_ = DecodeGraphs::Mode::Eager;
+  in_chunk_ = false;
+  routed_.clear();
+  if (timeline_.active()) {
+    OpProfile ignored;
+    static_cast<void>(timeline_.collect(ignored, 0));
+  }
+  return context_->synchronize();
+}
+
+Status CudaOps::embed(std::span<const int32_t> tokens, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  auto table = device_matrix(model_->weights().token_embd);
+  if (!table) return table.status();
+  auto ids = inputs_->stage_ids(tokens, 0);
+  if (!ids) return ids.status();
+  const auto n = static_cast<int64_t>(tokens.size());
+  return issue(label, {u64(n)}, [&]() -> Status {
+    INFERSCOPE_RETURN_IF_ERROR(inputs_->copy_ids(0, stream()));
+    return cuda_status(ck::launch_get_rows(*table, *ids, n, c.embd_scale, act(Act::X), stream()), "get_rows");
+  });
+}
+
+Status CudaOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds,
+                         OpLabel label) {
+  const ModelConfig& c = model_->config();
+  auto weight = device_vector(w.data);
+  if (!weight) return weight.status();
+  return issue(label, {u64(static_cast<int64_t>(in)), u64(in_row0), u64(static_cast<int64_t>(out)), u64(n), u64(w.data)},
+               [&] {
+                 return cuda_status(ck::launch_rms_norm(act(in) + in_row0 * c.n_embd, *weight, act(out), n, c.n_embd,
+                                                        c.rms_eps, stream()),
+                                    "rms_norm");
+               });
+}
+
+Status CudaOps::layer_norm(Act in, int64_t in_row0, const WeightVector& w, const WeightVector& b, Act out, int64_t n,
+                           Feeds, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  auto weight = device_vector(w.data);
+  if (!weight) return weight.status();
+  auto bias = device_vector(b.data);
+  if (!bias) return bias.status();
+  return issue(label, {u64(static_cast<int64_t>(in)), u64(in_row0), u64(static_cast<int64_t>(out)), u64(n), u64(w.data)},
+               [&] {
+                 return cuda_status(ck::launch_layer_norm(act(in) + in_row0 * c.n_embd, *weight, *bias, act(out), n,
+                                                          c.n_embd, c.norm_eps, stream()),
+                                    "layer_norm");
+               });
+}
+
+// The rows looked up into H with their own id list, then added to X.
+Status CudaOps::add_rows(const WeightMatrix& table, std::span<const int32_t> rows, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  auto m = device_matrix(table);
+  if (!m) return m.status();
+  const int64_t list = 1 + row_lookups_++;
+  auto ids = inputs_->stage_ids(rows, list);
+  if (!ids) return ids.status();
+  const auto n = static_cast<int64_t>(rows.size());
+  return issue(label, {u64(table.data), u64(n)}, [&]() -> Status {
+    INFERSCOPE_RETURN_IF_ERROR(inputs_->copy_ids(list, stream()));
+    INFERSCOPE_RETURN_IF_ERROR(
+        cuda_status(ck::launch_get_rows(*m, *ids, n, 1.0f, act(Act::H), stream()), "get_rows"));
+    return cuda_status(ck::launch_add(act(Act::X), act(Act::H), n * c.n_embd, stream()), "add");
+  });
+}
+
+Status CudaOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) {
+  std::vector<MatmulTarget> targets;
+  bool routes = false;
+  for (const MatmulOutput& o : outputs) {
+    routes = routes || o.out == Act::Router;
+    auto w = device_matrix(*o.w);
+    if (!w) return w.status();
+    targets.push_back({*w, act(o.out), o.w->rows});
+    graphs_.fold(u64(o.w->data));
+    graphs_.fold(u64(static_cast<int64_t>(o.out)));
+  }
+  return issue(label, {u64(static_cast<int64_t>(in)), u64(n)}, [&] {
+    return routes ? matmul_->run_gemv(*context_, targets, act(in), n) : matmul_->run(*context_, targets, act(in), n);
+  });
+}
+
+Status CudaOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) {
+  auto b = device_vector(bias.data);
+  if (!b) return b.status();
+  return issue(label, {u64(static_cast<int64_t>(x)), u64(bias.data), u64(n)}, [&] {
+    return cuda_status(ck::launch_add_bias(act(x), *b, n, bias.size, stream()), "add_bias");
+  });
+}
+
+Status CudaOps::rope(const Chunk& chunk, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  auto factors = freq_factors();
+  if (!factors) return factors.status();
+  ck::RopeShape shape;
+  shape.n_head = c.n_head;
+  shape.n_head_kv = c.n_head_kv;
+  shape.head_dim = c.head_dim;
+  shape.n_rot = c.n_rot;
+  shape.neox = c.rope_layout == RopeLayout::Neox;
+  const ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope, c.n_rot);
+  return issue(label, {u64(chunk.n)}, [&] {
+    return cuda_status(ck::launch_rope(act(Act::Q), act(Act::K), inputs_->rows(), chunk.n, shape, angles, *factors,
+                                       stream()),
+                       "rope");
+  });
+}
+
+Status CudaOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
+  const int64_t width = model_->config().n_embd_kv();
+  return issue(label, {u64(layer), u64(chunk.n)}, [&] {
+    return cuda_status(ck::launch_kv_store(act(Act::K), act(Act::V), pool(layer, true), pool(layer, false), width,
+                                           inputs_->rows(), chunk.n, stream()),
+                       "kv_store");
+  });
+}
+
+Status CudaOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  if (shape.causal == c.is_encoder()) {
+    return Status::error("internal: cuda packs the rows of a " + std::string(c.is_encoder() ? "bidirectional" : "causal") +
+                         " model; an attention op asked for the other kind");
+  }
+  ck::AttentionShapeArgs args = attention_args(c);
+  args.scale = shape.scale;
+  args.softcap = shape.softcap;
+  args.window = shape.window;
+  args.sinks = shape.window > 0 ? shape.sinks : 0;
+  // Decode steps launch for the whole context, captured or not, so both give the same bits.
+  const int64_t max_kv = is_decode(c, chunk.n) ? plan_.n_ctx : inputs_->max_kv();
+  return issue(label, {u64(layer), u64(chunk.n), u64(max_kv), u64(args.window)}, [&] {
+    return cuda_status(ck::launch_attention(act(Act::Q), pool(layer, true), pool(layer, false), inputs_->rows(), chunk.n,
+                                            max_kv, args, act(Act::Attn), act_->attention_scratch.as<float>(),
+                                            stream()),
+                       "attention");
+  });
+}
+
+Status CudaOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds, OpLabel label) {
+  const ck::Activation a = activation == FfnActivation::GeluTanh ? ck::Activation::GeluTanh : ck::Activation::Silu;
+  return issue(label, {u64(static_cast<int64_t>(a)), u64(n), u64(width)}, [&] {
+    return cuda_status(ck::launch_glu(a, act(Act::FfnA), act(Act::FfnB), n, width, width, stream()), "glu");
+  });
+}
+
+Status CudaOps::activate(FfnActivation activation, Act x, int64_t n, int64_t width, Feeds, OpLabel label) {
+  if (activation != FfnActivation::GeluTanh) return Status::error("cuda: activate supports GELU only");
+  return issue(label, {u64(static_cast<int64_t>(x)), u64(n * width)},
+               [&] { return cuda_status(ck::launch_gelu(act(x), n * width, stream()), "gelu"); });
+}
+
+Status CudaOps::add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) {
+  return issue(label, {u64(static_cast<int64_t>(dst)), u64(static_cast<int64_t>(src)), u64(n * width)},
+               [&] { return cuda_status(ck::launch_add(act(dst), act(src), n * width, stream()), "add"); });
+}
+
+Status CudaOps::softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) {
+  return issue(label, {u64(static_cast<int64_t>(x)), u64(n * width)},
+               [&] { return cuda_status(ck::launch_softcap(act(x), n * width, cap, stream()), "softcap"); });
+}
+
+Status CudaOps::moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) {
+  Activations& a = *act_;
+  const bool counted = label.layer >= 0 && n * k > 0;
+  const size_t offset = counted ? static_cast<size_t>(label.layer * plan_.max_batch * k) : 0;
+  if (counted) routed_.push_back({label.layer, n * k, n_expert, offset});
+  return issue(label, {u64(n), u64(n_expert), u64(k)}, [&]() -> Status {
+    INFERSCOPE_RETURN_IF_ERROR(cuda_status(ck::launch_moe_route(act(Act::Router), n, n_expert, k, renormalize,
+                                                                a.expert_ids.as<int32_t>(), a.expert_w.as<float>(),
+                                                                stream()),
+                                           "moe_route"));
+    if (!counted) return Status::ok();
+    return cuda_status(cudaMemcpyAsync(a.expert_ids_host.as<int32_t>() + offset, a.expert_ids.get(),
+                                       static_cast<size_t>(n * k) * sizeof(int32_t), cudaMemcpyDeviceToHost, stream()),
+                       "cudaMemcpyAsync(expert choices)");
+  });
+}
+
+void CudaOps::count_expert_choices() {
+  const int32_t* base = act_->expert_ids_host.as<const int32_t>();
+  for (const Routed& r : routed_) plan_.profile->count_experts(r.layer, r.n_expert, base + r.offset, r.choices);
+  routed_.clear();
+}
+
+Status CudaOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n,
+                            int64_t k, OpLabel label) {
+  auto g = device_matrix(gate), u = device_matrix(up), d = device_matrix(down);
+  for (const auto* m : {&g, &u, &d}) {
+    if (!*m) return m->status();
+  }
+  const ModelConfig& c = model_->config();
+  Activations& a = *act_;
+  const int32_t* ids = a.expert_ids.as<const int32_t>();
+  return issue(label, {u64(gate.data), u64(n), u64(k)}, [&]() -> Status {
+    const kernels::GgmlType h_type = ck::matvec_takes_q8(g->type, c.n_embd) ? g->type : u->type;
+    auto q8_h = matmul_->quantize_for_experts(*context_, h_type, act(Act::H), n, c.n_embd);
+    if (!q8_h) return q8_h.status();
+    for (const auto& [w, out] : {std::pair{&*g, &a.expert_a}, std::pair{&*u, &a.expert_b}}) {
+      INFERSCOPE_RETURN_IF_ERROR(cuda_status(
+          ck::launch_matvec_experts(*w, act(Act::H), *q8_h, false, ids, n, k, out->as<float>(), stream()),
+          "matvec_experts"));
+    }
+    const int64_t width = g->rows;
+    INFERSCOPE_RETURN_IF_ERROR(cuda_status(ck::launch_glu(ck::Activation::Silu, a.expert_a.as<float>(),
+                                                          a.expert_b.as<float>(), n * k, width, width, stream()),
+                                           "glu"));
+    auto q8_a = matmul_->quantize_for_experts(*context_, d->type, a.expert_a.as<float>(), n * k, width);
+    if (!q8_a) return q8_a.status();
+    return cuda_status(ck::launch_matvec_experts(*d, a.expert_a.as<float>(), *q8_a, true, ids, n, k,
+                                                 act(Act::ExpertOut), stream()),
+                       "matvec_experts");
+  });
+}
+
+Status CudaOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) {
+  const int64_t E = model_->config().n_embd;
+  const float* gate = nullptr;
+  if (shared_gate) {
+    auto g = device_vector(shared_gate->data);
+    if (!g) return g.status();
+    gate = *g;
+  }
+  const Activations& a = *act_;
+  return issue(label, {u64(n), u64(k), u64(gate)}, [&] {
+    return cuda_status(ck::launch_moe_combine(act(Act::ExpertOut), a.expert_ids.as<const int32_t>(),
+                                              a.expert_w.as<const float>(), n, E, k,
+                                              gate ? act(Act::SharedOut) : nullptr, gate, act(Act::H),
+                                              act(Act::FfnOut), stream()),
+                       "moe_combine");
+  });
+}
+
+// Outside a chunk: each copy is one stretch of bytes per layer and cache (a block's rows are
+// contiguous), then the stream is waited for.
+Status CudaOps::kv_copy(std::span<const BlockCopy> copies) {
+  if (copies.empty()) return Status::ok();
+  INFERSCOPE_RETURN_IF_ERROR(context_->make_current());
+  const int64_t bs = plan_.kv.block_size;
+  for (const BlockCopy& cp : copies) {
+    if (cp.from < 0 || cp.to < 0 || cp.from >= plan_.kv.n_blocks || cp.to >= plan_.kv.n_blocks || cp.from == cp.to ||
+        cp.rows < 0 || cp.rows > bs) {
+      return Status::error("cuda: a KV block copy from " + std::to_string(cp.from) + " to " + std::to_string(cp.to) +
+                           " of " + std::to_string(cp.rows) + " rows outside the pool");
+    }
+  }
+  for (size_t il = 0; il < k_pools_.size(); ++il) {
+    for (const bool keys : {true, false}) {
+      const ck::KvPool p = pool(static_cast<int64_t>(il), keys);
+      for (const BlockCopy& cp : copies) {
+        INFERSCOPE_RETURN_IF_ERROR(cuda_status(
+            cudaMemcpyAsync(p.data + static_cast<int64_t>(cp.to) * bs * p.row_bytes,
+                            p.data + static_cast<int64_t>(cp.from) * bs * p.row_bytes,
+                            static_cast<size_t>(cp.rows * p.row_bytes), cudaMemcpyDeviceToDevice, stream()),
+            "cudaMemcpyAsync(KV block copy)"));
+      }
+    }
+  }
+  counters_.submissions += 1;
+  return context_->synchronize();
+}
+
+Status CudaOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
+  if (blocks.empty()) return Status::ok();
+  INFERSCOPE_RETURN_IF_ERROR(context_->make_current());
+  const ModelConfig& c = model_->config();
+  auto factors = freq_factors();
+  if (!factors) return factors.status();
+  auto ids = inputs_->upload_blocks(blocks, stream());
+  if (!ids) return ids.status();
+  ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope, c.n_rot);
+  angles.attn_factor = 1.0f;  // a pure rotation
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    INFERSCOPE_RETURN_IF_ERROR(cuda_status(
+        ck::launch_kv_rotate(pool(il, true), *ids, static_cast<int64_t>(blocks.size()), c.n_head_kv, c.head_dim, c.n_rot,
+                             c.rope_layout == RopeLayout::Neox, angles, *factors, delta, stream()),
+        "kv_rotate"));
+  }
+  counters_.submissions += 1;
+  return context_->synchronize();
+}
+
+}  // namespace inferscope::cuda

@@ -1,0 +1,117 @@
+// The CUDA backend's ops (engine/backend/backend_ops.h): each op is issued onto one stream as it
+// is called, over the device copies of the weights (cuda_weights.h), the paged KV pools (one K
+// and one V allocation per layer, the CPU's row formats) and activation buffers sized like the
+// CPU's ScratchPlan. end_chunk copies the logits back and waits. Decode steps (up to
+// kMaxMatvecRows rows) run as CUDA graphs (cuda_decode_graphs.h) except one in kProfileEvery,
+// which runs op by op with CUDA events to fill the op profile; prefill chunks are always timed.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "engine/backend/backend_ops.h"
+#include "engine/backend/cuda/cuda_chunk_inputs.h"
+#include "engine/backend/cuda/cuda_context.h"
+#include "engine/backend/cuda/cuda_decode_graphs.h"
+#include "engine/backend/cuda/cuda_matmul.h"
+#include "engine/backend/cuda/cuda_memory.h"
+#include "engine/backend/cuda/cuda_timeline.h"
+#include "engine/backend/cuda/cuda_weights.h"
+#include "engine/model/model.h"
+#include "kernels/cuda/attention.h"
+
+namespace inferscope::cuda {
+
+struct CudaOpsOptions {
+  bool graphs = true;  // replay decode steps as CUDA graphs
+};
+
+class CudaOps : public BackendOps {
+ public:
+  static constexpr uint64_t kProfileEvery = 8;
+
+  CudaOps(std::shared_ptr<const Model> model, std::unique_ptr<CudaContext> context, CudaOpsOptions options = {});
+  ~CudaOps() override;
+
+  std::string name() const override;
+  Status supports(const ForwardPlan& plan) const override;
+  DeviceNeeds needs(const ForwardPlan& plan) override;
+  Status upload(const std::function<void(double)>& progress) override;
+  Status allocate(const ForwardPlan& plan) override;
+
+  Status begin_chunk(const Chunk& chunk) override;
+  Status end_chunk(const Chunk& chunk) override;
+  Status discard_chunk() override;
+
+  Status embed(std::span<const int32_t> tokens, OpLabel label) override;
+  Status rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds feeds,
+                  OpLabel label) override;
+  Status layer_norm(Act in, int64_t in_row0, const WeightVector& w, const WeightVector& b, Act out, int64_t n,
+                    Feeds feeds, OpLabel label) override;
+  Status add_rows(const WeightMatrix& table, std::span<const int32_t> rows, OpLabel label) override;
+  Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) override;
+  Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) override;
+  Status rope(const Chunk& chunk, OpLabel label) override;
+  Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) override;
+  Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
+                   OpLabel label) override;
+  Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
+  Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
+  Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
+  Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
+  Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
+  Status moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n, int64_t k,
+                     OpLabel label) override;
+  Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
+
+  Status kv_copy(std::span<const BlockCopy> copies) override;
+  Status kv_rotate(std::span<const BlockId> blocks, int64_t delta) override;
+
+  ExecutorMemory memory() const override;
+  ExecutorCounters counters() const override;
+
+ private:
+  struct Activations;
+  struct Routed {  // one layer's expert choices, copied to the host with the chunk
+    int64_t layer, choices, n_expert;
+    size_t offset;  // int32 entries into the host copy
+  };
+
+  // Runs `device_work` unless the step replays a graph, then marks the op's end on a timed
+  // chunk; a failure abandons a capture. `values` go into the step's fingerprint.
+  template <class F>
+  Status issue(OpLabel label, std::initializer_list<uint64_t> values, F&& device_work);
+  bool replaying() const { return mode_ == DecodeGraphs::Mode::Replay; }
+  cudaStream_t stream() const { return context_->stream(); }
+
+  float* act(Act a) const;
+  Result<cuda_kernels::DeviceWeight> device_matrix(const WeightMatrix& w) const { return weights_->matrix(w); }
+  Result<const float*> device_vector(const float* host) const { return weights_->vector(host); }
+  cuda_kernels::KvPool pool(int64_t layer, bool keys) const;
+  Result<const float*> freq_factors() const;
+  uint64_t scratch_estimate(const ForwardPlan& plan) const;
+  void count_expert_choices();
+
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<CudaContext> context_;
+  CudaOpsOptions options_;
+  DeviceMemory memory_;
+  std::unique_ptr<DeviceWeights> weights_;
+  ForwardPlan plan_;
+  std::unique_ptr<Activations> act_;
+  std::vector<DeviceBlock> k_pools_, v_pools_;
+  std::optional<ChunkInputs> inputs_;
+  std::optional<MatmulRunner> matmul_;
+  DecodeGraphs graphs_;
+  Timeline timeline_;
+  DecodeGraphs::Mode mode_ = DecodeGraphs::Mode::Eager;
+  bool in_chunk_ = false;
+  int64_t row_lookups_ = 0;
+  uint64_t decode_steps_ = 0;
+  std::vector<Routed> routed_;
+  ExecutorCounters counters_;
+};
+
+}  // namespace inferscope::cuda
