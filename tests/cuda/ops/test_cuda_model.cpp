@@ -10,6 +10,9 @@
 
 #include "engine/model/quant_mix.h"
 #include "engine/model/random_model.h"
+#include "engine/weightlab/head_pruning.h"
+#include "engine/weightlab/weight_method.h"
+#include "engine/weightlab/weight_recipe.h"
 #include "tests/cuda/ops/backend_setup.h"
 #include "tests/support/distributions.h"
 #include "tests/support/scratch_dir.h"
@@ -183,6 +186,53 @@ INSTANTIATE_TEST_SUITE_P(Quant, CudaWeightType,
                          ::testing::Values("base-f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k",
                                            "q3_k", "q4_k", "q4_k_m", "q5_k", "q6_k", "iq4_nl", "tq1_0", "tq2_0"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
+
+// The weight lab's files (INT8, GPTQ, AWQ, ternary, pruned, 2:4 compressed, head-pruned) run on
+// the CUDA backend like on the CPU; LLM.int8() is refused with the reason.
+class CudaWeightLabFile : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CudaWeightLabFile, LogitsMatchTheCpuBackend) {
+  const std::string source = testing::testdata("quant/base-f32.gguf");
+  const std::string path = (testing::scratch_dir("cuda-lab") / "lab.gguf").string();
+  const std::string recipe = GetParam();
+  if (recipe == "heads") {
+    auto file = gguf::File::open(source);
+    ASSERT_TRUE(file);
+    auto model = Model::load(source);
+    ASSERT_TRUE(model);
+    auto calibration = collect_calibration(*model, default_calibration_text(), CalibrationOptions{256, 128, 2});
+    ASSERT_TRUE(calibration) << calibration.message();
+    auto pruned = prune_heads(*file, *calibration, 2);
+    ASSERT_TRUE(pruned) << pruned.message();
+    ASSERT_TRUE(pruned->writer.write(path));
+  } else {
+    const Status st = save_model_as(source, recipe, path, 2);
+    ASSERT_TRUE(st) << st.message();
+  }
+  auto model = Model::load(path);
+  ASSERT_TRUE(model) << model.message();
+  const bool f32_products = recipe.find("f32") == 0 || recipe == "heads";
+  expect_logits_match_cpu(*model, f32_products ? 1e-4 : 5e-2, f32_products ? 1e-3 : 5e-2, small_forward(), 12, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Recipes, CudaWeightLabFile,
+                         ::testing::Values("int8", "q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f32+wanda", "f32+2:4",
+                                           "f16_2of4+2:4", "heads"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
+
+TEST(CudaLlmInt8, IsRefusedWithTheReason) {
+  const std::string path = (testing::scratch_dir("cuda-llm-int8") / "m.gguf").string();
+  ASSERT_TRUE(save_model_as(testing::testdata("stories260K.gguf"), "int8+llm-int8", path, 2));
+  auto model = Model::load(path);
+  ASSERT_TRUE(model);
+  auto fp = cuda_forward(*model);
+  ASSERT_FALSE(fp);
+  EXPECT_NE(fp.message().find("only the CPU backend runs"), std::string::npos) << fp.message();
+}
 
 }  // namespace
 }  // namespace inferscope::cuda_test
