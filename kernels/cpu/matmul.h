@@ -45,8 +45,10 @@ void pack_activations(GgmlType w, const float* x, int64_t k, int64_t n_tokens, v
 // ranges concurrently (each uses its own scratch, kept per thread and reused).
 // Any row range works; for prefill (n_tokens >= 6) ranges that start at multiples of 32 rows
 // avoid partial 32-row panels at the boundaries between threads. From 8 tokens on, float
-// weights use AMX where available (bf16 hi/lo split, relative error ~1e-5); quantized weights
-// use int8 dot products on the packed activations in every variant.
+// weights use AMX where available (bf16 hi/lo split, relative error ~1e-5); without AMX, from 6
+// tokens on, BF16 weights use AVX512-BF16 dot products where the CPU has them, with the
+// activations rounded to BF16 (relative error per product <= 2^-9, as llama.cpp's BF16 path);
+// quantized weights use int8 dot products on the packed activations in every variant.
 void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed, int64_t n_tokens, float* y,
                  int64_t y_stride, int64_t row_begin, int64_t row_end);
 

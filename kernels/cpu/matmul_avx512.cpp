@@ -9,7 +9,10 @@
 // Many tokens (prefill): 32 weight rows are repacked into a "panel" where one zmm holds the same
 // k positions of 16 rows (4 int8 values per lane for the quantized types, one float per lane
 // for the float types); activations are broadcast from their natural rows, so each loaded
-// weight vector serves 6-12 tokens from registers and y is written 16 rows at a time.
+// weight vector serves 6-12 tokens from registers and y is written 16 rows at a time. BF16
+// weights on CPUs with AVX512-BF16 take pairs of values per lane and the activations rounded to
+// BF16 (vdpbf16ps: twice the products per instruction of the float FMAs, llama.cpp's precision
+// for BF16 files); F32 and F16 weights keep exact F32 activations.
 // (With AMX, float-weight prefill goes to matmul_amx_avx512.cpp instead.)
 
 // GCC 12 reports its own _mm512_undefined_* idiom (`__Y = __Y`) as uninitialized once inlined.
@@ -20,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/formats/fp16.h"
 #include "kernels/cpu/matmul_internal.h"
 
@@ -572,6 +576,54 @@ void quant_panels(const MatmulArgs& a) {
 // ---------------------------------------------------------------------------------------------
 // Float weights, panel form (prefill): panel[k][32] float32 (row 16g+lane at [kk][16g+lane]).
 
+// Widens 16 words of F16/BF16 pairs (positions kk, kk + 1 of 16 rows) into panel positions kk
+// (at out) and kk + 1 (at out + kPanelRows).
+template <GgmlType T>
+void store_float_pair(__m512i v, float* out) {
+  __m512 lo, hi;
+  if constexpr (T == GgmlType::F16) {
+    lo = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
+    hi = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
+  } else {
+    lo = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    hi = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u))));
+  }
+  _mm512_store_ps(out, lo);
+  _mm512_store_ps(out + kPanelRows, hi);
+}
+
+// Words [w0, w0 + 16) (32-bit, 2 F16/BF16 values each) of the `valid` rows (< 16: the others
+// read as zeros) at base, row_bytes apart, transposed: out[j] = word w0 + j of rows 0..15. One
+// 64-byte load per row and 64 shuffles instead of 16 gathers (unpack 32 and 64 bits within
+// 128-bit lanes, then two rounds of 128-bit lane shuffles).
+void load_transposed_words(const uint8_t* base, int64_t row_bytes, int64_t valid, int64_t w0, __m512i out[16]) {
+  __m512i r[16], t[16];
+  for (int i = 0; i < 16; ++i) {
+    r[i] = i < valid ? _mm512_loadu_si512(base + i * row_bytes + 4 * w0) : _mm512_setzero_si512();
+  }
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  // r[4g + c], 128-bit lane L: word 4L + c of rows 4g .. 4g + 3.
+  for (int g = 0; g < 4; ++g) {
+    r[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+    r[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+    r[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+    r[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512i even01 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0x88);   // lanes 0, 2 of groups 0, 1
+    const __m512i odd01 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0xDD);    // lanes 1, 3
+    const __m512i even23 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0x88);
+    const __m512i odd23 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0xDD);
+    out[c] = _mm512_shuffle_i32x4(even01, even23, 0x88);       // lane 0 of groups 0..3
+    out[8 + c] = _mm512_shuffle_i32x4(even01, even23, 0xDD);   // lane 2
+    out[4 + c] = _mm512_shuffle_i32x4(odd01, odd23, 0x88);     // lane 1
+    out[12 + c] = _mm512_shuffle_i32x4(odd01, odd23, 0xDD);    // lane 3
+  }
+}
+
 template <GgmlType T>
 void repack_float_panel(const MatmulArgs& a, int64_t r0, float* panel) {
   const int64_t k = a.k;
@@ -592,19 +644,15 @@ void repack_float_panel(const MatmulArgs& a, int64_t r0, float* panel) {
       }
     } else {
       int64_t kk = 0;
+      for (; kk + 32 <= k; kk += 32) {
+        __m512i words[16];
+        load_transposed_words(base, a.row_bytes, valid, kk / 2, words);
+        for (int j = 0; j < 16; ++j) store_float_pair<T>(words[j], out + (kk + 2 * j) * kPanelRows);
+      }
       for (; kk + 2 <= k; kk += 2) {
         // One 32-bit gather fetches positions kk and kk+1 of 16 rows.
         const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, base + 2 * kk, 1);
-        __m512 lo, hi;
-        if constexpr (T == GgmlType::F16) {
-          lo = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v));
-          hi = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
-        } else {
-          lo = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
-          hi = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u))));
-        }
-        _mm512_store_ps(out + kk * kPanelRows, lo);
-        _mm512_store_ps(out + (kk + 1) * kPanelRows, hi);
+        store_float_pair<T>(v, out + kk * kPanelRows);
       }
       for (; kk < k; ++kk) {  // odd k: last position, one row at a time
         float* dst = out + kk * kPanelRows;
@@ -681,13 +729,125 @@ void float_panels(const MatmulArgs& a) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// BF16 weights with AVX512-BF16 where AMX is not used, panel form (prefill): the activations
+// rounded to BF16 (to nearest even, as llama.cpp's BF16 path rounds them), products by
+// vdpbf16ps (two per lane per instruction, twice the float FMAs' rate), sums in F32.
+// Pair panel: [k/2][32] 32-bit words, word (p, 16g+lane) = row 16g+lane's values 2p, 2p+1.
+// Activation pairs: [n_tokens][k/2] words, the same pairing. Precondition: k even.
+
+void repack_bf16_pair_panel(const MatmulArgs& a, int64_t r0, uint32_t* panel) {
+  const int64_t n_valid = min64(kPanelRows, a.row_end - r0);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i row_off = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(a.row_bytes)));
+  for (int g = 0; g < 2; ++g) {
+    const int64_t valid = n_valid - 16 * g;
+    const __mmask16 m = valid >= 16 ? static_cast<__mmask16>(0xFFFF)
+                                    : (valid <= 0 ? static_cast<__mmask16>(0)
+                                                  : static_cast<__mmask16>((1u << valid) - 1u));
+    const uint8_t* base = a.w + (r0 + 16 * g) * a.row_bytes;
+    int64_t kk = 0;
+    for (; kk + 32 <= a.k; kk += 32) {
+      __m512i words[16];
+      load_transposed_words(base, a.row_bytes, valid, kk / 2, words);
+      for (int j = 0; j < 16; ++j) _mm512_store_si512(panel + (kk / 2 + j) * kPanelRows + 16 * g, words[j]);
+    }
+    for (; kk < a.k; kk += 2) {
+      const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, row_off, base + 2 * kk, 1);
+      _mm512_store_si512(panel + (kk / 2) * kPanelRows + 16 * g, v);
+    }
+  }
+}
+
+// The F32 activation rows (stride f32_row_stride(k)) as BF16 pairs.
+void pack_bf16_pairs(const MatmulArgs& a, uint32_t* pairs) {
+  const int64_t k = a.k, xs = f32_row_stride(k);
+  for (int64_t t = 0; t < a.n_tokens; ++t) {
+    const float* x = reinterpret_cast<const float*>(a.packed) + t * xs;
+    auto* out = reinterpret_cast<uint16_t*>(pairs + t * (k / 2));
+    int64_t i = 0;
+    for (; i + 32 <= k; i += 32) {
+      const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(x + i));
+      _mm512_storeu_si512(out + i, reinterpret_cast<const __m512i&>(b));
+    }
+    for (; i < k; ++i) out[i] = fp32_to_bf16(x[i]);
+  }
+}
+
+template <int G, int NT>
+void bf16_panel_tile(const MatmulArgs& a, const uint32_t* panel, const uint32_t* pairs, int64_t r0, int64_t t0,
+                     __mmask16 store_mask[2]) {
+  const int64_t n_pairs = a.k / 2;
+  const uint32_t* x[NT];
+  for (int t = 0; t < NT; ++t) x[t] = pairs + (t0 + t) * n_pairs;
+  __m512 acc[G][NT];
+  for (int g = 0; g < G; ++g)
+    for (int t = 0; t < NT; ++t) acc[g][t] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < n_pairs; ++p) {
+    __m512bh wv[G];
+    for (int g = 0; g < G; ++g) {
+      const __m512i w = _mm512_load_si512(panel + p * kPanelRows + 16 * g);
+      wv[g] = reinterpret_cast<const __m512bh&>(w);
+    }
+    for (int t = 0; t < NT; ++t) {
+      const __m512i xi = _mm512_set1_epi32(static_cast<int32_t>(x[t][p]));
+      const __m512bh xv = reinterpret_cast<const __m512bh&>(xi);
+      for (int g = 0; g < G; ++g) acc[g][t] = _mm512_dpbf16_ps(acc[g][t], wv[g], xv);
+    }
+  }
+  for (int t = 0; t < NT; ++t)
+    for (int g = 0; g < G; ++g)
+      _mm512_mask_storeu_ps(a.y + (t0 + t) * a.y_stride + r0 + 16 * g, store_mask[g], acc[g][t]);
+}
+
+template <int G>
+void bf16_panel_tokens(const MatmulArgs& a, const uint32_t* panel, const uint32_t* pairs, int64_t r0,
+                       __mmask16 store_mask[2]) {
+  constexpr int NT = 12;
+  int64_t t = 0;
+  for (; t + NT <= a.n_tokens; t += NT) bf16_panel_tile<G, NT>(a, panel, pairs, r0, t, store_mask);
+  switch (a.n_tokens - t) {
+    case 11: bf16_panel_tile<G, 11>(a, panel, pairs, r0, t, store_mask); break;
+    case 10: bf16_panel_tile<G, 10>(a, panel, pairs, r0, t, store_mask); break;
+    case 9: bf16_panel_tile<G, 9>(a, panel, pairs, r0, t, store_mask); break;
+    case 8: bf16_panel_tile<G, 8>(a, panel, pairs, r0, t, store_mask); break;
+    case 7: bf16_panel_tile<G, 7>(a, panel, pairs, r0, t, store_mask); break;
+    case 6: bf16_panel_tile<G, 6>(a, panel, pairs, r0, t, store_mask); break;
+    case 5: bf16_panel_tile<G, 5>(a, panel, pairs, r0, t, store_mask); break;
+    case 4: bf16_panel_tile<G, 4>(a, panel, pairs, r0, t, store_mask); break;
+    case 3: bf16_panel_tile<G, 3>(a, panel, pairs, r0, t, store_mask); break;
+    case 2: bf16_panel_tile<G, 2>(a, panel, pairs, r0, t, store_mask); break;
+    case 1: bf16_panel_tile<G, 1>(a, panel, pairs, r0, t, store_mask); break;
+    default: break;
+  }
+}
+
+void bf16_pair_panels(const MatmulArgs& a) {
+  auto* panel = static_cast<uint32_t*>(thread_scratch(0, static_cast<size_t>(a.k / 2 * kPanelRows * 4)));
+  auto* pairs = static_cast<uint32_t*>(thread_scratch(1, static_cast<size_t>(a.n_tokens * (a.k / 2) * 4)));
+  pack_bf16_pairs(a, pairs);
+  for (int64_t r0 = a.row_begin; r0 < a.row_end; r0 += kPanelRows) {
+    const int64_t n_valid = min64(kPanelRows, a.row_end - r0);
+    repack_bf16_pair_panel(a, r0, panel);
+    __mmask16 masks[2];
+    panel_store_masks(n_valid, masks);
+    if (n_valid > 16) {
+      bf16_panel_tokens<2>(a, panel, pairs, r0, masks);
+    } else {
+      bf16_panel_tokens<1>(a, panel, pairs, r0, masks);
+    }
+  }
+}
+
 // Below these token counts the panel repack costs more than it saves.
 constexpr int64_t kQuantPanelMinTokens = 6;
 constexpr int64_t kFloatPanelMinTokens = 6;
 
 template <GgmlType T>
 void dispatch_float(const MatmulArgs& a) {
-  if (a.n_tokens >= kFloatPanelMinTokens) {
+  if (T == GgmlType::BF16 && a.n_tokens >= kFloatPanelMinTokens && a.k % 2 == 0 && cpu_features().avx512bf16) {
+    bf16_pair_panels(a);
+  } else if (a.n_tokens >= kFloatPanelMinTokens) {
     float_panels<T>(a);
   } else {
     float_dot<T>(a);
