@@ -12,8 +12,8 @@ DecodeGraphs::~DecodeGraphs() {
   for (auto& [key, g] : graphs_) cudaGraphExecDestroy(g.exec);
 }
 
-Result<DecodeGraphs::Mode> DecodeGraphs::begin(int64_t rows, int64_t logit_rows, cudaStream_t stream) {
-  key_ = {rows, logit_rows};
+Result<DecodeGraphs::Mode> DecodeGraphs::begin(int64_t rows, int64_t logit_rows, int64_t layers, cudaStream_t stream) {
+  key_ = {rows, logit_rows, layers};
   fingerprint_ = kFingerprintSeed;
   if (graphs_.count(key_)) {
     mode_ = Mode::Replay;
@@ -38,7 +38,7 @@ Status DecodeGraphs::end(cudaStream_t stream) {
   } else if (mode_ == Mode::Replay) {
     mode_ = Mode::Eager;
     if (graphs_[key_].fingerprint != fingerprint_) {
-      return Status::error("internal: a decode step of " + std::to_string(key_.first) +
+      return Status::error("internal: a decode step of " + std::to_string(std::get<0>(key_)) +
                            " rows issued other ops than the CUDA graph captured for that shape");
     }
   } else {

@@ -1,4 +1,4 @@
-// Decode steps as CUDA graphs: the first step of a shape (rows, rows with logits) is captured
+// Decode steps as CUDA graphs: the first step of a shape (rows, rows with logits, layers run) is captured
 // while its ops are issued, instantiated and launched; later steps of that shape issue nothing
 // and launch the graph, one launch per token. What changes between steps (token ids,
 // positions, block tables) is copied by nodes of the graph from pinned staging memory the host
@@ -11,7 +11,7 @@
 
 #include <cstdint>
 #include <map>
-#include <utility>
+#include <tuple>
 
 #include "engine/core/status.h"
 
@@ -27,8 +27,8 @@ class DecodeGraphs {
   DecodeGraphs& operator=(const DecodeGraphs&) = delete;
 
   // Starts a step of this shape: Replay when its graph exists, else Capture (capture begun on
-  // `stream`).
-  Result<Mode> begin(int64_t rows, int64_t logit_rows, cudaStream_t stream);
+  // `stream`). layers: the layers the step runs (Chunk::n_layers; 0: all).
+  Result<Mode> begin(int64_t rows, int64_t logit_rows, int64_t layers, cudaStream_t stream);
   // Folds a value of the op being issued into the step's fingerprint.
   void fold(uint64_t value) { fingerprint_ = (fingerprint_ ^ value) * 0x100000001b3ull; }
   // Ends the step: a captured one is instantiated and kept; then the graph is launched.
@@ -44,7 +44,7 @@ class DecodeGraphs {
     cudaGraphExec_t exec = nullptr;
     uint64_t fingerprint = 0;
   };
-  using Key = std::pair<int64_t, int64_t>;
+  using Key = std::tuple<int64_t, int64_t, int64_t>;
 
   std::map<Key, Graph> graphs_;
   Key key_{};

@@ -114,6 +114,33 @@ TEST(CudaModel, DecodeStepsReplayedAsGraphsGiveTheEagerBits) {
   EXPECT_EQ((*eager)->counters().graph_launches, 0u);
 }
 
+// A self-draft's steps (the first layers only, then truncated away) between full steps: each
+// shape has its own graph, and every step gives the bits it gives op by op.
+TEST(CudaModel, LayerSkipStepsReplayTheirOwnGraphs) {
+  auto model = load("stories260K.gguf");
+  ASSERT_TRUE(model);
+  const int64_t n_vocab = model->config().n_vocab;
+  auto graphs = cuda_forward(model);
+  auto eager = cuda_forward(model, small_forward(), {.graphs = false});
+  ASSERT_TRUE(graphs && eager);
+  const std::vector<int32_t> tokens = test_tokens(24, 5, n_vocab);
+  for (ForwardExecutor* ex : {graphs->get(), eager->get()}) feed(*ex, 0, std::span(tokens).first(4), 4, n_vocab);
+  std::vector<float> a(static_cast<size_t>(n_vocab)), b(a.size());
+  for (size_t i = 4; i < tokens.size(); ++i) {
+    const std::span<const int32_t> token(&tokens[i], 1);
+    const int64_t length = (*graphs)->kv_length(0);
+    ASSERT_TRUE((*graphs)->forward_layers(0, token, 2, a.data()));
+    ASSERT_TRUE((*eager)->forward_layers(0, token, 2, b.data()));
+    EXPECT_TRUE(same_logits(a, b)) << "layer-skip step " << i;
+    (*graphs)->truncate(0, length);
+    (*eager)->truncate(0, length);
+    ASSERT_TRUE((*graphs)->forward(0, token, false, a.data()));
+    ASSERT_TRUE((*eager)->forward(0, token, false, b.data()));
+    EXPECT_TRUE(same_logits(a, b)) << "step " << i;
+  }
+  EXPECT_GT((*graphs)->counters().graph_launches, 20u);
+}
+
 TEST(CudaModel, QuantizedKvTypesMatchTheCpuBackend) {
   auto model = load("stories260K.gguf");
   ASSERT_TRUE(model);
