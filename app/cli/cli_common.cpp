@@ -66,6 +66,11 @@ std::string format_bytes(uint64_t bytes) {
   return buf;
 }
 
+int read_threads(Args& args) {
+  if (args.string("threads") == "auto") return 0;
+  return static_cast<int>(args.integer("threads", 0, 0, 1024));
+}
+
 void read_kv_types(Args& args, KvTypes* types) {
   for (auto [name, type] : {std::pair{"cache-type-k", &types->k}, {"cache-type-v", &types->v}}) {
     if (!args.has(name)) continue;
@@ -83,7 +88,7 @@ std::vector<OptionSpec> session_option_specs() {
 }
 
 bool read_session_options(Args& args, SessionOptions* options) {
-  options->n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
+  options->n_threads = read_threads(args);
   options->n_ctx = args.integer("context", 0, 0, int64_t(1) << 24);
   read_kv_types(args, &options->kv_types);
   read_kv_pool_options(args, options);

@@ -17,7 +17,10 @@ namespace inferscope::cli {
 
 // Options every model-running command accepts.
 inline const OptionSpec kModelOption{"model", "FILE", "GGUF model (default: the bundled stories260K)"};
-inline const OptionSpec kThreadsOption{"threads", "N", "CPU threads (default: all cores)"};
+// Commands that run a session: "auto" adapts to a busy machine (docs/THREADS.md).
+inline const OptionSpec kThreadsOption{"threads", "N|auto", "CPU threads: auto (default) uses every core, and fewer while other programs keep them busy; a number (0 = auto) fixes them"};
+// Commands whose work is a batch job (conversion, calibration, embeddings): a fixed count.
+inline const OptionSpec kBatchThreadsOption{"threads", "N", "CPU threads (default: all cores)"};
 inline const OptionSpec kBackendOption{"backend", "NAME", "compute backend: cpu (default) or another that `inspect --devices` lists, e.g. vulkan"};
 inline const OptionSpec kDeviceOption{"device", "N", "device of the backend (default 0; `inspect --devices` lists them)"};
 inline const OptionSpec kMmapOption{"mmap", nullptr, "read weights from the file mapping instead of copying them to huge pages"};
@@ -36,6 +39,10 @@ std::shared_ptr<const Model> load_model_from_args(Args& args);
 // Reads --backend and --device into *choice; fails the arguments (false) for an unknown
 // backend, or one whose library, driver or device is missing, saying which.
 bool check_backend(Args& args, BackendChoice* choice);
+
+// --threads of kThreadsOption: 0 (SessionOptions' automatic threads) for "auto", 0 or none,
+// else the fixed count; fails the arguments for anything else.
+int read_threads(Args& args);
 
 // Reads --cache-type-k and --cache-type-v into *types; fails the arguments for unknown names.
 void read_kv_types(Args& args, KvTypes* types);

@@ -63,7 +63,19 @@ struct BenchFigures {
   OpProfile prefill_profile, decode_profile;
   double dispatches_per_token = 0, submissions_per_token = 0;  // of decode, on device backends
   double graph_launches_per_token = 0;                          // of decode, CUDA graphs
+  double decode_threads_reduced = 0;  // automatic threads: share of decode's pool time on fewer than all
 };
+
+// The pool's time in run() so far: {on fewer than all its threads, in all} (automatic threads).
+std::pair<double, double> pool_seconds(const ThreadPool& pool) {
+  double reduced = 0, total = 0;
+  for (int active = 1; active <= pool.size(); ++active) {
+    const double s = std::chrono::duration<double>(pool.busy_time(active)).count();
+    total += s;
+    if (active < pool.size()) reduced += s;
+  }
+  return {reduced, total};
+}
 
 // Prefill of n_prompt tokens from an empty context, and n_gen decode steps after `depth`
 // tokens of context (filled once; each repetition decodes from there), `reps` times each after
@@ -100,6 +112,7 @@ BenchFigures measure(Session& session, const Model& model, int64_t n_prompt, int
   const std::vector<int32_t> context = bench_tokens(depth, n_vocab);
   if (depth > 0 && !fp.forward(0, context, false, logits.data())) return f;
   run_decode();
+  const auto [reduced_before, total_before] = pool_seconds(session.pool());
   for (int r = 0; r < reps; ++r) {
     fp.profile().reset();
     const ExecutorCounters before = fp.counters();
@@ -111,6 +124,8 @@ BenchFigures measure(Session& session, const Model& model, int64_t n_prompt, int
         static_cast<double>(after.graph_launches - before.graph_launches) / static_cast<double>(n_gen);
     add_profile(f.decode_profile, fp.profile());
   }
+  const auto [reduced_after, total_after] = pool_seconds(session.pool());
+  if (total_after > total_before) f.decode_threads_reduced = (reduced_after - reduced_before) / (total_after - total_before);
   f.ok = *std::min_element(pp.begin(), pp.end()) > 0 && *std::min_element(tg.begin(), tg.end()) > 0;
   if (f.ok) {
     f.prefill = summarize(pp);
@@ -224,7 +239,7 @@ int run_bench(int argc, char** argv) {
   const int64_t depth = args.integer("depth", 0, 0, 1 << 20);
   const std::vector<KvTypes> kv_configs = kv_configurations(args);
   SessionOptions so;
-  so.n_threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
+  so.n_threads = read_threads(args);
   read_kv_pool_options(args, &so);
   if (!args.ok() || !check_backend(args, &so.backend)) return args.exit_code();
   auto model = load_model_from_args(args);
@@ -274,7 +289,8 @@ int run_bench(int argc, char** argv) {
     }
     cpu = measure(**cpu_session, *model, n_prompt, n_gen, depth, reps);
   }
-  const double bandwidth = measure_read_bandwidth((*session)->pool());
+  ThreadPool all_threads((*session)->pool().size());  // the machine's bound, whatever "auto" chose
+  const double bandwidth = measure_read_bandwidth(all_threads);
   const double bytes_per_token = weight_bytes_per_token(*model);
   const double bound = bandwidth / bytes_per_token;
   const Summary &spp = figures.prefill, &stg = figures.decode;
@@ -282,6 +298,8 @@ int run_bench(int argc, char** argv) {
   nlohmann::json j = {
       {"model", args.string("model", default_model_path())},
       {"threads", (*session)->pool().size()},
+      {"threads_automatic", (*session)->pool().adaptive()},
+      {"decode_threads_reduced_share", figures.decode_threads_reduced},
       {"prompt_tokens", n_prompt},
       {"gen_tokens", n_gen},
       {"depth", depth},
@@ -309,13 +327,17 @@ int run_bench(int argc, char** argv) {
     record_bench_run(args, j);
     return 0;
   }
-  std::printf("model: %s (%s of weights read per decoded token), %d threads\n",
+  std::printf("model: %s (%s of weights read per decoded token), %d threads%s\n",
               args.string("model", default_model_path()).c_str(), format_bytes(uint64_t(bytes_per_token)).c_str(),
-              (*session)->pool().size());
+              (*session)->pool().size(), (*session)->pool().adaptive() ? " (automatic)" : "");
   std::printf("pp%-5lld %9.1f tokens/s  (min %.1f, max %.1f over %d reps)\n", (long long)n_prompt, spp.median, spp.min,
               spp.max, reps);
   std::printf("tg%-5lld %9.1f tokens/s  (min %.1f, max %.1f over %d reps)%s\n", (long long)n_gen, stg.median,
               stg.min, stg.max, reps, depth > 0 ? (" after " + std::to_string(depth) + " tokens of context").c_str() : "");
+  if ((*session)->pool().adaptive() && (*session)->pool().size() > 1) {
+    std::printf("automatic threads: %.0f%% of decode on fewer than %d threads (while other programs kept cores busy)\n",
+                100.0 * figures.decode_threads_reduced, (*session)->pool().size());
+  }
   std::printf("KV cache %s: %s for %lld positions (%s per position)\n", kv_types_label(mem.kv_types).c_str(),
               format_bytes(mem.kv_cache_bytes).c_str(), (long long)(*session)->n_ctx(),
               format_bytes(mem.kv_cache_bytes / static_cast<uint64_t>((*session)->n_ctx())).c_str());

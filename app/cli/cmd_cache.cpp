@@ -106,7 +106,7 @@ int run_audit(int argc, char** argv) {
             "Measures the cache's decision on labelled prompt pairs with an embedding model: precision, recall and\n"
             "the false hits. FILE: one pair per line, 'prompt A<TAB>prompt B<TAB>same|different'.",
             {{"pairs", "FILE", "the labelled pairs (required)"}, kEmbeddingModelOption, kModelOption,
-             kCacheThresholdOption, kNoCacheGuardOption, kThreadsOption, kJsonOption});
+             kCacheThresholdOption, kNoCacheGuardOption, kBatchThreadsOption, kJsonOption});
   semantic::AuditSettings settings;
   settings.threshold = static_cast<float>(args.number("cache-threshold", settings.threshold,
                                                       semantic::SemanticCacheOptions::kMinThreshold,

@@ -20,7 +20,7 @@ int run_embed(int argc, char** argv) {
              {"no-normalize", nullptr, "print the pooled vector as it is, without L2 normalization"},
              {"json", nullptr, "print {\"embedding\": [...], \"n_embd\": N}"},
              kContextOption,
-             kThreadsOption,
+             kBatchThreadsOption,
              kMmapOption,
              kBackendOption,
              kDeviceOption});

@@ -19,7 +19,7 @@ int run_evaluate(int argc, char** argv) {
              {"eval", "FILE", "held-out text (default: the shipped evaluation text)"},
              {"reps", "N", "timing repetitions, alternating the two models (default 2)"},
              {"json", nullptr, "print the report as JSON"},
-             kThreadsOption});
+             kBatchThreadsOption});
   if (!args.ok()) return args.exit_code();
   if (!args.has("model")) args.fail("--model FILE is required");
   if (!args.has("reference")) args.fail("--reference FILE is required");

@@ -11,6 +11,7 @@
 #include "app/cli/semantic_cache_cli.h"
 #include "engine/chat/chat_template.h"
 #include "engine/chat/chat_prompt.h"
+#include "engine/runtime/draft_model.h"
 #include "engine/runtime/session.h"
 
 namespace inferscope::cli {
@@ -162,6 +163,38 @@ CloudAsk cloud_ask(Args& args, bool chat, const std::string& user_prompt) {
   return ask;
 }
 
+// --draft-lookup, --draft-layers and --draft-max into *draft (at most one source; --draft-model
+// is opened with the session, open_draft_model).
+void read_draft_options(Args& args, DraftOptions* draft) {
+  const int sources = int{args.has("draft-lookup")} + int{args.has("draft-model")} + int{args.has("draft-layers")};
+  if (sources > 1) args.fail("choose one of --draft-lookup, --draft-model and --draft-layers");
+  const bool from_a_model = args.has("draft-model") || args.has("draft-layers");
+  if (args.has("draft-max") && !from_a_model) args.fail("--draft-max needs --draft-model or --draft-layers");
+  draft->max_tokens = static_cast<int32_t>(args.integer("draft-max", draft->max_tokens, 1, 64));
+  const auto lookup = static_cast<int32_t>(args.integer("draft-lookup", 0, 0, 64));
+  if (lookup > 0) {
+    draft->source = DraftSource::Lookup;
+    draft->max_tokens = lookup;
+  }
+  if (args.has("draft-layers")) {
+    draft->source = DraftSource::LayerSkip;
+    draft->layers = static_cast<int32_t>(args.integer("draft-layers", 1, 1, 1 << 16));
+  }
+}
+
+// --draft-model: loaded (as --mmap says) and checked against the session's model.
+Status open_draft_model(Args& args, Session& session, DraftOptions* draft) {
+  ModelLoadOptions options;
+  options.resident_weights = !args.flag("mmap");
+  auto model = Model::load(args.string("draft-model"), options);
+  if (!model) return model.status();
+  auto drafter = DraftModel::create(std::move(*model), session);
+  if (!drafter) return drafter.status();
+  draft->source = DraftSource::Model;
+  draft->model = std::move(*drafter);
+  return Status::ok();
+}
+
 }  // namespace
 
 int run_generate(int argc, char** argv) {
@@ -184,6 +217,12 @@ int run_generate(int argc, char** argv) {
              {"top-logprobs", "K", "with --json: the K most likely tokens per step with log-probabilities"},
              {"draft-lookup", "N", "speculative decoding: drafts of up to N tokens looked up in the context, verified "
                                    "in one step (the output is the same; default 0 = off)"},
+             {"draft-model", "FILE", "speculative decoding: a smaller GGUF model with the same vocabulary drafts up to "
+                                     "--draft-max tokens, verified in one step (the output is the same)"},
+             {"draft-layers", "L", "speculative decoding: the model's own first L layers draft up to --draft-max tokens "
+                                   "(self-drafting, no second file; the output is the same)"},
+             {"draft-max", "N", "with --draft-model or --draft-layers: the longest draft (default 8); the length adapts "
+                                "to how much is accepted"},
              kSemanticCacheOption,
              kCacheThresholdOption,
              kEmbeddingModelOption,
@@ -208,7 +247,7 @@ int run_generate(int argc, char** argv) {
   if (args.has("seed")) sp.seed = static_cast<uint64_t>(args.integer("seed", 0, 0, INT64_MAX));
   req.beam_width = static_cast<int32_t>(args.integer("beam-width", 1, 1, 64));
   req.top_logprobs = static_cast<int32_t>(args.integer("top-logprobs", 0, 0, 1000));
-  req.draft_lookup = static_cast<int32_t>(args.integer("draft-lookup", 0, 0, 64));
+  read_draft_options(args, &req.draft);
   SessionOptions so;
   const bool session_ok = read_session_options(args, &so);
   const bool json = args.flag("json");
@@ -222,6 +261,10 @@ int run_generate(int argc, char** argv) {
   if (!session) {
     std::fprintf(stderr, "error: %s\n", session.message().c_str());
     return 1;
+  }
+  if (args.has("draft-model")) {
+    const Status st = open_draft_model(args, **session, &req.draft);
+    if (!st) return fail(st);
   }
   const std::string user_prompt = req.prompt;
   std::optional<CacheUse> cached;

@@ -167,7 +167,7 @@ int list_all_devices(bool json) {
 
 int run_inspect(int argc, char** argv) {
   Args args(argc, argv, "inspect", "Shows a GGUF file's architecture, tokenizer, tensors and memory estimate.",
-            {kModelOption, kThreadsOption, {"json", nullptr, "print one JSON object"},
+            {kModelOption, {"threads", "N", "threads the scratch estimate is for (default 1)"}, {"json", nullptr, "print one JSON object"},
              {"devices", nullptr, "list every backend's devices (no model needed)"}, kCacheTypeKOption,
              kCacheTypeVOption, kBackendOption, kDeviceOption});
   if (!args.ok()) return args.exit_code();

@@ -46,7 +46,7 @@ int run_perplexity(int argc, char** argv) {
   if (!args.ok()) return args.exit_code();
   KvTypes kv_types;
   read_kv_types(args, &kv_types);
-  const int threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
+  const int threads = read_threads(args);
   int64_t n_ctx = args.integer("context", 512, 8, int64_t(1) << 20);
   if (!args.has("text")) args.fail("--text FILE is required");
   BackendChoice backend;

@@ -58,7 +58,7 @@ int run_quantize(int argc, char** argv) {
              {"eval", "FILE", "held-out text of the quality report (default: the shipped one)"},
              {"no-report", nullptr, "skip the quality report"},
              {"json", nullptr, "print the quality report as JSON (the plan goes to stderr)"},
-             kThreadsOption});
+             kBatchThreadsOption});
   if (!args.ok()) return args.exit_code();
   if (!args.has("model")) args.fail("--model FILE is required");
   if (!args.has("output")) args.fail("--output FILE is required");

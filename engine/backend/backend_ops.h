@@ -82,6 +82,10 @@ struct Chunk {
   int64_t n = 0;  // rows: the spans' n summed
   int64_t n_logits = 0;
   float* logits = nullptr;
+  // The model's first n_layers layers run, then the output head (a self-draft's chunk,
+  // ForwardExecutor::forward_layers); 0: every layer. A backend that replays recorded chunks
+  // must tell chunks of different depths apart.
+  int64_t n_layers = 0;
 };
 
 // What a model needs on a backend's device, for the fit check before anything is uploaded.

@@ -17,7 +17,7 @@
 
 namespace inferscope {
 
-constexpr uint32_t kBackendAbiVersion = 3;
+constexpr uint32_t kBackendAbiVersion = 4;
 constexpr const char* kBackendEntryPoint = "inferscope_backend_plugin";
 
 // One device of a backend, as `inspect` and the app's device picker show it.

@@ -57,6 +57,12 @@ class ForwardExecutor {
   // The same for several sequences at once (distinct slots): their tokens share each chunk, so
   // N decoding sequences read the weights once per step instead of N times.
   virtual Status forward_batch(std::span<const SequenceTokens> sequences) = 0;
+  // A self-draft (speculative decoding): forward() with the last token's logits, through only
+  // the model's first `n_layers` layers (1 .. n_layer), then its final norm and output head.
+  // The positions it appends hold the KV rows of those layers only: until truncate() removes
+  // them, a call through more layers fails (its queries would read rows never written), and
+  // they are never offered to the prefix cache. Decoders without a KV window only.
+  virtual Status forward_layers(int slot, std::span<const int32_t> tokens, int64_t n_layers, float* logits) = 0;
   // Context shift: drops the older half of `slot`'s blocks after its attention-sink blocks and
   // moves the later ones down (their keys re-rotated), so generation can go on in a full
   // context. Fails when there is nothing to drop.

@@ -15,7 +15,7 @@
 //   context-shift=on|off  (default off)
 //   backend=NAME[:DEV]    cpu (default), vulkan, vulkan:1 ...
 //   device=N
-//   threads=N             (default: all cores)
+//   threads=N             (default: automatic, all cores and fewer while the machine is busy)
 //   context=N             context length (default: min(model's, 4096))
 //   label=TEXT            name in tables and charts (default "baseline", "candidate 1", ...)
 #pragma once

@@ -44,6 +44,7 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   for (int s = 0; s < plan.n_slots; ++s) fp->tables_.emplace_back(*fp->pool_);
   fp->tokens_.resize(static_cast<size_t>(plan.n_slots));
   fp->shifted_.assign(static_cast<size_t>(plan.n_slots), false);
+  fp->shallow_.assign(static_cast<size_t>(plan.n_slots), {});
   INFERSCOPE_RETURN_IF_ERROR(fp->set_kv_window(options.kv_window, options.kv_sinks));
   fp->prefix_seed_ = fp->seed_for_prefixes();
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->supports(plan));
@@ -111,11 +112,27 @@ struct ForwardPass::Pending {
 };
 
 Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) {
+  const int64_t n_layer = model_->config().n_layer;
   const SequenceTokens sequence{slot, tokens, logits};
-  INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1)));
+  INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layer));
   if (model_->config().is_encoder()) INFERSCOPE_RETURN_IF_ERROR(check_encoder_input(slot, tokens.size(), all_logits));
   Pending pending{slot, tokens, all_logits ? nullptr : logits};
-  return run_sequences(std::span(&pending, 1), all_logits ? logits : nullptr);
+  return run_sequences(std::span(&pending, 1), all_logits ? logits : nullptr, n_layer);
+}
+
+Status ForwardPass::forward_layers(int slot, std::span<const int32_t> tokens, int64_t n_layers, float* logits) {
+  const ModelConfig& c = model_->config();
+  if (c.is_encoder()) return Status::error("an encoder cannot draft for itself: it reads a whole sequence at once");
+  if (n_layers < 1 || n_layers > c.n_layer) {
+    return Status::error("a self-draft runs through 1 to " + std::to_string(c.n_layer) + " layers of this model, not " +
+                         std::to_string(n_layers));
+  }
+  if (kv_window_ > 0) return Status::error("a self-draft does not run with a KV window");
+  if (!logits) return Status::error("a self-draft needs a place for its logits");
+  const SequenceTokens sequence{slot, tokens, logits};
+  INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layers));
+  Pending pending{slot, tokens, logits};
+  return run_sequences(std::span(&pending, 1), nullptr, n_layers);
 }
 
 // Bidirectional attention needs the whole sequence in one chunk of its own.
@@ -132,16 +149,18 @@ Status ForwardPass::check_encoder_input(int slot, size_t n, bool all_logits) con
 Status ForwardPass::forward_batch(std::span<const SequenceTokens> sequences) {
   if (sequences.empty()) return Status::error("no sequences to evaluate");
   if (model_->config().is_encoder()) return Status::error("an encoder runs one sequence per forward call");
-  INFERSCOPE_RETURN_IF_ERROR(check_input(sequences));
+  const int64_t n_layer = model_->config().n_layer;
+  INFERSCOPE_RETURN_IF_ERROR(check_input(sequences, n_layer));
   std::vector<Pending> pending;
   for (const SequenceTokens& s : sequences) {
     if (!s.logits) return Status::error("a batched sequence needs a place for its logits");
     pending.push_back({s.slot, s.tokens, s.logits});
   }
-  return run_sequences(pending, nullptr);
+  return run_sequences(pending, nullptr, n_layer);
 }
 
-Status ForwardPass::check_input(std::span<const SequenceTokens> sequences) const {
+// Also refuses a call through more layers than a self-draft's positions of the slot hold.
+Status ForwardPass::check_input(std::span<const SequenceTokens> sequences, int64_t n_layers) const {
   const ModelConfig& c = model_->config();
   std::vector<bool> seen(tables_.size());
   for (const SequenceTokens& s : sequences) {
@@ -150,6 +169,13 @@ Status ForwardPass::check_input(std::span<const SequenceTokens> sequences) const
     seen[static_cast<size_t>(s.slot)] = true;
     if (s.tokens.empty()) return Status::error("no tokens to evaluate");
     const int64_t length = kv_length(s.slot);
+    const ShallowRows& shallow = shallow_[static_cast<size_t>(s.slot)];
+    if (shallow.layers > 0 && n_layers > shallow.layers) {
+      return Status::error("internal: positions " + std::to_string(shallow.from) + " to " + std::to_string(length - 1) +
+                           " of slot " + std::to_string(s.slot) + " hold the KV of their first " +
+                           std::to_string(shallow.layers) + " layers only (a self-draft's); truncate them before a call through " +
+                           std::to_string(n_layers) + " layers");
+    }
     if (kv_window_ == 0 && length + static_cast<int64_t>(s.tokens.size()) > plan_.n_ctx) {
       return Status::error("context is full: " + std::to_string(length) + " + " + std::to_string(s.tokens.size()) +
                            " tokens exceed the context length of " + std::to_string(plan_.n_ctx) +
@@ -165,18 +191,19 @@ Status ForwardPass::check_input(std::span<const SequenceTokens> sequences) const
   return Status::ok();
 }
 
-Status ForwardPass::run_sequences(std::span<Pending> pending, float* all_logits) {
+Status ForwardPass::run_sequences(std::span<Pending> pending, float* all_logits, int64_t n_layers) {
   const auto unfinished = [&] {
     return std::any_of(pending.begin(), pending.end(), [](const Pending& p) { return p.done < p.tokens.size(); });
   };
-  while (unfinished()) INFERSCOPE_RETURN_IF_ERROR(next_chunk(pending, all_logits));
+  while (unfinished()) INFERSCOPE_RETURN_IF_ERROR(next_chunk(pending, all_logits, n_layers));
   forward_calls_ += 1;
   return Status::ok();
 }
 
 // Fills a chunk with up to max_batch rows of the sequences in order, each one's last token among
-// the chunk's last rows (where the logits come from), runs it and commits the rows.
-Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits) {
+// the chunk's last rows (where the logits come from), runs it through the first n_layers
+// layers and commits the rows.
+Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits, int64_t n_layers) {
   const int64_t width = plan_.output_width;
   int64_t room = plan_.max_batch;
   for (Pending& p : pending) {
@@ -215,7 +242,7 @@ Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits) {
     destinations.push_back(p.logits);
   }
   Chunk chunk{chunk_spans_, static_cast<int64_t>(chunk_tokens_.size()), static_cast<int64_t>(destinations.size()),
-              nullptr};
+              nullptr, n_layers};
   if (all_logits) {
     chunk.n_logits = chunk.n;
     chunk.logits = all_logits + static_cast<int64_t>(pending[0].done) * width;
@@ -238,18 +265,29 @@ Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits) {
     }
   }
   for (Pending& p : pending) {
-    if (p.take == 0) continue;
-    BlockTable& table = tables_[static_cast<size_t>(p.slot)];
-    table.commit(p.take);
-    auto& held = tokens_[static_cast<size_t>(p.slot)];
-    const auto from = p.tokens.begin() + static_cast<std::ptrdiff_t>(p.done);
-    held.insert(held.end(), from, from + p.take);
-    // An encoder's keys depend on the tokens after them too: never a reusable prefix.
-    const bool reusable = model_->config().causal && !shifted_[static_cast<size_t>(p.slot)];
-    if (reusable) table.publish_full_blocks(held, prefix_seed_);
-    p.done += static_cast<size_t>(p.take);
+    if (p.take > 0) commit_rows(p, n_layers);
   }
   return Status::ok();
+}
+
+// The chunk wrote p.take rows of `p` through the first n_layers layers: the slot holds them, and
+// full blocks whose every row has every layer are offered to the prefix cache.
+void ForwardPass::commit_rows(Pending& p, int64_t n_layers) {
+  const auto slot = static_cast<size_t>(p.slot);
+  BlockTable& table = tables_[slot];
+  ShallowRows& shallow = shallow_[slot];
+  if (n_layers < model_->config().n_layer) {
+    shallow = shallow.layers == 0 ? ShallowRows{table.length(), n_layers}
+                                  : ShallowRows{shallow.from, std::min(shallow.layers, n_layers)};
+  }
+  table.commit(p.take);
+  auto& held = tokens_[slot];
+  const auto from = p.tokens.begin() + static_cast<std::ptrdiff_t>(p.done);
+  held.insert(held.end(), from, from + p.take);
+  // An encoder's keys depend on the tokens after them too: never a reusable prefix.
+  const bool reusable = model_->config().causal && !shifted_[slot] && shallow.layers == 0;
+  if (reusable) table.publish_full_blocks(held, prefix_seed_);
+  p.done += static_cast<size_t>(p.take);
 }
 
 // Blocks holding the attention sinks (kept by the window and by context shift).
@@ -273,6 +311,9 @@ Status ForwardPass::slide_window(int slot, int64_t n) {
 
 Status ForwardPass::shift_context(int slot) {
   if (slot < 0 || slot >= n_slots()) return Status::error("sequence slot out of range");
+  if (shallow_[static_cast<size_t>(slot)].layers > 0) {
+    return Status::error("internal: context shift with a self-draft's positions in the slot (truncate them first)");
+  }
   const int64_t full = kv_length(slot) / plan_.kv.block_size;
   const int64_t drop = (full - sink_blocks()) / 2;
   if (drop < 1) return Status::error("context shift: no whole block after the attention sinks to drop");
@@ -340,6 +381,7 @@ void ForwardPass::truncate(int slot, int64_t length) {
   t.truncate(n);
   tokens_[static_cast<size_t>(slot)].resize(static_cast<size_t>(n));
   if (n == 0) shifted_[static_cast<size_t>(slot)] = false;
+  if (n <= shallow_[static_cast<size_t>(slot)].from) shallow_[static_cast<size_t>(slot)] = {};
 }
 
 int64_t ForwardPass::reuse_prefix(int slot, std::span<const int32_t> tokens) {
@@ -389,7 +431,8 @@ Status ForwardPass::run_chunk(const Chunk& chunk, std::span<const int32_t> token
   if (model_->config().is_encoder()) return run_encoder_chunk(chunk, tokens);
   const ModelWeights& w = model_->weights();
   INFERSCOPE_RETURN_IF_ERROR(ops_->embed(tokens, at(OpKind::Embed)));
-  for (int64_t il = 0; il < model_->config().n_layer; ++il) {
+  const int64_t n_layers = chunk.n_layers > 0 ? chunk.n_layers : model_->config().n_layer;
+  for (int64_t il = 0; il < n_layers; ++il) {
     const LayerWeights& l = w.layers[static_cast<size_t>(il)];
     INFERSCOPE_RETURN_IF_ERROR(attention_block(l, il, chunk));
     INFERSCOPE_RETURN_IF_ERROR(ffn_block(l, il, chunk.n));
@@ -546,15 +589,18 @@ Status ForwardPass::reorder(std::span<const int32_t> parents) {
   std::vector<BlockTable> forks;
   std::vector<std::vector<int32_t>> tokens;
   std::vector<bool> shifted;
+  std::vector<ShallowRows> shallow;
   forks.reserve(tables_.size());
   for (int32_t p : parents) {
     forks.push_back(tables_[static_cast<size_t>(p)].fork());
     tokens.push_back(tokens_[static_cast<size_t>(p)]);
     shifted.push_back(shifted_[static_cast<size_t>(p)]);
+    shallow.push_back(shallow_[static_cast<size_t>(p)]);
   }
   tables_ = std::move(forks);
   tokens_ = std::move(tokens);
   shifted_ = std::move(shifted);
+  shallow_ = std::move(shallow);
   return Status::ok();
 }
 

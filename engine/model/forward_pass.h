@@ -11,6 +11,7 @@
 //                    h = rmsnorm(x) ; x += [postnorm] ffn(h)  (SwiGLU or GeGLU, or a mixture
 //                                                              of SwiGLU experts)
 //   logits = rmsnorm(x) Wout (gemma2: soft-capped); with hidden_states: rmsnorm(x) itself
+//   (a self-draft, forward_layers: the same after the first L layers only)
 // BERT's encoder (a whole sequence in one chunk, its output the final token states):
 //   x = layernorm(embed(tokens) + position rows + token-type row 0)
 //   for each layer:  q,k,v = x Wq + bq, ... ; x = layernorm(x + attention(q, K, V) Wo + bo)
@@ -69,6 +70,7 @@ class ForwardPass : public ForwardExecutor {
 
   Status forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) override;
   Status forward_batch(std::span<const SequenceTokens> sequences) override;
+  Status forward_layers(int slot, std::span<const int32_t> tokens, int64_t n_layers, float* logits) override;
   Status shift_context(int slot) override;
 
   int64_t output_width() const override { return plan_.output_width; }
@@ -96,10 +98,11 @@ class ForwardPass : public ForwardExecutor {
   Status set_kv_window(int64_t window, int64_t sinks);
   Status warm_up();
   struct Pending;
-  Status check_input(std::span<const SequenceTokens> sequences) const;
+  Status check_input(std::span<const SequenceTokens> sequences, int64_t n_layers) const;
   Status check_encoder_input(int slot, size_t n, bool all_logits) const;
-  Status run_sequences(std::span<Pending> pending, float* all_logits);
-  Status next_chunk(std::span<Pending> pending, float* all_logits);
+  Status run_sequences(std::span<Pending> pending, float* all_logits, int64_t n_layers);
+  Status next_chunk(std::span<Pending> pending, float* all_logits, int64_t n_layers);
+  void commit_rows(Pending& p, int64_t n_layers);
   Status slide_window(int slot, int64_t n);
   Status drop_blocks(int slot, size_t first, size_t count);
   int64_t sink_blocks() const;
@@ -123,6 +126,13 @@ class ForwardPass : public ForwardExecutor {
   // Per slot: blocks left the cache (window, context shift), so its later blocks' contents no
   // longer match a cold prefill of its tokens and are not offered to the prefix cache.
   std::vector<bool> shifted_;
+  // Per slot: the positions a self-draft appended (forward_layers), from `from` on, hold the KV
+  // rows of their first `layers` layers only; layers == 0: none do.
+  struct ShallowRows {
+    int64_t from = 0;
+    int64_t layers = 0;
+  };
+  std::vector<ShallowRows> shallow_;
   int64_t kv_window_ = 0, kv_sinks_ = 0;
   // A chunk's rows, spans and (for several sequences) logits before they go to each sequence.
   std::vector<int32_t> chunk_tokens_;

@@ -4,10 +4,12 @@
 #include <functional>
 #include <string>
 
+#include "engine/runtime/draft_model.h"
 #include "engine/runtime/generation_support.h"
 #include "engine/runtime/session.h"
 #include "engine/sampling/lookup_draft.h"
 #include "engine/sampling/sampler.h"
+#include "engine/sampling/top_k.h"
 #include "engine/tokenizer/streaming_detokenizer.h"
 
 namespace inferscope {
@@ -24,8 +26,22 @@ Status validate(const GenerateRequest& request) {
   if (request.max_tokens < 0) return Status::error("max tokens must be >= 0");
   if (request.beam_width != 1) return Status::error("a batch of requests samples (beam width 1)");
   if (request.top_logprobs < 0) return Status::error("top logprobs must be >= 0");
-  if (request.draft_lookup < 0) return Status::error("the draft length must be >= 0");
-  return request.sampling.validate();
+  INFERSCOPE_RETURN_IF_ERROR(request.sampling.validate());
+  const DraftOptions& draft = request.draft;
+  if (draft.source == DraftSource::None) return Status::ok();
+  if (draft.max_tokens < 1) return Status::error("the longest speculative draft must be >= 1 token");
+  if (draft.source == DraftSource::Model && !draft.model) return Status::error("drafting from a model needs a draft model");
+  return Status::ok();
+}
+
+// The draft source fits `model`: a draft model of its vocabulary, a layer count it has.
+Status check_draft_source(const DraftOptions& draft, const Model& model) {
+  if (draft.source == DraftSource::Model) return check_draft_vocabulary(draft.model->model(), model);
+  if (draft.source == DraftSource::LayerSkip && (draft.layers < 1 || draft.layers > model.config().n_layer)) {
+    return Status::error("layer-skip drafts run through 1 to " + std::to_string(model.config().n_layer) +
+                         " layers of this model, not " + std::to_string(draft.layers));
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -68,6 +84,7 @@ Status BatchGeneration::add(const GenerateRequest& request, OnToken on_token, On
   INFERSCOPE_RETURN_IF_ERROR(validate(request));
   if (free_slots_.empty()) return Status::error("every slot of the batch is taken");
   const Model& model = session_.model();
+  INFERSCOPE_RETURN_IF_ERROR(check_draft_source(request.draft, model));
   const Tokenizer& tok = model.tokenizer();
   auto sampler = Sampler::create(request.sampling, static_cast<int32_t>(model.config().n_vocab));
   if (!sampler) return sampler.status();
@@ -84,7 +101,7 @@ Status BatchGeneration::add(const GenerateRequest& request, OnToken on_token, On
                          " (use a larger --context or --kv-window)");
   }
   for (int32_t id : prompt) seq->sampler.accept(id);
-  seq->draft_length = request.draft_lookup;
+  seq->draft_length = request.draft.source == DraftSource::None ? 0 : request.draft.max_tokens;
   seq->slot = free_slots_.back();
   free_slots_.pop_back();
   sequences_.push_back(std::move(seq));
@@ -95,8 +112,13 @@ Status BatchGeneration::step() {
   if (sequences_.empty()) return Status::ok();
   if (sequences_.size() == 1 && sequences_.front()->prefilled) {
     Sequence& alone = *sequences_.front();
-    const std::vector<int32_t> draft = propose_draft(alone);
-    if (!draft.empty()) return speculative_step(alone, draft);
+    const auto started = GenerationClock::now();
+    Result<std::vector<int32_t>> draft = propose_draft(alone);
+    if (!draft) {
+      fail_all(draft.status());
+      return draft.status();
+    }
+    if (!draft->empty()) return speculative_step(alone, *draft, started);
   }
   std::vector<SequenceTokens> batch;
   size_t prefill_tokens = 0;
@@ -135,39 +157,68 @@ Status BatchGeneration::step() {
   return Status::ok();
 }
 
-// A prompt-lookup draft for `seq`'s next tokens: none without draft_lookup, with a KV window, or
-// without room. At most draft_length tokens, one fewer than the tokens `seq` may still emit, and
-// few enough that the context stays short of full while they are verified.
-std::vector<int32_t> BatchGeneration::propose_draft(const Sequence& seq) const {
+// A draft of `seq`'s next tokens from its request's source: none without one, with a KV window,
+// or without room. At most draft_length tokens, one fewer than the tokens `seq` may still emit,
+// and few enough that the context stays short of full while they are verified.
+Result<std::vector<int32_t>> BatchGeneration::propose_draft(const Sequence& seq) {
   constexpr int kMaxNgram = 3;
-  if (seq.draft_length <= 0 || session_.options().cache.kv_window != 0) return {};
+  const DraftOptions& options = seq.request.draft;
+  if (options.source == DraftSource::None || seq.draft_length <= 0 || session_.options().cache.kv_window != 0) {
+    return std::vector<int32_t>{};
+  }
   const ForwardExecutor& executor = session_.executor();
   const int64_t room = executor.n_ctx() - executor.kv_length(seq.slot) - 2;
   const int64_t left = static_cast<int64_t>(seq.request.max_tokens) - seq.step - 1;
   const int64_t length = std::min<int64_t>({seq.draft_length, room, left});
-  if (length <= 0) return {};
+  if (length <= 0) return std::vector<int32_t>{};
+  if (options.source == DraftSource::LayerSkip) return self_draft(seq, length);
   std::vector<int32_t> context = seq.result.prompt_token_ids;
   context.insert(context.end(), seq.result.token_ids.begin(), seq.result.token_ids.end());
-  return lookup_draft(context, kMaxNgram, static_cast<int>(length));
+  if (options.source == DraftSource::Lookup) return lookup_draft(context, kMaxNgram, static_cast<int>(length));
+  return options.model->draft(context, length);
+}
+
+// Greedy tokens from the target model's first draft.layers layers, fed one at a time into
+// `seq`'s slot after its last token. Those positions hold the early layers' KV only, so they
+// leave the slot again: the verification writes every layer of the ones it keeps.
+Result<std::vector<int32_t>> BatchGeneration::self_draft(const Sequence& seq, int64_t length) {
+  ForwardExecutor& executor = session_.executor();
+  const Tokenizer& tok = session_.model().tokenizer();
+  const int64_t kv_before = executor.kv_length(seq.slot);
+  draft_logits_.resize(seq.logits.size());
+  std::vector<int32_t> draft;
+  for (int32_t token = seq.next; static_cast<int64_t>(draft.size()) < length;) {
+    const Status forwarded =
+        executor.forward_layers(seq.slot, std::span(&token, 1), seq.request.draft.layers, draft_logits_.data());
+    if (!forwarded) {
+      executor.truncate(seq.slot, kv_before);
+      return forwarded;
+    }
+    token = argmax_logit(draft_logits_);
+    draft.push_back(token);
+    if (is_stop_token(tok, seq.request, token)) break;
+  }
+  executor.truncate(seq.slot, kv_before);
+  return draft;
 }
 
 // Feeds `seq`'s last token and `draft` in one forward call, then samples position after
 // position while the sampled token is the drafted one; the KV cache keeps the positions of the
-// tokens kept.
-Status BatchGeneration::speculative_step(Sequence& seq, std::span<const int32_t> draft) {
+// tokens kept. The step's decode time counts from `started` (drafting included).
+Status BatchGeneration::speculative_step(Sequence& seq, std::span<const int32_t> draft,
+                                         GenerationClock::time_point started) {
   ForwardExecutor& executor = session_.executor();
   const size_t n_vocab = seq.logits.size();
   const int64_t kv_before = executor.kv_length(seq.slot);
   std::vector<int32_t> tokens{seq.next};
   tokens.insert(tokens.end(), draft.begin(), draft.end());
   verify_logits_.resize(tokens.size() * n_vocab);
-  const auto t0 = GenerationClock::now();
   const Status forwarded = executor.forward(seq.slot, tokens, true, verify_logits_.data());
   if (!forwarded.is_ok()) {
     fail_all(forwarded);
     return forwarded;
   }
-  seq.decode_ms += ms_since(t0);
+  seq.decode_ms += ms_since(started);
   size_t accepted = 0;
   for (size_t i = 0; i < tokens.size(); ++i) {
     std::copy_n(verify_logits_.begin() + static_cast<std::ptrdiff_t>(i * n_vocab), n_vocab, seq.logits.begin());
@@ -181,7 +232,7 @@ Status BatchGeneration::speculative_step(Sequence& seq, std::span<const int32_t>
   executor.truncate(seq.slot, kv_before + 1 + static_cast<int64_t>(accepted));
   seq.result.draft_tokens += static_cast<int64_t>(draft.size());
   seq.result.accepted_tokens += static_cast<int64_t>(accepted);
-  seq.draft_length = accepted == draft.size() ? std::min(seq.request.draft_lookup, seq.draft_length * 2)
+  seq.draft_length = accepted == draft.size() ? std::min(seq.request.draft.max_tokens, seq.draft_length * 2)
                                               : static_cast<int32_t>(accepted) + 1;
   end_finished();
   return Status::ok();

@@ -3,10 +3,12 @@
 // prompts added since the last step and feeds every running sequence its last token, all in one
 // forward call (each weight read serves them all); then each sequence's next token is sampled
 // and reported. A finished sequence reports its result and frees its slot for the next request
-// at once, while the others go on.
+// at once, while the others go on. A sequence running alone with a speculative draft
+// (GenerateRequest::draft) takes speculative steps instead: its draft verified in one forward call.
 // Not thread-safe: one thread adds and steps. The session runs nothing else meanwhile.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <span>
@@ -51,8 +53,9 @@ class BatchGeneration {
   struct Sequence;
   BatchGeneration(Session& session, int capacity);
   Status sample(Sequence& seq);
-  std::vector<int32_t> propose_draft(const Sequence& seq) const;
-  Status speculative_step(Sequence& seq, std::span<const int32_t> draft);
+  Result<std::vector<int32_t>> propose_draft(const Sequence& seq);
+  Result<std::vector<int32_t>> self_draft(const Sequence& seq, int64_t length);
+  Status speculative_step(Sequence& seq, std::span<const int32_t> draft, std::chrono::steady_clock::time_point started);
   void finish(Sequence& seq);
   void report(Sequence& seq, Result<GenerateResult> outcome);
   void end_finished();
@@ -63,6 +66,7 @@ class BatchGeneration {
   std::vector<std::unique_ptr<Sequence>> sequences_;  // in the order they were added
   std::vector<int> free_slots_;                        // highest first: the lowest is taken next
   std::vector<float> verify_logits_;                   // a speculative step's [1 + draft][n_vocab], reused
+  std::vector<float> draft_logits_;                    // a self-draft's [n_vocab], reused
 };
 
 }  // namespace inferscope

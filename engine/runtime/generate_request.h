@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,27 @@
 
 namespace inferscope {
 
+class DraftModel;
+
+// Where speculative decoding's drafts come from.
+enum class DraftSource {
+  None,
+  Lookup,     // the context's own continuation of its last tokens (engine/sampling/lookup_draft.h)
+  Model,      // a smaller model with the same vocabulary, greedy (DraftOptions::model)
+  LayerSkip,  // the target model itself through its first DraftOptions::layers layers, greedy
+};
+
+// Speculative decoding (BatchGeneration, while the sequence runs alone): the target model
+// verifies a drafted continuation in one forward call and keeps the part it would have chosen
+// itself. The output is the output without it: the same tokens, greedy or sampled with the same
+// seed (docs/SPECULATIVE.md).
+struct DraftOptions {
+  DraftSource source = DraftSource::None;
+  int32_t max_tokens = 8;  // the longest draft (>= 1); the length adapts to how much is accepted
+  std::shared_ptr<DraftModel> model;  // Model: made for the session that generates (DraftModel::create)
+  int32_t layers = 0;                 // LayerSkip: 1 .. the model's layers
+};
+
 struct GenerateRequest {
   std::string prompt;
   bool add_special = true;     // BOS (etc.) as the model asks, like llama.cpp's default
@@ -20,9 +42,7 @@ struct GenerateRequest {
   SamplingParams sampling;
   int32_t beam_width = 1;    // > 1 selects beam search (deterministic)
   int32_t top_logprobs = 0;  // K most likely tokens per step under the raw distribution
-  // > 0: speculative decoding with prompt-lookup drafts of up to this many tokens, verified in
-  // one forward call (BatchGeneration; while the sequence runs alone). The output is the same.
-  int32_t draft_lookup = 0;
+  DraftOptions draft;  // speculative decoding (off unless a source is chosen)
   // Tokens that end the reply besides the vocabulary's end-of-generation tokens (EOS, EOT, ...),
   // e.g. ChatTemplate::stop_token_ids(). The stop token is not part of the output.
   std::vector<int32_t> stop_token_ids;

@@ -71,9 +71,11 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
   auto s = std::unique_ptr<Session>(new Session());
   s->options_ = options;
   if (s->options_.n_ctx <= 0) s->options_.n_ctx = std::min<int64_t>(model->config().n_ctx_train, 4096);
-  if (s->options_.n_threads <= 0) s->options_.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const bool automatic_threads = s->options_.n_threads <= 0;
+  if (automatic_threads) s->options_.n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s->model_ = std::move(model);
   s->pool_ = std::make_unique<ThreadPool>(s->options_.n_threads);
+  if (automatic_threads) s->pool_->adapt();
   INFERSCOPE_RETURN_IF_ERROR(s->ensure_slots(1));
   return s;
 }

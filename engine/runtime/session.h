@@ -34,7 +34,7 @@ struct CachePolicy {
 
 struct SessionOptions {
   int64_t n_ctx = 0;     // 0 = min(model's training context, 4096)
-  int n_threads = 0;     // 0 = all cores
+  int n_threads = 0;     // 0 = automatic: all cores, fewer while the machine is busy (ThreadAdaptation)
   int64_t max_batch = 256;
   KvTypes kv_types;       // storage types of the KV cache's K and V (f16 unless chosen)
   CachePolicy cache;      // paging, the prefix cache, the window (set_cache_policy changes it)

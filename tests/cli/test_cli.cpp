@@ -60,6 +60,38 @@ TEST(Cli, GenerateWithLookupDraftsStillMatchesLlamaCppGreedy) {
   EXPECT_NE(r.err.find("speculative decoding: " + std::to_string(drafted) + " tokens drafted"), std::string::npos) << r.err;
 }
 
+// The other draft sources change nothing either: a draft model of the same vocabulary (an MoE
+// model derived from the bundled one), and the model's own first layers.
+TEST(Cli, GenerateWithModelAndLayerDraftsStillMatchesLlamaCppGreedy) {
+  const auto ref = load_reference("stories260K.llama.cpp-b4747.json");
+  std::vector<int32_t> expected;
+  for (const auto& s : ref["steps"]) expected.push_back(s["id"].get<int32_t>());
+  const std::string draft_model = quoted(testing::testdata("derived/stories260K-moe4-distinct.gguf"));
+  for (const std::string drafting : {"--draft-model " + draft_model + " --draft-max 6", std::string("--draft-layers 3")}) {
+    SCOPED_TRACE(drafting);
+    CliRun r = run_cli("generate --prompt 'Once upon a time' --temperature 0 --max-tokens 32 --json " + drafting);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["token_ids"].get<std::vector<int32_t>>(), expected);
+    const auto drafted = j["draft_tokens"].get<int64_t>();
+    EXPECT_GT(drafted, 0);
+    EXPECT_LE(j["accepted_tokens"].get<int64_t>(), drafted);
+    EXPECT_NE(r.err.find("speculative decoding: " + std::to_string(drafted) + " tokens drafted"), std::string::npos) << r.err;
+  }
+}
+
+TEST(Cli, GenerateRefusesADraftModelOfAnotherVocabularyAndTwoDraftSources) {
+  CliRun other = run_cli("generate --max-tokens 4 --draft-model " + quoted(testing::testdata("llama-2-tiny-random.gguf")));
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_NE(other.err.find("32000 and 512 tokens"), std::string::npos) << other.err;
+  CliRun two = run_cli("generate --max-tokens 4 --draft-lookup 4 --draft-layers 2");
+  EXPECT_NE(two.exit_code, 0);
+  EXPECT_NE(two.err.find("choose one of --draft-lookup, --draft-model and --draft-layers"), std::string::npos) << two.err;
+  CliRun deep = run_cli("generate --max-tokens 4 --draft-layers 9");
+  EXPECT_NE(deep.exit_code, 0);
+  EXPECT_NE(deep.err.find("1 to 5 layers"), std::string::npos) << deep.err;
+}
+
 TEST(Cli, GenerateStreamsTextAndPrintsSummary) {
   CliRun r = run_cli("generate --prompt 'Once upon a time' --max-tokens 16 --seed 42 --temperature 0.8");
   ASSERT_EQ(r.exit_code, 0) << r.err;

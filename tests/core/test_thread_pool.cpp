@@ -1,9 +1,14 @@
 // ThreadPool: every index runs exactly once per run, results are visible after run() returns,
-// many tiny jobs in a row, sleeping after the spin time and waking up again.
+// many tiny jobs in a row, sleeping after the spin time and waking up again; fewer active
+// threads, fixed or chosen by a ThreadAdaptation (with a synthetic imbalance and a fake clock),
+// and adapting next to a real busy thread (results only, no timings).
 #include "engine/core/thread_pool.h"
 
 #include <gtest/gtest.h>
 
+#include "engine/core/thread_adaptation.h"
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -118,6 +123,107 @@ TEST(ThreadPool, DestroyWhileSleeping) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   pool.reset();  // must not hang
   SUCCEED();
+}
+
+TEST(ThreadPool, OnlyTheActiveThreadsRun) {
+  ThreadPool pool(4);
+  pool.set_active_threads(2);
+  EXPECT_EQ(pool.active_threads(), 2);
+  EXPECT_EQ(pool.size(), 4);
+  std::vector<int> hits(4, 0);
+  std::vector<int> seen_n(4, 0);
+  pool.run([&](int ith, int nth) {
+    hits[static_cast<size_t>(ith)] += 1;
+    seen_n[static_cast<size_t>(ith)] = nth;
+  });
+  EXPECT_EQ(hits, (std::vector<int>{1, 1, 0, 0}));
+  EXPECT_EQ(seen_n[0], 2);
+  EXPECT_EQ(seen_n[1], 2);
+  pool.set_active_threads(0);
+  EXPECT_EQ(pool.active_threads(), 1);
+  pool.set_active_threads(9);
+  EXPECT_EQ(pool.active_threads(), 4);
+}
+
+// Workers left out of some jobs must neither run them nor miss the next job they are part of.
+TEST(ThreadPool, ChangingTheActiveThreadsBetweenRuns) {
+  ThreadPool pool(4, std::chrono::microseconds(200));
+  std::vector<int64_t> runs(4, 0), expected(4, 0);
+  for (int iter = 0; iter < 20000; ++iter) {
+    const int active = 1 + (iter * 7 + iter / 5) % 4;
+    pool.set_active_threads(active);
+    for (int i = 0; i < active; ++i) expected[static_cast<size_t>(i)] += 1;
+    pool.run([&](int ith, int nth) {
+      ASSERT_EQ(nth, active);
+      runs[static_cast<size_t>(ith)] += 1;
+    });
+    if (iter % 4000 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // some fall asleep
+  }
+  EXPECT_EQ(runs, expected);
+}
+
+TEST(ThreadPool, InactiveWorkersSleep) {
+  ThreadPool pool(3, std::chrono::microseconds(500));
+  pool.set_active_threads(1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (pool.sleeping_workers() < 2 && std::chrono::steady_clock::now() < deadline) {
+    for (int i = 0; i < 100; ++i) pool.run([](int, int) {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(pool.sleeping_workers(), 2);
+}
+
+// A job whose workers take far longer than the caller looks like a descheduled thread: a job is
+// almost all lateness (unless the OS takes the caller off its core until the worker is done, so
+// the pool runs jobs until it has dropped), so the adaptation drops to one thread, and probes
+// after its back-off on the fake clock.
+TEST(ThreadPool, AdaptationFollowsTheMeasuredLateness) {
+  std::chrono::steady_clock::time_point now{std::chrono::hours(1)};
+  ThreadAdaptationOptions options;
+  options.window = std::chrono::microseconds(0);  // every job is a window
+  ThreadPool pool(2);
+  pool.adapt(std::make_unique<ThreadAdaptation>(2, options, [&] { return now; }, [] { return -1; }));
+  EXPECT_TRUE(pool.adaptive());
+  EXPECT_EQ(pool.active_threads(), 2);
+  auto uneven = [](int ith, int) {
+    if (ith == 0) return;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(500);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
+  for (int i = 0; i < 1000 && pool.active_threads() == 2; ++i) pool.run(uneven);
+  ASSERT_EQ(pool.active_threads(), 1);
+  pool.run(uneven);
+  EXPECT_EQ(pool.active_threads(), 1);
+  now += options.first_backoff;
+  pool.run(uneven);
+  EXPECT_EQ(pool.active_threads(), 2);  // the probe
+  pool.set_active_threads(2);
+  EXPECT_FALSE(pool.adaptive());
+}
+
+// Next to a thread that keeps a core busy, the adaptive pool still runs every job's share once.
+TEST(ThreadPool, AdaptingNextToABusyThreadKeepsResultsRight) {
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  ThreadPool pool(2);
+  pool.adapt();
+  std::vector<int64_t> sums(2, 0);
+  int64_t expected = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    const int active = pool.active_threads();
+    pool.run([&](int ith, int nth) {
+      ASSERT_EQ(nth, active);
+      for (int64_t i = ith; i < 64; i += nth) sums[static_cast<size_t>(ith)] += i;
+    });
+    expected += 64 * 63 / 2;
+  }
+  stop.store(true);
+  busy.join();
+  EXPECT_EQ(sums[0] + sums[1], expected);
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
-// EngineController on its worker thread: loading with progress, replies streamed in paced
-// batches, stop, a corrupt file that leaves the loaded model usable, the backends listed on its
-// thread, and a device that does not exist failing as a backend error.
+// EngineController on its worker thread: loading with progress (automatic threads by default),
+// replies streamed in paced batches, stop, a corrupt file that leaves the loaded model usable,
+// the backends listed on its thread, and a device that does not exist failing as a backend error.
+#include <algorithm>
 #include <atomic>
 
 #include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTest>
+#include <QThread>
 
 #include <gtest/gtest.h>
 
@@ -50,8 +52,16 @@ TEST_F(EngineControllerTest, LoadsTheBundledModelReportingProgress) {
   EXPECT_EQ(summary.chatFormat, QStringLiteral("plain"));
   EXPECT_EQ(summary.backend, QStringLiteral("CPU"));
   EXPECT_EQ(summary.threads, 2);
+  EXPECT_FALSE(summary.threadsAutomatic);  // a number fixes the threads
   EXPECT_EQ(summary.layers, 5);
   EXPECT_GT(summary.weightsBytes, 0);
+}
+
+// The default, "automatic", runs on every core (none kept back for the UI) and adapts to a busy
+// machine.
+TEST_F(EngineControllerTest, AutomaticThreadsAreEveryCoreAndAdapt) {
+  EXPECT_EQ(summary_.threads, std::max(1, QThread::idealThreadCount()));
+  EXPECT_TRUE(summary_.threadsAutomatic);
 }
 
 TEST_F(EngineControllerTest, StreamsAReplyInPacedBatches) {
@@ -120,13 +130,46 @@ TEST_F(EngineControllerTest, ASpeculativeReplyCountsItsDrafts) {
                        QStringLiteral("Once upon a time, there was a little girl. Once upon a time, there was a little boy. "
                                       "Once upon a time,")}};
   request.sampling.temperature = 0;
-  request.sampling.draftLookup = 8;
+  request.sampling.draftSource = DraftSource::Lookup;
+  request.sampling.draftMax = 8;
   QSignalSpy finished(engine(), &EngineController::replyFinished);
   engine()->generate(request);
   ASSERT_TRUE(testing::waitForSignal(finished, 10000));
   const auto stats = finished.front().front().value<ReplyStats>();
   EXPECT_GT(stats.draftTokens, 0);
   EXPECT_LE(stats.acceptedTokens, stats.draftTokens);
+}
+
+// The other sources: the loaded model's own file as the draft model (greedy, so every draft is
+// right), and a layer-skip draft through more layers than the model has (the engine uses all
+// but one). A draft model that cannot be opened fails the reply, saying why.
+TEST_F(EngineControllerTest, DraftsFromAModelFileOrTheModelsFirstLayers) {
+  ChatRequest request = storyRequest(48);
+  request.sampling.temperature = 0;
+  request.sampling.draftSource = DraftSource::Model;
+  request.sampling.draftModelPath = testing::bundledModel();
+  QSignalSpy finished(engine(), &EngineController::replyFinished);
+  engine()->generate(request);
+  ASSERT_TRUE(testing::waitForSignal(finished, 10000));
+  const auto byModel = finished.takeFirst().front().value<ReplyStats>();
+  EXPECT_GT(byModel.draftTokens, 0);
+  EXPECT_EQ(byModel.acceptedTokens, byModel.draftTokens);
+
+  request.sampling.draftSource = DraftSource::LayerSkip;
+  request.sampling.draftLayers = 99;
+  engine()->generate(request);
+  ASSERT_TRUE(testing::waitForSignal(finished, 10000));
+  const auto byLayers = finished.takeFirst().front().value<ReplyStats>();
+  EXPECT_GT(byLayers.draftTokens, 0);
+  EXPECT_EQ(byLayers.tokens, byModel.tokens);
+
+  QSignalSpy failed(engine(), &EngineController::replyFailed);
+  request.sampling.draftSource = DraftSource::Model;
+  request.sampling.draftModelPath = testing::bundledModel() + QStringLiteral(".missing");
+  engine()->generate(request);
+  ASSERT_TRUE(testing::waitForSignal(failed, 10000));
+  EXPECT_TRUE(failed.front().front().toString().startsWith(QStringLiteral("The speculative draft cannot be used: ")))
+      << failed.front().front().toString().toStdString();
 }
 
 TEST_F(EngineControllerTest, ListsTheBackendsOnItsThread) {

@@ -16,6 +16,7 @@
 
 #include "engine/runtime/generate_request.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/settings/sampling_json.h"
 #include "ui/settings/settings_dock.h"
 
 namespace inferscope::ui {
@@ -68,8 +69,9 @@ TEST(SettingsDock, EmitsTheEditedSamplingValue) {
   child<QSpinBox>(dock, "beamWidth")->setValue(3);
   child<QSpinBox>(dock, "maxTokens")->setValue(64);
   child<QDoubleSpinBox>(dock, "repetitionPenalty")->setValue(1.1);
-  child<QSpinBox>(dock, "draftLookup")->setValue(6);
-  ASSERT_EQ(rec.sampling.size(), 7u);
+  child<QComboBox>(dock, "draftSource")->setCurrentIndex(1);
+  child<QSpinBox>(dock, "draftMax")->setValue(6);
+  ASSERT_EQ(rec.sampling.size(), 8u);
   const SamplingSettings& last = rec.sampling.back();
   EXPECT_EQ(last.temperature, 0.3f);
   EXPECT_EQ(last.topK, 7);
@@ -77,12 +79,63 @@ TEST(SettingsDock, EmitsTheEditedSamplingValue) {
   EXPECT_EQ(last.beamWidth, 3);
   EXPECT_EQ(last.maxTokens, 64);
   EXPECT_EQ(last.repetitionPenalty, 1.1f);
-  EXPECT_EQ(last.draftLookup, 6);
+  EXPECT_EQ(last.draftSource, DraftSource::Lookup);
+  EXPECT_EQ(last.draftMax, 6);
   EXPECT_EQ(last, dock.sampling());
   EXPECT_TRUE(rec.reloads.empty());
 
   child<QSpinBox>(dock, "seed")->setValue(-1);
   EXPECT_FALSE(rec.sampling.back().seed.has_value());
+}
+
+// Each draft source shows the rows it needs: a length, and the draft model's file or the layers.
+TEST(SettingsDock, TheSpeculativeDraftShowsTheRowsOfItsSource) {
+  SettingsDock dock;
+  dock.show();
+  Recorder rec(dock);
+  auto* source = child<QComboBox>(dock, "draftSource");
+  auto* length = child<QSpinBox>(dock, "draftMax");
+  auto* file = child<QLineEdit>(dock, "draftModelPath");
+  auto* layers = child<QSpinBox>(dock, "draftLayers");
+  const auto shown = [&] { return std::vector<bool>{length->isVisible(), file->isVisible(), layers->isVisible()}; };
+  EXPECT_EQ(shown(), (std::vector<bool>{false, false, false})) << "off by default";
+  source->setCurrentIndex(source->findData(static_cast<int>(DraftSource::Model)));
+  EXPECT_EQ(shown(), (std::vector<bool>{true, true, false}));
+  file->setText(QStringLiteral("/models/small.gguf"));
+  dock.resize(360, 760);
+  QCoreApplication::processEvents();
+  testing::saveScreenshot(&dock, "settings_dock_draft_model");
+  EXPECT_EQ(rec.sampling.back().draftSource, DraftSource::Model);
+  EXPECT_EQ(rec.sampling.back().draftModelPath, QStringLiteral("/models/small.gguf"));
+  source->setCurrentIndex(source->findData(static_cast<int>(DraftSource::LayerSkip)));
+  EXPECT_EQ(shown(), (std::vector<bool>{true, false, true}));
+  layers->setValue(3);
+  EXPECT_EQ(rec.sampling.back().draftSource, DraftSource::LayerSkip);
+  EXPECT_EQ(rec.sampling.back().draftLayers, 3);
+  EXPECT_EQ(rec.sampling.back().draftModelPath, QStringLiteral("/models/small.gguf")) << "kept for later";
+  SamplingSettings lookup;
+  lookup.draftSource = DraftSource::Lookup;
+  dock.applySampling(lookup);
+  EXPECT_EQ(shown(), (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(dock.sampling(), lookup);
+}
+
+// A preset keeps the draft settings; one saved when prompt lookup was the only source
+// ("draft_lookup": its length) still loads as that.
+TEST(SamplingJson, RoundTripsTheDraftAndReadsTheLookupLengthOfOlderPresets) {
+  SamplingSettings s;
+  s.draftSource = DraftSource::Model;
+  s.draftMax = 5;
+  s.draftModelPath = QStringLiteral("/models/small model.gguf");
+  s.draftLayers = 7;
+  EXPECT_EQ(samplingFromJson(samplingToJson(s)), s);
+  const auto older = samplingFromJson(QStringLiteral("{\"temperature\":0.5,\"draft_lookup\":6}"));
+  ASSERT_TRUE(older);
+  EXPECT_EQ(older->draftSource, DraftSource::Lookup);
+  EXPECT_EQ(older->draftMax, 6);
+  const auto off = samplingFromJson(QStringLiteral("{\"draft_lookup\":0}"));
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->draftSource, DraftSource::None);
 }
 
 TEST(SettingsDock, ApplySamplingShowsTheValuesAndEmitsOnce) {
@@ -267,7 +320,9 @@ TEST(SamplingSettings, AppliesToTheEnginesRequest) {
   s.seed = 7;
   s.maxTokens = 32;
   s.beamWidth = 4;
-  s.draftLookup = 5;
+  s.draftSource = DraftSource::LayerSkip;
+  s.draftMax = 5;
+  s.draftLayers = 2;
   GenerateRequest request;
   request.prompt = "kept";
   s.applyTo(request);
@@ -279,7 +334,9 @@ TEST(SamplingSettings, AppliesToTheEnginesRequest) {
   EXPECT_EQ(request.sampling.seed, 7u);
   EXPECT_EQ(request.max_tokens, 32);
   EXPECT_EQ(request.beam_width, 4);
-  EXPECT_EQ(request.draft_lookup, 5);
+  EXPECT_EQ(request.draft.source, DraftSource::LayerSkip);
+  EXPECT_EQ(request.draft.max_tokens, 5);
+  EXPECT_EQ(request.draft.layers, 2);
   EXPECT_EQ(request.prompt, "kept");
   EXPECT_TRUE(request.sampling.validate().is_ok());
 

@@ -11,6 +11,7 @@
 #include "engine/model/model.h"
 #include "engine/weightlab/weight_recipe.h"
 #include "engine/chat/chat_prompt.h"
+#include "engine/runtime/draft_model.h"
 #include "engine/runtime/session.h"
 #include "engine/serve/openai_server.h"
 #include "ui/bridge/stream_pacer.h"
@@ -25,9 +26,11 @@ QString qstr(const std::string& s) { return QString::fromStdString(s); }
 // this share of the bar, the upload the rest.
 constexpr double kFileShareOnDevice = 0.8;
 
+// The threads a conversion on load and the memory estimate use: the chosen count, or every core
+// (where the session's automatic threads run, fewer while other programs keep the cores busy).
 int threadsFor(const LoadOptions& options) {
   if (options.threads > 0) return options.threads;
-  return std::max(1, QThread::idealThreadCount() - 1);
+  return std::max(1, QThread::idealThreadCount());
 }
 
 // "chatml", "llama3", ... for the file's own template; "plain" without one, or when the file's
@@ -66,8 +69,7 @@ QList<QList<quint64>> replyExpertChoices(const OpProfile& now, const OpProfile& 
 
 KvBlockCounts toKvBlockCounts(const KvBlockStats& b) { return {b.block_size, b.referenced, b.cached, b.free}; }
 
-ModelSummary summarize(const QString& path, const Model& model, Session& session, int threads,
-                       const BackendDeviceInfo* device) {
+ModelSummary summarize(const QString& path, const Model& model, Session& session, const BackendDeviceInfo* device) {
   ModelSummary s;
   s.path = path;
   s.name = model.config().name.empty() ? QFileInfo(path).completeBaseName() : qstr(model.config().name);
@@ -76,7 +78,8 @@ ModelSummary summarize(const QString& path, const Model& model, Session& session
   s.weightsBytes = static_cast<qint64>(model.weights().total_bytes);
   s.contextLength = session.n_ctx();
   s.layers = static_cast<int>(model.config().n_layer);
-  s.threads = threads;
+  s.threads = session.pool().size();
+  s.threadsAutomatic = session.pool().adaptive();
   const std::string& backend = session.options().backend.backend;
   s.backendId = backendId(session.options().backend);
   if (backend != kCpuBackend) {
@@ -271,7 +274,7 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
     return;
   }
   SessionOptions sessionOptions;
-  sessionOptions.n_threads = threadsFor(options);
+  sessionOptions.n_threads = options.threads;  // 0: automatic
   sessionOptions.n_ctx = options.contextLength;
   sessionOptions.backend = options.backend;
   sessionOptions.kv_types = options.kvTypes;
@@ -291,13 +294,14 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
     return;
   }
   if (onDevice) emit loadProgress(1.0);
-  ModelSummary summary = summarize(path, **model, **session, sessionOptions.n_threads, device);
+  ModelSummary summary = summarize(path, **model, **session, device);
   if (!options.weights.isEmpty()) {
     const auto recipe = parse_weight_recipe(options.weights.toStdString());
     summary.name += tr(" (as %1)").arg(recipe ? QString::fromStdString(recipe->label()) : options.weights);
   }
   summary.chatFormat = chatFormatLabel(*chatTemplate);
   summary.chatFormatNotice = qstr(chatTemplate->fallback_reason());
+  m_draftModel.reset();  // it runs on the previous session's threads
   m_session = std::move(*session);
   m_model = std::move(*model);
   m_template = std::make_unique<ChatTemplate>(std::move(*chatTemplate));
@@ -339,6 +343,11 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
   const int32_t maxTokens = engineRequest.max_tokens;  // the request's, not the sampling preset's
   request.sampling.applyTo(engineRequest);
   engineRequest.max_tokens = maxTokens;
+  const Status drafting = prepareDraft(request.sampling, engineRequest.draft);
+  if (!drafting) {
+    emit replyFailed(tr("The speculative draft cannot be used: %1").arg(qstr(drafting.message())));
+    return;
+  }
   const std::optional<route::RouteDecision> decision = routeDecision(request, engineRequest);
   if (decision && decision->tier == route::Tier::Cloud && serveFromCloud(request, *decision)) return;
   StreamPacer pacer;
@@ -370,6 +379,29 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
     stats.routeReason = qstr(decision->reason);
   }
   emit replyFinished(stats);
+}
+
+// A layer-skip draft runs through at most all but one of the model's layers (the setting
+// outlives the model it was chosen for); a draft model is opened for the session once and kept
+// while its file stays the same.
+Status EngineController::prepareDraft(const SamplingSettings& settings, DraftOptions& draft) {
+  if (draft.source == DraftSource::LayerSkip) {
+    const auto most = static_cast<int32_t>(std::max<int64_t>(1, m_model->config().n_layer - 1));
+    draft.layers = std::clamp(draft.layers, 1, most);
+  }
+  if (draft.source != DraftSource::Model) return Status::ok();
+  if (settings.draftModelPath.isEmpty()) return Status::error("no draft model file is chosen");
+  if (!m_draftModel || m_draftModelPath != settings.draftModelPath) {
+    m_draftModel.reset();
+    auto model = Model::load(QFile::encodeName(settings.draftModelPath).toStdString());
+    if (!model) return model.status();
+    auto drafter = DraftModel::create(std::move(*model), *m_session);
+    if (!drafter) return drafter.status();
+    m_draftModel = std::move(*drafter);
+    m_draftModelPath = settings.draftModelPath;
+  }
+  draft.model = m_draftModel;
+  return Status::ok();
 }
 
 ReplyCache& EngineController::replyCache() {

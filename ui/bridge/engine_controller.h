@@ -29,6 +29,7 @@
 
 namespace inferscope {
 class ChatTemplate;
+class DraftModel;
 class Model;
 class Session;
 }  // namespace inferscope
@@ -140,6 +141,8 @@ class EngineController : public QObject {
   // The listed device behind `choice` (listing its backend first if that was not done yet).
   const BackendDeviceInfo* findDevice(const BackendChoice& choice);
   void runGeneration(const ChatRequest& request, quint64 ticket);
+  // The speculative draft the settings ask for, made to fit the loaded model (see the .cpp).
+  Status prepareDraft(const SamplingSettings& settings, DraftOptions& draft);
   // The semantic cache's lookup for the request; nullopt (after semanticCacheNotice) when the
   // cache cannot be used.
   std::optional<ReplyCache::Probe> lookUpReplyCache(const ChatRequest& request);
@@ -159,6 +162,10 @@ class EngineController : public QObject {
   QString m_loadedPath;     // the file the loaded model came from
   QString m_loadedWeights;  // its requantize-on-load mix; empty: as stored
   std::unique_ptr<Session> m_session;
+  // The draft model of the settings' speculative draft, opened for m_session (which it runs on:
+  // released before the session is), and its file.
+  std::shared_ptr<DraftModel> m_draftModel;
+  QString m_draftModelPath;
   std::unique_ptr<ChatTemplate> m_template;
   QString m_backendShort;  // where the session runs, for ReplyStats
   bool m_templateFallbackShown = false;  // the user has been told the template is not used

@@ -10,7 +10,7 @@
 namespace inferscope::ui {
 
 struct LoadOptions {
-  int threads = 0;  // 0: every core but one, which stays free for the UI
+  int threads = 0;  // 0: automatic (every core, fewer while the machine is busy: SessionOptions)
   qint64 contextLength = 0;  // 0: the engine's default for the model
   bool residentWeights = true;  // copy weights to huge pages (see ModelLoadOptions)
   // The memory a model may need (ModelLoadOptions::available_memory_bytes); 0: the machine's

@@ -20,7 +20,8 @@ struct ModelSummary {
   qint64 weightsBytes = 0;
   qint64 contextLength = 0;  // of the session, in tokens
   int layers = 0;
-  int threads = 0;
+  int threads = 0;                // the session's threads (on the CPU)
+  bool threadsAutomatic = false;  // fewer of them run while other programs keep the cores busy
   // Where the forward pass runs.
   QString backend;            // "CPU", "Vulkan: llvmpipe (LLVM 15.0.6, 256 bits)"
   QString backendShort;       // "CPU", "Vulkan: llvmpipe"

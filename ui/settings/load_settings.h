@@ -10,7 +10,7 @@ namespace inferscope::ui {
 struct LoadSettings {
   QString modelPath;
   QString backend = QStringLiteral("cpu");  // "cpu", "vulkan:0": backendId() of the chosen device
-  int threads = 0;                          // 0 = the engine's default thread count
+  int threads = 0;                          // 0 = automatic: every core, fewer while the machine is busy
   qint64 contextLength = 0;                 // 0 = the engine's default for the model
   QString weights;                          // requantize on load to this mix ("q4_k_m"); empty = as stored
 

@@ -65,7 +65,7 @@ void MemoryPrediction::predict(const MemoryPredictionInput& in) {
   if (in.path.isEmpty() || !openFile(in.path)) return;
   const int64_t n_ctx = in.contextLength > 0 ? in.contextLength
                                              : std::min<int64_t>(std::max<int64_t>(m_config->n_ctx_train, 1), 4096);
-  const int threads = in.threads > 0 ? in.threads : std::max(1, QThread::idealThreadCount() - 1);
+  const int threads = in.threads > 0 ? in.threads : std::max(1, QThread::idealThreadCount());
   const auto recipe = parse_weight_recipe(in.weights.toStdString());
   const QuantMix* mix = !in.weights.isEmpty() && recipe && recipe->kv_groups_removed == 0 ? &recipe->mix : nullptr;
   const MemoryEstimate e = estimate_memory(*m_file, *m_config, n_ctx, threads, 256, in.kvTypes, mix);

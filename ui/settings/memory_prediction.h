@@ -23,7 +23,7 @@ struct MemoryPredictionInput {
   QString path;
   QString weights;        // quant mix name; empty: as stored
   qint64 contextLength = 0;  // 0: the engine's default for the model
-  int threads = 0;           // 0: the engine's default
+  int threads = 0;           // 0: automatic (scratch for every core)
   KvTypes kvTypes;
   quint64 capacityBytes = 0;  // 0: unknown
   QString capacityName;       // "RAM available", "Vulkan: llvmpipe"

@@ -62,6 +62,8 @@ ModelForm::ModelForm(QWidget* parent) : QWidget(parent) {
   m_threads->setObjectName("threads");
   m_threads->setRange(0, QThread::idealThreadCount());
   m_threads->setSpecialValueText(tr("automatic"));
+  m_threads->setToolTip(tr("Automatic uses every core, and fewer while other programs keep them busy "
+                           "(it measures how long the threads wait for each other). A number fixes the threads."));
   layout->addRow(tr("Threads"), m_threads);
 
   m_context = new QSpinBox(this);

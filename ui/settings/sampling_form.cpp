@@ -1,8 +1,14 @@
 #include "ui/settings/sampling_form.h"
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLineEdit>
 #include <QSpinBox>
+#include <QToolButton>
 #include <algorithm>
 #include <limits>
 
@@ -12,7 +18,8 @@ namespace {
 
 constexpr int kSeedRandom = -1;  // the seed spin box's minimum, shown as "random"
 constexpr int kMaxBeamWidth = 16;
-constexpr int kMaxDraftLookup = 16;
+constexpr int kMaxDraftLength = 16;
+constexpr int kMaxDraftLayers = 256;
 constexpr int kMaxTokens = 1 << 20;
 
 }  // namespace
@@ -33,11 +40,60 @@ SamplingForm::SamplingForm(QWidget* parent) : QWidget(parent), m_layout(new QFor
   m_maxTokens = addInt("maxTokens", tr("Max tokens"), 1, kMaxTokens);
   m_beamWidth = addInt("beamWidth", tr("Beam width"), 1, kMaxBeamWidth);
   m_beamWidth->setToolTip(tr("1 = sample; more = beam search (deterministic, ignores the sampler)"));
-  m_draftLookup = addInt("draftLookup", tr("Speculative draft"), 0, kMaxDraftLookup);
-  m_draftLookup->setSpecialValueText(tr("off"));
-  m_draftLookup->setToolTip(tr("Speculative decoding: drafts of up to this many tokens, looked up in the conversation,\n"
-                               "checked by the model in one step. The reply is the same; repeated text comes faster."));
+  addDraftRows();
   setSettings(SamplingSettings{});
+}
+
+// "Speculative draft" (off, or where drafts come from), then the rows of the chosen source.
+void SamplingForm::addDraftRows() {
+  m_draftSource = new QComboBox(this);
+  m_draftSource->setObjectName(QStringLiteral("draftSource"));
+  m_draftSource->addItem(tr("off"), static_cast<int>(DraftSource::None));
+  m_draftSource->addItem(tr("prompt lookup"), static_cast<int>(DraftSource::Lookup));
+  m_draftSource->addItem(tr("draft model"), static_cast<int>(DraftSource::Model));
+  m_draftSource->addItem(tr("layer skip"), static_cast<int>(DraftSource::LayerSkip));
+  m_draftSource->setToolTip(tr("Speculative decoding: tokens are drafted, then checked by the model in one step;\n"
+                               "the reply is the same. Prompt lookup drafts text that repeats the conversation,\n"
+                               "a draft model is a smaller model with the same vocabulary, layer skip drafts with\n"
+                               "the model's own first layers."));
+  connect(m_draftSource, &QComboBox::currentIndexChanged, this, [this] {
+    showDraftRows();
+    emitChanged();
+  });
+  m_layout->addRow(tr("Speculative draft"), m_draftSource);
+  m_draftMax = addInt("draftMax", tr("Draft length"), 1, kMaxDraftLength);
+  m_draftMax->setToolTip(tr("The longest draft; the length adapts to how much of it the model accepts"));
+  m_draftModelRow = new QWidget(this);
+  auto* row = new QHBoxLayout(m_draftModelRow);
+  row->setContentsMargins(0, 0, 0, 0);
+  m_draftModelPath = new QLineEdit(m_draftModelRow);
+  m_draftModelPath->setObjectName(QStringLiteral("draftModelPath"));
+  m_draftModelPath->setPlaceholderText(tr("GGUF file"));
+  connect(m_draftModelPath, &QLineEdit::textChanged, this, &SamplingForm::emitChanged);
+  auto* browse = new QToolButton(m_draftModelRow);
+  browse->setObjectName(QStringLiteral("draftModelBrowse"));
+  browse->setText(QStringLiteral("..."));
+  browse->setToolTip(tr("Choose a smaller model with the same vocabulary"));
+  connect(browse, &QToolButton::clicked, this, &SamplingForm::browseDraftModel);
+  row->addWidget(m_draftModelPath, 1);
+  row->addWidget(browse);
+  m_layout->addRow(tr("Draft model"), m_draftModelRow);
+  m_draftLayers = addInt("draftLayers", tr("Draft layers"), 1, kMaxDraftLayers);
+  m_draftLayers->setToolTip(tr("The model's first layers that draft (fewer than it has: at most all but one are used)"));
+}
+
+// The rows of the chosen source only.
+void SamplingForm::showDraftRows() {
+  const auto source = static_cast<DraftSource>(m_draftSource->currentData().toInt());
+  m_layout->setRowVisible(m_draftMax, source != DraftSource::None);
+  m_layout->setRowVisible(m_draftModelRow, source == DraftSource::Model);
+  m_layout->setRowVisible(m_draftLayers, source == DraftSource::LayerSkip);
+}
+
+void SamplingForm::browseDraftModel() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Draft model"), QFileInfo(m_draftModelPath->text()).path(),
+                                                    tr("GGUF models (*.gguf);;All files (*)"));
+  if (!path.isEmpty()) m_draftModelPath->setText(path);
 }
 
 QDoubleSpinBox* SamplingForm::addDouble(const QString& name, const QString& label, double min, double max,
@@ -71,7 +127,10 @@ SamplingSettings SamplingForm::settings() const {
   if (m_seed->value() != kSeedRandom) s.seed = static_cast<quint32>(m_seed->value());
   s.maxTokens = m_maxTokens->value();
   s.beamWidth = m_beamWidth->value();
-  s.draftLookup = m_draftLookup->value();
+  s.draftSource = static_cast<DraftSource>(m_draftSource->currentData().toInt());
+  s.draftMax = m_draftMax->value();
+  s.draftModelPath = m_draftModelPath->text();
+  s.draftLayers = m_draftLayers->value();
   return s;
 }
 
@@ -87,7 +146,11 @@ void SamplingForm::setSettings(const SamplingSettings& s) {
                           : kSeedRandom);
   m_maxTokens->setValue(s.maxTokens);
   m_beamWidth->setValue(s.beamWidth);
-  m_draftLookup->setValue(s.draftLookup);
+  m_draftSource->setCurrentIndex(std::max(0, m_draftSource->findData(static_cast<int>(s.draftSource))));
+  m_draftMax->setValue(s.draftMax);
+  m_draftModelPath->setText(s.draftModelPath);
+  m_draftLayers->setValue(s.draftLayers);
+  showDraftRows();
   m_applying = false;
   emitChanged();
 }

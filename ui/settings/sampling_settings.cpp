@@ -12,7 +12,9 @@ void SamplingSettings::applyTo(GenerateRequest& request) const {
   p.seed = seed ? *seed : SamplingParams::kRandomSeed;
   request.max_tokens = maxTokens;
   request.beam_width = beamWidth;
-  request.draft_lookup = draftLookup;
+  request.draft.source = draftSource;
+  request.draft.max_tokens = draftMax;
+  request.draft.layers = draftLayers;
 }
 
 }  // namespace inferscope::ui

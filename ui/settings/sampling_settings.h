@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QMetaType>
+#include <QString>
 #include <optional>
 
 #include "engine/runtime/generate_request.h"
@@ -18,11 +19,17 @@ struct SamplingSettings {
   std::optional<quint32> seed;                                    // empty = a random seed per reply
   int maxTokens = GenerateRequest{}.max_tokens;
   int beamWidth = GenerateRequest{}.beam_width;       // > 1 = beam search
-  int draftLookup = GenerateRequest{}.draft_lookup;   // > 0 = speculative decoding, drafts of up to this many tokens
+  // Speculative decoding: where drafts come from, the longest draft, and the source's file or layers.
+  DraftSource draftSource = DraftSource::None;
+  int draftMax = DraftOptions{}.max_tokens;
+  QString draftModelPath;  // DraftSource::Model: a GGUF file with the model's vocabulary
+  int draftLayers = 1;     // DraftSource::LayerSkip: the model's first layers that draft
 
   bool operator==(const SamplingSettings&) const = default;
 
-  // Writes the sampler fields, max tokens, beam width and draft length into `request`; the rest stays.
+  // Writes the sampler fields, max tokens, beam width and the draft's source, length and layers
+  // into `request`; the rest stays. The draft model itself is the engine's to open
+  // (EngineController), from draftModelPath.
   void applyTo(GenerateRequest& request) const;
 };
 

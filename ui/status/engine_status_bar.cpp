@@ -23,6 +23,10 @@ QString describe(const ModelSummary& s) {
 }
 
 QString describeBackend(const ModelSummary& s) {
+  if (s.deviceName.isEmpty() && s.threadsAutomatic) {
+    return QObject::tr("The model runs on the CPU with up to %n thread(s): fewer while other programs keep the "
+                       "cores busy (the automatic setting).", nullptr, s.threads);
+  }
   if (s.deviceName.isEmpty()) return QObject::tr("The model runs on the CPU with %n thread(s).", nullptr, s.threads);
   const QLocale locale;
   return QObject::tr("%1\nDevice memory: %2\nOn the device: weights %3, KV cache %4, scratch %5")

@@ -261,7 +261,7 @@ Status CudaOps::begin_chunk(const Chunk& chunk) {
   const bool timed = !decode || decode_steps_++ % kProfileEvery == 0;
   mode_ = DecodeGraphs::Mode::Eager;
   if (decode && !timed && options_.graphs) {
-    auto mode = graphs_.begin(chunk.n, chunk.n_logits, stream());
+    auto mode = graphs_.begin(chunk.n, chunk.n_logits, chunk.n_layers, stream());
     if (!mode) return mode.status();
     mode_ = *mode;
   }
