@@ -18,6 +18,7 @@
 #include "app/cli/commands.h"
 #include "engine/metrics/memory_bandwidth.h"
 #include "engine/runtime/session.h"
+#include "kernels/cpu/matmul.h"
 
 namespace inferscope::cli {
 
@@ -55,6 +56,21 @@ double weight_bytes_per_token(const Model& m) {
     }
   }
   return bytes;
+}
+
+// The CPU kernel each weight type of the model runs for prefill (n_prompt tokens) and decode (one),
+// at this CPU's SIMD level: [{type, prefill, decode}], one entry per type.
+nlohmann::json cpu_kernels(const Model& m, int64_t n_prompt) {
+  nlohmann::json out = nlohmann::json::array();
+  std::vector<kernels::GgmlType> seen;
+  m.weights().for_each_matrix([&](const WeightMatrix& w) {
+    if (std::find(seen.begin(), seen.end(), w.type) != seen.end() || !kernels::matmul_supported(w.type)) return;
+    seen.push_back(w.type);
+    out.push_back({{"type", kernels::type_name(w.type)},
+                   {"prefill", kernels::matmul_kernel_name(w.type, w.cols, n_prompt)},
+                   {"decode", kernels::matmul_kernel_name(w.type, w.cols, 1)}});
+  });
+  return out;
 }
 
 struct BenchFigures {
@@ -322,6 +338,7 @@ int run_bench(int argc, char** argv) {
   }
   if (kv_runs.size() > 1) j["kv_cache_runs"] = kv_runs_json(kv_runs);
   j["kv_fragmentation"] = kv_fragmentation(mem.kv_blocks);
+  if (so.backend.on_cpu()) j["kernels"] = cpu_kernels(*model, n_prompt);
   if (args.flag("json")) {
     std::printf("%s\n", j.dump().c_str());
     record_bench_run(args, j);
@@ -347,6 +364,12 @@ int run_bench(int argc, char** argv) {
   if (kv_runs.size() > 1) print_kv_runs(kv_runs, n_prompt, n_gen, depth);
   std::printf("time by op, prefill: %s\n", profile_text(figures.prefill_profile).c_str());
   std::printf("time by op, decode:  %s\n", profile_text(figures.decode_profile).c_str());
+  if (so.backend.on_cpu()) {
+    for (const nlohmann::json& k : j["kernels"]) {
+      std::printf("kernel %s: prefill %s; decode %s\n", k["type"].get<std::string>().c_str(),
+                  k["prefill"].get<std::string>().c_str(), k["decode"].get<std::string>().c_str());
+    }
+  }
   if (!so.backend.on_cpu()) {
     std::printf("backend %s: %.1f dispatches, %.2f submissions and %.2f graph launches per decoded token\n",
                 (*session)->executor().backend_name().c_str(), figures.dispatches_per_token,

@@ -209,6 +209,40 @@ void matmul_rows_reference(GgmlType w, const void* weights, int64_t k, const voi
   }
 }
 
+namespace detail {
+
+bool bf16_dot_products(int64_t k, int64_t n_tokens) {
+  return active_simd_level() == SimdLevel::Avx512 && cpu_features().avx512bf16 && k % 2 == 0 &&
+         n_tokens >= kFloatPanelMinTokens;
+}
+
+}  // namespace detail
+
+std::string matmul_kernel_name(GgmlType w, int64_t k, int64_t n_tokens) {
+  const SimdLevel level = active_simd_level();
+  if (level == SimdLevel::Scalar) return "scalar reference";
+  const std::string isa = level == SimdLevel::Avx2 ? "AVX2" : "AVX-512";
+  if (w == GgmlType::F16_2OF4) return isa + " 2:4 sparse rows (gathers), F32 activations";
+  if (detail::is_q8k_weight(w)) {
+    const bool panels = n_tokens >= detail::kKQuantPanelMinTokens;
+    return isa + (level == SimdLevel::Avx2 ? " int8" : " VNNI int8") + (panels ? " panels" : " dot") +
+           ", Q8_K activations";
+  }
+  if (detail::is_quantized(w)) {
+    if (level == SimdLevel::Avx2) return "AVX2 int8, Q8_0 activations";
+    return std::string("AVX-512 VNNI int8") + (n_tokens >= detail::kQuantPanelMinTokens ? " panels" : " dot") +
+           ", Q8_0 activations";
+  }
+  if (level == SimdLevel::Amx && n_tokens >= detail::kAmxMinTokens && (w == GgmlType::F16 || w == GgmlType::BF16)) {
+    return "AMX bf16 tiles, activations split in two bf16 terms";
+  }
+  if (level == SimdLevel::Avx2) return "AVX2 F32 FMA";
+  if (w == GgmlType::BF16 && detail::bf16_dot_products(k, n_tokens)) {
+    return "AVX-512 BF16 dot products (vdpbf16ps), BF16 activations";
+  }
+  return std::string("AVX-512 F32 FMA") + (n_tokens >= detail::kFloatPanelMinTokens ? " panels" : " dot");
+}
+
 void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed, int64_t n_tokens, float* y,
                  int64_t y_stride, int64_t row_begin, int64_t row_end) {
   assert(matmul_supported(w));

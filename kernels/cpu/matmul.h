@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/formats/ggml_type.h"
@@ -51,6 +52,11 @@ void pack_activations(GgmlType w, const float* x, int64_t k, int64_t n_tokens, v
 // quantized weights use int8 dot products on the packed activations in every variant.
 void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed, int64_t n_tokens, float* y,
                  int64_t y_stride, int64_t row_begin, int64_t row_end);
+
+// Which kernel matmul_rows runs for this weight type, row length and token count at the active
+// SIMD level, as bench reports it: "AVX-512 VNNI int8 panels, Q8_0 activations",
+// "AVX-512 BF16 dot products (vdpbf16ps), BF16 activations", "AMX bf16 tiles"...
+std::string matmul_kernel_name(GgmlType w, int64_t k, int64_t n_tokens);
 
 // Scalar reference of the same product on the same packed activations (integer block dots for
 // the quantized types, double accumulation), for tests.

@@ -26,7 +26,6 @@ namespace inferscope::kernels::detail {
 namespace {
 
 constexpr int64_t kTileBytes = 1024;  // 16 rows x 64 bytes
-constexpr int64_t kAmxMinTokens = 8;  // fewer tokens: the AVX-512 kernels
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 

@@ -839,13 +839,9 @@ void bf16_pair_panels(const MatmulArgs& a) {
   }
 }
 
-// Below these token counts the panel repack costs more than it saves.
-constexpr int64_t kQuantPanelMinTokens = 6;
-constexpr int64_t kFloatPanelMinTokens = 6;
-
 template <GgmlType T>
 void dispatch_float(const MatmulArgs& a) {
-  if (T == GgmlType::BF16 && a.n_tokens >= kFloatPanelMinTokens && a.k % 2 == 0 && cpu_features().avx512bf16) {
+  if (T == GgmlType::BF16 && bf16_dot_products(a.k, a.n_tokens)) {
     bf16_pair_panels(a);
   } else if (a.n_tokens >= kFloatPanelMinTokens) {
     float_panels<T>(a);

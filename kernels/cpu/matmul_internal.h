@@ -88,6 +88,18 @@ static inline bool is_quantized(GgmlType w) {
   }
 }
 
+// Token counts from which the kernels repack weight rows into panels (fewer: the repack costs
+// more than it saves), and from which float weights take AMX tiles where AMX is.
+constexpr int64_t kQuantPanelMinTokens = 6;   // AVX-512, the 32-block types
+constexpr int64_t kFloatPanelMinTokens = 6;   // AVX-512, F32 / F16 / BF16
+constexpr int64_t kKQuantPanelMinTokens = 4;  // AVX2 and AVX-512, the super-block types
+constexpr int64_t kAmxMinTokens = 8;
+
+// Whether BF16 weights are multiplied with AVX512-BF16 dot products on BF16-rounded
+// activations (matmul_avx512.cpp): the AVX-512 level, the CPU's AVX512-BF16, k even, a panel's
+// worth of tokens.
+bool bf16_dot_products(int64_t k, int64_t n_tokens);
+
 struct MatmulArgs {
   GgmlType type;
   const uint8_t* w;  // weight row 0

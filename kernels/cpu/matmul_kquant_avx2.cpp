@@ -22,7 +22,6 @@ constexpr int kPanelRows = 16;
 constexpr int kTileTokens = 4;
 constexpr int kPrefetchTiles = 4;
 constexpr int kDecodeRows = 2;
-constexpr int64_t kPanelMinTokens = 4;
 
 static inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -336,7 +335,7 @@ void prefill(const MatmulArgs& a) {
 
 template <GgmlType T>
 void dispatch(const MatmulArgs& a) {
-  if (a.n_tokens >= kPanelMinTokens) {
+  if (a.n_tokens >= kKQuantPanelMinTokens) {
     prefill<T>(a);
   } else {
     decode<T>(a);

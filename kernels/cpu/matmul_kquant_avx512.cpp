@@ -30,7 +30,6 @@ constexpr int kPrefetchTiles = 4;
 constexpr int kDecodeRows = 2;
 constexpr int kPanelRows = 16;
 constexpr int kPanelTokens = 4;
-constexpr int64_t kPanelMinTokens = 4;  // below this, unpacking into scratch costs more than it saves
 
 constexpr __mmask32 kUpperWords = 0xFFFF0000u;
 
@@ -709,7 +708,7 @@ void dispatch(const MatmulArgs& a) {
   if constexpr (T == GgmlType::TQ1_0) {
     prefill<T>(a);  // no register unpacking of base-3 digits: always through the panel
   } else {
-    if (a.n_tokens >= kPanelMinTokens) {
+    if (a.n_tokens >= kKQuantPanelMinTokens) {
       prefill<T>(a);
     } else if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K || T == GgmlType::Q6_K) {
       vnni_decode<T>(a);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/backend/backend_registry.h"
+#include "kernels/cpu/matmul.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
@@ -67,7 +68,7 @@ TEST(Cli, GenerateWithModelAndLayerDraftsStillMatchesLlamaCppGreedy) {
   std::vector<int32_t> expected;
   for (const auto& s : ref["steps"]) expected.push_back(s["id"].get<int32_t>());
   const std::string draft_model = quoted(testing::testdata("derived/stories260K-moe4-distinct.gguf"));
-  for (const std::string drafting : {"--draft-model " + draft_model + " --draft-max 6", std::string("--draft-layers 3")}) {
+  for (const std::string& drafting : {"--draft-model " + draft_model + " --draft-max 6", std::string("--draft-layers 3")}) {
     SCOPED_TRACE(drafting);
     CliRun r = run_cli("generate --prompt 'Once upon a time' --temperature 0 --max-tokens 32 --json " + drafting);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -232,6 +233,11 @@ TEST(Cli, BenchReportsThroughputAndBound) {
   EXPECT_GT(j["decode_tokens_per_s"]["median"].get<double>(), 0.0);
   EXPECT_GT(j["bandwidth_gb_per_s"].get<double>(), 0.1);
   EXPECT_GT(j["decode_bound_tokens_per_s"].get<double>(), 0.0);
+  // The bundled model's F32 matrices: the CPU kernels of this machine for prefill and decode.
+  ASSERT_EQ(j["kernels"].size(), 1u) << j["kernels"].dump();
+  EXPECT_EQ(j["kernels"][0]["type"], "f32");
+  EXPECT_EQ(j["kernels"][0]["prefill"], kernels::matmul_kernel_name(kernels::GgmlType::F32, 64, 16));
+  EXPECT_EQ(j["kernels"][0]["decode"], kernels::matmul_kernel_name(kernels::GgmlType::F32, 64, 1));
 }
 
 TEST(Cli, UnknownOptionsAndBackendsAreRejected) {
@@ -281,7 +287,9 @@ TEST(Cli, InspectListsDevicesOfEveryBackend) {
       EXPECT_FALSE(j[i]["unavailable"].get<std::string>().empty()) << names[i];
     } else {
       EXPECT_FALSE(j[i]["devices"][0]["name"].get<std::string>().empty()) << names[i];
-      if (names[i] == "vulkan") EXPECT_TRUE(j[i]["devices"][0]["properties"].contains("max storage buffer range"));
+      if (names[i] == "vulkan") {
+        EXPECT_TRUE(j[i]["devices"][0]["properties"].contains("max storage buffer range"));
+      }
     }
   }
 }

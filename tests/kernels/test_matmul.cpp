@@ -157,6 +157,20 @@ TEST(Matmul, Bf16PrefillMultipliesActivationsRoundedToBf16) {
   }
 }
 
+// The kernel names follow the dispatch: int8 panels for a quantized prefill, dot products for
+// decode, the scalar reference when SIMD is off.
+TEST(Matmul, KernelNamesFollowTheDispatch) {
+  testing::SimdLevelGuard guard;
+  if (detected_simd_level() >= SimdLevel::Avx512) {
+    set_simd_level(SimdLevel::Avx512);
+    EXPECT_EQ(matmul_kernel_name(GgmlType::Q4_0, 4096, 128), "AVX-512 VNNI int8 panels, Q8_0 activations");
+    EXPECT_EQ(matmul_kernel_name(GgmlType::Q4_0, 4096, 1), "AVX-512 VNNI int8 dot, Q8_0 activations");
+    EXPECT_EQ(matmul_kernel_name(GgmlType::F16, 4096, 128), "AVX-512 F32 FMA panels");
+  }
+  set_simd_level(SimdLevel::Scalar);
+  EXPECT_EQ(matmul_kernel_name(GgmlType::BF16, 4096, 128), "scalar reference");
+}
+
 TEST(Matmul, SimdVariantsMatchReferenceOnPrefillShapes) {
   testing::SimdLevelGuard guard;
   uint32_t seed = 1000;
