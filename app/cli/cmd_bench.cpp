@@ -141,7 +141,10 @@ BenchFigures measure(Session& session, const Model& model, int64_t n_prompt, int
     add_profile(f.decode_profile, fp.profile());
   }
   const auto [reduced_after, total_after] = pool_seconds(session.pool());
-  if (total_after > total_before) f.decode_threads_reduced = (reduced_after - reduced_before) / (total_after - total_before);
+  // Differences of running sums: clamped, as rounding can put an all-reduced share a hair above 1.
+  if (total_after > total_before) {
+    f.decode_threads_reduced = std::clamp((reduced_after - reduced_before) / (total_after - total_before), 0.0, 1.0);
+  }
   f.ok = *std::min_element(pp.begin(), pp.end()) > 0 && *std::min_element(tg.begin(), tg.end()) > 0;
   if (f.ok) {
     f.prefill = summarize(pp);
