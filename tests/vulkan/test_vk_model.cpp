@@ -19,6 +19,7 @@
 #include "engine/weightlab/weight_method.h"
 #include "engine/weightlab/weight_recipe.h"
 #include "tests/support/distributions.h"
+#include "tests/support/logit_comparison.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
@@ -26,6 +27,9 @@ namespace inferscope {
 namespace {
 
 using nlohmann::json;
+using testing::case_name;
+using testing::compare_logits;
+using testing::LogitComparison;
 
 // Skips the calling test when the Vulkan backend or a device is missing, saying why.
 #define SKIP_WITHOUT_VULKAN()                                                     \
@@ -52,35 +56,6 @@ std::vector<int32_t> greedy(Session& s, const std::string& prompt, int n) {
   auto r = s.generate(req);
   EXPECT_TRUE(r) << r.message();
   return r ? r->token_ids : std::vector<int32_t>{};
-}
-
-// Teacher-forced comparison of two backends' logits over a token sequence: the largest
-// KL(cpu || vulkan) per position and the largest |difference| relative to the logit range.
-struct LogitComparison {
-  double max_kl = 0, max_rel_diff = 0;
-  int top1_disagreements = 0;
-};
-
-LogitComparison compare_logits(const std::vector<float>& cpu, const std::vector<float>& gpu, int64_t n_vocab) {
-  LogitComparison c;
-  for (size_t p = 0; p * n_vocab < cpu.size(); ++p) {
-    const float* a = cpu.data() + p * n_vocab;
-    const float* b = gpu.data() + p * n_vocab;
-    c.max_kl = std::max(c.max_kl, testing::kl_divergence(a, b, n_vocab));
-    float lo = a[0], hi = a[0];
-    double diff = 0;
-    int64_t arg_a = 0, arg_b = 0;
-    for (int64_t i = 0; i < n_vocab; ++i) {
-      lo = std::min(lo, a[i]);
-      hi = std::max(hi, a[i]);
-      diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
-      if (a[i] > a[arg_a]) arg_a = i;
-      if (b[i] > b[arg_b]) arg_b = i;
-    }
-    c.max_rel_diff = std::max(c.max_rel_diff, diff / std::max(1e-6f, hi - lo));
-    if (arg_a != arg_b) ++c.top1_disagreements;
-  }
-  return c;
 }
 
 void expect_logits_match_cpu(const std::shared_ptr<const Model>& model, double max_kl, double max_rel_diff) {
@@ -152,15 +127,6 @@ TEST_P(VulkanReferenceModel, LogitsMatchTheCpuBackend) {
   auto model = Model::load(testing::testdata(GetParam().model));
   ASSERT_TRUE(model) << model.message();
   expect_logits_match_cpu(*model, 1e-4, 1e-3);
-}
-
-std::string case_name(const std::string& path) {
-  std::string out;
-  for (char ch : path.substr(path.rfind('/') + 1)) {
-    if (ch == '.') break;
-    out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  }
-  return out;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -14,7 +14,7 @@
 #include "engine/weightlab/weight_method.h"
 #include "engine/weightlab/weight_recipe.h"
 #include "tests/cuda/ops/backend_setup.h"
-#include "tests/support/distributions.h"
+#include "tests/support/logit_comparison.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
@@ -22,36 +22,9 @@ namespace inferscope::cuda_test {
 namespace {
 
 using nlohmann::json;
-
-struct LogitComparison {
-  double max_kl = 0, max_rel_diff = 0;
-  int top1_disagreements = 0;
-};
-
-// Per position: KL(a || b), the largest |difference| relative to a's logit range, and whether
-// the argmaxes differ.
-LogitComparison compare_logits(const std::vector<float>& a_all, const std::vector<float>& b_all, int64_t n_vocab) {
-  LogitComparison c;
-  EXPECT_EQ(a_all.size(), b_all.size());
-  for (size_t p = 0; (p + 1) * static_cast<size_t>(n_vocab) <= std::min(a_all.size(), b_all.size()); ++p) {
-    const float* a = a_all.data() + p * n_vocab;
-    const float* b = b_all.data() + p * n_vocab;
-    c.max_kl = std::max(c.max_kl, testing::kl_divergence(a, b, n_vocab));
-    float lo = a[0], hi = a[0];
-    double diff = 0;
-    int64_t arg_a = 0, arg_b = 0;
-    for (int64_t i = 0; i < n_vocab; ++i) {
-      lo = std::min(lo, a[i]);
-      hi = std::max(hi, a[i]);
-      diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
-      if (a[i] > a[arg_a]) arg_a = i;
-      if (b[i] > b[arg_b]) arg_b = i;
-    }
-    c.max_rel_diff = std::max(c.max_rel_diff, diff / std::max(1e-6f, hi - lo));
-    if (arg_a != arg_b) ++c.top1_disagreements;
-  }
-  return c;
-}
+using testing::case_name;
+using testing::compare_logits;
+using testing::LogitComparison;
 
 // Teacher-forced logits of n_prefill tokens in one chunk (cuBLAS products) and then n_decode
 // more one at a time (the GEMV kernels, decode attention, CUDA graphs), against the CPU's.
@@ -80,15 +53,6 @@ struct ReferenceCase {
   bool exact_greedy;
 };
 void PrintTo(const ReferenceCase& c, std::ostream* os) { *os << c.model; }
-
-std::string case_name(const std::string& path) {
-  std::string out;
-  for (char ch : path.substr(path.rfind('/') + 1)) {
-    if (ch == '.') break;
-    out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  }
-  return out;
-}
 
 class CudaReferenceModel : public ::testing::TestWithParam<ReferenceCase> {};
 
