@@ -86,6 +86,10 @@ struct Chunk {
   // ForwardExecutor::forward_layers); 0: every layer. A backend that replays recorded chunks
   // must tell chunks of different depths apart.
   int64_t n_layers = 0;
+  // Every row computed exactly as in a chunk of that row alone (the decode kernels whatever n,
+  // the same sums to the last bit): a speculative verification, whose logits must equal plain
+  // decoding's (ForwardExecutor::verify). Otherwise a backend picks its fastest kernels for n.
+  bool batch_invariant = false;
 };
 
 // What a model needs on a backend's device, for the fit check before anything is uploaded.

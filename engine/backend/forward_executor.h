@@ -54,6 +54,10 @@ class ForwardExecutor {
   // ([n_out][output_width()]). Fails when the context is full or a token id is invalid. An
   // encoder (ModelConfig::is_encoder) takes a whole sequence into an empty slot, all_logits.
   virtual Status forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) = 0;
+  // A speculative verification: forward() with every token's logits, each row computed exactly
+  // as a forward() of that token alone would compute it (the decode kernels, the same sums to
+  // the last bit), so that greedy decoding with drafts reproduces greedy decoding without them.
+  virtual Status verify(int slot, std::span<const int32_t> tokens, float* logits) = 0;
   // The same for several sequences at once (distinct slots): their tokens share each chunk, so
   // N decoding sequences read the weights once per step instead of N times.
   virtual Status forward_batch(std::span<const SequenceTokens> sequences) = 0;

@@ -117,7 +117,16 @@ Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_
   INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layer));
   if (model_->config().is_encoder()) INFERSCOPE_RETURN_IF_ERROR(check_encoder_input(slot, tokens.size(), all_logits));
   Pending pending{slot, tokens, all_logits ? nullptr : logits};
-  return run_sequences(std::span(&pending, 1), all_logits ? logits : nullptr, n_layer);
+  return run_sequences(std::span(&pending, 1), all_logits ? logits : nullptr, {n_layer, false});
+}
+
+Status ForwardPass::verify(int slot, std::span<const int32_t> tokens, float* logits) {
+  if (model_->config().is_encoder()) return Status::error("an encoder does not decode: nothing to verify");
+  const int64_t n_layer = model_->config().n_layer;
+  const SequenceTokens sequence{slot, tokens, logits};
+  INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layer));
+  Pending pending{slot, tokens, nullptr};
+  return run_sequences(std::span(&pending, 1), logits, {n_layer, true});
 }
 
 Status ForwardPass::forward_layers(int slot, std::span<const int32_t> tokens, int64_t n_layers, float* logits) {
@@ -132,7 +141,7 @@ Status ForwardPass::forward_layers(int slot, std::span<const int32_t> tokens, in
   const SequenceTokens sequence{slot, tokens, logits};
   INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layers));
   Pending pending{slot, tokens, logits};
-  return run_sequences(std::span(&pending, 1), nullptr, n_layers);
+  return run_sequences(std::span(&pending, 1), nullptr, {n_layers, false});
 }
 
 // Bidirectional attention needs the whole sequence in one chunk of its own.
@@ -156,7 +165,7 @@ Status ForwardPass::forward_batch(std::span<const SequenceTokens> sequences) {
     if (!s.logits) return Status::error("a batched sequence needs a place for its logits");
     pending.push_back({s.slot, s.tokens, s.logits});
   }
-  return run_sequences(pending, nullptr, n_layer);
+  return run_sequences(pending, nullptr, {n_layer, false});
 }
 
 // Also refuses a call through more layers than a self-draft's positions of the slot hold.
@@ -191,19 +200,19 @@ Status ForwardPass::check_input(std::span<const SequenceTokens> sequences, int64
   return Status::ok();
 }
 
-Status ForwardPass::run_sequences(std::span<Pending> pending, float* all_logits, int64_t n_layers) {
+Status ForwardPass::run_sequences(std::span<Pending> pending, float* all_logits, CallShape shape) {
   const auto unfinished = [&] {
     return std::any_of(pending.begin(), pending.end(), [](const Pending& p) { return p.done < p.tokens.size(); });
   };
-  while (unfinished()) INFERSCOPE_RETURN_IF_ERROR(next_chunk(pending, all_logits, n_layers));
+  while (unfinished()) INFERSCOPE_RETURN_IF_ERROR(next_chunk(pending, all_logits, shape));
   forward_calls_ += 1;
   return Status::ok();
 }
 
 // Fills a chunk with up to max_batch rows of the sequences in order, each one's last token among
-// the chunk's last rows (where the logits come from), runs it through the first n_layers
-// layers and commits the rows.
-Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits, int64_t n_layers) {
+// the chunk's last rows (where the logits come from), runs it as `shape` says and commits the
+// rows.
+Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits, CallShape shape) {
   const int64_t width = plan_.output_width;
   int64_t room = plan_.max_batch;
   for (Pending& p : pending) {
@@ -242,7 +251,7 @@ Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits, in
     destinations.push_back(p.logits);
   }
   Chunk chunk{chunk_spans_, static_cast<int64_t>(chunk_tokens_.size()), static_cast<int64_t>(destinations.size()),
-              nullptr, n_layers};
+              nullptr, shape.n_layers, shape.batch_invariant};
   if (all_logits) {
     chunk.n_logits = chunk.n;
     chunk.logits = all_logits + static_cast<int64_t>(pending[0].done) * width;
@@ -265,7 +274,7 @@ Status ForwardPass::next_chunk(std::span<Pending> pending, float* all_logits, in
     }
   }
   for (Pending& p : pending) {
-    if (p.take > 0) commit_rows(p, n_layers);
+    if (p.take > 0) commit_rows(p, shape.n_layers);
   }
   return Status::ok();
 }

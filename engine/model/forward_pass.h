@@ -69,6 +69,7 @@ class ForwardPass : public ForwardExecutor {
                                                      std::unique_ptr<BackendOps> ops, const ForwardOptions& options);
 
   Status forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) override;
+  Status verify(int slot, std::span<const int32_t> tokens, float* logits) override;
   Status forward_batch(std::span<const SequenceTokens> sequences) override;
   Status forward_layers(int slot, std::span<const int32_t> tokens, int64_t n_layers, float* logits) override;
   Status shift_context(int slot) override;
@@ -98,10 +99,16 @@ class ForwardPass : public ForwardExecutor {
   Status set_kv_window(int64_t window, int64_t sinks);
   Status warm_up();
   struct Pending;
+  // How a forward call's chunks run: through the first n_layers layers, batch-invariant or not
+  // (Chunk::n_layers, Chunk::batch_invariant).
+  struct CallShape {
+    int64_t n_layers = 0;
+    bool batch_invariant = false;
+  };
   Status check_input(std::span<const SequenceTokens> sequences, int64_t n_layers) const;
   Status check_encoder_input(int slot, size_t n, bool all_logits) const;
-  Status run_sequences(std::span<Pending> pending, float* all_logits, int64_t n_layers);
-  Status next_chunk(std::span<Pending> pending, float* all_logits, int64_t n_layers);
+  Status run_sequences(std::span<Pending> pending, float* all_logits, CallShape shape);
+  Status next_chunk(std::span<Pending> pending, float* all_logits, CallShape shape);
   void commit_rows(Pending& p, int64_t n_layers);
   Status slide_window(int slot, int64_t n);
   Status drop_blocks(int slot, size_t first, size_t count);

@@ -175,7 +175,7 @@ Result<std::vector<int32_t>> BatchGeneration::propose_draft(const Sequence& seq)
   std::vector<int32_t> context = seq.result.prompt_token_ids;
   context.insert(context.end(), seq.result.token_ids.begin(), seq.result.token_ids.end());
   if (options.source == DraftSource::Lookup) return lookup_draft(context, kMaxNgram, static_cast<int>(length));
-  return options.model->draft(context, length);
+  return options.model->draft(context, static_cast<int64_t>(seq.result.prompt_token_ids.size()), length);
 }
 
 // Greedy tokens from the target model's first draft.layers layers, fed one at a time into
@@ -202,9 +202,9 @@ Result<std::vector<int32_t>> BatchGeneration::self_draft(const Sequence& seq, in
   return draft;
 }
 
-// Feeds `seq`'s last token and `draft` in one forward call, then samples position after
-// position while the sampled token is the drafted one; the KV cache keeps the positions of the
-// tokens kept. The step's decode time counts from `started` (drafting included).
+// Feeds `seq`'s last token and `draft` in one verification call (each row's logits bit for bit
+// plain decoding's), then samples position after position while the sampled token is the
+// drafted one; the KV cache keeps the positions of the tokens kept. The step's decode time counts from `started` (drafting included).
 Status BatchGeneration::speculative_step(Sequence& seq, std::span<const int32_t> draft,
                                          GenerationClock::time_point started) {
   ForwardExecutor& executor = session_.executor();
@@ -213,7 +213,7 @@ Status BatchGeneration::speculative_step(Sequence& seq, std::span<const int32_t>
   std::vector<int32_t> tokens{seq.next};
   tokens.insert(tokens.end(), draft.begin(), draft.end());
   verify_logits_.resize(tokens.size() * n_vocab);
-  const Status forwarded = executor.forward(seq.slot, tokens, true, verify_logits_.data());
+  const Status forwarded = executor.verify(seq.slot, tokens, verify_logits_.data());
   if (!forwarded.is_ok()) {
     fail_all(forwarded);
     return forwarded;

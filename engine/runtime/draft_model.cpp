@@ -52,7 +52,8 @@ DraftModel::DraftModel(std::shared_ptr<const Model> model, std::unique_ptr<Forwa
       executor_(std::move(executor)),
       logits_(static_cast<size_t>(model_->config().n_vocab)) {}
 
-Result<std::vector<int32_t>> DraftModel::draft(std::span<const int32_t> context, int64_t max_tokens) {
+Result<std::vector<int32_t>> DraftModel::draft(std::span<const int32_t> context, int64_t prompt_length,
+                                                int64_t max_tokens) {
   const auto n = static_cast<int64_t>(context.size());
   // The context and every drafted token but the last are fed.
   const int64_t length = std::min(max_tokens, executor_->n_ctx() - n + 1);
@@ -67,8 +68,9 @@ Result<std::vector<int32_t>> DraftModel::draft(std::span<const int32_t> context,
   out.reserve(static_cast<size_t>(length));
   std::span<const int32_t> feed = context.subspan(static_cast<size_t>(kept));
   const Tokenizer& tok = model_->tokenizer();
+  auto prefilled = static_cast<size_t>(std::clamp<int64_t>(prompt_length - kept, 0, n - kept));
   while (true) {
-    const Status forwarded = executor_->forward(0, feed, false, logits_.data());
+    const Status forwarded = feed_tokens(feed.first(prefilled), feed.subspan(prefilled));
     if (!forwarded) {
       executor_->truncate(0, 0);  // whatever the failed call left, nothing is known to be held
       held_.clear();
@@ -78,7 +80,24 @@ Result<std::vector<int32_t>> DraftModel::draft(std::span<const int32_t> context,
     out.push_back(argmax_logit(logits_));
     if (static_cast<int64_t>(out.size()) == length || tok.is_end_of_generation(out.back())) return out;
     feed = std::span(&out.back(), 1);
+    prefilled = 0;
   }
+}
+
+// Feeds prompt tokens as the target prefilled them (forward()), then decoded ones as the target
+// decoded them (verify(): each row as a one-token call), so that a draft model that is the target
+// holds the target's KV rows bit for bit and drafts exactly its choices. logits_ ends with the
+// last token's logits.
+Status DraftModel::feed_tokens(std::span<const int32_t> prompt, std::span<const int32_t> decoded) {
+  if (!prompt.empty()) INFERSCOPE_RETURN_IF_ERROR(executor_->forward(0, prompt, false, logits_.data()));
+  if (decoded.size() <= 1) {
+    return decoded.empty() ? Status::ok() : executor_->forward(0, decoded, false, logits_.data());
+  }
+  const auto n_vocab = static_cast<size_t>(model_->config().n_vocab);
+  fed_logits_.resize(decoded.size() * n_vocab);
+  INFERSCOPE_RETURN_IF_ERROR(executor_->verify(0, decoded, fed_logits_.data()));
+  std::copy_n(fed_logits_.end() - static_cast<std::ptrdiff_t>(n_vocab), n_vocab, logits_.begin());
+  return Status::ok();
 }
 
 }  // namespace inferscope

@@ -30,9 +30,10 @@ class DraftModel {
   static Result<std::shared_ptr<DraftModel>> create(std::shared_ptr<const Model> draft, Session& target);
 
   // Up to max_tokens (>= 1) tokens the model predicts greedily after `context` (a sequence's
-  // tokens from position 0), ending early at an end-of-generation token; fewer when its context
-  // has no room for them, none when the context does not fit.
-  Result<std::vector<int32_t>> draft(std::span<const int32_t> context, int64_t max_tokens);
+  // tokens from position 0: its first prompt_length tokens the prompt, prefilled by the target,
+  // the rest decoded), ending early at an end-of-generation token; fewer when its context has
+  // no room for them, none when the context does not fit.
+  Result<std::vector<int32_t>> draft(std::span<const int32_t> context, int64_t prompt_length, int64_t max_tokens);
 
   const Model& model() const { return *model_; }
   // Positions its KV cache holds: the last context asked about and the draft after it, less
@@ -41,11 +42,13 @@ class DraftModel {
 
  private:
   DraftModel(std::shared_ptr<const Model> model, std::unique_ptr<ForwardExecutor> executor);
+  Status feed_tokens(std::span<const int32_t> prompt, std::span<const int32_t> decoded);
 
   std::shared_ptr<const Model> model_;
   std::unique_ptr<ForwardExecutor> executor_;  // one slot
   std::vector<int32_t> held_;                  // the tokens of its KV positions
   std::vector<float> logits_;                  // [n_vocab]
+  std::vector<float> fed_logits_;              // [tokens fed][n_vocab]: feed_tokens' scratch
 };
 
 }  // namespace inferscope

@@ -2,6 +2,7 @@
 // variants (matmul_avx2.cpp, matmul_avx512.cpp, matmul_amx_avx512.cpp) and their scratch memory.
 #include "kernels/cpu/matmul.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstdlib>
@@ -243,8 +244,42 @@ std::string matmul_kernel_name(GgmlType w, int64_t k, int64_t n_tokens) {
   return std::string("AVX-512 F32 FMA") + (n_tokens >= detail::kFloatPanelMinTokens ? " panels" : " dot");
 }
 
+namespace {
+
+// The SIMD kernels for `a` at `level` (not the scalar reference).
+void run_simd_kernel(const MatmulArgs& a, SimdLevel level) {
+  if (detail::is_q8k_weight(a.type)) {
+    if (level == SimdLevel::Avx2) {
+      detail::matmul_kquant_avx2(a);
+    } else {
+      detail::matmul_kquant_avx512(a);  // Amx too: no AMX tiles for the super-block types
+    }
+    return;
+  }
+  switch (level) {
+    case SimdLevel::Avx2: detail::matmul_avx2(a); break;
+    case SimdLevel::Avx512: detail::matmul_avx512(a); break;
+    default: detail::matmul_amx(a); break;
+  }
+}
+
+// A batch-invariant product of many tokens in blocks of weight rows (about 256 KiB, a multiple
+// of 16 rows), so that each block is read from memory once and serves every token from cache.
+void run_in_row_blocks(MatmulArgs a, SimdLevel level) {
+  constexpr int64_t kBlockBytes = 256 * 1024;
+  const int64_t rows = std::max<int64_t>(16, kBlockBytes / a.row_bytes / 16 * 16);
+  const int64_t end = a.row_end;
+  for (int64_t r = a.row_begin; r < end; r += rows) {
+    a.row_begin = r;
+    a.row_end = std::min(end, r + rows);
+    run_simd_kernel(a, level);
+  }
+}
+
+}  // namespace
+
 void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed, int64_t n_tokens, float* y,
-                 int64_t y_stride, int64_t row_begin, int64_t row_end) {
+                 int64_t y_stride, int64_t row_begin, int64_t row_end, TokenBatching batching) {
   assert(matmul_supported(w));
   assert(k > 0 && k % type_info(w).block_size == 0);
   if (row_begin >= row_end || n_tokens <= 0) return;
@@ -259,20 +294,14 @@ void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed,
              detail::f32_row_stride(k), n_tokens, y, y_stride, row_begin, row_end);
     return;
   }
-  const MatmulArgs args{w,        static_cast<const uint8_t*>(weights), k, row_bytes(w, k),
-                        static_cast<const uint8_t*>(packed), n_tokens, y, y_stride, row_begin, row_end};
-  if (detail::is_q8k_weight(w)) {
-    if (level == SimdLevel::Avx2) {
-      detail::matmul_kquant_avx2(args);
-    } else {
-      detail::matmul_kquant_avx512(args);  // Amx too: no AMX tiles for the super-block types
-    }
-    return;
-  }
-  switch (level) {
-    case SimdLevel::Avx2: detail::matmul_avx2(args); break;
-    case SimdLevel::Avx512: detail::matmul_avx512(args); break;
-    default: detail::matmul_amx(args); break;
+  const bool invariant = batching == TokenBatching::Invariant;
+  const MatmulArgs args{w,         static_cast<const uint8_t*>(weights), k,        row_bytes(w, k),
+                        static_cast<const uint8_t*>(packed), n_tokens,    y,        y_stride,
+                        row_begin, row_end,                              invariant};
+  if (invariant && n_tokens > 1) {
+    run_in_row_blocks(args, level);
+  } else {
+    run_simd_kernel(args, level);
   }
 }
 

@@ -40,6 +40,17 @@ size_t packed_activation_bytes(GgmlType w, int64_t k, int64_t n_tokens);
 void pack_activations(GgmlType w, const float* x, int64_t k, int64_t n_tokens, void* packed, int64_t t_begin,
                       int64_t t_end);
 
+// How matmul_rows chooses its kernel for a batch of tokens.
+enum class TokenBatching {
+  // The fastest kernel for n_tokens: from a few tokens on, weight panels whose sums differ from
+  // the one-token kernel's in the last bits (and BF16 / AMX paths that round the activations).
+  Fastest,
+  // Every token's outputs bit-identical to a call with that token alone, whatever n_tokens: the
+  // decode kernels, taking the weights in blocks of rows that stay in cache for all the tokens.
+  // For verifying drafted tokens (speculative decoding), which must reproduce plain decoding.
+  Invariant,
+};
+
 // y[t * y_stride + r] = sum_i W[r][i] * x[t][i] for r in [row_begin, row_end), t in [0, n_tokens).
 // weights: rows of row_bytes(w, k) bytes; k % block_size(w) == 0; packed from pack_activations
 // with the same (w, k, n_tokens). Uses the active SIMD level. Threads may run disjoint row
@@ -51,7 +62,8 @@ void pack_activations(GgmlType w, const float* x, int64_t k, int64_t n_tokens, v
 // activations rounded to BF16 (relative error per product <= 2^-9, as llama.cpp's BF16 path);
 // quantized weights use int8 dot products on the packed activations in every variant.
 void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed, int64_t n_tokens, float* y,
-                 int64_t y_stride, int64_t row_begin, int64_t row_end);
+                 int64_t y_stride, int64_t row_begin, int64_t row_end,
+                 TokenBatching batching = TokenBatching::Fastest);
 
 // Which kernel matmul_rows runs for this weight type, row length and token count at the active
 // SIMD level, as bench reports it: "AVX-512 VNNI int8 panels, Q8_0 activations",

@@ -336,7 +336,7 @@ void amx_float(const MatmulArgs& a) {
 }  // namespace
 
 void matmul_amx(const MatmulArgs& a) {
-  if (a.n_tokens < kAmxMinTokens) {
+  if (kernel_tokens(a) < kAmxMinTokens) {
     matmul_avx512(a);
     return;
   }

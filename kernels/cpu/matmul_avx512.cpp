@@ -152,6 +152,8 @@ struct QGroup {
 };
 
 // Per-token activations regrouped for the decode kernel.
+constexpr int64_t kDecodeTokens = 16;  // tokens regrouped at a time
+
 struct DecodeToken {
   const int8_t* act;    // [n_groups][kActBytes]
   const int32_t* init;  // [n_groups][16]
@@ -318,10 +320,10 @@ void quant_dot_rows(const MatmulArgs& a, const DecodeToken* tok) {
   for (; r < a.row_end; ++r) quant_dot_tile<T, 1, NT>(a, tok, r);
 }
 
+// At most kDecodeTokens tokens (batch-invariant products take more in turns: quant_dot).
 template <GgmlType T>
-void quant_dot(const MatmulArgs& a) {
-  DecodeToken tokens[16];
-  if (a.n_tokens > 16) return;  // callers use the panel path from 6 tokens on
+void quant_dot_tokens(const MatmulArgs& a) {
+  DecodeToken tokens[kDecodeTokens];
   prepare_decode<T>(a, tokens);
   int64_t t = 0;
   for (; t + 4 <= a.n_tokens; t += 4) {
@@ -336,6 +338,18 @@ void quant_dot(const MatmulArgs& a) {
     case 2: quant_dot_rows<T, 2>(sub, tokens + t); break;
     case 1: quant_dot_rows<T, 1>(sub, tokens + t); break;
     default: break;
+  }
+}
+
+template <GgmlType T>
+void quant_dot(const MatmulArgs& a) {
+  const int64_t stride = q8_layout(a.k).row_stride;
+  for (int64_t t = 0; t < a.n_tokens; t += kDecodeTokens) {
+    MatmulArgs part = a;
+    part.packed = a.packed + t * stride;
+    part.n_tokens = min64(kDecodeTokens, a.n_tokens - t);
+    part.y = a.y + t * a.y_stride;
+    quant_dot_tokens<T>(part);
   }
 }
 
@@ -841,9 +855,9 @@ void bf16_pair_panels(const MatmulArgs& a) {
 
 template <GgmlType T>
 void dispatch_float(const MatmulArgs& a) {
-  if (T == GgmlType::BF16 && bf16_dot_products(a.k, a.n_tokens)) {
+  if (T == GgmlType::BF16 && bf16_dot_products(a.k, kernel_tokens(a))) {
     bf16_pair_panels(a);
-  } else if (a.n_tokens >= kFloatPanelMinTokens) {
+  } else if (kernel_tokens(a) >= kFloatPanelMinTokens) {
     float_panels<T>(a);
   } else {
     float_dot<T>(a);
@@ -852,7 +866,7 @@ void dispatch_float(const MatmulArgs& a) {
 
 template <GgmlType T>
 void dispatch_quant(const MatmulArgs& a) {
-  if (a.n_tokens >= kQuantPanelMinTokens) {
+  if (kernel_tokens(a) >= kQuantPanelMinTokens) {
     quant_panels<T>(a);
   } else {
     quant_dot<T>(a);

@@ -97,7 +97,7 @@ constexpr int64_t kAmxMinTokens = 8;
 
 // Whether BF16 weights are multiplied with AVX512-BF16 dot products on BF16-rounded
 // activations (matmul_avx512.cpp): the AVX-512 level, the CPU's AVX512-BF16, k even, a panel's
-// worth of tokens.
+// worth of tokens (n_tokens: 1 for a batch-invariant product).
 bool bf16_dot_products(int64_t k, int64_t n_tokens);
 
 struct MatmulArgs {
@@ -111,7 +111,12 @@ struct MatmulArgs {
   int64_t y_stride;
   int64_t row_begin;
   int64_t row_end;
+  bool batch_invariant = false;  // the decode kernels whatever n_tokens (TokenBatching::Invariant)
 };
+
+// The token count that chooses a product's kernel: n_tokens, or 1 for a batch-invariant one
+// (whose every token then runs the one-token kernel's arithmetic).
+static inline int64_t kernel_tokens(const MatmulArgs& a) { return a.batch_invariant ? 1 : a.n_tokens; }
 
 // A per-thread, 64-byte aligned scratch buffer of at least `bytes` (reused across calls; slot
 // 0..3 are independent buffers). Defined in the baseline translation unit.

@@ -335,7 +335,7 @@ void prefill(const MatmulArgs& a) {
 
 template <GgmlType T>
 void dispatch(const MatmulArgs& a) {
-  if (a.n_tokens >= kKQuantPanelMinTokens) {
+  if (kernel_tokens(a) >= kKQuantPanelMinTokens) {
     prefill<T>(a);
   } else {
     decode<T>(a);

@@ -708,7 +708,7 @@ void dispatch(const MatmulArgs& a) {
   if constexpr (T == GgmlType::TQ1_0) {
     prefill<T>(a);  // no register unpacking of base-3 digits: always through the panel
   } else {
-    if (a.n_tokens >= kKQuantPanelMinTokens) {
+    if (kernel_tokens(a) >= kKQuantPanelMinTokens) {
       prefill<T>(a);
     } else if constexpr (T == GgmlType::Q4_K || T == GgmlType::Q5_K || T == GgmlType::Q6_K) {
       vnni_decode<T>(a);

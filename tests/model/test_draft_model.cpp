@@ -35,7 +35,7 @@ TEST(DraftModel, DraftsWhatItGeneratesGreedilyByItself) {
   ASSERT_TRUE(drafter) << drafter.message();
   const std::string prompt = "Once upon a time, there was a dog";
   const std::vector<int32_t> context = target->tokenizer().encode(prompt, true, false);
-  auto draft = (*drafter)->draft(context, 8);
+  auto draft = (*drafter)->draft(context, static_cast<int64_t>(context.size()), 8);
   ASSERT_TRUE(draft) << draft.message();
   EXPECT_EQ(*draft, greedy_reply(draft_file, prompt, 8));
   EXPECT_EQ((*drafter)->kv_length(), static_cast<int64_t>(context.size()) + 7) << "the last drafted token is not fed";
@@ -51,25 +51,25 @@ TEST(DraftModel, ItsCacheFollowsTheContext) {
   auto drafter = DraftModel::create(draft_file, *session);
   ASSERT_TRUE(drafter) << drafter.message();
   std::vector<int32_t> context = target->tokenizer().encode("Once upon a time, there was a dog", true, false);
-  auto first = (*drafter)->draft(context, 6);
+  auto first = (*drafter)->draft(context, static_cast<int64_t>(context.size()), 6);
   ASSERT_TRUE(first && first->size() == 6u);
   // Two drafted tokens accepted, then a token of the target's own instead of the third.
   context.insert(context.end(), first->begin(), first->begin() + 2);
   const int32_t other = (*first)[2] == 13 ? 14 : 13;
   context.push_back(other);
-  auto second = (*drafter)->draft(context, 4);
+  auto second = (*drafter)->draft(context, static_cast<int64_t>(context.size()), 4);
   ASSERT_TRUE(second) << second.message();
   EXPECT_EQ((*drafter)->kv_length(), static_cast<int64_t>(context.size()) + 3);
   auto fresh = DraftModel::create(draft_file, *session);
   ASSERT_TRUE(fresh);
-  auto expected = (*fresh)->draft(context, 4);
+  auto expected = (*fresh)->draft(context, static_cast<int64_t>(context.size()), 4);
   ASSERT_TRUE(expected);
   EXPECT_EQ(*second, *expected);
   // A context sharing nothing but BOS starts over from there.
   const std::vector<int32_t> unrelated = target->tokenizer().encode("The cat sat", true, false);
-  auto third = (*drafter)->draft(unrelated, 3);
+  auto third = (*drafter)->draft(unrelated, static_cast<int64_t>(unrelated.size()), 3);
   ASSERT_TRUE(third);
-  auto third_fresh = (*fresh)->draft(unrelated, 3);
+  auto third_fresh = (*fresh)->draft(unrelated, static_cast<int64_t>(unrelated.size()), 3);
   ASSERT_TRUE(third_fresh);
   EXPECT_EQ(*third, *third_fresh);
   EXPECT_EQ((*drafter)->kv_length(), static_cast<int64_t>(unrelated.size()) + 2);
@@ -86,10 +86,10 @@ TEST(DraftModel, DraftsNothingWhereTheContextHasNoRoom) {
     for (int32_t t : target->tokenizer().encode("Once upon a time, there was a girl. ", true, false)) context.push_back(t);
   }
   context.resize(62);
-  auto draft = (*drafter)->draft(context, 8);
+  auto draft = (*drafter)->draft(context, static_cast<int64_t>(context.size()), 8);
   ASSERT_TRUE(draft) << draft.message();
   EXPECT_EQ(draft->size(), 3u) << "62 + 3 - 1 positions fill the context of 64";
-  auto none = (*drafter)->draft(std::vector<int32_t>(65, 13), 8);
+  auto none = (*drafter)->draft(std::vector<int32_t>(65, 13), 65, 8);
   ASSERT_TRUE(none) << none.message();
   EXPECT_TRUE(none->empty());
 }

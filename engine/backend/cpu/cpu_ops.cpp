@@ -130,6 +130,7 @@ float* CpuOps::act(Act a) {
 // layer.
 Status CpuOps::begin_chunk(const Chunk& chunk) {
   logits_ = chunk.logits;
+  batching_ = chunk.batch_invariant ? kernels::TokenBatching::Invariant : kernels::TokenBatching::Fastest;
   const int64_t n_rot = model_->config().n_rot, half = n_rot / 2;
   int64_t row = 0;
   for (const ChunkSpan& span : chunk.spans) {
@@ -257,7 +258,7 @@ void CpuOps::matmul_shared_input(std::span<const WeightMatrix* const> ws, const 
       if (r0 < r1 && decomposed(w)) {
         kernels::llm_int8_rows(w.i8, w.row_scales, llm_int8_, ys[i], w.rows, r0, r1);
       } else if (r0 < r1) {
-        kernels::matmul_rows(w.type, w.data, k, packed[i], n, ys[i], w.rows, r0, r1);
+        kernels::matmul_rows(w.type, w.data, k, packed[i], n, ys[i], w.rows, r0, r1, batching_);
       }
       base += w.rows;
     }
@@ -353,10 +354,21 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
   return Status::ok();
 }
 
+// Row by row: the element-wise kernels' SIMD body and scalar tail (whose exp / tanh round
+// differently) then cut every row alike, so a row's values do not depend on the rows before it.
+void CpuOps::glu_rows(FfnActivation activation, float* a, const float* b, int64_t n, int64_t width) {
+  for (int64_t t = 0; t < n; ++t) {
+    if (activation == FfnActivation::GeluTanh) {
+      kernels::geglu(a + t * width, b + t * width, width);
+    } else {
+      kernels::swiglu(a + t * width, b + t * width, width);
+    }
+  }
+}
+
 Status CpuOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
-  if (activation == FfnActivation::GeluTanh) kernels::geglu(ffn_a_.data(), ffn_b_.data(), n * width);
-  else kernels::swiglu(ffn_a_.data(), ffn_b_.data(), n * width);
+  glu_rows(activation, ffn_a_.data(), ffn_b_.data(), n, width);
   return Status::ok();
 }
 
@@ -375,7 +387,7 @@ Status CpuOps::add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) {
 
 Status CpuOps::softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
-  kernels::softcap(act(x), n * width, cap);
+  for (int64_t t = 0; t < n; ++t) kernels::softcap(act(x) + t * width, width, cap);
   return Status::ok();
 }
 
@@ -411,7 +423,7 @@ Status CpuOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, con
     }
     {
       ScopedOpTimer timer(profile(), OpKind::Ffn, label.layer);
-      kernels::swiglu(ffn_a_.data(), ffn_b_.data(), m * g.rows);
+      glu_rows(FfnActivation::Silu, ffn_a_.data(), ffn_b_.data(), m, g.rows);
     }
     ScopedOpTimer timer(profile(), label.kind, label.layer);
     const WeightMatrix* ws[] = {&d};

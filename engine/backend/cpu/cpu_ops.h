@@ -16,6 +16,7 @@
 #include "engine/model/forward_pass.h"
 #include "engine/model/model.h"
 #include "kernels/cpu/llm_int8.h"
+#include "kernels/cpu/matmul.h"
 
 namespace inferscope {
 
@@ -72,6 +73,8 @@ class CpuOps : public BackendOps {
   // INT8 matrices go through LLM.int8() when the model asks for it (`layer` for its counts).
   void matmul_shared_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n,
                            std::span<float* const> ys, int64_t layer = -1);
+  // a[t] = act(a[t]) * b[t] for the n rows of `width` (a GLU), row by row.
+  static void glu_rows(FfnActivation activation, float* a, const float* b, int64_t n, int64_t width);
   OpProfile& profile() { return *plan_.profile; }
   // Groups the chunk's n rows for attention (attention_runs_, row_visible_); returns the number
   // of runs.
@@ -83,6 +86,7 @@ class CpuOps : public BackendOps {
   std::unique_ptr<KvCache> kv_;
   uint64_t scratch_bytes_ = 0;
   float* logits_ = nullptr;  // the chunk's logits destination (Act::Logits)
+  kernels::TokenBatching batching_ = kernels::TokenBatching::Fastest;  // the chunk's (Chunk::batch_invariant)
   MatmulObserver matmul_observer_;
   kernels::LlmInt8Batch llm_int8_;  // LLM.int8(): the current input's decomposition
 
