@@ -116,10 +116,11 @@ void read_kv_pool_options(Args& args, SessionOptions* options) {
 void print_memory(const MemoryUsage& m) {
   const std::string device =
       m.device_weights_bytes ? ", on the device: weights " + format_bytes(m.device_weights_bytes) : std::string();
-  std::fprintf(stderr, "memory: weights %s, KV cache %s (%s), scratch %s%s (peak RSS %s)\n",
+  const std::string draft = m.draft_model_bytes ? ", draft model " + format_bytes(m.draft_model_bytes) : std::string();
+  std::fprintf(stderr, "memory: weights %s, KV cache %s (%s), scratch %s%s%s (peak RSS %s)\n",
                format_bytes(m.weights_bytes).c_str(), format_bytes(m.kv_cache_bytes).c_str(),
                kv_types_label(m.kv_types).c_str(), format_bytes(m.scratch_bytes).c_str(), device.c_str(),
-               format_bytes(m.peak_rss_bytes).c_str());
+               draft.c_str(), format_bytes(m.peak_rss_bytes).c_str());
 }
 
 nlohmann::json memory_json(const MemoryUsage& m) {
@@ -138,6 +139,7 @@ nlohmann::json memory_json(const MemoryUsage& m) {
           {"kv_cache_type_k", std::string(kernels::kv_type_name(m.kv_types.k))},
           {"kv_cache_type_v", std::string(kernels::kv_type_name(m.kv_types.v))},
           {"scratch_bytes", m.scratch_bytes},
+          {"draft_model_bytes", m.draft_model_bytes},
           {"peak_rss_bytes", m.peak_rss_bytes}};
 }
 

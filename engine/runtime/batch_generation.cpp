@@ -66,6 +66,8 @@ struct BatchGeneration::Sequence {
   double decode_ms = 0;    // of the decode steps it took part in
   size_t decode_steps = 0;
   int32_t draft_length = 0;  // the next draft's length at most (speculative decoding)
+  int32_t draft_misses = 0;  // drafts rejected whole in a row
+  int32_t draft_pause = 0;   // steps left to decode without drafting
 };
 
 Result<std::unique_ptr<BatchGeneration>> BatchGeneration::create(Session& session, int capacity) {
@@ -158,12 +160,16 @@ Status BatchGeneration::step() {
 }
 
 // A draft of `seq`'s next tokens from its request's source: none without one, with a KV window,
-// or without room. At most draft_length tokens, one fewer than the tokens `seq` may still emit,
+// while drafting pauses, or without room. At most draft_length tokens, one fewer than the tokens `seq` may still emit,
 // and few enough that the context stays short of full while they are verified.
-Result<std::vector<int32_t>> BatchGeneration::propose_draft(const Sequence& seq) {
+Result<std::vector<int32_t>> BatchGeneration::propose_draft(Sequence& seq) {
   constexpr int kMaxNgram = 3;
   const DraftOptions& options = seq.request.draft;
   if (options.source == DraftSource::None || seq.draft_length <= 0 || session_.options().cache.kv_window != 0) {
+    return std::vector<int32_t>{};
+  }
+  if (seq.draft_pause > 0) {
+    seq.draft_pause -= 1;
     return std::vector<int32_t>{};
   }
   const ForwardExecutor& executor = session_.executor();
@@ -234,8 +240,18 @@ Status BatchGeneration::speculative_step(Sequence& seq, std::span<const int32_t>
   seq.result.accepted_tokens += static_cast<int64_t>(accepted);
   seq.draft_length = accepted == draft.size() ? std::min(seq.request.draft.max_tokens, seq.draft_length * 2)
                                               : static_cast<int32_t>(accepted) + 1;
+  pause_failing_drafts(seq, accepted);
   end_finished();
   return Status::ok();
+}
+
+// A draft rejected whole still cost its drafting and a verification wider than a decode step:
+// from the second such draft in a row, drafting pauses for 1, 2, 4 ... up to 32 steps, and
+// resumes at full speed after the first draft that is partly right.
+void BatchGeneration::pause_failing_drafts(Sequence& seq, size_t accepted) {
+  constexpr int32_t kMaxPauseShift = 5;
+  seq.draft_misses = accepted == 0 ? seq.draft_misses + 1 : 0;
+  if (seq.draft_misses >= 2) seq.draft_pause = int32_t{1} << std::min(seq.draft_misses - 2, kMaxPauseShift);
 }
 
 // Samples `seq`'s next token from its logits and reports it; leaves it running with the token
@@ -298,6 +314,7 @@ void BatchGeneration::finish(Sequence& seq) {
   finish_timings(t, seq.result.prompt_token_ids.size() - static_cast<size_t>(seq.result.reused_tokens),
                  seq.decode_steps);
   seq.result.memory = session_.memory();
+  if (seq.request.draft.model) seq.result.memory.draft_model_bytes = seq.request.draft.model->memory_bytes();
   report(seq, std::move(seq.result));
 }
 

@@ -4,7 +4,8 @@
 // forward call (each weight read serves them all); then each sequence's next token is sampled
 // and reported. A finished sequence reports its result and frees its slot for the next request
 // at once, while the others go on. A sequence running alone with a speculative draft
-// (GenerateRequest::draft) takes speculative steps instead: its draft verified in one forward call.
+// (GenerateRequest::draft) takes speculative steps instead: its draft verified in one call
+// (ForwardExecutor::verify); drafts rejected whole again and again pause drafting for a while.
 // Not thread-safe: one thread adds and steps. The session runs nothing else meanwhile.
 #pragma once
 
@@ -53,9 +54,10 @@ class BatchGeneration {
   struct Sequence;
   BatchGeneration(Session& session, int capacity);
   Status sample(Sequence& seq);
-  Result<std::vector<int32_t>> propose_draft(const Sequence& seq);
+  Result<std::vector<int32_t>> propose_draft(Sequence& seq);
   Result<std::vector<int32_t>> self_draft(const Sequence& seq, int64_t length);
   Status speculative_step(Sequence& seq, std::span<const int32_t> draft, std::chrono::steady_clock::time_point started);
+  static void pause_failing_drafts(Sequence& seq, size_t accepted);
   void finish(Sequence& seq);
   void report(Sequence& seq, Result<GenerateResult> outcome);
   void end_finished();

@@ -84,6 +84,11 @@ Result<std::vector<int32_t>> DraftModel::draft(std::span<const int32_t> context,
   }
 }
 
+uint64_t DraftModel::memory_bytes() const {
+  const ExecutorMemory m = executor_->memory();
+  return model_->weights().total_bytes + m.device_weight_bytes + m.kv_cache_bytes + m.scratch_bytes;
+}
+
 // Feeds prompt tokens as the target prefilled them (forward()), then decoded ones as the target
 // decoded them (verify(): each row as a one-token call), so that a draft model that is the target
 // holds the target's KV rows bit for bit and drafts exactly its choices. logits_ ends with the

@@ -36,6 +36,8 @@ class DraftModel {
   Result<std::vector<int32_t>> draft(std::span<const int32_t> context, int64_t prompt_length, int64_t max_tokens);
 
   const Model& model() const { return *model_; }
+  // What drafting holds: the model's weights (and their device copy), its KV cache and scratch.
+  uint64_t memory_bytes() const;
   // Positions its KV cache holds: the last context asked about and the draft after it, less
   // the draft's last token.
   int64_t kv_length() const { return executor_->kv_length(0); }

@@ -79,6 +79,9 @@ struct MemoryUsage {
   uint64_t scratch_bytes = 0;
   uint64_t peak_rss_bytes = 0;  // whole process, as the OS counts it
   KvBlockStats kv_blocks;       // the paged KV pool: blocks in use, cached, free; prefix hits
+  // Speculative decoding's draft model (DraftModel::memory_bytes): its weights, KV cache and
+  // scratch; 0 without one. Not in the figures above.
+  uint64_t draft_model_bytes = 0;
 };
 
 struct GenerateResult {

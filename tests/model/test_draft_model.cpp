@@ -16,6 +16,23 @@ namespace {
 
 constexpr const char* kDraftFile = "derived/stories260K-moe4-distinct.gguf";
 
+// stories260K's session (context 512) with kDraftFile drafting for it.
+struct Drafting {
+  std::shared_ptr<const Model> target = testing::load_test_model("stories260K.gguf");
+  std::shared_ptr<const Model> draft_file = testing::load_test_model(kDraftFile);
+  std::unique_ptr<Session> session;
+  std::shared_ptr<DraftModel> drafter;
+
+  Drafting() {
+    if (!target || !draft_file) return;
+    session = testing::open_test_session(target, 512);
+    auto created = DraftModel::create(draft_file, *session);
+    EXPECT_TRUE(created) << created.message();
+    if (created) drafter = std::move(*created);
+  }
+  bool ready() const { return drafter != nullptr; }
+};
+
 std::vector<int32_t> greedy_reply(std::shared_ptr<const Model> model, const std::string& prompt, int32_t n) {
   GenerateRequest r;
   r.prompt = prompt;
@@ -27,39 +44,33 @@ std::vector<int32_t> greedy_reply(std::shared_ptr<const Model> model, const std:
 }
 
 TEST(DraftModel, DraftsWhatItGeneratesGreedilyByItself) {
-  auto target = testing::load_test_model("stories260K.gguf");
-  auto draft_file = testing::load_test_model(kDraftFile);
-  ASSERT_TRUE(target && draft_file);
-  auto session = testing::open_test_session(target, 512);
-  auto drafter = DraftModel::create(draft_file, *session);
-  ASSERT_TRUE(drafter) << drafter.message();
+  Drafting d;
+  ASSERT_TRUE(d.ready());
+  const auto& [target, draft_file, session, drafter] = d;
   const std::string prompt = "Once upon a time, there was a dog";
   const std::vector<int32_t> context = target->tokenizer().encode(prompt, true, false);
-  auto draft = (*drafter)->draft(context, static_cast<int64_t>(context.size()), 8);
+  auto draft = drafter->draft(context, static_cast<int64_t>(context.size()), 8);
   ASSERT_TRUE(draft) << draft.message();
   EXPECT_EQ(*draft, greedy_reply(draft_file, prompt, 8));
-  EXPECT_EQ((*drafter)->kv_length(), static_cast<int64_t>(context.size()) + 7) << "the last drafted token is not fed";
+  EXPECT_EQ(drafter->kv_length(), static_cast<int64_t>(context.size()) + 7) << "the last drafted token is not fed";
 }
 
 // After a draft, a context that took part of it and then another token: the cache keeps the
 // shared prefix only, and the next draft is the one a fresh draft model makes.
 TEST(DraftModel, ItsCacheFollowsTheContext) {
-  auto target = testing::load_test_model("stories260K.gguf");
-  auto draft_file = testing::load_test_model(kDraftFile);
-  ASSERT_TRUE(target && draft_file);
-  auto session = testing::open_test_session(target, 512);
-  auto drafter = DraftModel::create(draft_file, *session);
-  ASSERT_TRUE(drafter) << drafter.message();
+  Drafting d;
+  ASSERT_TRUE(d.ready());
+  const auto& [target, draft_file, session, drafter] = d;
   std::vector<int32_t> context = target->tokenizer().encode("Once upon a time, there was a dog", true, false);
-  auto first = (*drafter)->draft(context, static_cast<int64_t>(context.size()), 6);
+  auto first = drafter->draft(context, static_cast<int64_t>(context.size()), 6);
   ASSERT_TRUE(first && first->size() == 6u);
   // Two drafted tokens accepted, then a token of the target's own instead of the third.
   context.insert(context.end(), first->begin(), first->begin() + 2);
   const int32_t other = (*first)[2] == 13 ? 14 : 13;
   context.push_back(other);
-  auto second = (*drafter)->draft(context, static_cast<int64_t>(context.size()), 4);
+  auto second = drafter->draft(context, static_cast<int64_t>(context.size()), 4);
   ASSERT_TRUE(second) << second.message();
-  EXPECT_EQ((*drafter)->kv_length(), static_cast<int64_t>(context.size()) + 3);
+  EXPECT_EQ(drafter->kv_length(), static_cast<int64_t>(context.size()) + 3);
   auto fresh = DraftModel::create(draft_file, *session);
   ASSERT_TRUE(fresh);
   auto expected = (*fresh)->draft(context, static_cast<int64_t>(context.size()), 4);
@@ -67,12 +78,12 @@ TEST(DraftModel, ItsCacheFollowsTheContext) {
   EXPECT_EQ(*second, *expected);
   // A context sharing nothing but BOS starts over from there.
   const std::vector<int32_t> unrelated = target->tokenizer().encode("The cat sat", true, false);
-  auto third = (*drafter)->draft(unrelated, static_cast<int64_t>(unrelated.size()), 3);
+  auto third = drafter->draft(unrelated, static_cast<int64_t>(unrelated.size()), 3);
   ASSERT_TRUE(third);
   auto third_fresh = (*fresh)->draft(unrelated, static_cast<int64_t>(unrelated.size()), 3);
   ASSERT_TRUE(third_fresh);
   EXPECT_EQ(*third, *third_fresh);
-  EXPECT_EQ((*drafter)->kv_length(), static_cast<int64_t>(unrelated.size()) + 2);
+  EXPECT_EQ(drafter->kv_length(), static_cast<int64_t>(unrelated.size()) + 2);
 }
 
 TEST(DraftModel, DraftsNothingWhereTheContextHasNoRoom) {
@@ -92,6 +103,26 @@ TEST(DraftModel, DraftsNothingWhereTheContextHasNoRoom) {
   auto none = (*drafter)->draft(std::vector<int32_t>(65, 13), 65, 8);
   ASSERT_TRUE(none) << none.message();
   EXPECT_TRUE(none->empty());
+}
+
+// A reply drafted by a draft model reports what the draft model holds (its weights, KV cache
+// and scratch) apart from the model's own memory; a reply without one reports none.
+TEST(DraftModel, ItsMemoryIsReportedWithTheReply) {
+  Drafting d;
+  ASSERT_TRUE(d.ready());
+  const auto& [target, draft_file, session, drafter] = d;
+  GenerateRequest r;
+  r.prompt = "Once upon a time";
+  r.max_tokens = 8;
+  r.sampling.temperature = 0;
+  auto plain = session->generate(r);
+  r.draft = {DraftSource::Model, 4, drafter, 0};
+  auto drafted = session->generate(r);
+  ASSERT_TRUE(plain && drafted);
+  EXPECT_EQ(plain->memory.draft_model_bytes, 0u);
+  EXPECT_EQ(drafted->memory.draft_model_bytes, drafter->memory_bytes());
+  EXPECT_GT(drafter->memory_bytes(), draft_file->weights().total_bytes) << "its KV cache and scratch too";
+  EXPECT_EQ(drafted->memory.weights_bytes, target->weights().total_bytes);
 }
 
 TEST(DraftModel, RefusesAnotherVocabularyNamingTheDifference) {

@@ -226,6 +226,22 @@ TEST(SpeculativeDecodingDrafts, AModelDraftingForItselfIsAlwaysRight) {
   }
 }
 
+// The first of stories260K's 5 layers almost never drafts what the model chooses: after two
+// drafts rejected whole, drafting pauses for 1, 2, 4 ... steps, so few drafts cost a
+// verification (without pauses, nearly one per token), and the reply stays the plain reply.
+TEST(SpeculativeDecodingDrafts, DraftsThatKeepFailingPauseDrafting) {
+  auto model = testing::load_test_model("stories260K.gguf");
+  ASSERT_TRUE(model);
+  auto plain = testing::open_test_session(model, 512)->generate(repetitive(0.0f, {}));
+  auto session = testing::open_test_session(model, 512);
+  auto fast = session->generate(repetitive(0.0f, draft_options(first_layers(1, 8), *session)));
+  ASSERT_TRUE(plain && fast);
+  EXPECT_EQ(fast->token_ids, plain->token_ids);
+  EXPECT_LE(fast->accepted_tokens, 3);
+  EXPECT_GT(fast->draft_tokens, 2);
+  EXPECT_LT(fast->draft_tokens, 16) << "of " << fast->token_ids.size() << " tokens";
+}
+
 // The target's first two layers draft the tokens that a file holding only those layers drafts
 // as a draft model: the same drafts, so the same counts.
 TEST(SpeculativeDecodingDrafts, ALayerSkipDraftIsTheDraftOfTheModelCutThere) {
