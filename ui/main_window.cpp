@@ -412,7 +412,8 @@ void MainWindow::connectPerformance() {
   connect(m_engine.controller(), &EngineController::metrics, m_performance, [this](const MetricsSample& sample) {
     m_performance->addDecodeSample(m_clock.elapsed() / 1000.0, sample.decodeTokensPerSecond);
     m_performance->setMemory(m_memoryOnDevice ? sample.deviceWeightsBytes : sample.weightsBytes, sample.kvCacheBytes,
-                             sample.scratchBytes, sample.kvBlocks);
+                             sample.scratchBytes, sample.kvBlocks,
+                             m_memoryOnDevice ? sample.draftModelDeviceBytes : sample.draftModelBytes);
     m_performance->setOpTimes(sample.opSeconds, m_loaded.backendShort);
     m_profiler->showSample(sample);
     if (m_chat->isBusy()) m_replyHasDecodeSample = true;

@@ -1,10 +1,12 @@
 // EngineController on its worker thread: loading with progress (automatic threads by default),
 // replies streamed in paced batches, stop, a corrupt file that leaves the loaded model usable,
+// speculative drafts (and the draft model's memory in the metrics while a reply drafts with it),
 // the backends listed on its thread, and a device that does not exist failing as a backend error.
 #include <algorithm>
 #include <atomic>
 
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTest>
 #include <QThread>
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/backend/backend_registry.h"
+#include "tests/support/testdata.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_thread.h"
 
@@ -170,6 +173,56 @@ TEST_F(EngineControllerTest, DraftsFromAModelFileOrTheModelsFirstLayers) {
   ASSERT_TRUE(testing::waitForSignal(failed, 10000));
   EXPECT_TRUE(failed.front().front().toString().startsWith(QStringLiteral("The speculative draft cannot be used: ")))
       << failed.front().front().toString().toStdString();
+}
+
+// The metrics count the draft model's memory while a reply drafts with it, and only then: it
+// stays open when the next reply drafts from the model's own layers, and is not counted there.
+TEST_F(EngineControllerTest, TheMetricsCountTheDraftModelOnlyWhileTheReplyDraftsWithIt) {
+  const QString draftFile = QString::fromStdString(inferscope::testing::testdata("derived/stories260K-moe4-distinct.gguf"));
+  QSignalSpy metrics(engine(), &EngineController::metrics);
+  QSignalSpy finished(engine(), &EngineController::replyFinished);
+  const auto replySamples = [&](const ChatRequest& request) {
+    metrics.clear();
+    finished.clear();
+    engine()->generate(request);
+    EXPECT_TRUE(testing::waitForSignal(finished, 20000));
+    QList<MetricsSample> samples;  // the reply's: its last one is published before it finishes
+    for (const auto& args : metrics) samples.append(args.front().value<MetricsSample>());
+    EXPECT_FALSE(samples.isEmpty());
+    return samples;
+  };
+  ChatRequest request = storyRequest(48);
+  request.sampling.temperature = 0;
+  const auto sameAsTheFirst = [](const QList<MetricsSample>& s) {
+    return std::all_of(s.begin(), s.end(), [&](const MetricsSample& m) { return m.draftModelBytes == s.front().draftModelBytes; });
+  };
+
+  const QList<MetricsSample> undrafted = replySamples(request);
+  for (const MetricsSample& s : undrafted) EXPECT_EQ(s.draftModelBytes, 0u);
+
+  request.sampling.draftSource = DraftSource::Model;
+  request.sampling.draftModelPath = draftFile;
+  const QList<MetricsSample> drafted = replySamples(request);
+  ASSERT_FALSE(drafted.isEmpty());
+  EXPECT_GT(finished.front().front().value<ReplyStats>().draftTokens, 0);
+  const quint64 draftBytes = drafted.front().draftModelBytes;
+  EXPECT_GT(draftBytes, static_cast<quint64>(QFileInfo(draftFile).size() / 2)) << "its weights at least";
+  EXPECT_TRUE(sameAsTheFirst(drafted));
+  for (const MetricsSample& s : drafted) {
+    EXPECT_EQ(s.draftModelDeviceBytes, 0u) << "on the CPU";
+    EXPECT_EQ(s.weightsBytes, undrafted.back().weightsBytes) << "the target's figures leave it out";
+    EXPECT_EQ(s.kvCacheBytes, undrafted.back().kvCacheBytes);
+  }
+
+  request.sampling.draftSource = DraftSource::LayerSkip;
+  request.sampling.draftLayers = 2;
+  for (const MetricsSample& s : replySamples(request)) EXPECT_EQ(s.draftModelBytes, 0u);
+
+  request.sampling.draftSource = DraftSource::Model;  // the open draft model again
+  const QList<MetricsSample> again = replySamples(request);
+  ASSERT_FALSE(again.isEmpty());
+  EXPECT_EQ(again.front().draftModelBytes, draftBytes);
+  EXPECT_TRUE(sameAsTheFirst(again));
 }
 
 TEST_F(EngineControllerTest, ListsTheBackendsOnItsThread) {

@@ -1,6 +1,6 @@
 // The main window's docks wired to the engine and the database: sampling settings reach the next
 // reply without a reload, Apply reloads the model, presets round-trip through the database, the
-// performance panel follows the replies, Model Info opens, and the system prompt is stored with
+// performance panel follows the replies (a draft model's memory too), Model Info opens, and the system prompt is stored with
 // the session. Screenshots of the whole window mid-generation and idle, and at small sizes, where
 // everything still fits.
 #include <QAbstractButton>
@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/store/store.h"
+#include "tests/support/testdata.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/chat/chat_session.h"
 #include "ui/chat/message_input.h"
@@ -116,6 +117,39 @@ TEST_F(MainWindowDocks, PerformancePanelFollowsTheReplies) {
   EXPECT_GT(stats.tokens, 0);
   EXPECT_TRUE(window_->performancePanel()->metricsCsv().contains(QStringLiteral("\ndecode,")));
   EXPECT_TRUE(window_->performancePanel()->metricsCsv().contains(QStringLiteral("\nmemory,")));
+}
+
+// A reply drafting with a draft model (Settings > Sampling) stacks its memory on the chart and
+// into the summary; the next reply, drafting by prompt lookup, drops it. Screenshots at 800x600,
+// of the window and of the performance panel.
+TEST_F(MainWindowDocks, PerformancePanelShowsTheDraftModelOfASpeculativeReply) {
+  window_->resize(800, 600);
+  dockChild<QSpinBox>("maxTokens")->setValue(32);
+  auto* source = dockChild<QComboBox>("draftSource");
+  source->setCurrentIndex(source->findData(static_cast<int>(DraftSource::Model)));
+  dockChild<QLineEdit>("draftModelPath")
+      ->setText(QString::fromStdString(inferscope::testing::testdata("derived/stories260K-moe4-distinct.gguf")));
+  PerformancePanel* panel = window_->performancePanel();
+  const auto lastDraftColumn = [&] {  // draft_model_bytes of the last memory row
+    const QStringList lines = panel->metricsCsv().split('\n', Qt::SkipEmptyParts);
+    for (qsizetype i = lines.size() - 1; i > 0; --i) {
+      if (lines[i].startsWith(QLatin1String("memory,"))) return lines[i].section(',', 8, 8).toULongLong();
+    }
+    return quint64{0};
+  };
+  EXPECT_GT(send(QStringLiteral("Once upon a time")).draftTokens, 0);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return panel->memorySummary().contains(QStringLiteral("draft model")); }, 2000))
+      << panel->memorySummary().toStdString();
+  EXPECT_GT(lastDraftColumn(), 0u);
+  QTest::qWait(300);  // the chart redraws on its timer
+  testing::saveScreenshot(window_.get(), QStringLiteral("main_window_draft_model_800x600"));
+  testing::saveScreenshot(panel, QStringLiteral("performance_panel_draft_model_800x600"));
+
+  source->setCurrentIndex(source->findData(static_cast<int>(DraftSource::Lookup)));
+  send(QStringLiteral("Once upon a time"));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !panel->memorySummary().contains(QStringLiteral("draft model")); }, 2000))
+      << panel->memorySummary().toStdString();
+  EXPECT_EQ(lastDraftColumn(), 0u);
 }
 
 TEST_F(MainWindowDocks, ModelInfoOpensForTheLoadedModel) {

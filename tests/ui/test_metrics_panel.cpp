@@ -1,6 +1,7 @@
 // PerformancePanel: recorded samples come back exactly in the CSV, charts export as PNG files,
 // redraws are paced by the timer, the prefix cache is charted per reply with its running hit
-// rate, the KV cache divides into blocks in use, cached and free, the semantic cache's hit rate is
+// rate, the KV cache divides into blocks in use, cached and free, a draft model's memory stacks
+// last while there is one, the semantic cache's hit rate is
 // "off" until a reply asks it and then the share served from it,
 // memory on a device is counted against the device's, the charts sit four in a row, two by two
 // or stacked by width, and the time per op shows as shares.
@@ -36,20 +37,22 @@ TEST(PerformancePanel, CsvHoldsEveryRecordedSampleExactly) {
   panel.addReply(1, 123.25, 41.0);
   panel.addReply(2, 98.0, 39.75);
   panel.setMemory(1048576, 65536, 12345, {16, 3, 5, 8});
+  panel.setMemory(1048576, 65536, 12345, {16, 3, 5, 8}, 777216);  // a reply drafting with a draft model
   panel.addPrefixReuse(2, 120, 96);
 
   const QStringList lines = panel.metricsCsv().split('\n', Qt::SkipEmptyParts);
-  ASSERT_EQ(lines.size(), 7);
+  ASSERT_EQ(lines.size(), 8);
   EXPECT_EQ(lines[0],
-            "series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes,"
+            "series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes,draft_model_bytes,"
             "kv_blocks_in_use,kv_blocks_cached,kv_blocks_free,prompt_tokens,reused_tokens");
-  EXPECT_EQ(lines[1], "decode,0.1,,,42.5,,,,,,,,");
+  EXPECT_EQ(lines[1], "decode,0.1,,,42.5,,,,,,,,,");
   EXPECT_EQ(lines[2].section(',', 4, 4).toDouble(), 1.0 / 3.0);  // round-trips bit for bit
-  EXPECT_EQ(lines[3], "reply,,1,123.25,41,,,,,,,,");
-  EXPECT_EQ(lines[4], "reply,,2,98,39.75,,,,,,,,");
-  EXPECT_EQ(lines[5], "memory,,,,,1048576,65536,12345,3,5,8,,");
-  EXPECT_EQ(lines[6], "prefix,,2,,,,,,,,,120,96");
-  for (const QString& line : lines) EXPECT_EQ(line.count(','), 12) << line.toStdString();
+  EXPECT_EQ(lines[3], "reply,,1,123.25,41,,,,,,,,,");
+  EXPECT_EQ(lines[4], "reply,,2,98,39.75,,,,,,,,,");
+  EXPECT_EQ(lines[5], "memory,,,,,1048576,65536,12345,0,3,5,8,,");
+  EXPECT_EQ(lines[6], "memory,,,,,1048576,65536,12345,777216,3,5,8,,");
+  EXPECT_EQ(lines[7], "prefix,,2,,,,,,,,,,120,96");
+  for (const QString& line : lines) EXPECT_EQ(line.count(','), 13) << line.toStdString();
 }
 
 TEST(PerformancePanel, RecordsMemoryOnlyWhenItChanges) {
@@ -59,8 +62,8 @@ TEST(PerformancePanel, RecordsMemoryOnlyWhenItChanges) {
   panel.setMemory(100, 400, 300);
   const QStringList lines = panel.metricsCsv().split('\n', Qt::SkipEmptyParts);
   ASSERT_EQ(lines.size(), 3);
-  EXPECT_EQ(lines[1], "memory,,,,,100,200,300,0,0,0,,");
-  EXPECT_EQ(lines[2], "memory,,,,,100,400,300,0,0,0,,");
+  EXPECT_EQ(lines[1], "memory,,,,,100,200,300,0,0,0,0,,");
+  EXPECT_EQ(lines[2], "memory,,,,,100,400,300,0,0,0,0,,");
 }
 
 TEST(PerformancePanel, ClearForgetsEverySample) {
@@ -167,7 +170,7 @@ TEST(PerformancePanel, TheKvCacheDividesIntoBlocksInUseCachedAndFree) {
   QTest::qWait(200);  // the redraw timer rescales the bars
   auto* plot = panel.findChild<QCustomPlot*>("Memory");
   ASSERT_NE(plot, nullptr);
-  ASSERT_EQ(plot->plottableCount(), 5);
+  ASSERT_EQ(plot->plottableCount(), 6);  // the sixth, the draft model's, empty here
   std::array<double, 5> parts{};
   for (int i = 0; i < 5; ++i) {
     auto* bars = qobject_cast<QCPBars*>(plot->plottable(i));
@@ -187,6 +190,56 @@ TEST(PerformancePanel, TheKvCacheDividesIntoBlocksInUseCachedAndFree) {
   EXPECT_NEAR(qobject_cast<QCPBars*>(plot->plottable(1))->data()->at(0)->value / parts[0], 16.0, 1e-9);
   EXPECT_EQ(qobject_cast<QCPBars*>(plot->plottable(2))->data()->at(0)->value, 0);
   EXPECT_FALSE(panel.memorySummary().contains("KV blocks")) << panel.memorySummary().toStdString();
+}
+
+// Speculative decoding's draft model: its own part, stacked above the others, with a legend entry
+// of its own and a place in the summary and its total, all only while it has memory.
+TEST(PerformancePanel, ADraftModelStacksAboveTheOthersOnlyWhileItHasMemory) {
+  PerformancePanel panel;
+  panel.resize(700, 900);
+  panel.show();
+  auto* plot = panel.findChild<QCustomPlot*>("Memory");
+  ASSERT_NE(plot, nullptr);
+  ASSERT_EQ(plot->plottableCount(), 6);
+  auto* scratch = qobject_cast<QCPBars*>(plot->plottable(4));
+  auto* draft = qobject_cast<QCPBars*>(plot->plottable(5));
+  ASSERT_TRUE(scratch && draft);
+  EXPECT_EQ(draft->name(), "draft model");
+  EXPECT_EQ(draft->barBelow(), scratch);
+  EXPECT_NE(draft->brush().color(), scratch->brush().color());
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NE(draft->brush().color(), qobject_cast<QCPBars*>(plot->plottable(i))->brush().color()) << i;
+  }
+  const QLocale locale;
+  const auto check = [&](quint64 draftBytes) {
+    SCOPED_TRACE(draftBytes);
+    const bool shown = draftBytes > 0;
+    panel.setMemory(3 << 20, 1 << 20, 1 << 19, {}, draftBytes);
+    QTest::qWait(200);  // the redraw timer rescales the bars
+    EXPECT_EQ(draft->visible(), shown);
+    EXPECT_EQ(plot->legend->hasItemWithPlottable(draft), shown);
+    int entries = 0;  // the legend's grid counts its empty cells too
+    for (int i = 0; i < plot->legend->itemCount(); ++i) entries += plot->legend->item(i) != nullptr ? 1 : 0;
+    EXPECT_EQ(entries, shown ? 6 : 5);
+    ASSERT_EQ(draft->data()->size(), 1);
+    const double weights = qobject_cast<QCPBars*>(plot->plottable(0))->data()->at(0)->value;
+    EXPECT_NEAR(draft->data()->at(0)->value / weights, static_cast<double>(draftBytes) / (3 << 20), 1e-9);
+    const QString summary = panel.memorySummary();
+    EXPECT_EQ(summary.contains("draft model " + locale.formattedDataSize(static_cast<qint64>(draftBytes))), shown)
+        << summary.toStdString();
+    EXPECT_EQ(summary.contains("draft model"), shown) << summary.toStdString();
+    const qint64 total = (3 << 20) + (1 << 20) + (1 << 19) + static_cast<qint64>(draftBytes);
+    EXPECT_TRUE(summary.contains("= " + locale.formattedDataSize(total) + " (")) << summary.toStdString();
+  };
+  check(0);
+  check(5 << 20);
+  check(0);  // the next reply drafts another way
+  check(1 << 20);
+  panel.clear();
+  QTest::qWait(200);
+  EXPECT_FALSE(draft->visible());
+  EXPECT_FALSE(plot->legend->hasItemWithPlottable(draft));
+  EXPECT_FALSE(panel.memorySummary().contains("draft model"));
 }
 
 // Four in a row when wide, two by two at medium width, stacked when narrow.
@@ -282,6 +335,13 @@ TEST(PerformancePanel, Screenshot) {
   panel.show();
   QTest::qWait(300);
   testing::saveScreenshot(&panel, "performance_panel");
+
+  // A reply drafting with a draft model, its part stacked last, at about the size the panel gets
+  // in an 800x600 window.
+  panel.setMemory(1185376, 524288, 1234560, {16, 30, 42, 56}, 3172544);
+  panel.resize(300, 1100);
+  QTest::qWait(300);
+  testing::saveScreenshot(&panel, "performance_panel_draft_model");
 
   // A dark palette, and a model large enough for the RAM line to come into view.
   QPalette dark;

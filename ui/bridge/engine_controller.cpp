@@ -302,6 +302,7 @@ void EngineController::runLoad(const QString& path, const LoadOptions& options) 
   summary.chatFormat = chatFormatLabel(*chatTemplate);
   summary.chatFormatNotice = qstr(chatTemplate->fallback_reason());
   m_draftModel.reset();  // it runs on the previous session's threads
+  m_replyDraftsWithModel = false;
   m_session = std::move(*session);
   m_model = std::move(*model);
   m_template = std::make_unique<ChatTemplate>(std::move(*chatTemplate));
@@ -323,6 +324,7 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
     emit replyFailed(tr("No model is loaded."));
     return;
   }
+  m_replyDraftsWithModel = false;  // until this reply runs on the model with its draft
   auto prompt = build_chat_prompt(m_model->tokenizer(), *m_template, toEngineMessages(request), m_session->n_ctx(),
                                   request.maxTokens);
   if (!prompt) {
@@ -350,6 +352,7 @@ void EngineController::runGeneration(const ChatRequest& request, quint64 ticket)
   }
   const std::optional<route::RouteDecision> decision = routeDecision(request, engineRequest);
   if (decision && decision->tier == route::Tier::Cloud && serveFromCloud(request, *decision)) return;
+  m_replyDraftsWithModel = engineRequest.draft.source == DraftSource::Model && engineRequest.draft.model != nullptr;
   StreamPacer pacer;
   m_replyStart = m_session->executor().profile();
   auto result = m_session->generate(engineRequest, [&](const TokenEvent& event) {
@@ -600,6 +603,14 @@ void EngineController::publish(const QString& text, int generated, double tokens
   sample.kvBlocks = toKvBlockCounts(memory.kv_blocks);
   sample.scratchBytes = memory.scratch_bytes;
   sample.peakRssBytes = memory.peak_rss_bytes;
+  if (m_replyDraftsWithModel && m_draftModel) {
+    sample.draftModelBytes = m_draftModel->memory_bytes();
+    // On a device all of it but the weights' host copy (as weightsBytes is the target's).
+    const quint64 hostWeights = m_draftModel->model().weights().total_bytes;
+    if (!m_session->options().backend.on_cpu() && sample.draftModelBytes > hostWeights) {
+      sample.draftModelDeviceBytes = sample.draftModelBytes - hostWeights;
+    }
+  }
   const OpProfile& profile = m_session->executor().profile();
   for (size_t k = 0; k < profile.seconds.size(); ++k) {
     sample.opSeconds.append({QString::fromLatin1(op_kind_name(static_cast<OpKind>(k))), profile.seconds[k]});

@@ -166,6 +166,9 @@ class EngineController : public QObject {
   // released before the session is), and its file.
   std::shared_ptr<DraftModel> m_draftModel;
   QString m_draftModelPath;
+  // The running (or, between replies, the last) local reply drafts with m_draftModel: only then
+  // do the metrics count its memory (it stays open while the settings draft another way).
+  bool m_replyDraftsWithModel = false;
   std::unique_ptr<ChatTemplate> m_template;
   QString m_backendShort;  // where the session runs, for ReplyStats
   bool m_templateFallbackShown = false;  // the user has been told the template is not used

@@ -29,6 +29,12 @@ struct MetricsSample {
   KvBlockCounts kvBlocks;  // how the KV cache's bytes divide
   quint64 scratchBytes = 0;
   quint64 peakRssBytes = 0;  // whole process
+  // Speculative decoding's draft model (DraftModel::memory_bytes: its weights, their device copy,
+  // its KV cache and scratch) while the reply drafts with one, else 0; in none of the figures
+  // above. On a GPU backend draftModelDeviceBytes is the part on the device (all but the
+  // weights' host copy); 0 on the CPU.
+  quint64 draftModelBytes = 0;
+  quint64 draftModelDeviceBytes = 0;
   // Seconds per op kind ("matmul", "attention"...) since the model loaded: wall time on the CPU,
   // the device's timestamps on a GPU backend (OpProfile).
   QList<QPair<QString, double>> opSeconds;

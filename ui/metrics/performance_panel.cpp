@@ -53,6 +53,11 @@ QString sizeText(quint64 bytes) { return QLocale().formattedDataSize(static_cast
 // Shortest text that reads back as the same double.
 QString exact(double value) { return QString::number(value, 'g', QLocale::FloatingPointShortest); }
 
+// Halfway between seriesColor's second and third hues: apart from all three.
+QColor oppositeColor(const QColor& color) {
+  return QColor::fromHsv((color.hsvHue() + 180) % 360, color.hsvSaturation(), color.value());
+}
+
 }  // namespace
 
 // The KV cache's bytes in blocks in use, cached and free (blocks are all one size); without
@@ -173,19 +178,22 @@ void PerformancePanel::createReplyChart() {
 }
 
 // One horizontal bar, weights + KV cache (its blocks in use, cached, free) + scratch stacked,
-// with the machine's RAM as a line.
+// then a draft model's part while a reply drafts with one; the machine's RAM as a line.
 void PerformancePanel::createMemoryChart() {
   QCustomPlot* p = createPlot(Chart::Memory, tr("Memory"));
   p->yAxis->setTicks(false);
   p->yAxis->grid()->setVisible(false);
   p->yAxis->setRange(kMemoryBarKey - 0.6, kMemoryBarKey + 0.6);
-  const QStringList names{tr("weights"), tr("KV in use"), tr("KV cached"), tr("KV free"), tr("scratch")};
+  const QStringList names{tr("weights"), tr("KV in use"), tr("KV cached"), tr("KV free"), tr("scratch"),
+                          tr("draft model")};
   for (size_t i = 0; i < m_memoryBars.size(); ++i) {
     m_memoryBars[i] = new QCPBars(p->yAxis, p->xAxis);
     m_memoryBars[i]->setName(names[static_cast<int>(i)]);
     m_memoryBars[i]->setWidth(0.6);
     if (i > 0) m_memoryBars[i]->moveAbove(m_memoryBars[i - 1]);
   }
+  draftModelBars()->setVisible(false);  // until a reply drafts with a draft model
+  draftModelBars()->removeFromLegend();
   m_ramLine = new QCPItemStraightLine(p);
   m_ramText = new QCPItemText(p);
   m_ramText->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
@@ -254,7 +262,8 @@ void PerformancePanel::applyPalette() {
   m_replyRateGraph->setPen(QPen(seriesColor(pal, 1)));
   // The KV cache's three parts share its color: in use full, cached lighter, free faint.
   const QColor kv = seriesColor(pal, 1);
-  const std::array<QColor, 5> memoryColors{first, kv, kv.lighter(140), fillColor(kv), seriesColor(pal, 2)};
+  const std::array<QColor, 6> memoryColors{first, kv, kv.lighter(140), fillColor(kv), seriesColor(pal, 2),
+                                           oppositeColor(first)};
   for (size_t i = 0; i < m_memoryBars.size(); ++i) styleBars(m_memoryBars[i], memoryColors[i]);
   styleBars(m_reusedBars, kv);
   styleBars(m_prefilledBars, fillColor(first));
@@ -325,8 +334,8 @@ void PerformancePanel::setKvCacheType(const QString& label) {
 }
 
 void PerformancePanel::setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes,
-                                 KvBlockCounts kvBlocks) {
-  const MemorySample sample{weightsBytes, kvCacheBytes, scratchBytes, kvBlocks};
+                                 KvBlockCounts kvBlocks, quint64 draftModelBytes) {
+  const MemorySample sample{weightsBytes, kvCacheBytes, scratchBytes, kvBlocks, draftModelBytes};
   if (!m_memory.empty() && m_memory.back() == sample) return;
   m_memory.push_back(sample);
   updateMemorySummary();
@@ -462,14 +471,14 @@ void PerformancePanel::rescaleReplies() {
 
 void PerformancePanel::rescaleMemory() {
   QCustomPlot* p = plot(Chart::Memory);
-  const MemorySample now = m_memory.empty() ? MemorySample{0, 0, 0} : m_memory.back();
+  const MemorySample now = m_memory.empty() ? MemorySample{} : m_memory.back();
   const double ram = static_cast<double>(limitBytes());
   const double used = static_cast<double>(now.total());
   const bool ramInView = used == 0 || used >= ram * kRamInViewFraction;
   const double top = ramInView ? std::max(ram, used) * 1.05 : used * 1.25;
   const ByteUnit unit = unitFor(top);
   const std::array<quint64, 3> kv = kvParts(now);
-  const std::array<quint64, 5> parts{now.weights, kv[0], kv[1], kv[2], now.scratch};
+  const std::array<quint64, 6> parts{now.weights, kv[0], kv[1], kv[2], now.scratch, now.draftModel};
   for (size_t i = 0; i < parts.size(); ++i) {
     m_memoryBars[i]->data()->clear();
     if (!m_memory.empty()) m_memoryBars[i]->addData(kMemoryBarKey, static_cast<double>(parts[i]) / unit.bytes);
@@ -479,6 +488,17 @@ void PerformancePanel::rescaleMemory() {
   m_ramLine->point1->setCoords(ram / unit.bytes, 0);
   m_ramLine->point2->setCoords(ram / unit.bytes, 1);
   m_ramText->position->setCoords(ram / unit.bytes, kMemoryBarKey + 0.55);
+  showDraftModel(now.draftModel > 0);
+}
+
+// The draft model's part and legend entry come and go with it; the legend wraps anew.
+void PerformancePanel::showDraftModel(bool shown) {
+  QCPBars* bars = draftModelBars();
+  if (bars->visible() == shown) return;
+  bars->setVisible(shown);
+  if (shown) bars->addToLegend();
+  else bars->removeFromLegend();
+  fitLegend(plot(Chart::Memory));
 }
 
 void PerformancePanel::rescalePrefix() {
@@ -505,8 +525,12 @@ void PerformancePanel::updateMemorySummary() {
   const double share = limitBytes() ? 100.0 * static_cast<double>(m.total()) / static_cast<double>(limitBytes()) : 0;
   const QString kv = m_kvCacheType.isEmpty() ? sizeText(m.kvCache)
                                              : tr("%1 (%2)").arg(sizeText(m.kvCache), m_kvCacheType);
-  const QString sum = tr("Weights %1 + KV cache %2 + scratch %3 = %4")
-                          .arg(sizeText(m.weights), kv, sizeText(m.scratch), sizeText(m.total()));
+  const QString sum = m.draftModel == 0
+                          ? tr("Weights %1 + KV cache %2 + scratch %3 = %4")
+                                .arg(sizeText(m.weights), kv, sizeText(m.scratch), sizeText(m.total()))
+                          : tr("Weights %1 + KV cache %2 + scratch %3 + draft model %4 = %5")
+                                .arg(sizeText(m.weights), kv, sizeText(m.scratch), sizeText(m.draftModel),
+                                     sizeText(m.total()));
   const QString percent = QLocale().toString(share, 'g', 2);
   QString text = m_deviceName.isEmpty()
                      ? tr("%1 (%2% of %3 RAM).").arg(sum, percent, limit)
@@ -529,25 +553,26 @@ bool PerformancePanel::exportChartPng(const QString& path, Chart which) {
 
 QString PerformancePanel::metricsCsv() const {
   QString csv = QStringLiteral(
-      "series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes,"
+      "series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes,draft_model_bytes,"
       "kv_blocks_in_use,kv_blocks_cached,kv_blocks_free,prompt_tokens,reused_tokens\n");
   for (const DecodeSample& s : m_decode) {
-    csv += QStringLiteral("decode,%1,,,%2,,,,,,,,\n").arg(exact(s.seconds), exact(s.tokensPerSecond));
+    csv += QStringLiteral("decode,%1,,,%2,,,,,,,,,\n").arg(exact(s.seconds), exact(s.tokensPerSecond));
   }
   for (const ReplySample& r : m_replies) {
-    csv += QStringLiteral("reply,,%1,%2,%3,,,,,,,,\n").arg(r.index).arg(exact(r.ttftMs), exact(r.tokensPerSecond));
+    csv += QStringLiteral("reply,,%1,%2,%3,,,,,,,,,\n").arg(r.index).arg(exact(r.ttftMs), exact(r.tokensPerSecond));
   }
   for (const MemorySample& m : m_memory) {
-    csv += QStringLiteral("memory,,,,,%1,%2,%3,%4,%5,%6,,\n")
+    csv += QStringLiteral("memory,,,,,%1,%2,%3,%4,%5,%6,%7,,\n")
                .arg(m.weights)
                .arg(m.kvCache)
                .arg(m.scratch)
+               .arg(m.draftModel)
                .arg(m.kvBlocks.inUse)
                .arg(m.kvBlocks.cached)
                .arg(m.kvBlocks.free);
   }
   for (const PrefixSample& r : m_prefix) {
-    csv += QStringLiteral("prefix,,%1,,,,,,,,,%2,%3\n").arg(r.index).arg(r.promptTokens).arg(r.reusedTokens);
+    csv += QStringLiteral("prefix,,%1,,,,,,,,,,%2,%3\n").arg(r.index).arg(r.promptTokens).arg(r.reusedTokens);
   }
   return csv;
 }

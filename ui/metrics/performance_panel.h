@@ -3,8 +3,9 @@
 // backend, the device's memory by category against the device's) with the KV cache split into
 // blocks in use, cached and free, and the prefix cache per reply (tokens reused and prefilled,
 // the running hit rate) with the semantic cache's running hit rate beside it ("off" until a
-// reply asks it). Samples are recorded as they come; redraws are paced by a
-// timer, never one per sample. The charts sit side by side when the panel is wide enough and
+// reply asks it). A reply that drafts with a draft model (speculative decoding) adds its memory,
+// stacked last with a legend entry of its own. Samples are recorded as they come; redraws are
+// paced by a timer, never one per sample. The charts sit side by side when the panel is wide enough and
 // stack when it is not. Everything recorded can be exported as CSV, each chart as PNG.
 #pragma once
 
@@ -53,8 +54,11 @@ class PerformancePanel : public QWidget {
   void addSemanticCacheLookup(int index, bool hit);
   // The current memory by category; a call that repeats the current values records nothing.
   // On a device: the weights copied there, its KV cache and scratch. `kvBlocks` divides the KV
-  // cache's bytes (all of them in use when it is empty).
-  void setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes, KvBlockCounts kvBlocks = {});
+  // cache's bytes (all of them in use when it is empty). `draftModelBytes`: speculative
+  // decoding's draft model (its weights, KV cache and scratch; on a device, the part there),
+  // shown only when not 0.
+  void setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes, KvBlockCounts kvBlocks = {},
+                 quint64 draftModelBytes = 0);
   // What the KV cache stores ("f16", "q8_0", "k q8_0, v f16"), named beside its bar and size.
   void setKvCacheType(const QString& label);
   // Where that memory is: `deviceName` empty for the host (against the machine's RAM), else a
@@ -93,7 +97,8 @@ class PerformancePanel : public QWidget {
     quint64 kvCache;
     quint64 scratch;
     KvBlockCounts kvBlocks;
-    quint64 total() const { return weights + kvCache + scratch; }
+    quint64 draftModel = 0;
+    quint64 total() const { return weights + kvCache + scratch + draftModel; }
     bool operator==(const MemorySample&) const = default;
   };
   static constexpr int kChartCount = 4;
@@ -119,6 +124,7 @@ class PerformancePanel : public QWidget {
   void rescaleMemory();
   void rescalePrefix();
   void updateMemorySummary();
+  void showDraftModel(bool shown);
 
   QCustomPlot*& plot(Chart chart) { return m_plots[static_cast<size_t>(chart)]; }
 
@@ -146,8 +152,10 @@ class PerformancePanel : public QWidget {
   QCPBars* m_ttftBars = nullptr;
   QCPGraph* m_replyRateGraph = nullptr;
   QString m_kvCacheType;  // "" until a model is loaded
-  // Weights, KV in use, KV cached, KV free, scratch (stacked in that order).
-  std::array<QCPBars*, 5> m_memoryBars{};
+  // Weights, KV in use, KV cached, KV free, scratch, draft model (stacked in that order; the
+  // last shown, and in the legend, only while not 0).
+  std::array<QCPBars*, 6> m_memoryBars{};
+  QCPBars* draftModelBars() const { return m_memoryBars.back(); }
   QCPBars* m_reusedBars = nullptr;     // prompt tokens per reply: reused, with prefilled above
   QCPBars* m_prefilledBars = nullptr;
   QCPGraph* m_hitRateGraph = nullptr;  // the running hit rate (%)
