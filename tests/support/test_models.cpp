@@ -13,9 +13,15 @@ std::shared_ptr<const Model> load_test_model(const std::string& relative) {
 }
 
 std::unique_ptr<Session> open_test_session(std::shared_ptr<const Model> model, int64_t n_ctx) {
+  return open_backend_session(std::move(model), "cpu", n_ctx);
+}
+
+std::unique_ptr<Session> open_backend_session(std::shared_ptr<const Model> model, const std::string& backend,
+                                              int64_t n_ctx) {
   SessionOptions so;
   so.n_ctx = n_ctx;
   so.n_threads = 2;
+  so.backend.backend = backend;
   auto s = Session::create(std::move(model), so);
   EXPECT_TRUE(s) << s.message();
   return s ? std::move(*s) : nullptr;

@@ -16,4 +16,8 @@ std::shared_ptr<const Model> load_test_model(const std::string& relative);
 // returns null) when it cannot be made.
 std::unique_ptr<Session> open_test_session(std::shared_ptr<const Model> model, int64_t n_ctx = 256);
 
+// The same on `backend` ("cpu", "vulkan", ...), device 0.
+std::unique_ptr<Session> open_backend_session(std::shared_ptr<const Model> model, const std::string& backend,
+                                              int64_t n_ctx = 256);
+
 }  // namespace inferscope::testing

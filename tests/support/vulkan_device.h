@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/backend/backend_registry.h"
 #include "engine/backend/vulkan/vk_device.h"
 
 namespace inferscope::testing {
@@ -28,3 +29,13 @@ inline std::unique_ptr<vulkan::Device> open_test_device(const vulkan::DeviceOpti
   std::string device##_why;                                                                \
   auto device = ::inferscope::testing::open_test_device(options, &device##_why);           \
   if (!device) GTEST_SKIP() << "no Vulkan device: " << device##_why
+
+// In a test body: skips the test where the Vulkan backend lists no device (its plugin or the
+// driver missing), naming why.
+#define INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND()                                                    \
+  do {                                                                                             \
+    const ::inferscope::BackendDevices vulkan_devices = ::inferscope::list_backend_devices("vulkan"); \
+    if (!vulkan_devices.unavailable_reason.empty()) {                                              \
+      GTEST_SKIP() << "no Vulkan device: " << vulkan_devices.unavailable_reason;                   \
+    }                                                                                              \
+  } while (0)

@@ -21,7 +21,9 @@
 #include "tests/support/distributions.h"
 #include "tests/support/logit_comparison.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/test_models.h"
 #include "tests/support/testdata.h"
+#include "tests/support/vulkan_device.h"
 
 namespace inferscope {
 namespace {
@@ -32,22 +34,6 @@ using testing::compare_logits;
 using testing::LogitComparison;
 
 // Skips the calling test when the Vulkan backend or a device is missing, saying why.
-#define SKIP_WITHOUT_VULKAN()                                                     \
-  do {                                                                            \
-    const BackendDevices d = list_backend_devices("vulkan");           \
-    if (!d.unavailable_reason.empty()) GTEST_SKIP() << "no Vulkan device: " << d.unavailable_reason; \
-  } while (0)
-
-std::unique_ptr<Session> open_session(std::shared_ptr<const Model> model, const std::string& backend, int64_t n_ctx = 256) {
-  SessionOptions so;
-  so.n_ctx = n_ctx;
-  so.n_threads = 2;
-  so.backend.backend = backend;
-  auto session = Session::create(std::move(model), so);
-  EXPECT_TRUE(session) << session.message();
-  return session ? std::move(*session) : nullptr;
-}
-
 std::vector<int32_t> greedy(Session& s, const std::string& prompt, int n) {
   GenerateRequest req;
   req.prompt = prompt;
@@ -59,8 +45,8 @@ std::vector<int32_t> greedy(Session& s, const std::string& prompt, int n) {
 }
 
 void expect_logits_match_cpu(const std::shared_ptr<const Model>& model, double max_kl, double max_rel_diff) {
-  auto cpu = open_session(model, "cpu");
-  auto gpu = open_session(model, "vulkan");
+  auto cpu = testing::open_backend_session(model, "cpu");
+  auto gpu = testing::open_backend_session(model, "vulkan");
   ASSERT_TRUE(cpu && gpu);
   const int64_t n_vocab = model->config().n_vocab;
   std::vector<int32_t> tokens;
@@ -93,7 +79,7 @@ void PrintTo(const ReferenceCase& c, std::ostream* os) { *os << c.model; }
 class VulkanReferenceModel : public ::testing::TestWithParam<ReferenceCase> {};
 
 TEST_P(VulkanReferenceModel, GreedyTokensMatchLlamaCppAndTheCpuBackend) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   const ReferenceCase& c = GetParam();
   std::ifstream in(testing::testdata(c.reference));
   const json ref = json::parse(in);
@@ -108,8 +94,8 @@ TEST_P(VulkanReferenceModel, GreedyTokensMatchLlamaCppAndTheCpuBackend) {
     if (gap_ok) ++trusted;
   }
   if (c.exact_greedy) trusted = expected.size();
-  auto gpu = open_session(*model, "vulkan");
-  auto cpu = open_session(*model, "cpu");
+  auto gpu = testing::open_backend_session(*model, "vulkan");
+  auto cpu = testing::open_backend_session(*model, "cpu");
   ASSERT_TRUE(gpu && cpu);
   const std::string prompt = ref["prompt"].get<std::string>();
   const auto gpu_ids = greedy(*gpu, prompt, static_cast<int>(expected.size()));
@@ -123,7 +109,7 @@ TEST_P(VulkanReferenceModel, GreedyTokensMatchLlamaCppAndTheCpuBackend) {
 }
 
 TEST_P(VulkanReferenceModel, LogitsMatchTheCpuBackend) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata(GetParam().model));
   ASSERT_TRUE(model) << model.message();
   expect_logits_match_cpu(*model, 1e-4, 1e-3);
@@ -143,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(
 class VulkanArchitecture : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(VulkanArchitecture, LogitsMatchTheCpuBackend) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   RandomModelSpec spec;
   ASSERT_TRUE(random_model_preset(GetParam(), &spec.shape));
   spec.vocab_path = testing::testdata("stories260K.gguf");
@@ -172,7 +158,7 @@ INSTANTIATE_TEST_SUITE_P(Tiny, VulkanArchitecture,
 class VulkanWeightType : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(VulkanWeightType, LogitsMatchTheCpuBackend) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata(std::string("quant/") + GetParam() + ".gguf"));
   ASSERT_TRUE(model) << model.message();
   const bool exact_activations = std::string(GetParam()).find('f') == 0 || std::string(GetParam()) == "base-f32";
@@ -189,7 +175,7 @@ INSTANTIATE_TEST_SUITE_P(Quant, VulkanWeightType,
 class VulkanWeightLabFile : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(VulkanWeightLabFile, LogitsMatchTheCpuBackend) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   const std::string source = testing::testdata("quant/base-f32.gguf");
   const std::string path = (testing::scratch_dir("lab") / "lab.gguf").string();
   const std::string recipe = GetParam();
@@ -214,7 +200,7 @@ TEST_P(VulkanWeightLabFile, LogitsMatchTheCpuBackend) {
 }
 
 TEST(VulkanLlmInt8, IsRefusedWithTheReason) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   const std::string path = (testing::scratch_dir("llm-int8") / "m.gguf").string();
   ASSERT_TRUE(save_model_as(testing::testdata("stories260K.gguf"), "int8+llm-int8", path, 2));
   auto model = Model::load(path);
@@ -259,7 +245,7 @@ std::unique_ptr<Session> policy_session(std::shared_ptr<const Model> model, cons
 // heads enough to shift later logits by ~1e-2 (measured on lavapipe, and the same with the keys
 // rotated on the host by the CPU's code: not the rotation's doing).
 TEST(VulkanModel, KvWindowWithSinksMatchesTheCpuBackend) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(model);
   const int64_t n_vocab = model.value()->config().n_vocab;
@@ -289,7 +275,7 @@ TEST(VulkanModel, KvWindowWithSinksMatchesTheCpuBackend) {
 // twice, each followed by 16 tokens whose logits are close to the CPU backend's, with F16 and
 // q8_0 rows (measured: KL 2e-6 and 3e-12).
 TEST(VulkanModel, ContextShiftMatchesTheCpuBackend) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(model);
   const int64_t n_vocab = model.value()->config().n_vocab;
@@ -331,15 +317,15 @@ TEST(VulkanModel, ContextShiftMatchesTheCpuBackend) {
 }
 
 TEST(VulkanModel, BeamSearchMatchesTheCpuBackend) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(model);
   GenerateRequest req;
   req.prompt = "Once upon a time";
   req.max_tokens = 16;
   req.beam_width = 3;
-  auto cpu = open_session(*model, "cpu");
-  auto gpu = open_session(*model, "vulkan");
+  auto cpu = testing::open_backend_session(*model, "cpu");
+  auto gpu = testing::open_backend_session(*model, "vulkan");
   ASSERT_TRUE(cpu && gpu);
   auto a = cpu->generate(req);
   auto b = gpu->generate(req);
@@ -350,11 +336,11 @@ TEST(VulkanModel, BeamSearchMatchesTheCpuBackend) {
 // The profile's per-layer op times and expert counts: the device counts the same expert choices
 // as the CPU backend for the same greedy tokens (one per token, choice and layer).
 TEST(VulkanModel, ProfileCountsTheExpertChoicesTheCpuCounts) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("derived/stories260K-moe4-distinct.gguf"));
   ASSERT_TRUE(model);
-  auto cpu = open_session(*model, "cpu");
-  auto gpu = open_session(*model, "vulkan");
+  auto cpu = testing::open_backend_session(*model, "cpu");
+  auto gpu = testing::open_backend_session(*model, "vulkan");
   ASSERT_TRUE(cpu && gpu);
   greedy(*cpu, "Once upon a time", 12);
   greedy(*gpu, "Once upon a time", 12);
@@ -367,10 +353,10 @@ TEST(VulkanModel, ProfileCountsTheExpertChoicesTheCpuCounts) {
 }
 
 TEST(VulkanModel, OneSubmissionPerDecodedToken) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(model);
-  auto gpu = open_session(*model, "vulkan");
+  auto gpu = testing::open_backend_session(*model, "vulkan");
   ASSERT_TRUE(gpu);
   const ExecutorCounters before = gpu->executor().counters();
   greedy(*gpu, "Once upon a time", 10);
@@ -384,7 +370,7 @@ TEST(VulkanModel, OneSubmissionPerDecodedToken) {
 }
 
 TEST(VulkanModel, MissingDeviceIsAClearError) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(model);
   SessionOptions so;
@@ -446,7 +432,7 @@ std::vector<int32_t> test_tokens(size_t n, int32_t salt, int64_t n_vocab) {
 }
 
 TEST(VulkanModel, AModelThatDoesNotFitIsRefusedBeforeAnyUpload) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("quant/q8_0.gguf"));
   ASSERT_TRUE(model);
   std::string error;
@@ -459,7 +445,7 @@ TEST(VulkanModel, AModelThatDoesNotFitIsRefusedBeforeAnyUpload) {
 // Every matrix above a 64 KiB binding limit is split into row ranges; the results must not
 // change.
 TEST(VulkanModel, MatricesAboveTheBindingLimitAreSplit) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("quant/q4_k_m.gguf"));
   ASSERT_TRUE(model);
   std::string error;
@@ -481,7 +467,7 @@ TEST(VulkanModel, MatricesAboveTheBindingLimitAreSplit) {
 // both slots fork the second (shared blocks) and decode: the first write into the shared
 // partial block copies it (kv_copy), and both forks match the second sequence decoding alone.
 TEST(VulkanModel, SequencesSharingAPoolGiveTheirOwnLogits) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(model);
   const int64_t n_vocab = model.value()->config().n_vocab;
@@ -584,7 +570,7 @@ void batched_sequences_give_the_logits_they_get_alone(const char* file) {
 // F32 model and its q8_0 file, whose output projection takes attention's int8 copy (written over
 // all the spans' rows at once).
 TEST(VulkanModel, BatchedSequencesGiveTheLogitsTheyGetAlone) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   for (const char* file : {"stories260K.gguf", "quant/q8_0.gguf"}) {
     SCOPED_TRACE(file);
     batched_sequences_give_the_logits_they_get_alone(file);
@@ -594,7 +580,7 @@ TEST(VulkanModel, BatchedSequencesGiveTheLogitsTheyGetAlone) {
 // Where device buffers are not host-visible (discrete GPUs), the block table reaches the
 // shaders through a staging buffer copied at the start of each recording: the same logits.
 TEST(VulkanModel, UnmappedDeviceBuffersGiveTheSameLogits) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(model);
   const int64_t n_vocab = model.value()->config().n_vocab;
@@ -617,7 +603,7 @@ namespace inferscope {
 namespace {
 
 TEST(VulkanModel, WeightUploadReportsProgress) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = Model::load(testing::testdata("quant/q4_k_m.gguf"));
   ASSERT_TRUE(model);
   std::vector<double> fractions;

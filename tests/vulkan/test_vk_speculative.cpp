@@ -13,33 +13,18 @@
 #include "engine/runtime/session.h"
 #include "tests/support/edited_models.h"
 #include "tests/support/test_models.h"
+#include "tests/support/vulkan_device.h"
 
 namespace inferscope {
 namespace {
 
-#define SKIP_WITHOUT_VULKAN()                                                                        \
-  do {                                                                                               \
-    const BackendDevices d = list_backend_devices("vulkan");                                         \
-    if (!d.unavailable_reason.empty()) GTEST_SKIP() << "no Vulkan device: " << d.unavailable_reason; \
-  } while (0)
-
-std::unique_ptr<Session> vulkan_session(std::shared_ptr<const Model> model) {
-  SessionOptions so;
-  so.n_ctx = 256;
-  so.n_threads = 2;
-  so.backend.backend = "vulkan";
-  auto session = Session::create(std::move(model), so);
-  EXPECT_TRUE(session) << session.message();
-  return session ? std::move(*session) : nullptr;
-}
-
 TEST(VulkanSpeculative, ASelfDraftIsTheModelCutAfterTheSameLayers) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = testing::load_test_model("stories260K.gguf");
   auto cut = testing::load_first_layers("stories260K.gguf", 2);
   ASSERT_TRUE(model && cut);
-  auto full = vulkan_session(model);
-  auto reference = vulkan_session(cut);
+  auto full = testing::open_backend_session(model, "vulkan");
+  auto reference = testing::open_backend_session(cut, "vulkan");
   ASSERT_TRUE(full && reference);
   const std::vector<int32_t> tokens = model->tokenizer().encode("Once upon a time, there was a cat", true, false);
   const auto n_vocab = static_cast<size_t>(model->config().n_vocab);
@@ -55,7 +40,7 @@ TEST(VulkanSpeculative, ASelfDraftIsTheModelCutAfterTheSameLayers) {
 }
 
 TEST(VulkanSpeculative, RepliesWithLayerAndModelDraftsAreThePlainReply) {
-  SKIP_WITHOUT_VULKAN();
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto model = testing::load_test_model("stories260K.gguf");
   auto draft_file = testing::load_test_model("derived/stories260K-moe4-distinct.gguf");
   ASSERT_TRUE(model && draft_file);
@@ -63,15 +48,15 @@ TEST(VulkanSpeculative, RepliesWithLayerAndModelDraftsAreThePlainReply) {
   request.prompt = "Once upon a time, there was a little girl named Lily. She loved to play outside.";
   request.max_tokens = 48;
   request.sampling.temperature = 0;
-  auto plain = vulkan_session(model)->generate(request);
+  auto plain = testing::open_backend_session(model, "vulkan")->generate(request);
   ASSERT_TRUE(plain) << plain.message();
-  auto skipping = vulkan_session(model);
+  auto skipping = testing::open_backend_session(model, "vulkan");
   request.draft = {DraftSource::LayerSkip, 4, nullptr, 3};
   auto by_layers = skipping->generate(request);
   ASSERT_TRUE(by_layers) << by_layers.message();
   EXPECT_EQ(by_layers->token_ids, plain->token_ids);
   EXPECT_GT(by_layers->draft_tokens, 0);
-  auto drafting = vulkan_session(model);
+  auto drafting = testing::open_backend_session(model, "vulkan");
   auto drafter = DraftModel::create(draft_file, *drafting);
   ASSERT_TRUE(drafter) << drafter.message();
   request.draft = {DraftSource::Model, 4, *drafter, 0};

@@ -265,7 +265,7 @@ BufferSpan VulkanOps::q8_output(Act act, int64_t rows, int64_t cols, Feeds feeds
   wrote(act);
   const std::unique_ptr<Buffer>& q8 = act == Act::H ? act_->q8_h : act_->q8_b;
   const bool int8 = std::any_of(feeds.begin(), feeds.end(), [&](const WeightMatrix* m) {
-    return m->present() && matmul_takes_q8(*device_, m->type, cols, rows, m->n_mats > 1);
+    return m->present() && matmul_takes_q8(*device_, m->type, cols, rows, m->n_mats > 1, batching_);
   });
   if (!int8) return {};
   q8_[static_cast<size_t>(act)] = claim_q8(q8);
@@ -294,6 +294,7 @@ Result<BufferSpan> VulkanOps::device_vector(const float* data) const {
 Status VulkanOps::begin_chunk(const Chunk& chunk) {
   routed_.clear();  // what a chunk that failed while recording left
   row_lookups_ = 0;
+  batching_ = chunk.batch_invariant ? TokenBatching::Invariant : TokenBatching::Fastest;
   int64_t rows = 0;
   for (const ChunkSpan& s : chunk.spans) {
     if (s.n < 0 || s.pos0 < 0) return Status::error("vulkan: a chunk span with a negative size or position");
@@ -455,7 +456,8 @@ Status VulkanOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t 
 Status VulkanOps::record_matmul_all_parts(const DeviceMatrix& w, const MatmulInput& x, int64_t n, BufferSpan y,
                                           int64_t y_stride, DispatchLabel label) {
   for (const DeviceMatrix::Part& part : w.parts) {
-    INFERSCOPE_RETURN_IF_ERROR(record_matmul(*device_, *recorder_, part.view, x, n, y, y_stride, part.first_row, label));
+    INFERSCOPE_RETURN_IF_ERROR(
+        record_matmul(*device_, *recorder_, part.view, x, n, y, y_stride, part.first_row, label, batching_));
   }
   return Status::ok();
 }
@@ -513,15 +515,25 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
   const int64_t width = c.n_embd_q();
   const BufferSpan q8 = q8_output(Act::Attn, chunk.n, width, feeds);
   const BufferSpan split = act_->attention_split ? whole(act_->attention_split) : BufferSpan{};
-  // One span writes the int8 copy itself (fused where it can); several quantize all the rows
-  // once after their dispatches (a span's rows of the copy need not start at a bindable offset).
-  const bool one_span = chunk.spans.size() == 1;
-  INFERSCOPE_RETURN_IF_ERROR(for_each_span(chunk, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable& table) {
+  // A batch-invariant chunk records each row as a one-row chunk would: the split of its KV range
+  // and the queries per workgroup are chosen for one token at its position, not for the batch.
+  // (Causal only: a row of an encoder sees the rows after it.)
+  const bool by_row = batching_ == TokenBatching::Invariant && shape.causal && chunk.n > 1;
+  // One recording writes the int8 copy itself (fused where it can); several quantize all the
+  // rows once after their dispatches (a span's or row's part of the copy need not start at a
+  // bindable offset). Both give the same bytes.
+  const bool one_recording = chunk.spans.size() == 1 && !by_row;
+  auto record = [&](int64_t row0, int64_t n, int64_t pos0, const KvBlockTable& table) {
     return record_attention(*device_, *recorder_, rows_from(Act::Q, row0, width), whole(k_cache_[il]),
-                            whole(v_cache_[il]), layer_kv_, 0, table, rows_from(Act::Attn, row0, width), ap, s.n,
-                            s.pos0, dispatch_label(label), split, one_span ? q8 : BufferSpan{});
+                            whole(v_cache_[il]), layer_kv_, 0, table, rows_from(Act::Attn, row0, width), ap, n, pos0,
+                            dispatch_label(label), split, one_recording ? q8 : BufferSpan{});
+  };
+  INFERSCOPE_RETURN_IF_ERROR(for_each_span(chunk, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable& table) {
+    if (!by_row) return record(row0, s.n, s.pos0, table);
+    for (int64_t t = 0; t < s.n; ++t) INFERSCOPE_RETURN_IF_ERROR(record(row0 + t, 1, s.pos0 + t, table));
+    return Status::ok();
   }));
-  if (one_span || !q8.buffer) return Status::ok();
+  if (one_recording || !q8.buffer) return Status::ok();
   return record_quantize_q8(*device_, *recorder_, span(Act::Attn), chunk.n, width, q8, dispatch_label(label));
 }
 
@@ -584,7 +596,8 @@ Status VulkanOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, 
   INFERSCOPE_RETURN_IF_ERROR(
       record_matmul_experts(*device_, *recorder_, (*u)->parts[0].view, h, false, ids, n, k, whole(a.expert_b), l));
   // The GLU output, quantized into q8_b when the down projections multiply in int8.
-  const BufferSpan q8 = matmul_takes_q8(*device_, down.type, gv.rows, n * k, true) ? claim_q8(a.q8_b) : BufferSpan{};
+  const BufferSpan q8 =
+      matmul_takes_q8(*device_, down.type, gv.rows, n * k, true, batching_) ? claim_q8(a.q8_b) : BufferSpan{};
   INFERSCOPE_RETURN_IF_ERROR(record_glu(*device_, *recorder_, GluKind::SwiGlu, whole(a.expert_a), whole(a.expert_b),
                                         whole(a.expert_a), n * k, gv.rows, 0, 0, 0,
                                         {static_cast<int>(OpKind::Ffn), static_cast<int>(label.layer)}, q8));

@@ -6,6 +6,10 @@
 // recorded once per span of a chunk (its rows, positions and table); the other ops take all the
 // chunk's rows at once.
 //
+// A batch-invariant chunk (Chunk::batch_invariant: a speculative verification) computes every
+// row as a chunk of that row alone would: the products take the kernels one token takes
+// (TokenBatching::Invariant), and attention is recorded row by row, each with its own position.
+//
 // The one fusion: an op whose output feeds int8 matvecs (the `feeds` hint) also writes that
 // output quantized (vk_quantize.h), and the next products read it.
 #pragma once
@@ -110,6 +114,7 @@ class VulkanOps : public BackendOps {
   KvCacheLayout layer_kv_;  // one layer's buffers: plan.kv with n_layer 1
   std::array<BufferSpan, kActs> q8_{};  // per activation: its int8 copy, when the producer wrote one
   ForwardPlan plan_;
+  TokenBatching batching_ = TokenBatching::Fastest;  // the chunk's (Chunk::batch_invariant)
   static constexpr uint64_t kProfileEvery = 8;  // decode steps per timed one
   uint64_t decode_steps_ = 0;
   uint64_t token_stride_ = 0;  // bytes between the id lists of the embedding table's parts

@@ -222,7 +222,12 @@ int64_t max_matvec_tokens(const Device& device, int64_t cols) {
   return device.info().is_cpu() ? 8 : 4;
 }
 
-// Whether a product of n tokens runs the tiled matmat (else matvec).
+// The token count that chooses a product's kernel: n, or 1 where every token must be computed
+// as it would be alone.
+int64_t kernel_tokens(int64_t n, TokenBatching batching) { return batching == TokenBatching::Invariant ? 1 : n; }
+
+// Whether a product whose kernel is chosen for n tokens (kernel_tokens) runs the tiled matmat
+// (else matvec).
 bool uses_matmat(const Device& device, int64_t cols, int64_t n) {
   if (cols % kMatmatBk != 0) return false;
   if (g_overrides.path == MatmulOverrides::Path::Matvec) return false;
@@ -230,13 +235,14 @@ bool uses_matmat(const Device& device, int64_t cols, int64_t n) {
   return n > max_matvec_tokens(device, cols);
 }
 
-// x: the F32 rows, or the quantized rows when int8 (push.x_stride set to match).
+// x: the F32 rows, or the quantized rows when int8 (push.x_stride set to match). n rows (pairs)
+// in the pipeline chosen for kernel_n.
 Status dispatch_matvec(Device& device, Recorder& recorder, const WeightView& w, const WeightLayout& layout,
-                       uint64_t w_bytes, BufferSpan x, uint64_t x_bytes, int64_t n, BufferSpan y, uint64_t y_bytes,
-                       MatmulPush push, BufferSpan ids, uint64_t ids_bytes, bool experts, bool int8,
+                       uint64_t w_bytes, BufferSpan x, uint64_t x_bytes, int64_t n, int64_t kernel_n, BufferSpan y,
+                       uint64_t y_bytes, MatmulPush push, BufferSpan ids, uint64_t ids_bytes, bool experts, bool int8,
                        DispatchLabel label) {
   const char* op = experts ? "matmul_experts" : "matmul";
-  const MatvecConfig cfg = matvec_config(device, layout, w.cols, n, experts);
+  const MatvecConfig cfg = matvec_config(device, layout, w.cols, kernel_n, experts);
   const uint32_t spec[] = {cfg.workgroup, cfg.rows, cfg.tokens};
   const std::string family = matvec_family(device, experts, cfg.rowwise, int8);
   auto kernel = device.kernel(shader_name(family.c_str(), w.type), experts ? 4 : 3, spec);
@@ -263,20 +269,20 @@ Status dispatch_matvec(Device& device, Recorder& recorder, const WeightView& w, 
 // The matvec of x (x_rows rows of w.cols values): int8 on its quantized rows when it has them
 // and the type an integer form, else float on its F32 rows.
 Status dispatch_matvec_of(Device& device, Recorder& recorder, const WeightView& w, const WeightLayout& layout,
-                          uint64_t w_bytes, const MatmulInput& x, uint64_t x_rows, int64_t n, BufferSpan y,
-                          uint64_t y_bytes, MatmulPush push, BufferSpan ids, uint64_t ids_bytes, bool experts,
-                          DispatchLabel label) {
+                          uint64_t w_bytes, const MatmulInput& x, uint64_t x_rows, int64_t n, int64_t kernel_n,
+                          BufferSpan y, uint64_t y_bytes, MatmulPush push, BufferSpan ids, uint64_t ids_bytes,
+                          bool experts, DispatchLabel label) {
   const char* op = experts ? "matmul_experts" : "matmul";
   if (x.q8.buffer && int8_allowed(w.type)) {
     push.x_stride = static_cast<uint32_t>(q8_row_words(w.cols));
     const uint64_t q8_bytes = q8_activation_bytes(w.cols, static_cast<int64_t>(x_rows));
     INFERSCOPE_RETURN_IF_ERROR(check_span(device, x.q8, q8_bytes, op, "q8"));
-    return dispatch_matvec(device, recorder, w, layout, w_bytes, x.q8, q8_bytes, n, y, y_bytes, push, ids, ids_bytes,
-                           experts, true, label);
+    return dispatch_matvec(device, recorder, w, layout, w_bytes, x.q8, q8_bytes, n, kernel_n, y, y_bytes, push, ids,
+                           ids_bytes, experts, true, label);
   }
   const uint64_t x_bytes = x_rows * static_cast<uint64_t>(w.cols) * 4;
-  return dispatch_matvec(device, recorder, w, layout, w_bytes, x.x, x_bytes, n, y, y_bytes, push, ids, ids_bytes,
-                         experts, false, label);
+  return dispatch_matvec(device, recorder, w, layout, w_bytes, x.x, x_bytes, n, kernel_n, y, y_bytes, push, ids,
+                         ids_bytes, experts, false, label);
 }
 
 }  // namespace
@@ -314,12 +320,14 @@ std::optional<WeightLayout> weight_layout(GgmlType type) {
 
 void set_matmul_overrides(const MatmulOverrides& overrides) { g_overrides = overrides; }
 
-bool matmul_takes_q8(const Device& device, GgmlType type, int64_t cols, int64_t n, bool experts) {
-  return int8_allowed(type) && (experts || !uses_matmat(device, cols, n));
+bool matmul_takes_q8(const Device& device, GgmlType type, int64_t cols, int64_t n, bool experts,
+                     TokenBatching batching) {
+  return int8_allowed(type) && (experts || !uses_matmat(device, cols, kernel_tokens(n, batching)));
 }
 
 Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, const MatmulInput& x, int64_t n,
-                     BufferSpan y, int64_t y_stride, int64_t y_col_offset, DispatchLabel label) {
+                     BufferSpan y, int64_t y_stride, int64_t y_col_offset, DispatchLabel label,
+                     TokenBatching batching) {
   constexpr const char* kOp = "matmul";
   if (n < 0) return Status::error("matmul: negative token count");
   uint64_t w_bytes = 0;
@@ -342,9 +350,10 @@ Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, co
                   w.byte_offset, static_cast<uint32_t>(n), static_cast<uint32_t>(w.cols),
                   static_cast<uint32_t>(y_stride), static_cast<uint32_t>(y_col_offset), 0, 0, 1, 0, 1};
 
-  if (!uses_matmat(device, w.cols, n)) {
-    return dispatch_matvec_of(device, recorder, w, *layout, w_bytes, x, static_cast<uint64_t>(n), n, y, y_bytes, push,
-                              {}, 0, false, label);
+  const int64_t kernel_n = kernel_tokens(n, batching);
+  if (!uses_matmat(device, w.cols, kernel_n)) {
+    return dispatch_matvec_of(device, recorder, w, *layout, w_bytes, x, static_cast<uint64_t>(n), n, kernel_n, y,
+                              y_bytes, push, {}, 0, false, label);
   }
 
   const MatmatConfig cfg = matmat_config(device);
@@ -390,8 +399,8 @@ Status record_matmul_experts(Device& device, Recorder& recorder, const WeightVie
                         0,                                  static_cast<uint32_t>(w.matrix_bytes),
                         static_cast<uint32_t>(k_used),      x_per_pair ? 1u : 0u,
                         static_cast<uint32_t>(w.n_mats)};
-  return dispatch_matvec_of(device, recorder, w, *layout, w_bytes, x, x_rows, pairs, y, y_bytes, push, ids, ids_bytes,
-                            true, label);
+  return dispatch_matvec_of(device, recorder, w, *layout, w_bytes, x, x_rows, pairs, pairs, y, y_bytes, push, ids,
+                            ids_bytes, true, label);
 }
 
 Status record_get_rows(Device& device, Recorder& recorder, const WeightView& table, BufferSpan ids, int64_t n,

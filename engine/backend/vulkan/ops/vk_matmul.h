@@ -1,7 +1,8 @@
 // Matrix products and embedding lookups with quantized weights on the Vulkan device (shaders
 // matvec.comp, matmat.comp, get_rows.comp; weight decoders in kernels/vulkan/shaders/types).
 // Weights stay in their GGUF block layout, as uploaded. The matvec shader serves few tokens
-// (decode), the tiled matmat shader many (prefill) on GPUs; record_matmul picks one per call.
+// (decode), the tiled matmat shader many (prefill) on GPUs; record_matmul picks one per call,
+// or the one a single token takes for any batch (TokenBatching::Invariant).
 // On CPU drivers (lavapipe) matvec's row-per-invocation layout serves every batch size: there
 // each buffer read that differs per invocation is a scalar loop over the SIMD lanes, which
 // makes register blocking beat shared-memory tiles.
@@ -55,21 +56,36 @@ struct MatmulInput {
   MatmulInput(BufferSpan x_rows, BufferSpan q8_rows = {}) : x(x_rows), q8(q8_rows) {}
 };
 
+// How record_matmul chooses its kernel for a batch of n tokens.
+enum class TokenBatching {
+  // The fastest for n: the matvec with up to 8 tokens per workgroup, and on GPUs the tiled
+  // matmat in float above a few tokens.
+  Fastest,
+  // The kernel a single token takes, whatever n (Chunk::batch_invariant): every token's
+  // outputs bit-identical to a product of that token alone.
+  Invariant,
+};
+
 // Whether record_matmul (experts: record_matmul_experts) reads MatmulInput::q8 for this weight
 // type, row length and token count (pairs for experts) on this device: the int8 matvec runs.
-bool matmul_takes_q8(const Device& device, kernels::GgmlType type, int64_t cols, int64_t n, bool experts);
+bool matmul_takes_q8(const Device& device, kernels::GgmlType type, int64_t cols, int64_t n, bool experts,
+                     TokenBatching batching = TokenBatching::Fastest);
 
 // y[t][y_col_offset + r] = sum_c W[r][c] x[t][c] for t < n, r < w.rows (see MatmulInput).
 // x: [n][w.cols] f32 (contiguous rows); y: n rows of y_stride floats, y_col_offset + w.rows <=
 // y_stride (other columns untouched). Uses matrix 0 of a stack. Summation in f32, in an order
-// that differs from the CPU kernels'. n == 0 or w.rows == 0 records nothing.
+// that differs from the CPU kernels'. n == 0 or w.rows == 0 records nothing. The kernel is the
+// one `batching` chooses for n tokens (matmul_takes_q8 with the same arguments says whether it
+// reads x.q8).
 // Preconditions (checked, as errors): a supported type, w.cols a multiple of the type's chunk
 // and block, aligned rows (weight_layout), spans large enough, every index below 2^32.
 Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, const MatmulInput& x, int64_t n,
-                     BufferSpan y, int64_t y_stride, int64_t y_col_offset, DispatchLabel label = {});
+                     BufferSpan y, int64_t y_stride, int64_t y_col_offset, DispatchLabel label = {},
+                     TokenBatching batching = TokenBatching::Fastest);
 
 // Experts (mixture of experts): for each token t < n_tokens and j < k_used,
 //   y[t * k_used + j][:] = W[ids[t][j]] x[x_per_pair ? t * k_used + j : t]
+// One pair per workgroup whatever n_tokens: every pair's sums are those of the pair alone.
 // ids: int32 [n_tokens][k_used]; an id outside [0, w.n_mats) gives a row of zeros.
 // x: [n_tokens (* k_used when x_per_pair)][w.cols] f32 (and quantized, see MatmulInput);
 // y: [n_tokens * k_used][w.rows] f32.
