@@ -98,9 +98,10 @@ Result<const int32_t*> ChunkInputs::upload_blocks(std::span<const BlockId> block
   return device_.as<const int32_t>() + layout_.tables();
 }
 
-cuda_kernels::ChunkRows ChunkInputs::rows() const {
+cuda_kernels::ChunkRows ChunkInputs::rows(int64_t first) const {
   const int32_t* base = device_.as<const int32_t>();
-  return {base + layout_.pos(), base + layout_.n_kv(), base + layout_.table(), base + layout_.tables()};
+  return {base + layout_.pos() + first, base + layout_.n_kv() + first, base + layout_.table() + first,
+          base + layout_.tables()};
 }
 
 }  // namespace inferscope::cuda

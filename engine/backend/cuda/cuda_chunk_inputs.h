@@ -54,8 +54,9 @@ class ChunkInputs {
   // Packs a list of blocks as table 0 (kv_rotate) and enqueues its copy; returns the device copy.
   Result<const int32_t*> upload_blocks(std::span<const BlockId> blocks, cudaStream_t stream);
 
-  // The device arrays of the staged rows.
-  cuda_kernels::ChunkRows rows() const;
+  // The device arrays of the staged rows from row `first` on (a launch for those rows alone);
+  // `tables` stays whole, as the rows' table offsets index it.
+  cuda_kernels::ChunkRows rows(int64_t first = 0) const;
   // The largest n_kv of the staged rows.
   int64_t max_kv() const { return max_kv_; }
   uint64_t bytes() const { return host_.bytes() + device_.bytes(); }

@@ -12,8 +12,9 @@ DecodeGraphs::~DecodeGraphs() {
   for (auto& [key, g] : graphs_) cudaGraphExecDestroy(g.exec);
 }
 
-Result<DecodeGraphs::Mode> DecodeGraphs::begin(int64_t rows, int64_t logit_rows, int64_t layers, cudaStream_t stream) {
-  key_ = {rows, logit_rows, layers};
+Result<DecodeGraphs::Mode> DecodeGraphs::begin(int64_t rows, int64_t logit_rows, int64_t layers, bool batch_invariant,
+                                               cudaStream_t stream) {
+  key_ = {rows, logit_rows, layers, batch_invariant};
   fingerprint_ = kFingerprintSeed;
   if (graphs_.count(key_)) {
     mode_ = Mode::Replay;

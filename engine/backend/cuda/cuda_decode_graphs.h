@@ -1,10 +1,10 @@
-// Decode steps as CUDA graphs: the first step of a shape (rows, rows with logits, layers run) is captured
-// while its ops are issued, instantiated and launched; later steps of that shape issue nothing
-// and launch the graph, one launch per token. What changes between steps (token ids,
-// positions, block tables) is copied by nodes of the graph from pinned staging memory the host
-// rewrites before each launch (cuda_chunk_inputs.h). The ops' arguments are folded into a
-// fingerprint as they are issued: a replayed step must issue the same ops as its graph, or it
-// fails rather than run the wrong graph.
+// Decode steps as CUDA graphs: the first step of a shape (rows, rows with logits, layers run,
+// batch-invariant or not) is captured while its ops are issued, instantiated and launched; later
+// steps of that shape issue nothing and launch the graph, one launch per token. What changes
+// between steps (token ids, positions, block tables) is copied by nodes of the graph from pinned
+// staging memory the host rewrites before each launch (cuda_chunk_inputs.h). The ops' arguments
+// are folded into a fingerprint as they are issued: a replayed step must issue the same ops as
+// its graph, or it fails rather than run the wrong graph.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,8 +27,10 @@ class DecodeGraphs {
   DecodeGraphs& operator=(const DecodeGraphs&) = delete;
 
   // Starts a step of this shape: Replay when its graph exists, else Capture (capture begun on
-  // `stream`). layers: the layers the step runs (Chunk::n_layers; 0: all).
-  Result<Mode> begin(int64_t rows, int64_t logit_rows, int64_t layers, cudaStream_t stream);
+  // `stream`). layers: the layers the step runs (Chunk::n_layers; 0: all). batch_invariant:
+  // Chunk::batch_invariant, which runs other kernels (attention row by row): a verification of
+  // n rows captures its own graph, beside a plain step's of n rows with logits.
+  Result<Mode> begin(int64_t rows, int64_t logit_rows, int64_t layers, bool batch_invariant, cudaStream_t stream);
   // Folds a value of the op being issued into the step's fingerprint.
   void fold(uint64_t value) { fingerprint_ = (fingerprint_ ^ value) * 0x100000001b3ull; }
   // Ends the step: a captured one is instantiated and kept; then the graph is launched.
@@ -44,7 +46,7 @@ class DecodeGraphs {
     cudaGraphExec_t exec = nullptr;
     uint64_t fingerprint = 0;
   };
-  using Key = std::tuple<int64_t, int64_t, int64_t>;
+  using Key = std::tuple<int64_t, int64_t, int64_t, bool>;
 
   std::map<Key, Graph> graphs_;
   Key key_{};

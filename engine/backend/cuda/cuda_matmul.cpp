@@ -1,7 +1,6 @@
 #include "engine/backend/cuda/cuda_matmul.h"
 
 #include <algorithm>
-#include <vector>
 
 #include "engine/backend/cuda/cuda_error.h"
 
@@ -27,8 +26,10 @@ Status gemm(const CudaContext& ctx, const void* w, cudaDataType w_type, int64_t 
 
 }  // namespace
 
-MatmulPath matmul_path(GgmlType type, int64_t cols, int64_t n) {
-  if (n <= ck::kMaxMatvecRows) return ck::matvec_takes_q8(type, cols) ? MatmulPath::MatvecInt8 : MatmulPath::Matvec;
+MatmulPath matmul_path(GgmlType type, int64_t cols, int64_t n, RowBatching batching) {
+  if (n <= ck::kMaxMatvecRows || batching == RowBatching::Invariant) {
+    return ck::matvec_takes_q8(type, cols) ? MatmulPath::MatvecInt8 : MatmulPath::Matvec;
+  }
   switch (type) {
     case GgmlType::F32: return MatmulPath::CublasF32;
     case GgmlType::F16: return MatmulPath::CublasF16;
@@ -117,14 +118,15 @@ Status MatmulRunner::run_cublas(const CudaContext& ctx, const MatmulTarget& t, M
   return Status::ok();
 }
 
-Status MatmulRunner::run(const CudaContext& ctx, std::span<const MatmulTarget> targets, const float* x, int64_t n) {
+Status MatmulRunner::run(const CudaContext& ctx, std::span<const MatmulTarget> targets, const float* x, int64_t n,
+                         RowBatching batching) {
   if (n == 0 || targets.empty()) return Status::ok();
   if (n > max_rows_) return Status::error("cuda: a product of " + std::to_string(n) + " rows (at most " +
                                           std::to_string(max_rows_) + ")");
   input_source_ = nullptr;  // the input may have changed since the last run
   bool quantized = false;
   for (const MatmulTarget& t : targets) {
-    const MatmulPath path = matmul_path(t.w.type, t.w.cols, n);
+    const MatmulPath path = matmul_path(t.w.type, t.w.cols, n, batching);
     if (t.w.cols > max_cols_) return Status::error("cuda: a product with rows of " + std::to_string(t.w.cols) + " values");
     if (path == MatmulPath::MatvecInt8 && !quantized) {
       INFERSCOPE_RETURN_IF_ERROR(
@@ -132,25 +134,20 @@ Status MatmulRunner::run(const CudaContext& ctx, std::span<const MatmulTarget> t
       quantized = true;
     }
     if (path == MatmulPath::Matvec || path == MatmulPath::MatvecInt8) {
-      INFERSCOPE_RETURN_IF_ERROR(
-          cuda_status(ck::launch_matvec(t.w, x, quantized ? q8_.get() : nullptr, n, t.y, t.y_stride, ctx.stream()),
-                      "matvec"));
+      // Pieces start at multiples of kMaxMatvecRows rows: x stays as aligned as a single row's.
+      for (int64_t row0 = 0; row0 < n; row0 += ck::kMaxMatvecRows) {
+        const int64_t rows = std::min(ck::kMaxMatvecRows, n - row0);
+        const void* q8 = quantized ? q8_.as<uint8_t>() + ck::q8_activation_bytes(row0, t.w.cols) : nullptr;
+        INFERSCOPE_RETURN_IF_ERROR(cuda_status(ck::launch_matvec(t.w, x + row0 * t.w.cols, q8, rows,
+                                                                 t.y + row0 * t.y_stride, t.y_stride, ctx.stream()),
+                                               "matvec"));
+      }
       continue;
     }
     if (path == MatmulPath::CublasDequantizedBF16 && !tile_.get()) {
       return Status::error("internal: no dequantization tile allocated");
     }
     INFERSCOPE_RETURN_IF_ERROR(run_cublas(ctx, t, path, x, n));
-  }
-  return Status::ok();
-}
-
-Status MatmulRunner::run_gemv(const CudaContext& ctx, std::span<const MatmulTarget> targets, const float* x, int64_t n) {
-  for (int64_t row0 = 0; row0 < n; row0 += ck::kMaxMatvecRows) {
-    const int64_t rows = std::min(ck::kMaxMatvecRows, n - row0);
-    std::vector<MatmulTarget> part(targets.begin(), targets.end());
-    for (MatmulTarget& t : part) t.y += row0 * t.y_stride;
-    INFERSCOPE_RETURN_IF_ERROR(run(ctx, part, x + row0 * targets[0].w.cols, rows));
   }
   return Status::ok();
 }

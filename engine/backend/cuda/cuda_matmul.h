@@ -4,6 +4,9 @@
 // (prefill) run cuBLAS on tensor cores with F32 accumulation: F16 weights as they are with the
 // input rounded to F16; BF16 weights with it in BF16; F32 weights in F32; the quantized types
 // dequantized to BF16 in tiles of rows (launch_dequantize_rows) with the input in BF16.
+// A batch-invariant product (RowBatching::Invariant) runs the GEMV whatever n, kMaxMatvecRows
+// rows at a time: the kernel sums each row the same way for any count of rows up to that, so
+// every row gets the bits of a product of that row alone (a decode step's).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +28,11 @@ struct MatmulTarget {
 
 // How the products of a plan run, chosen on the host (tests check the choice).
 enum class MatmulPath { Matvec, MatvecInt8, CublasF32, CublasF16, CublasBF16, CublasDequantizedBF16 };
-MatmulPath matmul_path(kernels::GgmlType type, int64_t cols, int64_t n);
+// Fastest: the path for n rows as matmul_path says. Invariant: every row as in a product of
+// that row alone (Chunk::batch_invariant; MoE routers, whose expert choices must not hang on how
+// a prompt was split into chunks, nor on F16-rounded inputs).
+enum class RowBatching { Fastest, Invariant };
+MatmulPath matmul_path(kernels::GgmlType type, int64_t cols, int64_t n, RowBatching batching = RowBatching::Fastest);
 const char* matmul_path_name(MatmulPath path);
 
 // Rows of weights one dequantized tile holds: all of them up to kTileBytes, else a multiple of 128.
@@ -41,12 +48,10 @@ class MatmulRunner {
   // for a dequantized tile of tile_bytes (tile_bytes_for of the model's matrices).
   static Result<MatmulRunner> create(DeviceMemory& memory, int64_t max_rows, int64_t max_cols, uint64_t tile_bytes);
 
-  // y_i = x w_i^T for every target, x: [n][cols] F32 (the targets' cols are equal).
-  Status run(const CudaContext& ctx, std::span<const MatmulTarget> targets, const float* x, int64_t n);
-  // The same with the GEMV kernels only, kMaxMatvecRows rows at a time: the inputs keep their
-  // precision in every chunk (MoE routers: an expert choice must not hang on how a prompt was
-  // split into chunks, nor on F16-rounded inputs).
-  Status run_gemv(const CudaContext& ctx, std::span<const MatmulTarget> targets, const float* x, int64_t n);
+  // y_i = x w_i^T for every target, x: [n][cols] F32 (the targets' cols are equal). The input
+  // is quantized to int8 once for all n rows (per row: the same codes for any n).
+  Status run(const CudaContext& ctx, std::span<const MatmulTarget> targets, const float* x, int64_t n,
+             RowBatching batching);
   // The int8 copy of x ([n][cols]) that launch_matvec_experts reads, or null when `type` does
   // not multiply in int8.
   Result<const void*> quantize_for_experts(const CudaContext& ctx, kernels::GgmlType type, const float* x, int64_t rows,

@@ -257,11 +257,12 @@ Status CudaOps::begin_chunk(const Chunk& chunk) {
   INFERSCOPE_RETURN_IF_ERROR(inputs_->stage_rows(chunk));
   routed_.clear();
   row_lookups_ = 0;
+  batch_invariant_ = chunk.batch_invariant;
   const bool decode = is_decode(model_->config(), chunk.n);
   const bool timed = !decode || decode_steps_++ % kProfileEvery == 0;
   mode_ = DecodeGraphs::Mode::Eager;
   if (decode && !timed && options_.graphs) {
-    auto mode = graphs_.begin(chunk.n, chunk.n_logits, chunk.n_layers, stream());
+    auto mode = graphs_.begin(chunk.n, chunk.n_logits, chunk.n_layers, chunk.batch_invariant, stream());
     if (!mode) return mode.status();
     mode_ = *mode;
   }
@@ -376,9 +377,9 @@ Status CudaOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n,
     graphs_.fold(u64(o.w->data));
     graphs_.fold(u64(static_cast<int64_t>(o.out)));
   }
-  return issue(label, {u64(static_cast<int64_t>(in)), u64(n)}, [&] {
-    return routes ? matmul_->run_gemv(*context_, targets, act(in), n) : matmul_->run(*context_, targets, act(in), n);
-  });
+  const RowBatching batching = routes || batch_invariant_ ? RowBatching::Invariant : RowBatching::Fastest;
+  return issue(label, {u64(static_cast<int64_t>(in)), u64(n), u64(static_cast<int64_t>(batching))},
+               [&] { return matmul_->run(*context_, targets, act(in), n, batching); });
 }
 
 Status CudaOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) {
@@ -428,12 +429,20 @@ Status CudaOps::attention(int64_t layer, const Chunk& chunk, const AttentionShap
   args.window = shape.window;
   args.sinks = shape.window > 0 ? shape.sinks : 0;
   // Decode steps launch for the whole context, captured or not, so both give the same bits.
-  const int64_t max_kv = is_decode(c, chunk.n) ? plan_.n_ctx : inputs_->max_kv();
-  return issue(label, {u64(layer), u64(chunk.n), u64(max_kv), u64(args.window)}, [&] {
-    return cuda_status(ck::launch_attention(act(Act::Q), pool(layer, true), pool(layer, false), inputs_->rows(), chunk.n,
-                                            max_kv, args, act(Act::Attn), act_->attention_scratch.as<float>(),
-                                            stream()),
-                       "attention");
+  const int64_t max_kv = is_decode(c, chunk.n) || batch_invariant_ ? plan_.n_ctx : inputs_->max_kv();
+  // The launch's plan (rows per block, split-K) follows from its rows: a batch-invariant chunk
+  // launches each row alone, as its one-row decode step does, one after the other on the
+  // stream (they share the split-K scratch).
+  const int64_t launches = batch_invariant_ ? chunk.n : 1, rows = batch_invariant_ ? 1 : chunk.n;
+  const int64_t width = c.n_embd_q();
+  return issue(label, {u64(layer), u64(chunk.n), u64(max_kv), u64(args.window), u64(launches)}, [&]() -> Status {
+    for (int64_t r = 0; r < launches; ++r) {
+      INFERSCOPE_RETURN_IF_ERROR(cuda_status(
+          ck::launch_attention(act(Act::Q) + r * width, pool(layer, true), pool(layer, false), inputs_->rows(r), rows,
+                               max_kv, args, act(Act::Attn) + r * width, act_->attention_scratch.as<float>(), stream()),
+          "attention"));
+    }
+    return Status::ok();
   });
 }
 

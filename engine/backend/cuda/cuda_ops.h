@@ -4,6 +4,10 @@
 // CPU's ScratchPlan. end_chunk copies the logits back and waits. Decode steps (up to
 // kMaxMatvecRows rows) run as CUDA graphs (cuda_decode_graphs.h) except one in kProfileEvery,
 // which runs op by op with CUDA events to fill the op profile; prefill chunks are always timed.
+// A batch-invariant chunk (Chunk::batch_invariant: a speculative verification) computes each
+// row as a one-row decode step would: its products run the GEMV kernels in pieces of
+// kMaxMatvecRows rows (cuda_matmul.h) and its attention one launch per row over the whole
+// context; every other op already treats each row on its own.
 #pragma once
 
 #include <array>
@@ -108,6 +112,7 @@ class CudaOps : public BackendOps {
   Timeline timeline_;
   DecodeGraphs::Mode mode_ = DecodeGraphs::Mode::Eager;
   bool in_chunk_ = false;
+  bool batch_invariant_ = false;  // the chunk's Chunk::batch_invariant
   int64_t row_lookups_ = 0;
   uint64_t decode_steps_ = 0;
   std::vector<Routed> routed_;
