@@ -13,6 +13,7 @@
 #include "app/cli/profile_text.h"
 #include "app/cli/bench_prefix.h"
 #include "app/cli/bench_record.h"
+#include "app/cli/bench_verify.h"
 #include "app/cli/bench_tokens.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
@@ -243,6 +244,7 @@ int run_bench(int argc, char** argv) {
              {"new-tokens", "N", "with --shared-prefix: each prompt's own tokens after the shared ones (default 32)"},
              {"chats", "N", "with --shared-prefix: how many prompts share the prefix (default 2)"},
              {"parallel", "N", "instead: decode N sequences together, aggregate and per-sequence tokens/s against one alone"},
+             {"verify", "N", "instead: the time of a speculative verification of N drafted tokens against a decode step"},
              kThreadsOption,
              kMmapOption,
              kBackendOption,
@@ -266,6 +268,7 @@ int run_bench(int argc, char** argv) {
   so.kv_types = kv_configs.front();
   if (args.has("shared-prefix")) return run_prefix_bench(args, model, so);
   if (args.has("parallel")) return run_parallel_bench(args, model, so);
+  if (args.has("verify")) return run_verify_bench(args, model, so);
   so.n_ctx = std::max<int64_t>(n_prompt, depth + n_gen + 1);
   so.max_batch = std::max<int64_t>(n_prompt, 1);
   so.kv_types = kv_configs.front();
