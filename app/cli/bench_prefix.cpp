@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/bench_tokens.h"
+#include "app/cli/cli_common.h"
 #include "app/cli/profile_text.h"
 
 namespace inferscope::cli {
@@ -41,12 +42,9 @@ int run_prefix_bench(Args& args, std::shared_ptr<const Model> model, SessionOpti
   if (!args.ok()) return args.exit_code();
   options.n_ctx = std::max(options.n_ctx, n_shared + n_new + 1);
   options.cache.prefix_cache = true;
-  auto session = Session::create(model, options);
-  if (!session) {
-    std::fprintf(stderr, "error: %s\n", session.message().c_str());
-    return 1;
-  }
-  ForwardExecutor& fp = (*session)->executor();
+  const std::unique_ptr<Session> session = open_session(model, options);
+  if (!session) return 1;
+  ForwardExecutor& fp = session->executor();
   const int64_t n_vocab = model->config().n_vocab;
   const std::vector<int32_t> shared = bench_tokens(n_shared, n_vocab);
   std::vector<float> logits(static_cast<size_t>(n_vocab));

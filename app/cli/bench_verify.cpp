@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/bench_tokens.h"
+#include "app/cli/cli_common.h"
 
 namespace inferscope::cli {
 
@@ -38,12 +39,9 @@ int run_verify_bench(Args& args, std::shared_ptr<const Model> model, SessionOpti
   const int64_t rows = n_draft + 1;
   options.n_ctx = std::max(options.n_ctx, n_prompt + rows);
   options.max_batch = std::max(options.max_batch, rows);
-  auto session = Session::create(model, options);
-  if (!session) {
-    std::fprintf(stderr, "error: %s\n", session.message().c_str());
-    return 1;
-  }
-  ForwardExecutor& fp = (*session)->executor();
+  const std::unique_ptr<Session> session = open_session(model, options);
+  if (!session) return 1;
+  ForwardExecutor& fp = session->executor();
   const int64_t n_vocab = model->config().n_vocab;
   const std::vector<int32_t> prompt = bench_tokens(n_prompt, n_vocab), draft = bench_tokens(rows, n_vocab, 1);
   std::vector<float> logits(static_cast<size_t>(rows * n_vocab));
@@ -63,7 +61,7 @@ int run_verify_bench(Args& args, std::shared_ptr<const Model> model, SessionOpti
     const nlohmann::json j = {{"drafted_tokens", n_draft},
                               {"prompt_tokens", n_prompt},
                               {"reps", reps},
-                              {"threads", (*session)->pool().size()},
+                              {"threads", session->pool().size()},
                               {"decode_step_ms", 1e3 * step},
                               {"verify_ms", 1e3 * verify},
                               {"forward_ms", 1e3 * forward},
@@ -74,7 +72,7 @@ int run_verify_bench(Args& args, std::shared_ptr<const Model> model, SessionOpti
     return 0;
   }
   std::printf("after %lld tokens of context, median of %d (%s, %d threads):\n", (long long)n_prompt, reps,
-              fp.backend_name().c_str(), (*session)->pool().size());
+              fp.backend_name().c_str(), session->pool().size());
   std::printf("  one decode step:                           %8.2f ms\n", 1e3 * step);
   std::printf("  verify of %lld drafted tokens (%lld rows):      %8.2f ms = %.2f steps (each row as decoding computes it)\n",
               (long long)n_draft, (long long)rows, 1e3 * verify, verify / step);

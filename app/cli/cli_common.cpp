@@ -113,6 +113,15 @@ void read_kv_pool_options(Args& args, SessionOptions* options) {
   options->cache.context_shift = args.flag("context-shift");
 }
 
+std::unique_ptr<Session> open_session(std::shared_ptr<const Model> model, const SessionOptions& options) {
+  auto session = Session::create(std::move(model), options);
+  if (!session) {
+    std::fprintf(stderr, "error: %s\n", session.message().c_str());
+    return nullptr;
+  }
+  return std::move(*session);
+}
+
 void print_memory(const MemoryUsage& m) {
   const std::string device =
       m.device_weights_bytes ? ", on the device: weights " + format_bytes(m.device_weights_bytes) : std::string();

@@ -55,6 +55,9 @@ void read_kv_pool_options(Args& args, SessionOptions* options);
 std::vector<OptionSpec> session_option_specs();
 // Reads them into *options; false when one is wrong (the arguments failed, the reason printed).
 bool read_session_options(Args& args, SessionOptions* options);
+// A session on `model` with `options`, or null after printing "error: <why>" to stderr.
+std::unique_ptr<Session> open_session(std::shared_ptr<const Model> model, const SessionOptions& options);
+
 // `first`, then `then`.
 std::vector<OptionSpec> joined(std::vector<OptionSpec> first, const std::vector<OptionSpec>& then);
 

@@ -272,55 +272,46 @@ int run_bench(int argc, char** argv) {
   so.n_ctx = std::max<int64_t>(n_prompt, depth + n_gen + 1);
   so.max_batch = std::max<int64_t>(n_prompt, 1);
   so.kv_types = kv_configs.front();
-  auto session = Session::create(model, so);
-  if (!session) {
-    std::fprintf(stderr, "error: %s\n", session.message().c_str());
-    return 1;
-  }
-  const BenchFigures figures = measure(**session, *model, n_prompt, n_gen, depth, reps);
+  const std::unique_ptr<Session> session = open_session(model, so);
+  if (!session) return 1;
+  const BenchFigures figures = measure(*session, *model, n_prompt, n_gen, depth, reps);
   if (!figures.ok) {
     std::fprintf(stderr, "error: forward pass failed\n");
     return 1;
   }
   // Every other KV configuration, one after another in this run (the weights stay loaded).
-  std::vector<KvRun> kv_runs = {{kv_configs.front(), figures, (*session)->memory()}};
+  std::vector<KvRun> kv_runs = {{kv_configs.front(), figures, session->memory()}};
   for (size_t i = 1; i < kv_configs.size(); ++i) {
     SessionOptions kv_options = so;
     kv_options.kv_types = kv_configs[i];
-    auto kv_session = Session::create(model, kv_options);
-    if (!kv_session) {
-      std::fprintf(stderr, "error: %s\n", kv_session.message().c_str());
-      return 1;
-    }
-    const BenchFigures f = measure(**kv_session, *model, n_prompt, n_gen, depth, reps);
+    const std::unique_ptr<Session> kv_session = open_session(model, kv_options);
+    if (!kv_session) return 1;
+    const BenchFigures f = measure(*kv_session, *model, n_prompt, n_gen, depth, reps);
     if (!f.ok) {
       std::fprintf(stderr, "error: forward pass failed with KV cache %s\n", kv_types_label(kv_configs[i]).c_str());
       return 1;
     }
-    kv_runs.push_back({kv_configs[i], f, (*kv_session)->memory()});
+    kv_runs.push_back({kv_configs[i], f, kv_session->memory()});
   }
   // The same model on the CPU backend, in the same run, for the ratio of the two.
   std::optional<BenchFigures> cpu;
   if (args.flag("vs-cpu") && !so.backend.on_cpu()) {
     SessionOptions cpu_options = so;
     cpu_options.backend = {};
-    auto cpu_session = Session::create(model, cpu_options);
-    if (!cpu_session) {
-      std::fprintf(stderr, "error: %s\n", cpu_session.message().c_str());
-      return 1;
-    }
-    cpu = measure(**cpu_session, *model, n_prompt, n_gen, depth, reps);
+    const std::unique_ptr<Session> cpu_session = open_session(model, cpu_options);
+    if (!cpu_session) return 1;
+    cpu = measure(*cpu_session, *model, n_prompt, n_gen, depth, reps);
   }
-  ThreadPool all_threads((*session)->pool().size());  // the machine's bound, whatever "auto" chose
+  ThreadPool all_threads(session->pool().size());  // the machine's bound, whatever "auto" chose
   const double bandwidth = measure_read_bandwidth(all_threads);
   const double bytes_per_token = weight_bytes_per_token(*model);
   const double bound = bandwidth / bytes_per_token;
   const Summary &spp = figures.prefill, &stg = figures.decode;
-  const MemoryUsage mem = (*session)->memory();
+  const MemoryUsage mem = session->memory();
   nlohmann::json j = {
       {"model", args.string("model", default_model_path())},
-      {"threads", (*session)->pool().size()},
-      {"threads_automatic", (*session)->pool().adaptive()},
+      {"threads", session->pool().size()},
+      {"threads_automatic", session->pool().adaptive()},
       {"decode_threads_reduced_share", figures.decode_threads_reduced},
       {"prompt_tokens", n_prompt},
       {"gen_tokens", n_gen},
@@ -333,7 +324,7 @@ int run_bench(int argc, char** argv) {
       {"decode_bound_tokens_per_s", bound},
       {"decode_percent_of_bound", 100.0 * stg.median / bound},
       {"memory", memory_json(mem)},
-      {"backend", (*session)->executor().backend_name()},
+      {"backend", session->executor().backend_name()},
       {"dispatches_per_token", figures.dispatches_per_token},
       {"submissions_per_token", figures.submissions_per_token},
       {"graph_launches_per_token", figures.graph_launches_per_token}};
@@ -352,18 +343,18 @@ int run_bench(int argc, char** argv) {
   }
   std::printf("model: %s (%s of weights read per decoded token), %d threads%s\n",
               args.string("model", default_model_path()).c_str(), format_bytes(uint64_t(bytes_per_token)).c_str(),
-              (*session)->pool().size(), (*session)->pool().adaptive() ? " (automatic)" : "");
+              session->pool().size(), session->pool().adaptive() ? " (automatic)" : "");
   std::printf("pp%-5lld %9.1f tokens/s  (min %.1f, max %.1f over %d reps)\n", (long long)n_prompt, spp.median, spp.min,
               spp.max, reps);
   std::printf("tg%-5lld %9.1f tokens/s  (min %.1f, max %.1f over %d reps)%s\n", (long long)n_gen, stg.median,
               stg.min, stg.max, reps, depth > 0 ? (" after " + std::to_string(depth) + " tokens of context").c_str() : "");
-  if ((*session)->pool().adaptive() && (*session)->pool().size() > 1) {
+  if (session->pool().adaptive() && session->pool().size() > 1) {
     std::printf("automatic threads: %.0f%% of decode on fewer than %d threads (while other programs kept cores busy)\n",
-                100.0 * figures.decode_threads_reduced, (*session)->pool().size());
+                100.0 * figures.decode_threads_reduced, session->pool().size());
   }
   std::printf("KV cache %s: %s for %lld positions (%s per position)\n", kv_types_label(mem.kv_types).c_str(),
-              format_bytes(mem.kv_cache_bytes).c_str(), (long long)(*session)->n_ctx(),
-              format_bytes(mem.kv_cache_bytes / static_cast<uint64_t>((*session)->n_ctx())).c_str());
+              format_bytes(mem.kv_cache_bytes).c_str(), (long long)session->n_ctx(),
+              format_bytes(mem.kv_cache_bytes / static_cast<uint64_t>(session->n_ctx())).c_str());
   std::printf("KV blocks of %d positions: %lld positions held in %lld rows of blocks (fragmentation %.2f%%)\n",
               mem.kv_blocks.block_size, (long long)mem.kv_blocks.positions_held,
               (long long)mem.kv_blocks.positions_in_blocks, 100.0 * kv_fragmentation(mem.kv_blocks));
@@ -378,7 +369,7 @@ int run_bench(int argc, char** argv) {
   }
   if (!so.backend.on_cpu()) {
     std::printf("backend %s: %.1f dispatches, %.2f submissions and %.2f graph launches per decoded token\n",
-                (*session)->executor().backend_name().c_str(), figures.dispatches_per_token,
+                session->executor().backend_name().c_str(), figures.dispatches_per_token,
                 figures.submissions_per_token, figures.graph_launches_per_token);
   }
   if (cpu) {
