@@ -39,6 +39,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(std::shared_ptr<const Model> 
   const int threads = options.n_threads > 0 ? options.n_threads
                                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   e->pool_ = std::make_unique<ThreadPool>(threads);
+  if (options.n_threads <= 0) e->pool_->adapt();  // it embeds while replies decode (the server, the app)
   ForwardOptions fo;
   fo.n_ctx = options.n_ctx > 0 ? options.n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
   fo.hidden_states = true;

@@ -19,7 +19,7 @@
 namespace inferscope {
 
 struct EmbedderOptions {
-  int n_threads = 0;      // 0 = all cores
+  int n_threads = 0;      // 0 = automatic: all cores, fewer while other programs keep them busy
   BackendChoice backend;  // CPU unless chosen
   int64_t n_ctx = 0;      // 0 = the model's training context, at most 4096 (longer texts are cut)
   bool normalize = true;  // L2-normalize the pooled vector
@@ -39,6 +39,7 @@ class Embedder {
 
   int64_t dimension() const { return model_->config().n_embd; }
   Pooling pooling() const { return pooling_; }
+  const ThreadPool& pool() const { return *pool_; }
   const Model& model() const { return *model_; }
   // "<model file>:<size>:<pooling>[:raw]": what makes two embedders' vectors comparable (the
   // semantic cache keys entries by it).

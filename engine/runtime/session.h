@@ -77,6 +77,9 @@ class Session {
   ThreadPool& pool() { return *pool_; }
   ForwardExecutor& executor() { return *forward_; }
   const SessionOptions& options() const { return options_; }
+  // The threads setting it was made with, for what runs beside it (an embedder): 0 when
+  // automatic (options().n_threads is then the pool's size), else the fixed count.
+  int thread_setting() const { return pool_->adaptive() ? 0 : options_.n_threads; }
   int64_t n_ctx() const { return forward_->n_ctx(); }
   MemoryUsage memory() const;
 

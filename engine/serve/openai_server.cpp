@@ -198,7 +198,7 @@ Result<std::unique_ptr<OpenAiServer>> OpenAiServer::start(std::shared_ptr<const 
                                                      server->options_.max_waiting);
   server->embedder_ = std::make_unique<SharedEmbedder>(
       server->options_.embedding_model ? server->options_.embedding_model : server->model_,
-      server->session_->options().n_threads);
+      server->session_->thread_setting());
   INFERSCOPE_RETURN_IF_ERROR(server->open_cache());
   server->started_at_ = unix_seconds();
   server->start_routing();

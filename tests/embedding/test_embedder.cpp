@@ -130,5 +130,23 @@ TEST(ChatModelEmbeddings, HiddenStateRowsAreWhatTheLogitsComeFrom) {
   EXPECT_LT(worst, 1e-3 * (1 + scale));
 }
 
+// Automatic threads (0, the default) adapt to a busy machine as a session's do; a number fixes
+// them. The embedding is the same either way (whole rows per thread).
+TEST(Embedder, AutomaticThreadsAdaptAndEmbedTheSame) {
+  auto model = load(kBertModel);
+  ASSERT_TRUE(model);
+  EmbedderOptions automatic, fixed;
+  fixed.n_threads = 2;
+  auto a = Embedder::create(model, automatic);
+  auto f = Embedder::create(model, fixed);
+  ASSERT_TRUE(a && f);
+  EXPECT_TRUE((*a)->pool().adaptive());
+  EXPECT_FALSE((*f)->pool().adaptive());
+  auto ea = (*a)->embed("a cat sat on the mat");
+  auto ef = (*f)->embed("a cat sat on the mat");
+  ASSERT_TRUE(ea && ef);
+  EXPECT_EQ(ea->values, ef->values);
+}
+
 }  // namespace
 }  // namespace inferscope

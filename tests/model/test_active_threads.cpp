@@ -55,6 +55,21 @@ TEST_P(ActiveThreadsTest, LogitsAreBitIdenticalWhateverTheActiveThreads) {
   }
 }
 
+// What runs beside a session (the semantic cache's embedder, the server's) takes its threads
+// setting: 0 when automatic (the pool adapts), else the fixed count.
+TEST(SessionThreads, TheSettingIsZeroWhenAutomatic) {
+  auto model = testing::load_test_model("stories260K.gguf");
+  ASSERT_TRUE(model);
+  for (int threads : {0, 1, 2}) {
+    SessionOptions so;
+    so.n_threads = threads;
+    auto session = Session::create(model, so);
+    ASSERT_TRUE(session) << session.message();
+    EXPECT_EQ((*session)->thread_setting(), threads);
+    EXPECT_EQ((*session)->pool().adaptive(), threads == 0);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, ActiveThreadsTest,
                          ::testing::Values("stories260K.gguf", "quant/q4_0.gguf", "quant/q4_k_m.gguf",
                                            "quant/f16.gguf", "derived/stories260K-moe4-distinct.gguf"),

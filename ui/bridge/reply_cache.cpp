@@ -77,7 +77,7 @@ Status ReplyCache::prepareEmbedder(const QString& path, std::shared_ptr<const Mo
 
 Result<ReplyCache::Probe> ReplyCache::lookUp(const ChatRequest& request, std::shared_ptr<const Model> model,
                                              const Session& session, const QString& weights) {
-  INFERSCOPE_RETURN_IF_ERROR(prepare(request.semanticCache, model, session.options().n_threads));
+  INFERSCOPE_RETURN_IF_ERROR(prepare(request.semanticCache, model, session.thread_setting()));
   QElapsedTimer timer;
   timer.start();
   semantic::ConversationTurns turns = splitTurns(request);
