@@ -78,8 +78,9 @@ void EngineStatusBar::showModel(const ModelSummary& summary) {
   m_model->setText(m_loadedModelText);
   m_model->setToolTip(describe(summary));
   // Threads only where they run the model: on a device they just sample.
-  m_backendText = summary.deviceName.isEmpty() ? tr("%1 · %n thread(s)", nullptr, summary.threads).arg(summary.backend)
-                                               : summary.backend;
+  const QString threads = summary.threadsAutomatic ? tr("up to %n thread(s), automatic", nullptr, summary.threads)
+                                                   : tr("%n thread(s)", nullptr, summary.threads);
+  m_backendText = summary.deviceName.isEmpty() ? tr("%1 · %2").arg(summary.backend, threads) : summary.backend;
   m_backend->setText(m_backend->fontMetrics().elidedText(m_backendText, Qt::ElideRight, kBackendMaximumWidth));
   m_backend->setToolTip(describeBackend(summary));
   m_speed->clear();
