@@ -151,9 +151,9 @@ struct QGroup {
   static constexpr int64_t kActBytes = kBlocks * kQBlock;       // activation bytes per group
 };
 
-// Per-token activations regrouped for the decode kernel.
 constexpr int64_t kDecodeTokens = 16;  // tokens regrouped at a time
 
+// Per-token activations regrouped for the decode kernel.
 struct DecodeToken {
   const int8_t* act;    // [n_groups][kActBytes]
   const int32_t* init;  // [n_groups][16]
