@@ -1,5 +1,6 @@
 // Matmul entry points: activation packing, the scalar reference, run-time dispatch to the SIMD
-// variants (matmul_avx2.cpp, matmul_avx512.cpp, matmul_amx_avx512.cpp) and their scratch memory.
+// variants (matmul_avx2.cpp, matmul_avx512.cpp with matmul_dot_avx512.cpp, matmul_amx_avx512.cpp)
+// and their scratch memory.
 #include "kernels/cpu/matmul.h"
 
 #include <algorithm>

@@ -14,7 +14,7 @@
 namespace inferscope::kernels::detail {
 namespace {
 
-// Decode prefetch and tile height: see matmul_avx512.cpp (same measurements apply).
+// Decode prefetch and tile height: see matmul_dot_avx512.cpp (same measurements apply).
 constexpr int kPrefetchTiles = 4;
 constexpr int kDecodeRows = 2;
 

@@ -123,7 +123,8 @@ static inline int64_t kernel_tokens(const MatmulArgs& a) { return a.batch_invari
 void* thread_scratch(int slot, size_t bytes);
 
 void matmul_avx2(const MatmulArgs& a);
-void matmul_avx512(const MatmulArgs& a);
+void matmul_avx512(const MatmulArgs& a);      // the panel or the dot form, as a's tokens choose
+void matmul_dot_avx512(const MatmulArgs& a);  // the dot form for any number of tokens
 void matmul_amx(const MatmulArgs& a);  // falls back to matmul_avx512 where AMX does not pay
 
 // Packs rows [t_begin, t_end) of Q8 activations (bit-identical to the scalar packer).
