@@ -188,7 +188,7 @@ Status open_draft_model(Args& args, Session& session, DraftOptions* draft) {
   options.resident_weights = !args.flag("mmap");
   auto model = Model::load(args.string("draft-model"), options);
   if (!model) return model.status();
-  auto drafter = DraftModel::create(std::move(*model), session);
+  auto drafter = DraftModel::create(std::move(*model), session.draft_target());
   if (!drafter) return drafter.status();
   draft->source = DraftSource::Model;
   draft->model = std::move(*drafter);

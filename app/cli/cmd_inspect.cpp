@@ -192,7 +192,7 @@ int run_inspect(int argc, char** argv) {
   auto tok = Tokenizer::from_gguf(**file);
   if (!tok) std::fprintf(stderr, "warning: %s\n", tok.message().c_str());
   const Tokenizer* tokenizer = tok ? tok->get() : nullptr;
-  const Status kv_ok = check_kv_types(*config, kv_types);
+  const Status kv_ok = check_kv_types(config->kv_rows(), kv_types);
   if (!kv_ok) {
     std::fprintf(stderr, "error: %s\n", kv_ok.message().c_str());
     return 1;

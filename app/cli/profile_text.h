@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/model/op_profile.h"
+#include "engine/metrics/op_profile.h"
 
 namespace inferscope::cli {
 

@@ -1,13 +1,15 @@
-// The closed set of operations the model's forward pass (engine/model/forward_pass.h) is
+// The closed set of operations the model's forward pass (engine/graph/model_graph.h) is
 // written in: what a compute backend implements, and all it implements. The CPU backend runs
 // each op when it is called; a GPU backend records it and runs the chunk at end_chunk().
 //
-// Activations are the backend's own buffers, named by Act, each [max_batch rows][width] F32
-// (widths in ScratchPlan); an op reads and writes whole rows 0..n-1 unless it says otherwise.
+// Activations are the backend's own buffers, named by Act and shaped by the plan's
+// ActivationPlan (engine/model/activation_plan.h), the same for every backend; an op reads and
+// writes whole rows 0..n-1 unless it says otherwise.
 // Weights are the host's WeightMatrix / WeightVector (engine/model/model_weights.h): a backend
 // that copies them to a device finds its copy by the host tensor (ModelWeights::for_each_*).
 // `feeds` lists the matrices that will multiply an op's output next: a hint a backend may use
 // to also write that output in the form those products read (Vulkan: int8-quantized rows).
+// Neither side includes the other: the graph calls these ops, the backends implement them.
 #pragma once
 
 #include <cstdint>
@@ -15,31 +17,17 @@
 #include <span>
 #include <string>
 
-#include "engine/backend/forward_executor.h"
+#include "engine/backend/backend_usage.h"
 #include "engine/core/status.h"
 #include "engine/kv/block_table.h"
 #include "engine/kv/kv_layout.h"
+#include "engine/metrics/op_profile.h"
+#include "engine/model/activation_plan.h"
 #include "engine/model/model_config.h"
 #include "engine/model/model_weights.h"
-#include "engine/model/op_profile.h"
-#include "engine/model/scratch_plan.h"
-#include "kernels/cpu/ops.h"
+#include "kernels/formats/rope_params.h"
 
 namespace inferscope {
-
-enum class Act {
-  X,          // [n][n_embd] the residual stream
-  H,          // [n][n_embd] a normalized copy, or a block's output before the residual add
-  Q,          // [n][n_embd_q]
-  K, V,       // [n][n_embd_kv] this chunk's new keys and values
-  Attn,       // [n][n_embd_q] attention output
-  FfnA, FfnB, // [n][max ffn width] gate and up projections (FfnA: also the GLU output)
-  FfnOut,     // [n][n_embd]
-  Router,     // [n][n_expert] router logits
-  ExpertOut,  // [n * n_expert_used][n_embd] each routed expert's output per (token, choice)
-  SharedOut,  // [n][n_embd] qwen2moe's shared expert output
-  Logits,     // [n_logits][plan.output_width]: logits, or the final token states
-};
 
 // Which op (and layer, -1 outside the layers) a backend charges an op's time to.
 struct OpLabel {
@@ -53,7 +41,7 @@ struct ForwardPlan {
   int n_slots = 1;
   int64_t max_batch = 1;
   KvLayout kv;  // the KV pool: its K and V types, kv.n_blocks blocks of kv.block_size rows per layer
-  ScratchPlan scratch;
+  ActivationPlan acts;  // every Act's shape, and the CPU's working memory
   kernels::RopeParams rope;  // freq_factors points into the model's weights (or is null)
   OpProfile* profile = nullptr;  // where the backend adds its op times
   // Floats per row of Logits: n_vocab, or n_embd where the pass outputs the final token states
@@ -121,6 +109,9 @@ struct AttentionShape {
 
 using Feeds = std::span<const WeightMatrix* const>;
 
+// The rows an expert product reads: one per token (shared by its k choices), or one per route.
+enum class ExpertInput { PerToken, PerRoute };
+
 class BackendOps {
  public:
   virtual ~BackendOps() = default;
@@ -129,7 +120,7 @@ class BackendOps {
   virtual std::string name() const = 0;
 
   // --- Set-up, in this order (ForwardPass::create).
-  // Threads the ops run on (per-thread scratch in ScratchPlan).
+  // Threads the ops run on (per-thread scratch in ActivationPlan).
   virtual int threads() const { return 1; }
   // The largest batch the backend takes (for example, logits that fit one binding).
   virtual int64_t max_batch_limit() const { return INT64_MAX; }
@@ -139,7 +130,7 @@ class BackendOps {
   virtual DeviceNeeds needs(const ForwardPlan& plan) = 0;
   // Copies the weights to the device; progress(0..1) as they go. Nothing on the CPU.
   virtual Status upload(const std::function<void(double)>& progress) = 0;
-  // Creates the KV cache and the activations for `plan` (kept until destruction).
+  // Creates the KV cache and the activations of plan.acts (kept until destruction).
   virtual Status allocate(const ForwardPlan& plan) = 0;
   // True when ops are recorded and run at end_chunk(): ForwardPass then records a chunk at
   // load and discards it, so that the first reply does not wait for pipeline compilation.
@@ -175,8 +166,10 @@ class BackendOps {
   // `layer` (GQA) that `shape` leaves visible, read through its span's blocks.
   virtual Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
                            OpLabel label) = 0;
-  // FfnA[i] = act(FfnA[i]) * FfnB[i] over `width` columns, i < n.
-  virtual Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) = 0;
+  // gate[i] = act(gate[i]) * up[i] over `width` columns, i < rows (FfnA and FfnB for a dense
+  // FFN or a shared expert, ExpertA and ExpertB over the routes for a mixture's experts).
+  virtual Status glu(FfnActivation act, Act gate, Act up, int64_t rows, int64_t width, Feeds feeds,
+                     OpLabel label) = 0;
   // x = act(x) over n rows of `width` (BERT's plain GELU FFN).
   virtual Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) = 0;
   // dst += src over n rows of `width`.
@@ -186,10 +179,13 @@ class BackendOps {
   // From Router's logits: softmax over n_expert, the k most probable (ties: lower index),
   // their weights (renormalized over the k, or not); kept by the backend for the next two ops.
   virtual Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) = 0;
-  // ExpertOut[t * k + j] = down(silu(gate h) * up h) of the j-th expert chosen for token t,
-  // with h = H[t]; gate, up, down are stacks of n_expert matrices.
-  virtual Status moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n,
-                             int64_t k, OpLabel label) = 0;
+  // Products of the chosen experts (a mixture's mul_mat_id): each output's w is a stack of
+  // n_expert matrices, and for every token t < n and choice j < k,
+  //   out[t * k + j] = w[e] . in[r],  e = the j-th expert moe_route chose for t,
+  // with r = t (ExpertInput::PerToken: in is [n][cols]) or r = t * k + j (PerRoute: in is
+  // [n * k][cols], a previous expert product's rows). The outputs share the input.
+  virtual Status matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n,
+                                int64_t k, OpLabel label) = 0;
   // FfnOut[t] = sum over t's choices, in ascending expert id, of weight * ExpertOut[t * k + j];
   // with shared_gate: += sigmoid(shared_gate . H[t]) * SharedOut[t].
   virtual Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) = 0;

@@ -10,14 +10,15 @@
 #include <utility>
 #include <vector>
 
-#include "engine/backend/forward_executor.h"
+#include "engine/backend/backend_ops.h"
 #include "engine/core/status.h"
-#include "engine/model/forward_pass.h"
 #include "engine/model/model.h"
 
 namespace inferscope {
 
-constexpr uint32_t kBackendAbiVersion = 4;
+class ThreadPool;
+
+constexpr uint32_t kBackendAbiVersion = 5;
 constexpr const char* kBackendEntryPoint = "inferscope_backend_plugin";
 
 // One device of a backend, as `inspect` and the app's device picker show it.
@@ -36,11 +37,11 @@ class BackendPlugin {
   virtual const char* label() const = 0;  // "Vulkan": what users read
   // The devices the backend can run on; an error says why there are none (no driver...).
   virtual Result<std::vector<BackendDevice>> devices() = 0;
-  // Copies the model's weights to `device` and prepares a forward pass there. Fails before
-  // any upload when the model does not fit in the device's memory. options.host_threads is
-  // the session's thread pool, for backends that compute on the host.
-  virtual Result<std::unique_ptr<ForwardExecutor>> create_executor(std::shared_ptr<const Model> model, int device,
-                                                                  const ForwardOptions& options) = 0;
+  // The backend's ops for `model` on `device`, nothing uploaded yet (the forward pass,
+  // engine/graph/forward_pass.h, checks the fit, then uploads and allocates through them).
+  // `host_threads` is the session's thread pool, for backends that compute on the host.
+  virtual Result<std::unique_ptr<BackendOps>> create_ops(std::shared_ptr<const Model> model, int device,
+                                                         ThreadPool* host_threads) = 0;
 };
 
 using BackendEntryPoint = BackendPlugin* (*)(uint32_t abi_version);

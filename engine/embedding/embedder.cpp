@@ -4,6 +4,8 @@
 #include <cmath>
 #include <thread>
 
+#include "engine/graph/forward_pass.h"
+
 namespace inferscope {
 
 std::vector<float> pool_states(const float* states, int64_t n, int64_t width, Pooling pooling) {
@@ -44,9 +46,7 @@ Result<std::unique_ptr<Embedder>> Embedder::create(std::shared_ptr<const Model> 
   fo.n_ctx = options.n_ctx > 0 ? options.n_ctx : std::min<int64_t>(c.n_ctx_train, 4096);
   fo.hidden_states = true;
   fo.host_threads = e->pool_.get();
-  auto plugin = load_backend(options.backend.backend);
-  if (!plugin) return plugin.status();
-  auto executor = (*plugin)->create_executor(e->model_, options.backend.device, fo);
+  auto executor = ForwardPass::open(e->model_, options.backend, fo);
   if (!executor) return executor.status();
   e->forward_ = std::move(*executor);
   return e;

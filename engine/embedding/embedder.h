@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/backend/backend_registry.h"
-#include "engine/backend/forward_executor.h"
+#include "engine/graph/forward_executor.h"
 #include "engine/core/status.h"
 #include "engine/core/thread_pool.h"
 #include "engine/model/model.h"

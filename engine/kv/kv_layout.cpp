@@ -13,13 +13,13 @@ Result<KvType> parse_kv_type_name(const std::string& name) {
   return Result<KvType>::error("unknown KV cache type '" + name + "' (one of f16, q8_0, q4_0, nf4, int4)");
 }
 
-KvLayout KvLayout::for_model(const ModelConfig& config, int64_t n_ctx, int n_slots, KvTypes types,
+KvLayout KvLayout::for_model(const KvRowShape& rows, int64_t n_ctx, int n_slots, KvTypes types,
                              int32_t block_size) {
-  return KvLayout{types, config.n_layer, config.n_embd_kv(), block_size, n_slots * blocks_for(n_ctx, block_size)};
+  return KvLayout{types, rows.n_layer, rows.n_embd_kv, block_size, n_slots * blocks_for(n_ctx, block_size)};
 }
 
-Status check_kv_types(const ModelConfig& config, KvTypes types) {
-  const int64_t n = config.n_embd_kv();
+Status check_kv_types(const KvRowShape& rows, KvTypes types) {
+  const int64_t n = rows.n_embd_kv;
   for (const KvType t : {types.k, types.v}) {
     const int64_t granule = kernels::kv_row_granule(t);
     if (n % granule != 0) {

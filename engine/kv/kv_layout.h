@@ -11,7 +11,6 @@
 #include <string>
 
 #include "engine/core/status.h"
-#include "engine/model/model_config.h"
 #include "kernels/formats/kv_type.h"
 
 namespace inferscope {
@@ -36,6 +35,13 @@ Result<KvType> parse_kv_type_name(const std::string& name);
 // under a block, large enough for the block table to stay short.
 constexpr int32_t kDefaultKvBlockSize = 16;
 
+// What a model stores per position: a K and a V row of n_embd_kv values (all KV heads) in each
+// of n_layer layers (ModelConfig::kv_rows()).
+struct KvRowShape {
+  int64_t n_layer = 0;
+  int64_t n_embd_kv = 0;
+};
+
 struct KvLayout {
   KvTypes types;
   int64_t n_layer = 0;
@@ -44,7 +50,7 @@ struct KvLayout {
   int64_t n_blocks = 0;
 
   // The pool that holds n_slots whole contexts of n_ctx positions.
-  static KvLayout for_model(const ModelConfig& config, int64_t n_ctx, int n_slots, KvTypes types,
+  static KvLayout for_model(const KvRowShape& rows, int64_t n_ctx, int n_slots, KvTypes types,
                             int32_t block_size = kDefaultKvBlockSize);
   // Blocks of block_size positions that n_ctx positions need.
   static int64_t blocks_for(int64_t n_ctx, int32_t block_size) { return (n_ctx + block_size - 1) / block_size; }
@@ -65,7 +71,7 @@ struct KvLayout {
 
 // Whether a model's KV rows can be stored as `types` (a quantized type needs n_embd_kv, the
 // values of a row, to be a multiple of its 32-value blocks); the error names the type and size.
-Status check_kv_types(const ModelConfig& config, KvTypes types);
+Status check_kv_types(const KvRowShape& rows, KvTypes types);
 // Block sizes are powers of two from 16 to 256 (attention finds a row with a shift and a mask).
 Status check_kv_block_size(int32_t block_size);
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "engine/model/quantize_model.h"
-#include "engine/model/scratch_plan.h"
+#include "engine/model/activation_plan.h"
 
 namespace inferscope {
 
@@ -16,8 +16,9 @@ MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config
     if (auto plan = plan_quantization(file, *weights_as)) e.weights_bytes = plan->bytes_after();
   }
   e.kv_types = kv_types;
-  e.kv_cache_bytes = KvLayout::for_model(config, n_ctx, 1, kv_types).bytes();
-  e.scratch_bytes = ScratchPlan::for_model(config, n_ctx, max_batch, n_threads).total_bytes();
+  e.kv_cache_bytes = KvLayout::for_model(config.kv_rows(), n_ctx, 1, kv_types).bytes();
+  const int64_t output_width = config.is_encoder() ? config.n_embd : config.n_vocab;
+  e.scratch_bytes = ActivationPlan::for_model(config, n_ctx, max_batch, n_threads, output_width).host_bytes();
   return e;
 }
 

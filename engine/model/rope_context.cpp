@@ -1,5 +1,7 @@
 #include "engine/model/rope_context.h"
 
+#include "kernels/cpu/ops.h"
+
 namespace inferscope {
 
 kernels::RopeParams rope_params_for_context(const ModelConfig& c, const ModelWeights& w, int64_t n_ctx) {

@@ -7,7 +7,7 @@
 
 #include "engine/model/model_config.h"
 #include "engine/model/model_weights.h"
-#include "kernels/cpu/ops.h"
+#include "kernels/formats/rope_params.h"
 
 namespace inferscope {
 

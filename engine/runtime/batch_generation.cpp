@@ -6,7 +6,6 @@
 
 #include "engine/runtime/draft_model.h"
 #include "engine/runtime/generation_support.h"
-#include "engine/runtime/session.h"
 #include "engine/sampling/lookup_draft.h"
 #include "engine/sampling/sampler.h"
 #include "engine/sampling/top_k.h"
@@ -70,13 +69,13 @@ struct BatchGeneration::Sequence {
   int32_t draft_pause = 0;   // steps left to decode without drafting
 };
 
-Result<std::unique_ptr<BatchGeneration>> BatchGeneration::create(Session& session, int capacity) {
+Result<std::unique_ptr<BatchGeneration>> BatchGeneration::create(const GenerationContext& context, int capacity) {
   if (capacity < 1) return Status::error("a batch needs at least one slot");
-  INFERSCOPE_RETURN_IF_ERROR(session.ensure_slots(capacity));
-  return std::unique_ptr<BatchGeneration>(new BatchGeneration(session, capacity));
+  if (context.executor->n_slots() < capacity) return Status::error("internal: the executor has fewer slots than the batch");
+  return std::unique_ptr<BatchGeneration>(new BatchGeneration(context, capacity));
 }
 
-BatchGeneration::BatchGeneration(Session& session, int capacity) : session_(session), capacity_(capacity) {
+BatchGeneration::BatchGeneration(const GenerationContext& context, int capacity) : context_(context), capacity_(capacity) {
   for (int slot = capacity - 1; slot >= 0; --slot) free_slots_.push_back(slot);
 }
 
@@ -85,7 +84,7 @@ BatchGeneration::~BatchGeneration() { cancel_all(); }
 Status BatchGeneration::add(const GenerateRequest& request, OnToken on_token, OnDone on_done) {
   INFERSCOPE_RETURN_IF_ERROR(validate(request));
   if (free_slots_.empty()) return Status::error("every slot of the batch is taken");
-  const Model& model = session_.model();
+  const Model& model = *context_.model;
   INFERSCOPE_RETURN_IF_ERROR(check_draft_source(request.draft, model));
   const Tokenizer& tok = model.tokenizer();
   auto sampler = Sampler::create(request.sampling, static_cast<int32_t>(model.config().n_vocab));
@@ -97,9 +96,10 @@ Status BatchGeneration::add(const GenerateRequest& request, OnToken on_token, On
   std::vector<int32_t>& prompt = seq->result.prompt_token_ids;
   prompt = tok.encode(request.prompt, request.add_special, request.parse_special);
   if (prompt.empty()) return Status::error("the prompt is empty");
-  if (session_.options().cache.kv_window == 0 && static_cast<int64_t>(prompt.size()) > session_.n_ctx()) {
+  const int64_t n_ctx = context_.executor->n_ctx();
+  if (context_.cache.kv_window == 0 && static_cast<int64_t>(prompt.size()) > n_ctx) {
     return Status::error("context is full: the prompt's " + std::to_string(prompt.size()) +
-                         " tokens exceed the context length of " + std::to_string(session_.n_ctx()) +
+                         " tokens exceed the context length of " + std::to_string(n_ctx) +
                          " (use a larger --context or --kv-window)");
   }
   for (int32_t id : prompt) seq->sampler.accept(id);
@@ -130,12 +130,12 @@ Status BatchGeneration::step() {
       continue;
     }
     const std::span<const int32_t> prompt(seq->result.prompt_token_ids);
-    seq->result.reused_tokens = session_.start_slot(seq->slot, prompt);
+    seq->result.reused_tokens = context_.start_slot(seq->slot, prompt);
     batch.push_back({seq->slot, prompt.subspan(static_cast<size_t>(seq->result.reused_tokens)), seq->logits.data()});
     prefill_tokens += batch.back().tokens.size();
   }
   const auto t0 = GenerationClock::now();
-  const Status forwarded = session_.executor().forward_batch(batch);
+  const Status forwarded = context_.executor->forward_batch(batch);
   if (!forwarded.is_ok()) {
     fail_all(forwarded);
     return forwarded;
@@ -165,14 +165,14 @@ Status BatchGeneration::step() {
 Result<std::vector<int32_t>> BatchGeneration::propose_draft(Sequence& seq) {
   constexpr int kMaxNgram = 3;
   const DraftOptions& options = seq.request.draft;
-  if (options.source == DraftSource::None || seq.draft_length <= 0 || session_.options().cache.kv_window != 0) {
+  if (options.source == DraftSource::None || seq.draft_length <= 0 || context_.cache.kv_window != 0) {
     return std::vector<int32_t>{};
   }
   if (seq.draft_pause > 0) {
     seq.draft_pause -= 1;
     return std::vector<int32_t>{};
   }
-  const ForwardExecutor& executor = session_.executor();
+  const ForwardExecutor& executor = *context_.executor;
   const int64_t room = executor.n_ctx() - executor.kv_length(seq.slot) - 2;
   const int64_t left = static_cast<int64_t>(seq.request.max_tokens) - seq.step - 1;
   const int64_t length = std::min<int64_t>({seq.draft_length, room, left});
@@ -188,8 +188,8 @@ Result<std::vector<int32_t>> BatchGeneration::propose_draft(Sequence& seq) {
 // `seq`'s slot after its last token. Those positions hold the early layers' KV only, so they
 // leave the slot again: the verification writes every layer of the ones it keeps.
 Result<std::vector<int32_t>> BatchGeneration::self_draft(const Sequence& seq, int64_t length) {
-  ForwardExecutor& executor = session_.executor();
-  const Tokenizer& tok = session_.model().tokenizer();
+  ForwardExecutor& executor = *context_.executor;
+  const Tokenizer& tok = context_.model->tokenizer();
   const int64_t kv_before = executor.kv_length(seq.slot);
   draft_logits_.resize(seq.logits.size());
   std::vector<int32_t> draft;
@@ -213,7 +213,7 @@ Result<std::vector<int32_t>> BatchGeneration::self_draft(const Sequence& seq, in
 // drafted one; the KV cache keeps the positions of the tokens kept. The step's decode time counts from `started` (drafting included).
 Status BatchGeneration::speculative_step(Sequence& seq, std::span<const int32_t> draft,
                                          GenerationClock::time_point started) {
-  ForwardExecutor& executor = session_.executor();
+  ForwardExecutor& executor = *context_.executor;
   const size_t n_vocab = seq.logits.size();
   const int64_t kv_before = executor.kv_length(seq.slot);
   std::vector<int32_t> tokens{seq.next};
@@ -260,9 +260,9 @@ void BatchGeneration::pause_failing_drafts(Sequence& seq, size_t accepted) {
 Status BatchGeneration::sample(Sequence& seq) {
   const GenerateRequest& request = seq.request;
   GenerateResult& result = seq.result;
-  const Tokenizer& tok = session_.model().tokenizer();
-  ForwardExecutor& executor = session_.executor();
-  const CachePolicy& cache = session_.options().cache;
+  const Tokenizer& tok = context_.model->tokenizer();
+  ForwardExecutor& executor = *context_.executor;
+  const CachePolicy& cache = context_.cache;
   seq.running = false;
   result.stop_reason = "max_tokens";
   if (seq.step >= request.max_tokens) return Status::ok();
@@ -280,7 +280,7 @@ Status BatchGeneration::sample(Sequence& seq) {
   result.text += event.text;
   if (request.top_logprobs > 0) result.steps.push_back(event.top_logprobs);
   const bool wanted = !seq.on_token || seq.on_token(event);
-  if (!wanted || session_.cancel_requested()) {
+  if (!wanted || context_.cancel_requested()) {
     result.stop_reason = "cancelled";
     return Status::ok();
   }
@@ -313,7 +313,7 @@ void BatchGeneration::finish(Sequence& seq) {
   t.decode_ms = seq.decode_ms;
   finish_timings(t, seq.result.prompt_token_ids.size() - static_cast<size_t>(seq.result.reused_tokens),
                  seq.decode_steps);
-  seq.result.memory = session_.memory();
+  seq.result.memory = context_.memory();
   if (seq.request.draft.model) seq.result.memory.draft_model_bytes = seq.request.draft.model->memory_bytes();
   report(seq, std::move(seq.result));
 }

@@ -6,7 +6,7 @@
 // at once, while the others go on. A sequence running alone with a speculative draft
 // (GenerateRequest::draft) takes speculative steps instead: its draft verified in one call
 // (ForwardExecutor::verify); drafts rejected whole again and again pause drafting for a while.
-// Not thread-safe: one thread adds and steps. The session runs nothing else meanwhile.
+// Not thread-safe: one thread adds and steps. The executor runs nothing else meanwhile.
 #pragma once
 
 #include <chrono>
@@ -17,18 +17,18 @@
 
 #include "engine/core/status.h"
 #include "engine/runtime/generate_request.h"
+#include "engine/runtime/generation_context.h"
 
 namespace inferscope {
-
-class Session;
 
 class BatchGeneration {
  public:
   using OnToken = std::function<bool(const TokenEvent&)>;  // false stops that sequence ("cancelled")
   using OnDone = std::function<void(Result<GenerateResult>)>;  // exactly once per sequence added
 
-  // Reserves `capacity` KV slots of `session`, which must outlive the batch.
-  static Result<std::unique_ptr<BatchGeneration>> create(Session& session, int capacity);
+  // Runs in KV slots 0 .. capacity - 1 of the context's executor (which has them, and outlives
+  // the batch: Session::start_batch makes both).
+  static Result<std::unique_ptr<BatchGeneration>> create(const GenerationContext& context, int capacity);
   // Ends the sequences still running as cancel_all() does.
   ~BatchGeneration();
   BatchGeneration(const BatchGeneration&) = delete;
@@ -52,7 +52,7 @@ class BatchGeneration {
 
  private:
   struct Sequence;
-  BatchGeneration(Session& session, int capacity);
+  BatchGeneration(const GenerationContext& context, int capacity);
   Status sample(Sequence& seq);
   Result<std::vector<int32_t>> propose_draft(Sequence& seq);
   Result<std::vector<int32_t>> self_draft(const Sequence& seq, int64_t length);
@@ -63,7 +63,7 @@ class BatchGeneration {
   void end_finished();
   void fail_all(const Status& error);
 
-  Session& session_;
+  GenerationContext context_;
   const int capacity_;
   std::vector<std::unique_ptr<Sequence>> sequences_;  // in the order they were added
   std::vector<int> free_slots_;                        // highest first: the lowest is taken next

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "engine/backend/backend_registry.h"
-#include "engine/runtime/session.h"
+#include "engine/graph/forward_pass.h"
 #include "engine/sampling/top_k.h"
 
 namespace inferscope {
@@ -31,18 +30,15 @@ Status check_draft_vocabulary(const Model& draft, const Model& target) {
   return Status::ok();
 }
 
-Result<std::shared_ptr<DraftModel>> DraftModel::create(std::shared_ptr<const Model> draft, Session& target) {
-  INFERSCOPE_RETURN_IF_ERROR(check_draft_vocabulary(*draft, target.model()));
+Result<std::shared_ptr<DraftModel>> DraftModel::create(std::shared_ptr<const Model> draft, const DraftTarget& target) {
+  INFERSCOPE_RETURN_IF_ERROR(check_draft_vocabulary(*draft, *target.model));
   if (draft->config().is_encoder()) return Status::error(draft->file().path() + " is an embedding model: it cannot draft");
-  const SessionOptions& so = target.options();
   ForwardOptions fo;
-  fo.n_ctx = target.n_ctx();
-  fo.max_batch = so.max_batch;
-  fo.kv_types = so.kv_types;
-  fo.host_threads = &target.pool();
-  auto plugin = load_backend(so.backend.backend);
-  if (!plugin) return plugin.status();
-  auto executor = (*plugin)->create_executor(draft, so.backend.device, fo);
+  fo.n_ctx = target.n_ctx;
+  fo.max_batch = target.max_batch;
+  fo.kv_types = target.kv_types;
+  fo.host_threads = target.threads;
+  auto executor = ForwardPass::open(draft, target.backend, fo);
   if (!executor) return Status::error("the draft model " + draft->file().path() + ": " + executor.status().message());
   return std::shared_ptr<DraftModel>(new DraftModel(std::move(draft), std::move(*executor)));
 }

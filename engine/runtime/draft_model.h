@@ -10,13 +10,26 @@
 #include <span>
 #include <vector>
 
-#include "engine/backend/forward_executor.h"
+#include "engine/backend/backend_registry.h"
 #include "engine/core/status.h"
+#include "engine/graph/forward_executor.h"
+#include "engine/kv/kv_layout.h"
 #include "engine/model/model.h"
 
 namespace inferscope {
 
-class Session;
+class ThreadPool;
+
+// What a draft model runs beside (Session::draft_target): the target model, and the session's
+// backend, threads, context length, batch and KV types, which the draft model takes too.
+struct DraftTarget {
+  const Model* model = nullptr;
+  BackendChoice backend;
+  ThreadPool* threads = nullptr;
+  int64_t n_ctx = 0;
+  int64_t max_batch = 256;
+  KvTypes kv_types;
+};
 
 // OK when `draft` can draft for `target`: the same number of tokens with the same texts.
 // Otherwise the error names both files and the first difference.
@@ -25,9 +38,9 @@ Status check_draft_vocabulary(const Model& draft, const Model& target);
 class DraftModel {
  public:
   // Fails when the vocabularies differ (check_draft_vocabulary) or the forward pass cannot be
-  // made. Its context length is the session's. `target` must outlive the draft model, which
-  // runs on the session's threads.
-  static Result<std::shared_ptr<DraftModel>> create(std::shared_ptr<const Model> draft, Session& target);
+  // made. Its context length is the session's. The target's session must outlive the draft
+  // model, which runs on the session's threads.
+  static Result<std::shared_ptr<DraftModel>> create(std::shared_ptr<const Model> draft, const DraftTarget& target);
 
   // Up to max_tokens (>= 1) tokens the model predicts greedily after `context` (a sequence's
   // tokens from position 0: its first prompt_length tokens the prompt, prefilled by the target,

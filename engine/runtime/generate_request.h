@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/backend/forward_executor.h"
+#include "engine/graph/forward_executor.h"
 #include "engine/kv/kv_layout.h"
 #include "engine/sampling/sampling_params.h"
 

@@ -1,13 +1,11 @@
 #include "engine/runtime/session.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <optional>
 #include <thread>
 
-#include "engine/runtime/batch_generation.h"
+#include "engine/graph/forward_pass.h"
 #include "engine/runtime/generation_support.h"
 #include "engine/sampling/beam_search.h"
 
@@ -57,12 +55,6 @@ class ForwardBeamModel : public BeamSearchModel {
 
 }  // namespace
 
-uint64_t peak_rss_bytes() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
-}
-
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model, const SessionOptions& options) {
   if (model->config().is_encoder()) {
     return Status::error(model->file().path() + " is an embedding model (" + model->config().arch_name +
@@ -103,9 +95,21 @@ Result<std::unique_ptr<ForwardExecutor>> Session::create_executor(int n_slots) {
   fo.kv_sinks = options_.cache.kv_sinks;
   fo.on_upload_progress = options_.on_upload_progress;
   fo.host_threads = pool_.get();
-  auto plugin = load_backend(options_.backend.backend);
-  if (!plugin) return plugin.status();
-  return (*plugin)->create_executor(model_, options_.backend.device, fo);
+  return ForwardPass::open(model_, options_.backend, fo);
+}
+
+GenerationContext Session::generation_context() const {
+  return GenerationContext{model_.get(), forward_.get(), options_.cache, options_.kv_types, &cancelled_};
+}
+
+Result<std::unique_ptr<BatchGeneration>> Session::start_batch(int capacity) {
+  if (capacity < 1) return Status::error("a batch needs at least one slot");
+  INFERSCOPE_RETURN_IF_ERROR(ensure_slots(capacity));
+  return BatchGeneration::create(generation_context(), capacity);
+}
+
+DraftTarget Session::draft_target() {
+  return DraftTarget{model_.get(), options_.backend, pool_.get(), n_ctx(), options_.max_batch, options_.kv_types};
 }
 
 Status Session::set_kv_types(KvTypes types) {
@@ -143,19 +147,6 @@ Status Session::recreate_executor(const SessionOptions& changed) {
   return executor.status();
 }
 
-MemoryUsage Session::memory() const {
-  MemoryUsage m;
-  m.kv_types = options_.kv_types;
-  m.weights_bytes = model_->weights().total_bytes;
-  const ExecutorMemory em = forward_->memory();
-  m.device_weights_bytes = em.device_weight_bytes;
-  m.kv_cache_bytes = em.kv_cache_bytes;
-  m.scratch_bytes = em.scratch_bytes;
-  m.peak_rss_bytes = peak_rss_bytes();
-  m.kv_blocks = forward_->kv_blocks();
-  return m;
-}
-
 Status Session::evaluate(std::span<const int32_t> tokens, std::vector<float>& logits) {
   INFERSCOPE_RETURN_IF_ERROR(ensure_slots(1));
   forward_->clear();
@@ -183,7 +174,7 @@ Result<std::vector<GenerateResult>> Session::generate_batch(
   cancelled_.store(false);
   if (requests.empty()) return Status::error("no requests");
   std::vector<std::optional<Result<GenerateResult>>> outcomes(requests.size());  // outlives the batch
-  auto batch = BatchGeneration::create(*this, static_cast<int>(requests.size()));
+  auto batch = start_batch(static_cast<int>(requests.size()));
   if (!batch) return batch.status();
   for (size_t i = 0; i < requests.size(); ++i) {
     INFERSCOPE_RETURN_IF_ERROR((*batch)->add(
@@ -199,12 +190,6 @@ Result<std::vector<GenerateResult>> Session::generate_batch(
   return results;
 }
 
-int64_t Session::start_slot(int slot, std::span<const int32_t> prompt) {
-  if (options_.cache.prefix_cache) return forward_->reuse_prefix(slot, prompt);
-  forward_->truncate(slot, 0);
-  return 0;
-}
-
 Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
                                               const std::function<bool(const TokenEvent&)>& on_token) {
   const auto start = GenerationClock::now();
@@ -218,7 +203,7 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
     return Status::error("prompt plus max tokens exceed the context length of " + std::to_string(forward_->n_ctx()));
   }
   const std::span<const int32_t> prompt(result.prompt_token_ids);
-  result.reused_tokens = start_slot(0, prompt);
+  result.reused_tokens = generation_context().start_slot(0, prompt);
   std::vector<float> logits(static_cast<size_t>(model_->config().n_vocab));
   INFERSCOPE_RETURN_IF_ERROR(forward_->forward(0, prompt.subspan(static_cast<size_t>(result.reused_tokens)), false,
                                                logits.data()));

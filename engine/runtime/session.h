@@ -11,26 +11,17 @@
 #include <vector>
 
 #include "engine/backend/backend_registry.h"
-#include "engine/backend/forward_executor.h"
 #include "engine/core/status.h"
 #include "engine/core/thread_pool.h"
-#include "engine/model/forward_pass.h"
+#include "engine/graph/forward_executor.h"
 #include "engine/model/model.h"
+#include "engine/runtime/batch_generation.h"
+#include "engine/runtime/cache_policy.h"
+#include "engine/runtime/draft_model.h"
 #include "engine/runtime/generate_request.h"
+#include "engine/runtime/generation_context.h"
 
 namespace inferscope {
-
-// How the KV cache is paged and what it keeps: the options a user changes with the model loaded.
-struct CachePolicy {
-  int32_t kv_block_size = kDefaultKvBlockSize;  // positions per paged KV block
-  uint64_t kv_cache_budget_bytes = 0;  // KV memory for cached prefixes beyond the context
-  bool prefix_cache = true;            // a prompt reuses the KV of the longest cached prefix
-  int64_t kv_window = 0;               // > 0: StreamingLLM window of this many positions (ForwardOptions)
-  int64_t kv_sinks = 4;                // attention sinks the window and context shift keep
-  bool context_shift = false;          // a full context drops its older half instead of stopping
-
-  bool operator==(const CachePolicy&) const = default;
-};
 
 struct SessionOptions {
   int64_t n_ctx = 0;     // 0 = min(model's training context, 4096)
@@ -65,6 +56,11 @@ class Session {
 
   // Makes room for n sequences (KV slots) in the executor: slots only grow (see ensure_slots).
   Status reserve_sequences(int n) { return ensure_slots(n); }
+  // A batch of up to `capacity` sampled sequences on this session (BatchGeneration): the
+  // session must outlive it and run nothing else meanwhile.
+  Result<std::unique_ptr<BatchGeneration>> start_batch(int capacity);
+  // What a draft model for this session runs beside (DraftModel::create).
+  DraftTarget draft_target();
 
   // Forgets the context and every cached prefix: the next prompt is prefilled whole (timing
   // repetitions that must all start cold).
@@ -81,7 +77,7 @@ class Session {
   // automatic (options().n_threads is then the pool's size), else the fixed count.
   int thread_setting() const { return pool_->adaptive() ? 0 : options_.n_threads; }
   int64_t n_ctx() const { return forward_->n_ctx(); }
-  MemoryUsage memory() const;
+  MemoryUsage memory() const { return generation_context().memory(); }
 
   // Re-creates the KV cache with other K/V types; the model stays loaded (a GPU backend copies
   // its weights to the device again). The context is emptied. On failure (a type the backend
@@ -91,17 +87,13 @@ class Session {
   Status set_cache_policy(const CachePolicy& policy);
 
  private:
-  friend class BatchGeneration;  // runs sampled sequences in this session's slots
   Session() = default;
+  GenerationContext generation_context() const;
   Status ensure_slots(int n_slots);
   Status recreate_executor(const SessionOptions& changed);
   Result<std::unique_ptr<ForwardExecutor>> create_executor(int n_slots);
   Result<GenerateResult> generate_beam(const GenerateRequest& request,
                                        const std::function<bool(const TokenEvent&)>& on_token);
-  // Empties `slot` for `prompt` and gives it the KV of the prompt's longest cached prefix when
-  // the prefix cache is on; returns the positions it holds (the rest is to be prefilled).
-  int64_t start_slot(int slot, std::span<const int32_t> prompt);
-  bool cancel_requested() const { return cancelled_.load(); }
 
   std::shared_ptr<const Model> model_;
   SessionOptions options_;
@@ -109,8 +101,5 @@ class Session {
   std::unique_ptr<ForwardExecutor> forward_;
   std::atomic<bool> cancelled_{false};
 };
-
-// Peak resident set size of this process (bytes).
-uint64_t peak_rss_bytes();
 
 }  // namespace inferscope

@@ -43,7 +43,7 @@ std::size_t GenerationQueue::running() const {
 }
 
 void GenerationQueue::work() {
-  auto batch = BatchGeneration::create(session_, parallel_);
+  auto batch = session_.start_batch(parallel_);
   for (;;) {
     std::optional<std::deque<GenerationJob>> joining = wait_for_jobs(batch ? (*batch)->active() : 0);
     if (!joining) return;  // the batch's end cancels the running jobs

@@ -4,7 +4,7 @@
 
 #include "engine/backend/cpu/cpu_ops.h"
 #include "engine/core/thread_pool.h"
-#include "engine/model/forward_pass.h"
+#include "engine/graph/forward_pass.h"
 
 namespace inferscope {
 

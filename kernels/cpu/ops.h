@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "kernels/formats/rope_params.h"
+
 namespace inferscope::kernels {
 
 // y[i] = x[i] / sqrt(mean(x^2) + eps) * w[i]. x and y may alias.
@@ -12,24 +14,6 @@ void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
 // y[i] = (x[i] - mean(x)) / sqrt(var(x) + eps) * w[i] + b[i] (LayerNorm, BERT), the mean and
 // the (biased) variance over the n values. x and y may alias.
 void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t n, float eps);
-
-// How one position's RoPE angles are computed. For pair i (0 <= i < n_rot/2):
-//   theta_extrap = pos * freq_base^(-2i/n_rot) / freq_factors[i]   (factors: 1 when null)
-//   theta_interp = freq_scale * theta_extrap                        (linear scaling)
-//   theta        = YaRN off: theta_interp; on: theta_interp (1 - m) + theta_extrap m, with
-//                  m = yarn_ext_factor * (1 - clamp((i - corr_low) / max(0.001, corr_high - corr_low), 0, 1))
-//   cos, sin     = attn_factor * (cos theta, sin theta)
-// The factors divide the frequency: Llama 3.1's rope_freqs.weight, Phi-3's LongRoPE
-// rope_factors_long/short.weight (llama.cpp's ggml_rope_ext with freq_factors).
-struct RopeParams {
-  float freq_base = 10000.0f;
-  float freq_scale = 1.0f;
-  const float* freq_factors = nullptr;  // [n_rot/2], or nullptr
-  float attn_factor = 1.0f;             // magnitude of cos/sin (LongRoPE, YaRN mscale)
-  float yarn_ext_factor = 0.0f;         // 0 = YaRN off
-  float yarn_corr_low = 0.0f;           // pairs below this keep theta_extrap (ramp start)
-  float yarn_corr_high = 0.0f;          // pairs above this take theta_interp (ramp end)
-};
 
 // Cosines and sines of one position for n_rot/2 pairs, as RopeParams describes.
 void rope_angles(int64_t pos, int64_t n_rot, const RopeParams& params, float* cos_out, float* sin_out);

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/cpu/ops.h"
+#include "kernels/formats/rope_params.h"
 
 namespace inferscope::cuda_kernels {
 

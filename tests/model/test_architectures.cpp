@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend/cpu/cpu_ops.h"
+#include "tests/support/cpu_forward_pass.h"
 #include "engine/core/thread_pool.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"

@@ -41,7 +41,7 @@ struct Outcome {
 };
 
 std::unique_ptr<BatchGeneration> make_batch(Session& session, int capacity) {
-  auto batch = BatchGeneration::create(session, capacity);
+  auto batch = session.start_batch(capacity);
   EXPECT_TRUE(batch) << batch.message();
   return batch ? std::move(*batch) : nullptr;
 }

@@ -26,7 +26,7 @@ struct Drafting {
   Drafting() {
     if (!target || !draft_file) return;
     session = testing::open_test_session(target, 512);
-    auto created = DraftModel::create(draft_file, *session);
+    auto created = DraftModel::create(draft_file, session->draft_target());
     EXPECT_TRUE(created) << created.message();
     if (created) drafter = std::move(*created);
   }
@@ -71,7 +71,7 @@ TEST(DraftModel, ItsCacheFollowsTheContext) {
   auto second = drafter->draft(context, static_cast<int64_t>(context.size()), 4);
   ASSERT_TRUE(second) << second.message();
   EXPECT_EQ(drafter->kv_length(), static_cast<int64_t>(context.size()) + 3);
-  auto fresh = DraftModel::create(draft_file, *session);
+  auto fresh = DraftModel::create(draft_file, session->draft_target());
   ASSERT_TRUE(fresh);
   auto expected = (*fresh)->draft(context, static_cast<int64_t>(context.size()), 4);
   ASSERT_TRUE(expected);
@@ -90,7 +90,7 @@ TEST(DraftModel, DraftsNothingWhereTheContextHasNoRoom) {
   auto target = testing::load_test_model("stories260K.gguf");
   ASSERT_TRUE(target);
   auto session = testing::open_test_session(target, 64);
-  auto drafter = DraftModel::create(target, *session);
+  auto drafter = DraftModel::create(target, session->draft_target());
   ASSERT_TRUE(drafter);
   std::vector<int32_t> context;
   while (context.size() < 62) {
@@ -131,11 +131,11 @@ TEST(DraftModel, RefusesAnotherVocabularyNamingTheDifference) {
   auto renamed = testing::load_with_token_text("stories260K.gguf", 300, "zebra");
   ASSERT_TRUE(target && bigger && renamed);
   auto session = testing::open_test_session(target);
-  auto refused = DraftModel::create(bigger, *session);
+  auto refused = DraftModel::create(bigger, session->draft_target());
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.message().find("llama-2-tiny-random.gguf"), std::string::npos) << refused.message();
   EXPECT_NE(refused.message().find("32000 and 512 tokens"), std::string::npos) << refused.message();
-  auto one_token = DraftModel::create(renamed, *session);
+  auto one_token = DraftModel::create(renamed, session->draft_target());
   ASSERT_FALSE(one_token);
   EXPECT_NE(one_token.message().find("token 300 is \"zebra\" in the draft model and \"" +
                                      target->tokenizer().token_text(300) + "\" in the model"),

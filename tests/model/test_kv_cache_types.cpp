@@ -170,12 +170,12 @@ TEST(KvCacheTypes, MemoryIsTheLayoutsBytes) {
   auto model = load("stories260K.gguf");
   ASSERT_TRUE(model);
   const uint64_t f16 = session_for(model, both(KvType::F16))->memory().kv_cache_bytes;
-  EXPECT_EQ(f16, KvLayout::for_model(model->config(), 256, 1, both(KvType::F16)).bytes());
+  EXPECT_EQ(f16, KvLayout::for_model(model->config().kv_rows(), 256, 1, both(KvType::F16)).bytes());
   EXPECT_EQ(f16, 5u * 256u * 32u * 2u * 2u);  // layers x positions x n_embd_kv x (K, V) x 2 bytes
   for (KvType t : kQuantized) {
     const MemoryUsage m = session_for(model, both(t))->memory();
     EXPECT_EQ(m.kv_types, both(t));
-    EXPECT_EQ(m.kv_cache_bytes, KvLayout::for_model(model->config(), 256, 1, both(t)).bytes());
+    EXPECT_EQ(m.kv_cache_bytes, KvLayout::for_model(model->config().kv_rows(), 256, 1, both(t)).bytes());
     const double share = static_cast<double>(m.kv_cache_bytes) / static_cast<double>(f16);
     if (t == KvType::Q8_0) EXPECT_DOUBLE_EQ(share, 34.0 / 64.0);
     else EXPECT_LE(share, 0.30) << kernels::kv_type_name(t);  // 18 / 64 = 28.1%
@@ -248,8 +248,8 @@ TEST(KvCacheTypes, RowsThatAreNotWholeBlocksRefuseQuantizedTypes) {
   c.n_head = 2;
   c.n_head_kv = 1;
   c.head_dim = 40;  // n_embd_kv 40: not a multiple of 32
-  EXPECT_TRUE(check_kv_types(c, both(KvType::F16)));
-  const Status st = check_kv_types(c, {KvType::F16, KvType::Q4_0});
+  EXPECT_TRUE(check_kv_types(c.kv_rows(), both(KvType::F16)));
+  const Status st = check_kv_types(c.kv_rows(), {KvType::F16, KvType::Q4_0});
   ASSERT_FALSE(st);
   EXPECT_NE(st.message().find("q4_0"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("40"), std::string::npos) << st.message();

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/model/forward_pass.h"
+#include "engine/graph/forward_pass.h"
 #include "engine/runtime/session.h"
 #include "tests/support/testdata.h"
 

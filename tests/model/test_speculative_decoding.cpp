@@ -66,7 +66,7 @@ DraftOptions draft_options(const Drafting& d, Session& session, std::shared_ptr<
   DraftOptions options{d.source, d.max_tokens, nullptr, d.layers};
   if (d.source != DraftSource::Model) return options;
   if (!loaded) loaded = testing::load_test_model(d.model_file);
-  auto drafter = DraftModel::create(std::move(loaded), session);
+  auto drafter = DraftModel::create(std::move(loaded), session.draft_target());
   EXPECT_TRUE(drafter) << drafter.message();
   if (drafter) options.model = std::move(*drafter);
   return options;

@@ -6,7 +6,7 @@
 #include <span>
 #include <string>
 
-#include "engine/backend/forward_executor.h"
+#include "engine/graph/forward_executor.h"
 
 namespace inferscope::testing {
 

@@ -12,7 +12,7 @@
 
 #include "engine/backend/backend_registry.h"
 #include "engine/backend/vulkan/vk_ops.h"
-#include "engine/model/forward_pass.h"
+#include "engine/graph/forward_pass.h"
 #include "engine/model/random_model.h"
 #include "engine/runtime/session.h"
 #include "engine/weightlab/head_pruning.h"

@@ -57,7 +57,7 @@ TEST(VulkanSpeculative, RepliesWithLayerAndModelDraftsAreThePlainReply) {
   EXPECT_EQ(by_layers->token_ids, plain->token_ids);
   EXPECT_GT(by_layers->draft_tokens, 0);
   auto drafting = testing::open_backend_session(model, "vulkan");
-  auto drafter = DraftModel::create(draft_file, *drafting);
+  auto drafter = DraftModel::create(draft_file, drafting->draft_target());
   ASSERT_TRUE(drafter) << drafter.message();
   request.draft = {DraftSource::Model, 4, *drafter, 0};
   auto by_model = drafting->generate(request);

@@ -18,7 +18,7 @@
 #include "engine/backend/backend_registry.h"
 #include "engine/backend/vulkan/ops/vk_matmul.h"
 #include "engine/backend/vulkan/vk_ops.h"
-#include "engine/model/forward_pass.h"
+#include "engine/graph/forward_pass.h"
 #include "engine/runtime/session.h"
 #include "tests/support/logit_comparison.h"
 #include "tests/support/test_models.h"

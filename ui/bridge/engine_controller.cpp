@@ -398,7 +398,7 @@ Status EngineController::prepareDraft(const SamplingSettings& settings, DraftOpt
     m_draftModel.reset();
     auto model = Model::load(QFile::encodeName(settings.draftModelPath).toStdString());
     if (!model) return model.status();
-    auto drafter = DraftModel::create(std::move(*model), *m_session);
+    auto drafter = DraftModel::create(std::move(*model), m_session->draft_target());
     if (!drafter) return drafter.status();
     m_draftModel = std::move(*drafter);
     m_draftModelPath = settings.draftModelPath;

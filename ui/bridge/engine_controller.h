@@ -25,7 +25,7 @@
 #include "ui/settings/local_server_settings.h"
 #include "engine/route/cloud_client.h"
 #include "engine/route/router.h"
-#include "engine/model/op_profile.h"
+#include "engine/metrics/op_profile.h"
 
 namespace inferscope {
 class ChatTemplate;

@@ -94,7 +94,7 @@ void MemoryEstimateBox::updateEstimate() {
       inferscope::estimate_memory(*m_file, *m_config, m_context->value(), m_threads, 256, types);
   showBytes(m_weights, e.weights_bytes);
   showBytes(m_kvCache, e.kv_cache_bytes);
-  const Status storable = check_kv_types(*m_config, types);
+  const Status storable = check_kv_types(m_config->kv_rows(), types);
   if (!storable) {
     m_kvCache->setText(tr("not possible"));
     m_kvCache->setToolTip(QString::fromStdString(storable.message()));

@@ -76,12 +76,6 @@ VisibleRows visible_rows(const AttentionShape& shape, int64_t pos) {
 
 }  // namespace
 
-Result<std::unique_ptr<ForwardPass>> cpu_forward_pass(std::shared_ptr<const Model> model, ThreadPool& pool,
-                                                      const ForwardOptions& options) {
-  auto ops = std::make_unique<CpuOps>(model, pool);
-  return ForwardPass::create(std::move(model), std::move(ops), options);
-}
-
 CpuOps::CpuOps(std::shared_ptr<const Model> model, ThreadPool& pool) : model_(std::move(model)), pool_(pool) {}
 
 Status CpuOps::allocate(const ForwardPlan& plan) {
@@ -90,41 +84,24 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
   auto kv = KvCache::create(plan.kv);
   if (!kv) return kv.status();
   kv_ = std::move(*kv);
-  const ScratchPlan& p = plan.scratch;
-  const bool ok =
-      try_resize(x_, p.embd) && try_resize(h_, p.embd) && try_resize(q_, p.q) && try_resize(k_, p.kv) &&
-      try_resize(v_, p.kv) && try_resize(attn_, p.q) && try_resize(ffn_a_, p.ffn) && try_resize(ffn_b_, p.ffn) &&
-      try_resize(ffn_out_, p.embd) && try_resize(router_, p.router) && try_resize(scores_, p.scores) &&
-      try_resize(rope_cos_, p.rope) && try_resize(rope_sin_, p.rope) &&
-      try_resize(packed_, static_cast<int64_t>(3 * p.packed_region)) && try_resize(expert_in_, p.embd) &&
-      try_resize(expert_tmp_, p.embd) && try_resize(expert_out_, p.expert_out) && try_resize(expert_ids_, p.routes) &&
-      try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.batch) &&
-      try_resize(expert_order_, std::max<int64_t>(1, c.n_expert)) && try_resize(row_pos_, p.batch) && try_resize(row_span_last_, p.batch) &&
-      try_resize(row_blocks_, p.batch) && try_resize(attention_runs_, p.batch) && try_resize(row_visible_, p.batch) &&
-      try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv());
+  const ActivationPlan& p = plan.acts;
+  bool ok = true;
+  for (size_t a = 0; a < kActCount; ++a) {
+    if (static_cast<Act>(a) != Act::Logits) ok = ok && try_resize(acts_[a], p.acts[a].floats());
+  }
+  ok = ok && try_resize(scores_, p.scores) && try_resize(rope_cos_, p.rope) && try_resize(rope_sin_, p.rope) &&
+       try_resize(packed_, static_cast<int64_t>(3 * p.packed_region)) && try_resize(expert_ids_, p.routes) &&
+       try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.expert_rows) &&
+       try_resize(gathered_routes_, p.batch) && try_resize(expert_order_, std::max<int64_t>(1, c.n_expert)) &&
+       try_resize(row_pos_, p.batch) && try_resize(row_span_last_, p.batch) && try_resize(row_blocks_, p.batch) &&
+       try_resize(attention_runs_, p.batch) && try_resize(row_visible_, p.batch) &&
+       try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv());
   if (!ok) return Status::error("out of memory allocating activation buffers for a batch of " + std::to_string(p.batch));
-  scratch_bytes_ = p.total_bytes();
+  scratch_bytes_ = p.host_bytes();
   return Status::ok();
 }
 
-float* CpuOps::act(Act a) {
-  switch (a) {
-    case Act::X: return x_.data();
-    case Act::H: return h_.data();
-    case Act::Q: return q_.data();
-    case Act::K: return k_.data();
-    case Act::V: return v_.data();
-    case Act::Attn: return attn_.data();
-    case Act::FfnA: return ffn_a_.data();
-    case Act::FfnB: return ffn_b_.data();
-    case Act::FfnOut: return ffn_out_.data();
-    case Act::Router: return router_.data();
-    case Act::ExpertOut: return expert_out_.data();
-    case Act::SharedOut: return expert_tmp_.data();
-    case Act::Logits: return logits_;
-  }
-  return nullptr;
-}
+float* CpuOps::act(Act a) { return a == Act::Logits ? logits_ : acts_[static_cast<size_t>(a)].data(); }
 
 // Each row's position and block table, and the RoPE angles of its position, shared by every
 // layer.
@@ -151,7 +128,7 @@ Status CpuOps::embed(std::span<const int32_t> tokens, OpLabel label) {
   const int64_t E = model_->config().n_embd;
   const float scale = model_->config().embd_scale;
   for (size_t i = 0; i < tokens.size(); ++i) {
-    float* x = x_.data() + static_cast<int64_t>(i) * E;
+    float* x = act(Act::X) + static_cast<int64_t>(i) * E;
     kernels::dequantize_row(e.type, e.row(tokens[i]), x, E);
     if (scale != 1.0f) {
       for (int64_t j = 0; j < E; ++j) x[j] *= scale;
@@ -191,9 +168,9 @@ Status CpuOps::add_rows(const WeightMatrix& table, std::span<const int32_t> rows
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   const int64_t E = model_->config().n_embd;
   for (size_t i = 0; i < rows.size(); ++i) {
-    float* row = h_.data() + static_cast<int64_t>(i) * E;
+    float* row = act(Act::H) + static_cast<int64_t>(i) * E;
     kernels::dequantize_row(table.type, table.row(rows[i]), row, E);
-    kernels::add(x_.data() + static_cast<int64_t>(i) * E, row, E);
+    kernels::add(act(Act::X) + static_cast<int64_t>(i) * E, row, E);
   }
   return Status::ok();
 }
@@ -215,7 +192,7 @@ Status CpuOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, 
 void CpuOps::matmul_shared_input(std::span<const WeightMatrix* const> ws, const float* x, int64_t n,
                                  std::span<float* const> ys, int64_t layer) {
   const int64_t k = ws[0]->cols;
-  const size_t region = plan_.scratch.packed_region;
+  const size_t region = plan_.acts.packed_region;
   const float llm_int8 = model_->weights().llm_int8_threshold;
   auto decomposed = [llm_int8](const WeightMatrix& w) { return llm_int8 > 0 && w.i8 != nullptr; };
   // Pack the input once per weight type (most often all share one); LLM.int8() decomposes it.
@@ -276,12 +253,14 @@ Status CpuOps::rope(const Chunk& chunk, OpLabel label) {
   const ModelConfig& c = model_->config();
   const int64_t Q = c.n_embd_q(), KV = c.n_embd_kv(), half = c.n_rot / 2;
   const bool neox = c.rope_layout == RopeLayout::Neox;
+  float* q = act(Act::Q);
+  float* k = act(Act::K);
   for_rows(pool_, chunk.n, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const float* cs = rope_cos_.data() + t * half;
       const float* sn = rope_sin_.data() + t * half;
-      kernels::rope_apply(q_.data() + t * Q, c.n_head, c.head_dim, c.n_rot, cs, sn, neox);
-      kernels::rope_apply(k_.data() + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cs, sn, neox);
+      kernels::rope_apply(q + t * Q, c.n_head, c.head_dim, c.n_rot, cs, sn, neox);
+      kernels::rope_apply(k + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cs, sn, neox);
     }
   });
   return Status::ok();
@@ -291,13 +270,15 @@ Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   const int64_t KV = model_->config().n_embd_kv();
   const KvLayout& kv = kv_->layout();
+  const float* k = act(Act::K);
+  const float* v = act(Act::V);
   for_rows(pool_, chunk.n, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t x = row_pos_[static_cast<size_t>(t)];
       const int64_t row =
           int64_t(row_blocks_[static_cast<size_t>(t)][x / kv.block_size]) * kv.block_size + x % kv.block_size;
-      kernels::kv_quantize_row(kv.types.k, k_.data() + t * KV, kv_->key(layer, row), KV);
-      kernels::kv_quantize_row(kv.types.v, v_.data() + t * KV, kv_->value(layer, row), KV);
+      kernels::kv_quantize_row(kv.types.k, k + t * KV, kv_->key(layer, row), KV);
+      kernels::kv_quantize_row(kv.types.v, v + t * KV, kv_->value(layer, row), KV);
     }
   });
   return Status::ok();
@@ -333,6 +314,8 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
   const int64_t items = runs * c.n_head_kv * parts;
   const int64_t per_thread = kernels::attention_scratch_floats(plan_.n_ctx, hd);
   const int block_shift = std::countr_zero(static_cast<uint32_t>(kv.block_size));
+  const float* q = act(Act::Q);
+  float* out = act(Act::Attn);
   pool_.run([&](int ith, int nth) {
     float* scratch = scores_.data() + ith * per_thread;
     for (int64_t item = ith; item < items; item += nth) {
@@ -346,8 +329,8 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
                               blocks, block_shift, run.start, run.sinks};
       const int64_t h0 = kvh * group + part * per;
       const int64_t q0 = run.row0 * Q + h0 * hd;
-      const kernels::AttentionQueries queries{q_.data() + q0, hd, Q, std::min(per, kvh * group + group - h0), run.n,
-                                              row_visible_.data() + run.row0, attn_.data() + q0, hd, Q};
+      const kernels::AttentionQueries queries{q + q0, hd, Q, std::min(per, kvh * group + group - h0), run.n,
+                                              row_visible_.data() + run.row0, out + q0, hd, Q};
       kernels::attention_tokens(queries, k, v, hd, shape.scale, shape.softcap, scratch);
     }
   });
@@ -366,9 +349,9 @@ void CpuOps::glu_rows(FfnActivation activation, float* a, const float* b, int64_
   }
 }
 
-Status CpuOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds, OpLabel label) {
+Status CpuOps::glu(FfnActivation activation, Act gate, Act up, int64_t rows, int64_t width, Feeds, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
-  glu_rows(activation, ffn_a_.data(), ffn_b_.data(), n, width);
+  glu_rows(activation, act(gate), act(up), rows, width);
   return Status::ok();
 }
 
@@ -394,43 +377,46 @@ Status CpuOps::softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label
 Status CpuOps::moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   for (int64_t t = 0; t < n; ++t) {
-    kernels::moe_top_k(router_.data() + t * n_expert, n_expert, k, renormalize, expert_order_.data(),
+    kernels::moe_top_k(act(Act::Router) + t * n_expert, n_expert, k, renormalize, expert_order_.data(),
                        expert_ids_.data() + t * k, expert_weights_.data() + t * k);
   }
   profile().count_experts(label.layer, n_expert, expert_ids_.data(), n * k);
   return Status::ok();
 }
 
-// Expert by expert: gathers the tokens routed to it, runs it once on all of them, and puts each
-// output row in its (token, choice) row of ExpertOut.
-Status CpuOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n,
-                           int64_t k, OpLabel label) {
-  const int64_t E = model_->config().n_embd;
-  for (int64_t e = 0; e < gate.n_mats; ++e) {
+// Expert by expert: gathers the input rows of the routes to it, runs its matrices once on all of
+// them (the outputs sharing the packed input), and puts each output row in its route's row.
+Status CpuOps::matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
+                              OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  if (outputs.empty() || outputs.size() > 2) return Status::error("internal: one or two expert products share an input");
+  const int64_t cols = outputs[0].w->cols;
+  const int64_t region = plan_.acts.expert_rows / 3;
+  float* gathered = expert_rows_.data();
+  float* produced[2] = {gathered + region, gathered + 2 * region};
+  const float* x = act(in);
+  for (int64_t e = 0; e < outputs[0].w->n_mats; ++e) {
     int64_t m = 0;
     for (int64_t route = 0; route < n * k; ++route) {
       if (expert_ids_[static_cast<size_t>(route)] != e) continue;
-      std::copy_n(h_.data() + (route / k) * E, E, expert_in_.data() + m * E);
-      expert_rows_[static_cast<size_t>(m++)] = route;
+      const int64_t row = input == ExpertInput::PerToken ? route / k : route;
+      std::copy_n(x + row * cols, cols, gathered + m * cols);
+      gathered_routes_[static_cast<size_t>(m++)] = route;
     }
     if (m == 0) continue;
-    const WeightMatrix g = single_matrix(gate, e), u = single_matrix(up, e), d = single_matrix(down, e);
-    {
-      ScopedOpTimer timer(profile(), label.kind, label.layer);
-      const WeightMatrix* ws[] = {&g, &u};
-      float* ys[] = {ffn_a_.data(), ffn_b_.data()};
-      matmul_shared_input(ws, expert_in_.data(), m, ys);
+    WeightMatrix matrices[2];
+    const WeightMatrix* ws[2] = {};
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      matrices[o] = single_matrix(*outputs[o].w, e);
+      ws[o] = &matrices[o];
     }
-    {
-      ScopedOpTimer timer(profile(), OpKind::Ffn, label.layer);
-      glu_rows(FfnActivation::Silu, ffn_a_.data(), ffn_b_.data(), m, g.rows);
-    }
-    ScopedOpTimer timer(profile(), label.kind, label.layer);
-    const WeightMatrix* ws[] = {&d};
-    float* ys[] = {expert_tmp_.data()};
-    matmul_shared_input(ws, ffn_a_.data(), m, ys);
-    for (int64_t i = 0; i < m; ++i) {
-      std::copy_n(expert_tmp_.data() + i * E, E, expert_out_.data() + expert_rows_[static_cast<size_t>(i)] * E);
+    matmul_shared_input(std::span(ws, outputs.size()), gathered, m, std::span(produced, outputs.size()), label.layer);
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      const int64_t width = outputs[o].w->rows;
+      float* dst = act(outputs[o].out);
+      for (int64_t i = 0; i < m; ++i) {
+        std::copy_n(produced[o] + i * width, width, dst + gathered_routes_[static_cast<size_t>(i)] * width);
+      }
     }
   }
   return Status::ok();
@@ -439,7 +425,9 @@ Status CpuOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, con
 Status CpuOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   const int64_t E = model_->config().n_embd;
-  std::fill(ffn_out_.begin(), ffn_out_.begin() + n * E, 0.0f);
+  float* out = act(Act::FfnOut);
+  const float* routed = act(Act::ExpertOut);
+  std::fill(out, out + n * E, 0.0f);
   for (int64_t t = 0; t < n; ++t) {
     // A token's choices are distinct experts: add them in ascending expert id.
     const int32_t* ids = expert_ids_.data() + t * k;
@@ -449,16 +437,15 @@ Status CpuOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate
         if (ids[j] > done && (next < 0 || ids[j] < ids[next])) next = j;
       }
       if (next < 0) break;
-      kernels::add_scaled(ffn_out_.data() + t * E, expert_out_.data() + (t * k + next) * E, E,
-                          expert_weights_[static_cast<size_t>(t * k + next)]);
+      kernels::add_scaled(out + t * E, routed + (t * k + next) * E, E, expert_weights_[static_cast<size_t>(t * k + next)]);
       done = ids[next];
     }
     if (!shared_gate) continue;
-    const float* ht = h_.data() + t * E;
+    const float* ht = act(Act::H) + t * E;
     float dot = 0.0f;
     for (int64_t i = 0; i < E; ++i) dot += shared_gate->data[i] * ht[i];
     const float gate = 1.0f / (1.0f + std::exp(-dot));
-    kernels::add_scaled(ffn_out_.data() + t * E, expert_tmp_.data() + t * E, E, gate);
+    kernels::add_scaled(out + t * E, act(Act::SharedOut) + t * E, E, gate);
   }
   return Status::ok();
 }

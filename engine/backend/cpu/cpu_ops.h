@@ -4,6 +4,7 @@
 // and read fused by attention. Nothing is allocated while generating.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,7 +14,6 @@
 #include "engine/backend/backend_ops.h"
 #include "engine/core/thread_pool.h"
 #include "engine/kv/kv_cache.h"
-#include "engine/model/forward_pass.h"
 #include "engine/model/model.h"
 #include "kernels/cpu/llm_int8.h"
 #include "kernels/cpu/matmul.h"
@@ -47,13 +47,13 @@ class CpuOps : public BackendOps {
   Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) override;
   Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
                    OpLabel label) override;
-  Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
+  Status glu(FfnActivation act, Act gate, Act up, int64_t rows, int64_t width, Feeds feeds, OpLabel label) override;
   Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
   Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
   Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
-  Status moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n, int64_t k,
-                     OpLabel label) override;
+  Status matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
+                        OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
   Status kv_copy(std::span<const BlockCopy> copies) override;
@@ -62,7 +62,7 @@ class CpuOps : public BackendOps {
 
   // Sees the input rows ([n][cols], cols = outputs[0].w->cols) of every matmul before the
   // product: the weight lab's calibration (engine/weightlab/calibration.h). Expert products
-  // (moe_experts) are not shown.
+  // (matmul_experts) are not shown.
   using MatmulObserver = std::function<void(std::span<const MatmulOutput> outputs, const float* in, int64_t n)>;
   void observe_matmuls(MatmulObserver observer) { matmul_observer_ = std::move(observer); }
 
@@ -90,8 +90,7 @@ class CpuOps : public BackendOps {
   MatmulObserver matmul_observer_;
   kernels::LlmInt8Batch llm_int8_;  // LLM.int8(): the current input's decomposition
 
-  // Activations, [max_batch][width] each (ScratchPlan).
-  std::vector<float> x_, h_, q_, k_, v_, attn_, ffn_a_, ffn_b_, ffn_out_, router_;
+  std::array<std::vector<float>, kActCount> acts_;  // the plan's activations (Logits: logits_)
   std::vector<float> scores_;  // per thread: attention scratch for n_ctx positions
   std::vector<float> rope_cos_, rope_sin_;  // the chunk's rows' angles
   std::vector<int64_t> row_pos_;            // per row of the chunk: its position
@@ -106,17 +105,15 @@ class CpuOps : public BackendOps {
   std::vector<int64_t> row_visible_;          // per row: the KV rows it sees
   std::vector<float> rotate_rows_;          // kv_rotate's scratch: a row per thread
   std::vector<uint8_t> packed_;  // activations packed for the dot kernels: 3 regions
-  // MoE: the tokens routed to one expert gathered (expert_in_), its output before the scatter
-  // (expert_tmp_, also Act::SharedOut), every (token, choice)'s output (Act::ExpertOut).
-  std::vector<float> expert_in_, expert_tmp_, expert_out_;
+  // MoE: each route's expert and weight (moe_route), and for matmul_experts the input rows of
+  // the routes to one expert gathered, then its outputs before they go to their routes' rows
+  // (expert_rows_: three regions of [max_batch][max(n_embd, n_ff_expert)]), and which route
+  // each gathered row is.
   std::vector<int32_t> expert_ids_;
   std::vector<float> expert_weights_;
-  std::vector<int64_t> expert_rows_;
+  std::vector<float> expert_rows_;
+  std::vector<int64_t> gathered_routes_;
   std::vector<int32_t> expert_order_;  // moe_route's scratch: [n_expert]
 };
-
-// The forward pass of `model` on the CPU backend, on `pool` (which must outlive it).
-Result<std::unique_ptr<ForwardPass>> cpu_forward_pass(std::shared_ptr<const Model> model, ThreadPool& pool,
-                                                      const ForwardOptions& options);
 
 }  // namespace inferscope

@@ -22,13 +22,11 @@ class CpuPlugin : public BackendPlugin {
     return std::vector<BackendDevice>{cpu};
   }
 
-  Result<std::unique_ptr<ForwardExecutor>> create_executor(std::shared_ptr<const Model> model, int device,
-                                                          const ForwardOptions& options) override {
+  Result<std::unique_ptr<BackendOps>> create_ops(std::shared_ptr<const Model> model, int device,
+                                                 ThreadPool* host_threads) override {
     if (device != 0) return Status::error("the CPU backend has one device, 0");
-    if (!options.host_threads) return Status::error("the CPU backend needs the session's thread pool");
-    auto fp = cpu_forward_pass(std::move(model), *options.host_threads, options);
-    if (!fp) return fp.status();
-    return std::unique_ptr<ForwardExecutor>(std::move(*fp));
+    if (!host_threads) return Status::error("the CPU backend needs the session's thread pool");
+    return std::unique_ptr<BackendOps>(std::make_unique<CpuOps>(std::move(model), *host_threads));
   }
 };
 

@@ -1,5 +1,5 @@
 // The CPU backend as a BackendPlugin: built into the engine (backend_registry returns it for
-// "cpu"), one device, its forward pass over CpuOps on the session's thread pool.
+// "cpu"), one device, CpuOps on the session's thread pool.
 #pragma once
 
 #include "engine/backend/backend_plugin.h"

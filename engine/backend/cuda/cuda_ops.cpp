@@ -27,12 +27,6 @@ std::string device_name(int device) {
 
 bool is_decode(const ModelConfig& c, int64_t rows) { return !c.is_encoder() && rows <= ck::kMaxMatvecRows; }
 
-// The widest input of a product: the normalized state, the attention output, an FFN's hidden
-// layer or an expert's.
-int64_t widest_product_input(const ModelConfig& c) {
-  return std::max({c.n_embd, c.n_embd_q(), c.n_ff, c.n_ff_shared, c.n_ff_expert});
-}
-
 ck::AttentionShapeArgs attention_args(const ModelConfig& c) {
   ck::AttentionShapeArgs a;
   a.n_head = c.n_head;
@@ -43,15 +37,11 @@ ck::AttentionShapeArgs attention_args(const ModelConfig& c) {
 
 }  // namespace
 
-// Device buffers of one chunk of up to max_batch rows ([max_batch][width] F32 unless noted).
+// Device buffers of one chunk of up to max_batch rows: the plan's activations and the CUDA
+// backend's own.
 struct CudaOps::Activations {
-  DeviceBlock x, h, q, k, v, attn, ffn_a, ffn_b, ffn_out;
-  DeviceBlock router;                // [max_batch][n_expert]
+  std::array<DeviceBlock, kActCount> act;  // [rows][width] F32 each (ActivationPlan; Logits too)
   DeviceBlock expert_ids, expert_w;  // [max_batch][k] int32 / F32
-  DeviceBlock expert_a, expert_b;    // [max_batch * k][n_ff_expert]
-  DeviceBlock expert_out;            // [max_batch * k][n_embd]
-  DeviceBlock shared_out;            // [max_batch][n_embd]
-  DeviceBlock logits;                // [max_batch][output_width]
   DeviceBlock attention_scratch;     // attention_scratch_floats
   DeviceBlock logits_host;           // pinned copy of logits
   DeviceBlock expert_ids_host;       // pinned: [n_layer][max_batch][k] the chunk's choices per layer
@@ -101,9 +91,9 @@ uint64_t CudaOps::scratch_estimate(const ForwardPlan& plan) const {
   uint64_t tile = 0;
   model_->weights().for_each_matrix(
       [&](const WeightMatrix& w) { tile = std::max(tile, tile_bytes_for(w.type, w.rows, w.cols)); });
-  const int64_t product_rows = std::max(plan.max_batch, plan.max_batch * std::max<int64_t>(1, c.n_expert_used));
-  const uint64_t inputs = static_cast<uint64_t>(product_rows * widest_product_input(c)) * 3;  // int8 + F16
-  return plan.scratch.total_bytes() + 2 * logits + attention + tile + inputs;
+  const ActivationPlan& p = plan.acts;
+  const uint64_t inputs = static_cast<uint64_t>(p.product_rows() * p.product_input_width()) * 3;  // int8 + F16
+  return plan.acts.activation_bytes() + 2 * logits + attention + tile + inputs;
 }
 
 DeviceNeeds CudaOps::needs(const ForwardPlan& plan) {
@@ -130,34 +120,20 @@ Status CudaOps::allocate(const ForwardPlan& plan) {
   const ModelConfig& c = model_->config();
   act_ = std::make_unique<Activations>();
   Activations& a = *act_;
-  const int64_t B = plan.max_batch, E = c.n_embd;
-  const int64_t F = std::max({c.n_ff, c.n_ff_shared, int64_t{1}});
-  const int64_t K = std::max<int64_t>(1, c.n_expert_used), X = std::max<int64_t>(1, c.n_expert);
-  const int64_t FX = std::max<int64_t>(1, c.n_ff_expert);
-  const int64_t pairs = c.is_moe() ? B * K : 1;
+  const int64_t B = plan.max_batch;
+  const int64_t K = std::max<int64_t>(1, c.n_expert_used);
   auto make = [&](DeviceBlock& b, int64_t elements, const char* what, MemoryUse use = MemoryUse::Scratch) -> Status {
     auto r = memory_.allocate(static_cast<uint64_t>(std::max<int64_t>(1, elements)) * 4, use, what);
     if (!r) return r.status();
     b = std::move(*r);
     return Status::ok();
   };
-  INFERSCOPE_RETURN_IF_ERROR(make(a.x, B * E, "activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.h, B * E, "activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.ffn_out, B * E, "activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.q, B * c.n_embd_q(), "activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.attn, B * c.n_embd_q(), "activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.k, B * c.n_embd_kv(), "activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.v, B * c.n_embd_kv(), "activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.ffn_a, B * F, "activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.ffn_b, B * F, "activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.router, B * X, "router logits"));
+  for (size_t i = 0; i < kActCount; ++i) {
+    const bool logits = static_cast<Act>(i) == Act::Logits;
+    INFERSCOPE_RETURN_IF_ERROR(make(a.act[i], plan.acts.acts[i].floats(), logits ? "logits" : "activations"));
+  }
   INFERSCOPE_RETURN_IF_ERROR(make(a.expert_ids, B * K, "expert choices"));
   INFERSCOPE_RETURN_IF_ERROR(make(a.expert_w, B * K, "expert weights"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_a, pairs * (c.is_moe() ? FX : 1), "expert activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_b, pairs * (c.is_moe() ? FX : 1), "expert activations"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_out, pairs * (c.is_moe() ? E : 1), "expert outputs"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.shared_out, c.n_ff_shared > 0 ? B * E : 1, "shared expert output"));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.logits, B * plan.output_width, "logits"));
   INFERSCOPE_RETURN_IF_ERROR(
       make(a.attention_scratch, ck::attention_scratch_floats(attention_args(c), B, plan.n_ctx), "attention scratch"));
   INFERSCOPE_RETURN_IF_ERROR(make(a.logits_host, B * plan.output_width, "logits (host)", MemoryUse::Staging));
@@ -170,7 +146,7 @@ Status CudaOps::allocate(const ForwardPlan& plan) {
   uint64_t tile = 0;
   model_->weights().for_each_matrix(
       [&](const WeightMatrix& w) { tile = std::max(tile, tile_bytes_for(w.type, w.rows, w.cols)); });
-  auto matmul = MatmulRunner::create(memory_, std::max(B, pairs), widest_product_input(c), tile);
+  auto matmul = MatmulRunner::create(memory_, plan.acts.product_rows(), plan.acts.product_input_width(), tile);
   if (!matmul) return matmul.status();
   matmul_.emplace(std::move(*matmul));
 
@@ -201,25 +177,7 @@ ExecutorCounters CudaOps::counters() const {
   return c;
 }
 
-float* CudaOps::act(Act a) const {
-  const Activations& b = *act_;
-  switch (a) {
-    case Act::X: return b.x.as<float>();
-    case Act::H: return b.h.as<float>();
-    case Act::Q: return b.q.as<float>();
-    case Act::K: return b.k.as<float>();
-    case Act::V: return b.v.as<float>();
-    case Act::Attn: return b.attn.as<float>();
-    case Act::FfnA: return b.ffn_a.as<float>();
-    case Act::FfnB: return b.ffn_b.as<float>();
-    case Act::FfnOut: return b.ffn_out.as<float>();
-    case Act::Router: return b.router.as<float>();
-    case Act::ExpertOut: return b.expert_out.as<float>();
-    case Act::SharedOut: return b.shared_out.as<float>();
-    case Act::Logits: return b.logits.as<float>();
-  }
-  return nullptr;
-}
+float* CudaOps::act(Act a) const { return act_->act[static_cast<size_t>(a)].as<float>(); }
 
 ck::KvPool CudaOps::pool(int64_t layer, bool keys) const {
   ck::KvPool p;
@@ -277,7 +235,7 @@ Status CudaOps::end_chunk(const Chunk& chunk) {
   const uint64_t logits_bytes = static_cast<uint64_t>(chunk.n_logits * plan_.output_width) * sizeof(float);
   Status st = Status::ok();
   if (!replaying() && logits_bytes > 0) {
-    st = cuda_status(cudaMemcpyAsync(act_->logits_host.get(), act_->logits.get(), logits_bytes, cudaMemcpyDeviceToHost,
+    st = cuda_status(cudaMemcpyAsync(act_->logits_host.get(), act(Act::Logits), logits_bytes, cudaMemcpyDeviceToHost,
                                      stream()),
                      "cudaMemcpyAsync(logits)");
   }
@@ -291,7 +249,7 @@ Status CudaOps::end_chunk(const Chunk& chunk) {
   INFERSCOPE_RETURN_IF_ERROR(context_->synchronize());
   counters_.submissions += 1;
   if (timeline_.active()) INFERSCOPE_RETURN_IF_ERROR(timeline_.collect(*plan_.profile, model_->config().n_layer));
-  count_expert_choices();
+  routed_.count(act_->expert_ids_host.as<const int32_t>(), *plan_.profile);
   if (logits_bytes > 0) std::memcpy(chunk.logits, act_->logits_host.get(), logits_bytes);
   return Status::ok();
 }
@@ -446,11 +404,12 @@ Status CudaOps::attention(int64_t layer, const Chunk& chunk, const AttentionShap
   });
 }
 
-Status CudaOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds, OpLabel label) {
+Status CudaOps::glu(FfnActivation activation, Act gate, Act up, int64_t rows, int64_t width, Feeds, OpLabel label) {
   const ck::Activation a = activation == FfnActivation::GeluTanh ? ck::Activation::GeluTanh : ck::Activation::Silu;
-  return issue(label, {u64(static_cast<int64_t>(a)), u64(n), u64(width)}, [&] {
-    return cuda_status(ck::launch_glu(a, act(Act::FfnA), act(Act::FfnB), n, width, width, stream()), "glu");
-  });
+  return issue(label,
+               {u64(static_cast<int64_t>(a)), u64(static_cast<int64_t>(gate)), u64(static_cast<int64_t>(up)), u64(rows),
+                u64(width)},
+               [&] { return cuda_status(ck::launch_glu(a, act(gate), act(up), rows, width, width, stream()), "glu"); });
 }
 
 Status CudaOps::activate(FfnActivation activation, Act x, int64_t n, int64_t width, Feeds, OpLabel label) {
@@ -471,54 +430,45 @@ Status CudaOps::softcap(Act x, int64_t n, int64_t width, float cap, OpLabel labe
 
 Status CudaOps::moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) {
   Activations& a = *act_;
-  const bool counted = label.layer >= 0 && n * k > 0;
-  const size_t offset = counted ? static_cast<size_t>(label.layer * plan_.max_batch * k) : 0;
-  if (counted) routed_.push_back({label.layer, n * k, n_expert, offset});
+  const std::optional<size_t> offset = routed_.record(label.layer, n, k, n_expert, plan_.max_batch);
   return issue(label, {u64(n), u64(n_expert), u64(k)}, [&]() -> Status {
     INFERSCOPE_RETURN_IF_ERROR(cuda_status(ck::launch_moe_route(act(Act::Router), n, n_expert, k, renormalize,
                                                                 a.expert_ids.as<int32_t>(), a.expert_w.as<float>(),
                                                                 stream()),
                                            "moe_route"));
-    if (!counted) return Status::ok();
-    return cuda_status(cudaMemcpyAsync(a.expert_ids_host.as<int32_t>() + offset, a.expert_ids.get(),
+    if (!offset) return Status::ok();
+    return cuda_status(cudaMemcpyAsync(a.expert_ids_host.as<int32_t>() + *offset, a.expert_ids.get(),
                                        static_cast<size_t>(n * k) * sizeof(int32_t), cudaMemcpyDeviceToHost, stream()),
                        "cudaMemcpyAsync(expert choices)");
   });
 }
 
-void CudaOps::count_expert_choices() {
-  const int32_t* base = act_->expert_ids_host.as<const int32_t>();
-  for (const Routed& r : routed_) plan_.profile->count_experts(r.layer, r.n_expert, base + r.offset, r.choices);
-  routed_.clear();
-}
-
-Status CudaOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n,
-                            int64_t k, OpLabel label) {
-  auto g = device_matrix(gate), u = device_matrix(up), d = device_matrix(down);
-  for (const auto* m : {&g, &u, &d}) {
-    if (!*m) return m->status();
+// The input quantized once for all outputs (in the type of the first one that multiplies int8),
+// then each output's expert stack over the routes (the experts' ids on the device).
+Status CudaOps::matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
+                               OpLabel label) {
+  std::vector<ck::DeviceWeight> ws;
+  for (const MatmulOutput& o : outputs) {
+    auto w = device_matrix(*o.w);
+    if (!w) return w.status();
+    ws.push_back(*w);
+    graphs_.fold(u64(o.w->data));
+    graphs_.fold(u64(static_cast<int64_t>(o.out)));
   }
-  const ModelConfig& c = model_->config();
-  Activations& a = *act_;
-  const int32_t* ids = a.expert_ids.as<const int32_t>();
-  return issue(label, {u64(gate.data), u64(n), u64(k)}, [&]() -> Status {
-    const kernels::GgmlType h_type = ck::matvec_takes_q8(g->type, c.n_embd) ? g->type : u->type;
-    auto q8_h = matmul_->quantize_for_experts(*context_, h_type, act(Act::H), n, c.n_embd);
-    if (!q8_h) return q8_h.status();
-    for (const auto& [w, out] : {std::pair{&*g, &a.expert_a}, std::pair{&*u, &a.expert_b}}) {
-      INFERSCOPE_RETURN_IF_ERROR(cuda_status(
-          ck::launch_matvec_experts(*w, act(Act::H), *q8_h, false, ids, n, k, out->as<float>(), stream()),
-          "matvec_experts"));
+  const bool per_route = input == ExpertInput::PerRoute;
+  const int64_t cols = outputs[0].w->cols, rows = per_route ? n * k : n;
+  const int32_t* ids = act_->expert_ids.as<const int32_t>();
+  return issue(label, {u64(static_cast<int64_t>(in)), u64(per_route), u64(n), u64(k)}, [&]() -> Status {
+    const auto takes_q8 = std::find_if(ws.begin(), ws.end(), [&](const auto& w) { return ck::matvec_takes_q8(w.type, cols); });
+    const kernels::GgmlType type = (takes_q8 != ws.end() ? *takes_q8 : ws.front()).type;
+    auto q8 = matmul_->quantize_for_experts(*context_, type, act(in), rows, cols);
+    if (!q8) return q8.status();
+    for (size_t i = 0; i < ws.size(); ++i) {
+      INFERSCOPE_RETURN_IF_ERROR(cuda_status(ck::launch_matvec_experts(ws[i], act(in), *q8, per_route, ids, n, k,
+                                                                       act(outputs[i].out), stream()),
+                                             "matvec_experts"));
     }
-    const int64_t width = g->rows;
-    INFERSCOPE_RETURN_IF_ERROR(cuda_status(ck::launch_glu(ck::Activation::Silu, a.expert_a.as<float>(),
-                                                          a.expert_b.as<float>(), n * k, width, width, stream()),
-                                           "glu"));
-    auto q8_a = matmul_->quantize_for_experts(*context_, d->type, a.expert_a.as<float>(), n * k, width);
-    if (!q8_a) return q8_a.status();
-    return cuda_status(ck::launch_matvec_experts(*d, a.expert_a.as<float>(), *q8_a, true, ids, n, k,
-                                                 act(Act::ExpertOut), stream()),
-                       "matvec_experts");
+    return Status::ok();
   });
 }
 

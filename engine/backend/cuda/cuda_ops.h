@@ -1,7 +1,7 @@
 // The CUDA backend's ops (engine/backend/backend_ops.h): each op is issued onto one stream as it
 // is called, over the device copies of the weights (cuda_weights.h), the paged KV pools (one K
-// and one V allocation per layer, the CPU's row formats) and activation buffers sized like the
-// CPU's ScratchPlan. end_chunk copies the logits back and waits. Decode steps (up to
+// and one V allocation per layer, the CPU's row formats) and the plan's activation buffers
+// (ActivationPlan, as every backend sizes them). end_chunk copies the logits back and waits. Decode steps (up to
 // kMaxMatvecRows rows) run as CUDA graphs (cuda_decode_graphs.h) except one in kProfileEvery,
 // which runs op by op with CUDA events to fill the op profile; prefill chunks are always timed.
 // A batch-invariant chunk (Chunk::batch_invariant: a speculative verification) computes each
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/backend/backend_ops.h"
+#include "engine/backend/expert_choice_log.h"
 #include "engine/backend/cuda/cuda_chunk_inputs.h"
 #include "engine/backend/cuda/cuda_context.h"
 #include "engine/backend/cuda/cuda_decode_graphs.h"
@@ -61,13 +62,13 @@ class CudaOps : public BackendOps {
   Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) override;
   Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
                    OpLabel label) override;
-  Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
+  Status glu(FfnActivation act, Act gate, Act up, int64_t rows, int64_t width, Feeds feeds, OpLabel label) override;
   Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
   Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
   Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
-  Status moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n, int64_t k,
-                     OpLabel label) override;
+  Status matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
+                        OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
   Status kv_copy(std::span<const BlockCopy> copies) override;
@@ -78,10 +79,6 @@ class CudaOps : public BackendOps {
 
  private:
   struct Activations;
-  struct Routed {  // one layer's expert choices, copied to the host with the chunk
-    int64_t layer, choices, n_expert;
-    size_t offset;  // int32 entries into the host copy
-  };
 
   // Runs `device_work` unless the step replays a graph, then marks the op's end on a timed
   // chunk; a failure abandons a capture. `values` go into the step's fingerprint.
@@ -96,7 +93,6 @@ class CudaOps : public BackendOps {
   cuda_kernels::KvPool pool(int64_t layer, bool keys) const;
   Result<const float*> freq_factors() const;
   uint64_t scratch_estimate(const ForwardPlan& plan) const;
-  void count_expert_choices();
 
   std::shared_ptr<const Model> model_;
   std::unique_ptr<CudaContext> context_;
@@ -115,7 +111,7 @@ class CudaOps : public BackendOps {
   bool batch_invariant_ = false;  // the chunk's Chunk::batch_invariant
   int64_t row_lookups_ = 0;
   uint64_t decode_steps_ = 0;
-  std::vector<Routed> routed_;
+  ExpertChoiceLog routed_;  // the expert choices copied to the host in the chunk being issued
   ExecutorCounters counters_;
 };
 

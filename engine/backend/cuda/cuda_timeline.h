@@ -9,7 +9,7 @@
 
 #include "engine/backend/backend_ops.h"
 #include "engine/core/status.h"
-#include "engine/model/op_profile.h"
+#include "engine/metrics/op_profile.h"
 
 namespace inferscope::cuda {
 

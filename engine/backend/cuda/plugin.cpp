@@ -1,10 +1,9 @@
 // The entry point of libinferscope_cuda.so (engine/backend/backend_plugin.h): lists the CUDA
-// devices, or says why there are none, and creates forward passes on them over CudaOps.
+// devices, or says why there are none, and creates CudaOps on them.
 #include "engine/backend/backend_plugin.h"
 #include "engine/backend/cuda/cuda_context.h"
 #include "engine/backend/cuda/cuda_devices.h"
 #include "engine/backend/cuda/cuda_ops.h"
-#include "engine/model/forward_pass.h"
 
 namespace inferscope::cuda {
 namespace {
@@ -16,8 +15,8 @@ class CudaPlugin : public BackendPlugin {
 
   Result<std::vector<BackendDevice>> devices() override { return list_devices(); }
 
-  Result<std::unique_ptr<ForwardExecutor>> create_executor(std::shared_ptr<const Model> model, int device,
-                                                          const ForwardOptions& options) override {
+  Result<std::unique_ptr<BackendOps>> create_ops(std::shared_ptr<const Model> model, int device,
+                                                 ThreadPool*) override {
     auto devices = list_devices();
     if (!devices) return devices.status();
     if (device < 0 || device >= static_cast<int>(devices->size())) {
@@ -26,10 +25,7 @@ class CudaPlugin : public BackendPlugin {
     }
     auto context = CudaContext::create(device);
     if (!context) return context.status();
-    auto ops = std::make_unique<CudaOps>(model, std::move(*context));
-    auto fp = ForwardPass::create(std::move(model), std::move(ops), options);
-    if (!fp) return fp.status();
-    return std::unique_ptr<ForwardExecutor>(std::move(*fp));
+    return std::unique_ptr<BackendOps>(std::make_unique<CudaOps>(std::move(model), std::move(*context)));
   }
 };
 

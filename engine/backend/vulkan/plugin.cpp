@@ -1,11 +1,10 @@
-// The entry point of libinferscope_vulkan.so: lists Vulkan devices and creates forward passes
-// on them (engine/backend/backend_plugin.h).
+// The entry point of libinferscope_vulkan.so: lists Vulkan devices and creates VulkanOps on
+// them (engine/backend/backend_plugin.h).
 #include <cstdio>
 
 #include "engine/backend/backend_plugin.h"
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_ops.h"
-#include "engine/model/forward_pass.h"
 
 namespace inferscope::vulkan {
 namespace {
@@ -52,15 +51,12 @@ class VulkanPlugin : public BackendPlugin {
     return out;
   }
 
-  Result<std::unique_ptr<ForwardExecutor>> create_executor(std::shared_ptr<const Model> model, int device,
-                                                          const ForwardOptions& options) override {
+  Result<std::unique_ptr<BackendOps>> create_ops(std::shared_ptr<const Model> model, int device,
+                                                 ThreadPool*) override {
     if (device < 0) return Status::error("Vulkan device numbers start at 0");
     auto dev = Device::create(static_cast<uint32_t>(device));
     if (!dev) return dev.status();
-    auto ops = std::make_unique<VulkanOps>(model, std::move(*dev));
-    auto fp = ForwardPass::create(std::move(model), std::move(ops), options);
-    if (!fp) return fp.status();
-    return std::unique_ptr<ForwardExecutor>(std::move(*fp));
+    return std::unique_ptr<BackendOps>(std::make_unique<VulkanOps>(std::move(model), std::move(*dev)));
   }
 };
 

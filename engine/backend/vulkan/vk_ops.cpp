@@ -55,23 +55,18 @@ uint64_t expert_choice_bytes(const ModelConfig& c, int64_t max_batch) {
 
 }  // namespace
 
-// Device buffers of one batch of up to max_batch tokens ([max_batch][width] F32 each unless
-// noted), sized like the CPU's ScratchPlan.
+// Device buffers of one batch of up to max_batch tokens: the plan's activations (ActivationPlan,
+// as every backend sizes them) and the Vulkan backend's own.
 struct VulkanOps::Activations {
+  std::array<std::unique_ptr<Buffer>, kActCount> act;  // [rows][width] F32 each (Logits too)
   // Token ids, host-visible (written before submit): per part of the embedding table, the ids
   // relative to its first row, or -1 (a zero row) for ids in other parts; parts token_stride_ apart.
   std::unique_ptr<Buffer> tokens;
   std::unique_ptr<Buffer> row_ids;  // add_rows' id lists, host-visible: kRowLookups lists token_stride_ apart
-  std::unique_ptr<Buffer> x, h, q, k, v, attn, ffn_a, ffn_b, ffn_out;
-  std::unique_ptr<Buffer> router;       // [max_batch][n_expert]
   std::unique_ptr<Buffer> expert_ids;   // [max_batch][k] int32
   std::unique_ptr<Buffer> expert_ids_host;  // [n_layer][max_batch][k] int32, host-visible: the chunk's choices per layer
   std::unique_ptr<Buffer> expert_w;     // [max_batch][k]
-  std::unique_ptr<Buffer> expert_a, expert_b;  // [max_batch * k][n_ff_expert]
-  std::unique_ptr<Buffer> expert_out;   // [max_batch * k][n_embd]
-  std::unique_ptr<Buffer> shared_out;   // [max_batch][n_embd] (qwen2moe's shared expert)
-  std::unique_ptr<Buffer> logits;       // [max_batch][plan.output_width]
-  std::unique_ptr<Buffer> logits_host;  // [max_batch][plan.output_width], host-visible copy
+  std::unique_ptr<Buffer> logits_host;  // [max_batch][plan.output_width], host-visible copy of Logits
   // The block tables of the chunk's spans back to back (room for 2 * n_slots tables of
   // ceil(n_ctx / block_size) int32 entries), written in begin_chunk(): directly where the device
   // buffer is host-visible, else through block_table_staging and a copy at the start of the
@@ -148,7 +143,7 @@ DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
   n.weight_bytes = weight_bytes ? *weight_bytes : 0;
   const KvCacheLayout layout = layer_layout(plan.kv);
   n.kv_bytes = (layout.buffer_bytes(KvPart::K) + layout.buffer_bytes(KvPart::V)) * static_cast<uint64_t>(c.n_layer);
-  n.scratch_bytes = plan.scratch.total_bytes() + 2 * static_cast<uint64_t>(plan.max_batch) * logits_row_bytes(c) +
+  n.scratch_bytes = plan.acts.activation_bytes() + 2 * static_cast<uint64_t>(plan.max_batch) * logits_row_bytes(c) +
                     2 * block_table_capacity(plan) * sizeof(BlockId) + expert_choice_bytes(c, plan.max_batch);
   return n;
 }
@@ -166,10 +161,9 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
   Device& dev = *device_;
   act_ = std::make_unique<Activations>();
   Activations& a = *act_;
+  const ActivationPlan& p = plan.acts;
   const int64_t B = plan.max_batch, E = c.n_embd;
-  const int64_t F = std::max({c.n_ff, c.n_ff_shared, int64_t{1}});
-  const int64_t K = std::max<int64_t>(1, c.n_expert_used), X = std::max<int64_t>(1, c.n_expert);
-  const int64_t FX = std::max({c.n_ff_expert, c.n_ff, int64_t{1}});
+  const int64_t K = std::max<int64_t>(1, c.n_expert_used);
   auto make = [&](std::unique_ptr<Buffer>& b, int64_t elements, MemoryUse use = MemoryUse::Scratch) -> Status {
     auto r = dev.create_buffer(static_cast<uint64_t>(std::max<int64_t>(1, elements)) * 4, use);
     if (!r) return r.status();
@@ -186,26 +180,19 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
     INFERSCOPE_RETURN_IF_ERROR(
         make(a.row_ids, static_cast<int64_t>(token_stride_ / 4 * kRowLookups), MemoryUse::Staging));
   }
-  for (auto* b : {&a.x, &a.h, &a.ffn_out}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * E));
-  for (auto* b : {&a.q, &a.attn}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * c.n_embd_q()));
-  for (auto* b : {&a.k, &a.v}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * c.n_embd_kv()));
-  for (auto* b : {&a.ffn_a, &a.ffn_b}) INFERSCOPE_RETURN_IF_ERROR(make(*b, B * F));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.router, B * X));
+  for (size_t i = 0; i < kActCount; ++i) INFERSCOPE_RETURN_IF_ERROR(make(a.act[i], p.acts[i].floats()));
   INFERSCOPE_RETURN_IF_ERROR(make(a.expert_ids, B * K));
   INFERSCOPE_RETURN_IF_ERROR(make(a.expert_ids_host, c.is_moe() ? c.n_layer * B * K : 1, MemoryUse::Staging));
   INFERSCOPE_RETURN_IF_ERROR(make(a.expert_w, B * K));
-  const int64_t pairs = c.is_moe() ? B * K : 1;
-  for (auto* b : {&a.expert_a, &a.expert_b}) INFERSCOPE_RETURN_IF_ERROR(make(*b, pairs * (c.is_moe() ? FX : 1)));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_out, pairs * (c.is_moe() ? E : 1)));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.shared_out, c.n_ff_shared > 0 ? B * E : 1));
+  // The int8 copies: of H (rms_norm's output), and of the widest other product input.
   uint64_t q8_bytes = 4;
-  for (auto [rows, cols] : {std::pair{B, c.n_embd_q()}, {B, F}, {pairs, c.is_moe() ? FX : 1}}) {
-    if (cols % 32 == 0) q8_bytes = std::max(q8_bytes, q8_activation_bytes(cols, rows));
+  for (Act input : {Act::Attn, Act::FfnA, Act::ExpertA}) {
+    const ActShape& shape = p[input];
+    if (shape.rows > 0 && shape.width % 32 == 0) q8_bytes = std::max(q8_bytes, q8_activation_bytes(shape.width, shape.rows));
   }
   INFERSCOPE_RETURN_IF_ERROR(make(a.q8_b, static_cast<int64_t>(q8_bytes / 4)));
   INFERSCOPE_RETURN_IF_ERROR(make(a.q8_h, E % 32 == 0 ? static_cast<int64_t>(q8_activation_bytes(E, B) / 4) : 1));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.logits, B * plan.output_width));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.logits_host, B * plan.output_width, MemoryUse::Staging));
+  INFERSCOPE_RETURN_IF_ERROR(make(a.logits_host, p[Act::Logits].floats(), MemoryUse::Staging));
   AttentionParams split;
   split.n_head = c.n_head;
   split.n_head_kv = c.n_head_kv;
@@ -241,25 +228,7 @@ ExecutorMemory VulkanOps::memory() const {
   return m;
 }
 
-BufferSpan VulkanOps::span(Act act) const {
-  const Activations& a = *act_;
-  switch (act) {
-    case Act::X: return whole(a.x);
-    case Act::H: return whole(a.h);
-    case Act::Q: return whole(a.q);
-    case Act::K: return whole(a.k);
-    case Act::V: return whole(a.v);
-    case Act::Attn: return whole(a.attn);
-    case Act::FfnA: return whole(a.ffn_a);
-    case Act::FfnB: return whole(a.ffn_b);
-    case Act::FfnOut: return whole(a.ffn_out);
-    case Act::Router: return whole(a.router);
-    case Act::ExpertOut: return whole(a.expert_out);
-    case Act::SharedOut: return whole(a.shared_out);
-    case Act::Logits: return whole(a.logits);
-  }
-  return {};
-}
+BufferSpan VulkanOps::span(Act act) const { return whole(act_->act[static_cast<size_t>(act)]); }
 
 BufferSpan VulkanOps::q8_output(Act act, int64_t rows, int64_t cols, Feeds feeds) {
   wrote(act);
@@ -356,12 +325,12 @@ Status VulkanOps::for_each_span(const Chunk& chunk, F&& f) const {
 
 Status VulkanOps::end_chunk(const Chunk& chunk) {
   const uint64_t logits_bytes = static_cast<uint64_t>(chunk.n_logits * plan_.output_width) * sizeof(float);
-  if (chunk.n_logits > 0) recorder_->copy(whole(act_->logits), whole(act_->logits_host), logits_bytes);
+  if (chunk.n_logits > 0) recorder_->copy(span(Act::Logits), whole(act_->logits_host), logits_bytes);
   INFERSCOPE_RETURN_IF_ERROR(recorder_->submit_and_wait());
   counters_.dispatches += recorder_->dispatches();
   counters_.submissions += 1;
   collect_profile();
-  count_expert_choices();
+  routed_.count(static_cast<const int32_t*>(act_->expert_ids_host->mapped()), *plan_.profile);
   if (chunk.n_logits > 0) std::memcpy(chunk.logits, act_->logits_host->mapped(), logits_bytes);
   return Status::ok();
 }
@@ -537,10 +506,11 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
   return record_quantize_q8(*device_, *recorder_, span(Act::Attn), chunk.n, width, q8, dispatch_label(label));
 }
 
-Status VulkanOps::glu(FfnActivation activation, int64_t n, int64_t width, Feeds feeds, OpLabel label) {
+Status VulkanOps::glu(FfnActivation activation, Act gate, Act up, int64_t rows, int64_t width, Feeds feeds,
+                      OpLabel label) {
   const GluKind kind = activation == FfnActivation::GeluTanh ? GluKind::GeGlu : GluKind::SwiGlu;
-  const BufferSpan q8 = q8_output(Act::FfnA, n, width, feeds);
-  return record_glu(*device_, *recorder_, kind, span(Act::FfnA), span(Act::FfnB), span(Act::FfnA), n, width, 0, 0, 0,
+  const BufferSpan q8 = q8_output(gate, rows, width, feeds);
+  return record_glu(*device_, *recorder_, kind, span(gate), span(up), span(gate), rows, width, 0, 0, 0,
                     dispatch_label(label), q8);
 }
 
@@ -564,46 +534,29 @@ Status VulkanOps::moe_route(int64_t n, int64_t n_expert, int64_t k, bool renorma
   INFERSCOPE_RETURN_IF_ERROR(record_moe_route(*device_, *recorder_, span(Act::Router), whole(act_->expert_ids),
                                               whole(act_->expert_w), n, n_expert, k, renormalize,
                                               dispatch_label(label)));
-  if (label.layer < 0 || n * k == 0) return Status::ok();
   // This layer's choices, kept for the profile's counts after the submission (end_chunk).
+  const std::optional<size_t> offset = routed_.record(label.layer, n, k, n_expert, plan_.max_batch);
+  if (!offset) return Status::ok();
   const uint64_t bytes = static_cast<uint64_t>(n * k) * sizeof(int32_t);
-  const uint64_t offset = static_cast<uint64_t>(label.layer * plan_.max_batch * k) * sizeof(int32_t);
-  recorder_->copy(whole(act_->expert_ids), BufferSpan{act_->expert_ids_host.get(), offset, bytes}, bytes);
-  routed_.push_back({label.layer, n * k, n_expert, offset});
+  recorder_->copy(whole(act_->expert_ids), BufferSpan{act_->expert_ids_host.get(), *offset * sizeof(int32_t), bytes},
+                  bytes);
   return Status::ok();
 }
 
-void VulkanOps::count_expert_choices() {
-  const auto* base = static_cast<const uint8_t*>(act_->expert_ids_host->mapped());
-  for (const Routed& r : routed_) {
-    plan_.profile->count_experts(r.layer, r.n_expert, reinterpret_cast<const int32_t*>(base + r.offset), r.choices);
-  }
-  routed_.clear();
-}
-
-Status VulkanOps::moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n,
-                              int64_t k, OpLabel label) {
-  auto g = device_matrix(gate), u = device_matrix(up), d = device_matrix(down);
-  for (const auto* m : {&g, &u, &d}) {
-    if (!*m) return m->status();
-  }
-  const WeightView& gv = (*g)->parts[0].view;
-  const DispatchLabel l = dispatch_label(label);
+// Each output's expert stack times the input rows of the routes (the experts' ids on the device).
+Status VulkanOps::matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
+                                 OpLabel label) {
+  const MatmulInput x = this->input(in);
   const BufferSpan ids = whole(act_->expert_ids);
-  const MatmulInput h = input(Act::H);
-  Activations& a = *act_;
-  INFERSCOPE_RETURN_IF_ERROR(record_matmul_experts(*device_, *recorder_, gv, h, false, ids, n, k, whole(a.expert_a), l));
-  INFERSCOPE_RETURN_IF_ERROR(
-      record_matmul_experts(*device_, *recorder_, (*u)->parts[0].view, h, false, ids, n, k, whole(a.expert_b), l));
-  // The GLU output, quantized into q8_b when the down projections multiply in int8.
-  const BufferSpan q8 =
-      matmul_takes_q8(*device_, down.type, gv.rows, n * k, true, batching_) ? claim_q8(a.q8_b) : BufferSpan{};
-  INFERSCOPE_RETURN_IF_ERROR(record_glu(*device_, *recorder_, GluKind::SwiGlu, whole(a.expert_a), whole(a.expert_b),
-                                        whole(a.expert_a), n * k, gv.rows, 0, 0, 0,
-                                        {static_cast<int>(OpKind::Ffn), static_cast<int>(label.layer)}, q8));
-  wrote(Act::ExpertOut);
-  return record_matmul_experts(*device_, *recorder_, (*d)->parts[0].view, MatmulInput(whole(a.expert_a), q8), true, ids,
-                               n, k, span(Act::ExpertOut), l);
+  for (const MatmulOutput& o : outputs) {
+    auto w = device_matrix(*o.w);
+    if (!w) return w.status();
+    INFERSCOPE_RETURN_IF_ERROR(record_matmul_experts(*device_, *recorder_, (*w)->parts[0].view, x,
+                                                     input == ExpertInput::PerRoute, ids, n, k, span(o.out),
+                                                     dispatch_label(label)));
+    wrote(o.out);
+  }
+  return Status::ok();
 }
 
 Status VulkanOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) {
@@ -665,10 +618,9 @@ Status VulkanOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
 }
 
 BufferSpan VulkanOps::rotate_scratch() const {
-  const Activations& a = *act_;
-  const Buffer* largest = a.x.get();
-  for (const auto* b : {&a.h, &a.q, &a.k, &a.v, &a.attn, &a.ffn_a, &a.ffn_b, &a.ffn_out, &a.logits}) {
-    if ((*b)->size() > largest->size()) largest = b->get();
+  const Buffer* largest = act_->act[0].get();
+  for (const auto& b : act_->act) {
+    if (b->size() > largest->size()) largest = b.get();
   }
   return BufferSpan::whole(*largest);
 }

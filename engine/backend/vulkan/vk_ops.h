@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/backend/backend_ops.h"
+#include "engine/backend/expert_choice_log.h"
 #include "engine/backend/vulkan/ops/vk_kv.h"
 #include "engine/backend/vulkan/ops/vk_matmul.h"
 #include "engine/backend/vulkan/vk_device.h"
@@ -57,13 +58,13 @@ class VulkanOps : public BackendOps {
   Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) override;
   Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
                    OpLabel label) override;
-  Status glu(FfnActivation act, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
+  Status glu(FfnActivation act, Act gate, Act up, int64_t rows, int64_t width, Feeds feeds, OpLabel label) override;
   Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
   Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
   Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
-  Status moe_experts(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, int64_t n, int64_t k,
-                     OpLabel label) override;
+  Status matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
+                        OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
   Status kv_copy(std::span<const BlockCopy> copies) override;
@@ -75,7 +76,6 @@ class VulkanOps : public BackendOps {
 
  private:
   struct Activations;  // the device buffers of one batch
-  static constexpr size_t kActs = static_cast<size_t>(Act::Logits) + 1;
   BufferSpan span(Act a) const;
   MatmulInput input(Act a) const { return MatmulInput(span(a), q8_[static_cast<size_t>(a)]); }
   // The quantized copy the op writing `a` also writes, when one of `feeds` multiplies rows x
@@ -103,7 +103,6 @@ class VulkanOps : public BackendOps {
   Status record_matmul_all_parts(const DeviceMatrix& w, const MatmulInput& x, int64_t n, BufferSpan y,
                                  int64_t y_stride, DispatchLabel label);
   void collect_profile();
-  void count_expert_choices();
 
   std::shared_ptr<const Model> model_;
   std::unique_ptr<Device> device_;
@@ -112,7 +111,7 @@ class VulkanOps : public BackendOps {
   std::unique_ptr<Activations> act_;
   std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer: [plan.kv.rows()] rows
   KvCacheLayout layer_kv_;  // one layer's buffers: plan.kv with n_layer 1
-  std::array<BufferSpan, kActs> q8_{};  // per activation: its int8 copy, when the producer wrote one
+  std::array<BufferSpan, kActCount> q8_{};  // per activation: its int8 copy, when the producer wrote one
   ForwardPlan plan_;
   TokenBatching batching_ = TokenBatching::Fastest;  // the chunk's (Chunk::batch_invariant)
   static constexpr uint64_t kProfileEvery = 8;  // decode steps per timed one
@@ -123,12 +122,7 @@ class VulkanOps : public BackendOps {
   static constexpr uint64_t kRowLookups = 2;
   uint64_t row_lookups_ = 0;
   ExecutorCounters counters_;
-  // The expert choices copied to expert_ids_host in the chunk being recorded, per routed layer.
-  struct Routed {
-    int64_t layer, choices, n_expert;
-    uint64_t offset;  // bytes into expert_ids_host
-  };
-  std::vector<Routed> routed_;
+  ExpertChoiceLog routed_;  // the expert choices copied to expert_ids_host in the chunk being recorded
 };
 
 }  // namespace inferscope::vulkan

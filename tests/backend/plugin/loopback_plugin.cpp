@@ -1,6 +1,6 @@
 // libinferscope_loopback.so: a backend plug-in built only for the registry's tests, the way a
-// new backend is added (cmake/InferscopeBackend.cmake): its entry point, its devices, and a
-// forward pass over its ops (here the CPU's, on the session's threads). Nothing outside
+// new backend is added (cmake/InferscopeBackend.cmake): its entry point, its devices, and its
+// ops (here the CPU's, on the session's threads). Nothing outside
 // tests/backend names it; the registry finds it when INFERSCOPE_BACKEND_DIR points at it.
 #include "engine/backend/backend_plugin.h"
 #include "engine/backend/cpu/cpu_ops.h"
@@ -21,13 +21,10 @@ class LoopbackPlugin : public BackendPlugin {
     return std::vector<BackendDevice>{device};
   }
 
-  Result<std::unique_ptr<ForwardExecutor>> create_executor(std::shared_ptr<const Model> model, int device,
-                                                          const ForwardOptions& options) override {
-    if (device != 0 || !options.host_threads) return Status::error("the loopback backend has one device, 0");
-    auto ops = std::make_unique<CpuOps>(model, *options.host_threads);
-    auto fp = ForwardPass::create(std::move(model), std::move(ops), options);
-    if (!fp) return fp.status();
-    return std::unique_ptr<ForwardExecutor>(std::move(*fp));
+  Result<std::unique_ptr<BackendOps>> create_ops(std::shared_ptr<const Model> model, int device,
+                                                 ThreadPool* host_threads) override {
+    if (device != 0 || !host_threads) return Status::error("the loopback backend has one device, 0");
+    return std::unique_ptr<BackendOps>(std::make_unique<CpuOps>(std::move(model), *host_threads));
   }
 };
 

@@ -11,7 +11,7 @@
 #include "engine/backend/backend_registry.h"
 #include "engine/backend/cuda/cuda_ops.h"
 #include "engine/core/thread_pool.h"
-#include "engine/model/forward_pass.h"
+#include "engine/graph/forward_pass.h"
 
 namespace inferscope::cuda_test {
 
@@ -35,9 +35,7 @@ inline std::unique_ptr<ForwardExecutor> cpu_forward(const std::shared_ptr<const 
                                                     ForwardOptions options = small_forward()) {
   static ThreadPool pool(1);
   options.host_threads = &pool;
-  auto plugin = load_backend("cpu");
-  EXPECT_TRUE(plugin) << plugin.message();
-  auto fp = (*plugin)->create_executor(model, 0, options);
+  auto fp = ForwardPass::open(model, BackendChoice{}, options);
   EXPECT_TRUE(fp) << fp.message();
   return fp ? std::move(*fp) : nullptr;
 }

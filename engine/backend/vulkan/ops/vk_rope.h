@@ -9,7 +9,7 @@
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_recorder.h"
 #include "engine/core/status.h"
-#include "kernels/cpu/ops.h"
+#include "kernels/formats/rope_params.h"
 
 namespace inferscope::vulkan {
 

@@ -1,5 +1,5 @@
 // The forward pass of one model on one compute backend, with its own KV cache: what a Session
-// drives. There is one implementation, ForwardPass (engine/model/forward_pass.h), over the ops
+// drives. There is one implementation, ForwardPass (engine/graph/forward_pass.h), over the ops
 // of a backend (engine/backend/backend_ops.h).
 #pragma once
 
@@ -7,17 +7,11 @@
 #include <span>
 #include <string>
 
+#include "engine/backend/backend_usage.h"
 #include "engine/core/status.h"
-#include "engine/model/op_profile.h"
+#include "engine/metrics/op_profile.h"
 
 namespace inferscope {
-
-// Memory an executor holds besides the model's weights in host memory.
-struct ExecutorMemory {
-  uint64_t device_weight_bytes = 0;  // weights copied to the device (0 on the CPU backend)
-  uint64_t kv_cache_bytes = 0;
-  uint64_t scratch_bytes = 0;
-};
 
 // The paged KV pool (engine/kv/block_pool.h) as the memory chart and `bench` show it.
 struct KvBlockStats {
@@ -26,15 +20,6 @@ struct KvBlockStats {
   int64_t positions_held = 0;       // rows of the slots' blocks holding a position
   int64_t positions_in_blocks = 0;  // rows of the slots' blocks (a shared block counted once)
   int64_t prefix_hits = 0, prefix_lookups = 0;  // cached blocks found / looked for
-};
-
-// Forward calls, and the work they submitted to a device (dispatches and submissions: 0 on the
-// CPU backend; graph_launches: decode steps replayed as one prerecorded CUDA graph).
-struct ExecutorCounters {
-  uint64_t forward_calls = 0;
-  uint64_t dispatches = 0;
-  uint64_t submissions = 0;
-  uint64_t graph_launches = 0;
 };
 
 // One sequence of a batched forward call: `tokens` appended to `slot`, the logits of its last

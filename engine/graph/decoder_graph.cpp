@@ -1,0 +1,124 @@
+#include "engine/graph/decoder_graph.h"
+
+#include <utility>
+
+namespace inferscope {
+
+namespace {
+
+OpLabel at(OpKind kind, int64_t layer = -1) { return {kind, layer}; }
+
+}  // namespace
+
+AttentionShape attention_shape_for(const ModelConfig& c, const GraphOptions& options, int64_t il) {
+  AttentionShape shape{c.attn_scale, c.attn_softcap, c.uses_sliding_window(il) ? c.n_swa : 0, 0, c.causal};
+  if (options.kv_window > 0 && (shape.window == 0 || options.kv_window < shape.window)) {
+    shape.window = options.kv_window;
+    shape.sinks = options.kv_sinks;
+  }
+  return shape;
+}
+
+AttentionShape DecoderGraph::attention_shape(int64_t il) const { return attention_shape_for(config_, options_, il); }
+
+Status DecoderGraph::run(const Chunk& chunk, std::span<const int32_t> tokens) {
+  const ModelWeights& w = model_.weights();
+  INFERSCOPE_RETURN_IF_ERROR(ops_.embed(tokens, at(OpKind::Embed)));
+  const int64_t n_layers = chunk.n_layers > 0 ? chunk.n_layers : config_.n_layer;
+  for (int64_t il = 0; il < n_layers; ++il) {
+    const LayerWeights& l = w.layers[static_cast<size_t>(il)];
+    INFERSCOPE_RETURN_IF_ERROR(attention_block(l, il, chunk));
+    INFERSCOPE_RETURN_IF_ERROR(ffn_block(l, il, chunk.n));
+  }
+  return chunk.n_logits > 0 ? output(chunk) : Status::ok();
+}
+
+// x += post_norm(attention(rope(h Wq + bq), rope(h Wk + bk), h Wv + bv) Wo), h = rms_norm(x).
+Status DecoderGraph::attention_block(const LayerWeights& l, int64_t il, const Chunk& chunk) {
+  const int64_t n = chunk.n;
+  const WeightMatrix* qkv[] = {&l.wq, &l.wk, &l.wv};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, 0, l.attn_norm, Act::H, n, qkv, at(OpKind::Norm, il)));
+  const MatmulOutput projections[] = {{&l.wq, Act::Q}, {&l.wk, Act::K}, {&l.wv, Act::V}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(projections, Act::H, n, at(OpKind::Matmul, il)));
+  for (auto [bias, act] : {std::pair{&l.bq, Act::Q}, {&l.bk, Act::K}, {&l.bv, Act::V}}) {
+    if (bias->present()) INFERSCOPE_RETURN_IF_ERROR(ops_.add_bias(act, *bias, n, at(OpKind::Bias, il)));
+  }
+  INFERSCOPE_RETURN_IF_ERROR(ops_.rope(chunk, at(OpKind::Rope, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.kv_store(il, chunk, at(OpKind::KvStore, il)));
+  const WeightMatrix* wo[] = {&l.wo};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.attention(il, chunk, attention_shape(il), wo, at(OpKind::Attention, il)));
+  const MatmulOutput out[] = {{&l.wo, Act::H}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(out, Act::Attn, n, at(OpKind::Matmul, il)));
+  if (l.attn_post_norm.present()) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::H, 0, l.attn_post_norm, Act::H, n, {}, at(OpKind::Norm, il)));
+  }
+  return ops_.add(Act::X, Act::H, n, config_.n_embd, at(OpKind::Add, il));
+}
+
+// x += post_norm(ffn(rms_norm(x))): a GLU FFN, or a mixture of experts.
+Status DecoderGraph::ffn_block(const LayerWeights& l, int64_t il, int64_t n) {
+  // The normalized rows feed the dense FFN, or the router, the experts and the shared expert.
+  const WeightMatrix* consumers[] = {&l.ffn_gate,     &l.ffn_up,       &l.ffn_gate_inp,   &l.ffn_gate_exps,
+                                     &l.ffn_up_exps,  &l.ffn_gate_shexp, &l.ffn_up_shexp};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, 0, l.ffn_norm, Act::H, n, consumers, at(OpKind::Norm, il)));
+  if (config_.is_moe()) {
+    INFERSCOPE_RETURN_IF_ERROR(moe_ffn(l, il, n));
+  } else {
+    INFERSCOPE_RETURN_IF_ERROR(glu_ffn(l.ffn_gate, l.ffn_up, l.ffn_down, Act::FfnOut, il, n));
+  }
+  if (l.ffn_post_norm.present()) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::FfnOut, 0, l.ffn_post_norm, Act::FfnOut, n, {}, at(OpKind::Norm, il)));
+  }
+  return ops_.add(Act::X, Act::FfnOut, n, config_.n_embd, at(OpKind::Add, il));
+}
+
+// out = down(act(gate h) * up h), h = H: the dense FFN, or a mixture's shared expert.
+Status DecoderGraph::glu_ffn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, Act out,
+                             int64_t il, int64_t n) {
+  const MatmulOutput gate_up[] = {{&gate, Act::FfnA}, {&up, Act::FfnB}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(gate_up, Act::H, n, at(OpKind::Matmul, il)));
+  const WeightMatrix* feeds[] = {&down};
+  INFERSCOPE_RETURN_IF_ERROR(
+      ops_.glu(config_.ffn_activation, Act::FfnA, Act::FfnB, n, gate.rows, feeds, at(OpKind::Ffn, il)));
+  const MatmulOutput product[] = {{&down, out}};
+  return ops_.matmul(product, Act::FfnA, n, at(OpKind::Matmul, il));
+}
+
+// A mixture of experts: the router picks k experts for each token, each chosen expert runs as a
+// GLU FFN on its tokens' rows (the products of every route at once: matmul_experts), and the
+// outputs are summed with the router's weights, in ascending expert id; qwen2moe adds a shared
+// expert, gated per token by a sigmoid.
+Status DecoderGraph::moe_ffn(const LayerWeights& l, int64_t il, int64_t n) {
+  const int64_t k = config_.n_expert_used;
+  const MatmulOutput router[] = {{&l.ffn_gate_inp, Act::Router}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(router, Act::H, n, at(OpKind::Matmul, il)));
+  const bool renormalize = config_.gating == ExpertGating::SoftmaxTopKRenormalized;
+  INFERSCOPE_RETURN_IF_ERROR(ops_.moe_route(n, config_.n_expert, k, renormalize, at(OpKind::Moe, il)));
+  const MatmulOutput gate_up[] = {{&l.ffn_gate_exps, Act::ExpertA}, {&l.ffn_up_exps, Act::ExpertB}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul_experts(gate_up, Act::H, ExpertInput::PerToken, n, k, at(OpKind::Matmul, il)));
+  const WeightMatrix* feeds[] = {&l.ffn_down_exps};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.glu(config_.ffn_activation, Act::ExpertA, Act::ExpertB, n * k, l.ffn_gate_exps.rows,
+                                      feeds, at(OpKind::Ffn, il)));
+  const MatmulOutput down[] = {{&l.ffn_down_exps, Act::ExpertOut}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul_experts(down, Act::ExpertA, ExpertInput::PerRoute, n, k, at(OpKind::Matmul, il)));
+  if (!l.ffn_gate_shexp.present()) return ops_.moe_combine(n, k, nullptr, at(OpKind::Moe, il));
+  INFERSCOPE_RETURN_IF_ERROR(glu_ffn(l.ffn_gate_shexp, l.ffn_up_shexp, l.ffn_down_shexp, Act::SharedOut, il, n));
+  return ops_.moe_combine(n, k, &l.ffn_gate_inp_shexp, at(OpKind::Moe, il));
+}
+
+// Logits of the chunk's last n_logits rows (or their normalized states, hidden_states).
+Status DecoderGraph::output(const Chunk& chunk) {
+  const ModelWeights& w = model_.weights();
+  const int64_t first = chunk.n - chunk.n_logits;
+  if (options_.hidden_states) {
+    return ops_.rms_norm(Act::X, first, w.output_norm, Act::Logits, chunk.n_logits, {}, at(OpKind::Output));
+  }
+  const WeightMatrix* head[] = {&w.output};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, first, w.output_norm, Act::H, chunk.n_logits, head, at(OpKind::Norm)));
+  const MatmulOutput out[] = {{&w.output, Act::Logits}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(out, Act::H, chunk.n_logits, at(OpKind::Output)));
+  if (config_.final_softcap <= 0.0f) return Status::ok();
+  return ops_.softcap(Act::Logits, chunk.n_logits, config_.n_vocab, config_.final_softcap, at(OpKind::Output));
+}
+
+}  // namespace inferscope

@@ -1,0 +1,220 @@
+#include "engine/graph/forward_pass.h"
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "engine/backend/backend_plugin.h"
+#include "engine/model/memory_estimate.h"
+#include "engine/model/rope_context.h"
+
+namespace inferscope {
+
+Result<std::unique_ptr<ForwardExecutor>> ForwardPass::open(std::shared_ptr<const Model> model,
+                                                           const BackendChoice& backend, const ForwardOptions& options) {
+  auto plugin = load_backend(backend.backend);
+  if (!plugin) return plugin.status();
+  auto ops = (*plugin)->create_ops(model, backend.device, options.host_threads);
+  if (!ops) return ops.status();
+  auto pass = create(std::move(model), std::move(*ops), options);
+  if (!pass) return pass.status();
+  return std::unique_ptr<ForwardExecutor>(std::move(*pass));
+}
+
+Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const Model> model,
+                                                         std::unique_ptr<BackendOps> ops,
+                                                         const ForwardOptions& options) {
+  const ModelConfig& c = model->config();
+  if (options.n_slots < 1) return Status::error("at least one sequence slot is needed");
+  auto fp = std::unique_ptr<ForwardPass>(new ForwardPass());
+  fp->model_ = std::move(model);
+  fp->ops_ = std::move(ops);
+  ForwardPlan& plan = fp->plan_;
+  plan.n_ctx = options.n_ctx > 0 ? options.n_ctx : c.n_ctx_train;
+  plan.n_slots = options.n_slots;
+  // An encoder's sequence is one chunk: room for a whole context.
+  const int64_t batch = c.is_encoder() ? std::max(options.max_batch, plan.n_ctx) : options.max_batch;
+  plan.max_batch = std::max<int64_t>(1, std::min(batch, fp->ops_->max_batch_limit()));
+  const bool hidden_states = options.hidden_states && !c.is_encoder();
+  plan.output_width = c.is_encoder() || options.hidden_states ? c.n_embd : c.n_vocab;
+  INFERSCOPE_RETURN_IF_ERROR(check_kv_block_size(options.kv_block_size));
+  plan.kv = KvLayout::for_model(c.kv_rows(), plan.n_ctx, plan.n_slots, options.kv_types, options.kv_block_size);
+  // Before anything is sized by the rows: a type the rows cannot hold has rows of 0 bytes.
+  INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c.kv_rows(), plan.kv.types));
+  plan.acts = ActivationPlan::for_model(c, plan.n_ctx, plan.max_batch, fp->ops_->threads(), plan.output_width);
+  plan.rope = rope_params_for_context(c, fp->model_->weights(), plan.n_ctx);
+  plan.profile = &fp->profile_;
+  plan.kv.n_blocks += static_cast<int64_t>(options.kv_cache_budget_bytes / plan.kv.bytes_per_block());
+  const KvSlotsOptions slots{plan.n_slots, plan.n_ctx,      c.n_layer,           c.causal,
+                             options.kv_window, options.kv_sinks, fp->seed_for_prefixes()};
+  auto kv_slots = KvSlots::create(*fp->ops_, plan.kv, slots);
+  if (!kv_slots) return kv_slots.status();
+  fp->slots_ = std::move(*kv_slots);
+  fp->chunks_ = std::make_unique<ChunkBuilder>(*fp->slots_, plan.max_batch, plan.n_ctx, plan.output_width);
+  fp->graph_ = make_chunk_graph(*fp->model_, *fp->ops_, {options.kv_window, options.kv_sinks, hidden_states});
+  INFERSCOPE_RETURN_IF_ERROR(fp->ops_->supports(plan));
+  INFERSCOPE_RETURN_IF_ERROR(fp->fit_check());
+  INFERSCOPE_RETURN_IF_ERROR(fp->ops_->upload(options.on_upload_progress));
+  INFERSCOPE_RETURN_IF_ERROR(fp->ops_->allocate(plan));
+  if (fp->ops_->records()) INFERSCOPE_RETURN_IF_ERROR(fp->warm_up());
+  return fp;
+}
+
+// Refuses, before anything is uploaded, a model that does not fit the device's memory.
+Status ForwardPass::fit_check() {
+  const DeviceNeeds needs = ops_->needs(plan_);
+  const uint64_t total = needs.weight_bytes + needs.kv_bytes + needs.scratch_bytes;
+  if (needs.memory_bytes == 0 || total <= needs.memory_bytes) return Status::ok();
+  return Status::error("the model needs " + format_gib(total) + " of device memory (weights " +
+                       format_gib(needs.weight_bytes) + ", KV cache " + format_gib(needs.kv_bytes) + "), " +
+                       ops_->name() + " has " + format_gib(needs.memory_bytes) +
+                       "; try a smaller --context or another device");
+}
+
+// Records (without running) a one-token and a full-batch chunk, so that every pipeline is
+// compiled while the model loads rather than during the first reply (seconds on lavapipe).
+Status ForwardPass::warm_up() {
+  const std::vector<int32_t> tokens(static_cast<size_t>(plan_.max_batch), 0);
+  for (int64_t n : {int64_t{1}, std::min(plan_.max_batch, plan_.n_ctx)}) {
+    BlockTable scratch = slots_->scratch_table();
+    INFERSCOPE_RETURN_IF_ERROR(slots_->make_writable(scratch, n));
+    const ChunkSpan span{0, 0, n, scratch.blocks()};
+    const Chunk chunk{std::span(&span, 1), n, n, nullptr};
+    INFERSCOPE_RETURN_IF_ERROR(ops_->begin_chunk(chunk));
+    const Status recorded = graph_->run(chunk, std::span(tokens).first(static_cast<size_t>(n)));
+    INFERSCOPE_RETURN_IF_ERROR(ops_->discard_chunk());
+    INFERSCOPE_RETURN_IF_ERROR(recorded);
+  }
+  return Status::ok();
+}
+
+Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_logits, float* logits) {
+  const int64_t n_layer = model_->config().n_layer;
+  const SequenceTokens sequence{slot, tokens, logits};
+  INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layer));
+  if (model_->config().is_encoder()) INFERSCOPE_RETURN_IF_ERROR(check_encoder_input(slot, tokens.size(), all_logits));
+  PendingSequence pending{slot, tokens, all_logits ? nullptr : logits};
+  return run_sequences(std::span(&pending, 1), all_logits ? logits : nullptr, {n_layer, false});
+}
+
+Status ForwardPass::verify(int slot, std::span<const int32_t> tokens, float* logits) {
+  if (model_->config().is_encoder()) return Status::error("an encoder does not decode: nothing to verify");
+  const int64_t n_layer = model_->config().n_layer;
+  const SequenceTokens sequence{slot, tokens, logits};
+  INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layer));
+  PendingSequence pending{slot, tokens, nullptr};
+  return run_sequences(std::span(&pending, 1), logits, {n_layer, true});
+}
+
+Status ForwardPass::forward_layers(int slot, std::span<const int32_t> tokens, int64_t n_layers, float* logits) {
+  const ModelConfig& c = model_->config();
+  if (c.is_encoder()) return Status::error("an encoder cannot draft for itself: it reads a whole sequence at once");
+  if (n_layers < 1 || n_layers > c.n_layer) {
+    return Status::error("a self-draft runs through 1 to " + std::to_string(c.n_layer) + " layers of this model, not " +
+                         std::to_string(n_layers));
+  }
+  if (slots_->window() > 0) return Status::error("a self-draft does not run with a KV window");
+  if (!logits) return Status::error("a self-draft needs a place for its logits");
+  const SequenceTokens sequence{slot, tokens, logits};
+  INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layers));
+  PendingSequence pending{slot, tokens, logits};
+  return run_sequences(std::span(&pending, 1), nullptr, {n_layers, false});
+}
+
+Status ForwardPass::forward_batch(std::span<const SequenceTokens> sequences) {
+  if (sequences.empty()) return Status::error("no sequences to evaluate");
+  if (model_->config().is_encoder()) return Status::error("an encoder runs one sequence per forward call");
+  const int64_t n_layer = model_->config().n_layer;
+  INFERSCOPE_RETURN_IF_ERROR(check_input(sequences, n_layer));
+  std::vector<PendingSequence> pending;
+  for (const SequenceTokens& s : sequences) {
+    if (!s.logits) return Status::error("a batched sequence needs a place for its logits");
+    pending.push_back({s.slot, s.tokens, s.logits});
+  }
+  return run_sequences(pending, nullptr, {n_layer, false});
+}
+
+// Also refuses a call through more layers than a self-draft's positions of the slot hold.
+Status ForwardPass::check_input(std::span<const SequenceTokens> sequences, int64_t n_layers) const {
+  const ModelConfig& c = model_->config();
+  std::vector<bool> seen(static_cast<size_t>(n_slots()));
+  for (const SequenceTokens& s : sequences) {
+    if (s.slot < 0 || s.slot >= n_slots()) return Status::error("sequence slot out of range");
+    if (seen[static_cast<size_t>(s.slot)]) return Status::error("a slot appears twice in one forward call");
+    seen[static_cast<size_t>(s.slot)] = true;
+    if (s.tokens.empty()) return Status::error("no tokens to evaluate");
+    INFERSCOPE_RETURN_IF_ERROR(slots_->check_depth(s.slot, n_layers));
+    const int64_t length = kv_length(s.slot);
+    if (slots_->window() == 0 && length + static_cast<int64_t>(s.tokens.size()) > plan_.n_ctx) {
+      return Status::error("context is full: " + std::to_string(length) + " + " + std::to_string(s.tokens.size()) +
+                           " tokens exceed the context length of " + std::to_string(plan_.n_ctx) +
+                           " (use a larger --context, --kv-window or --context-shift)");
+    }
+    for (int32_t t : s.tokens) {
+      if (t < 0 || t >= c.n_vocab) {
+        return Status::error("token id " + std::to_string(t) + " is outside the vocabulary (0.." +
+                             std::to_string(c.n_vocab - 1) + ")");
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// Bidirectional attention needs the whole sequence in one chunk of its own.
+Status ForwardPass::check_encoder_input(int slot, size_t n, bool all_logits) const {
+  if (!all_logits) return Status::error("an encoder outputs every token's state: call it with all_logits");
+  if (kv_length(slot) != 0) return Status::error("an encoder reads a whole sequence at once, into an empty slot");
+  if (static_cast<int64_t>(n) > plan_.max_batch) {
+    return Status::error("the sequence of " + std::to_string(n) + " tokens is longer than the encoder's batch of " +
+                         std::to_string(plan_.max_batch));
+  }
+  return Status::ok();
+}
+
+Status ForwardPass::run_sequences(std::span<PendingSequence> pending, float* all_logits, CallShape shape) {
+  const auto unfinished = [&] { return std::any_of(pending.begin(), pending.end(), [](auto& p) { return p.unfinished(); }); };
+  while (unfinished()) {
+    auto chunk = chunks_->next(pending, all_logits, shape);
+    if (!chunk) return chunk.status();
+    INFERSCOPE_RETURN_IF_ERROR(run_chunk(*chunk, chunks_->tokens()));
+    chunks_->finish(pending, shape.n_layers);
+  }
+  forward_calls_ += 1;
+  return Status::ok();
+}
+
+// The chunk's ops between begin_chunk and end_chunk; a chunk whose recording fails is discarded.
+Status ForwardPass::run_chunk(const Chunk& chunk, std::span<const int32_t> tokens) {
+  INFERSCOPE_RETURN_IF_ERROR(ops_->begin_chunk(chunk));
+  const Status recorded = graph_->run(chunk, tokens);
+  if (!recorded) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_->discard_chunk());
+    return recorded;
+  }
+  return ops_->end_chunk(chunk);
+}
+
+void ForwardPass::clear() {
+  for (int s = 0; s < n_slots(); ++s) slots_->truncate(s, 0);
+}
+
+// The model file, the KV types, the RoPE settings and the block size: two blocks of the same
+// tokens hold the same rows only when all of these agree.
+uint64_t ForwardPass::seed_for_prefixes() const {
+  const kernels::RopeParams& r = plan_.rope;
+  const std::string file = model_->file_identity();
+  const std::string rope = std::to_string(r.freq_base) + "," + std::to_string(r.freq_scale) + "," +
+                           std::to_string(r.attn_factor) + "," + std::to_string(r.yarn_ext_factor) + "," +
+                           std::to_string(plan_.n_ctx);
+  const std::string kv = kv_types_label(plan_.kv.types) + "/" + std::to_string(plan_.kv.block_size);
+  const std::string_view parts[] = {file, rope, kv};
+  return prefix_seed(parts);
+}
+
+ExecutorCounters ForwardPass::counters() const {
+  ExecutorCounters c = ops_->counters();
+  c.forward_calls = forward_calls_;
+  return c;
+}
+
+}  // namespace inferscope

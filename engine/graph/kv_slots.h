@@ -1,0 +1,92 @@
+// The sequences' KV positions as the forward pass keeps them: a pool of blocks whose rows the
+// backend stores (engine/kv/block_pool.h), each slot's block table and the tokens of its
+// positions, and every policy that moves blocks: copy-on-write of shared blocks (forks, beam
+// search), the prefix cache, StreamingLLM's window with its attention sinks, context shift, and
+// the shallow rows a self-draft leaves. The rows themselves are copied and re-rotated through
+// the backend's kv_copy and kv_rotate.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/backend/backend_ops.h"
+#include "engine/core/status.h"
+#include "engine/graph/forward_executor.h"
+#include "engine/kv/block_pool.h"
+#include "engine/kv/block_table.h"
+
+namespace inferscope {
+
+struct KvSlotsOptions {
+  int n_slots = 1;
+  int64_t n_ctx = 0;      // positions a slot holds at most
+  int64_t n_layer = 0;    // the model's layers (a self-draft's rows hold fewer)
+  bool causal = true;     // false (an encoder): a block's rows depend on later tokens, never reused
+  int64_t kv_window = 0;  // ForwardOptions::kv_window, kv_sinks
+  int64_t kv_sinks = 0;
+  uint64_t prefix_seed = 0;  // what cached blocks' contents depend on besides their tokens
+};
+
+class KvSlots {
+ public:
+  // The window needs room in the context for its sink blocks, the window, the blocks waiting to
+  // leave and one block being written; the error says how much. `ops` must outlive the slots.
+  static Result<std::unique_ptr<KvSlots>> create(BackendOps& ops, const KvLayout& kv, const KvSlotsOptions& options);
+
+  int n_slots() const { return static_cast<int>(tables_.size()); }
+  int64_t length(int slot) const { return tables_[static_cast<size_t>(slot)].length(); }
+  const BlockTable& table(int slot) const { return tables_[static_cast<size_t>(slot)]; }
+  int64_t window() const { return options_.kv_window; }
+  int64_t sinks() const { return options_.kv_sinks; }
+  // An empty table of the pool, for a chunk recorded but never run (ForwardPass's warm-up).
+  BlockTable scratch_table() { return BlockTable(*pool_); }
+
+  // Fails when the slot's positions from a self-draft hold fewer layers than n_layers.
+  Status check_depth(int slot, int64_t n_layers) const;
+  // Before n more positions of `slot` with a window: drops the blocks no query sees any more.
+  Status slide_window(int slot, int64_t n);
+  // Gives the table the blocks its next n positions go to, copying a shared block written into.
+  Status make_writable(BlockTable& table, int64_t n);
+  Status make_writable(int slot, int64_t n) { return make_writable(tables_[static_cast<size_t>(slot)], n); }
+  // The slot's next tokens.size() positions hold the KV rows of its first n_layers layers;
+  // full blocks whose every row has every layer are offered to the prefix cache.
+  void commit(int slot, std::span<const int32_t> tokens, int64_t n_layers);
+
+  Status shift_context(int slot);
+  void truncate(int slot, int64_t length);
+  // Empties every slot and evicts every cached block.
+  void clear_with_prefixes();
+  int64_t reuse_prefix(int slot, std::span<const int32_t> tokens);
+  Status reorder(std::span<const int32_t> parents);
+  KvBlockStats stats() const;
+
+ private:
+  KvSlots(BackendOps& ops, const KvLayout& kv, const KvSlotsOptions& options);
+  Status drop_blocks(int slot, size_t first, size_t count);
+  int64_t sink_blocks() const;
+
+  // Positions a self-draft appended (forward_layers), from `from` on, hold the KV rows of their
+  // first `layers` layers only; layers == 0: none do.
+  struct ShallowRows {
+    int64_t from = 0;
+    int64_t layers = 0;
+  };
+  // One slot: its blocks and the positions it holds, their tokens, whether blocks left the
+  // cache (window, context shift: its later blocks' rows then no longer match a cold prefill of
+  // its tokens, so they are not offered to the prefix cache), its shallow rows.
+  struct Slot {
+    std::vector<int32_t> tokens;
+    bool shifted = false;
+    ShallowRows shallow;
+  };
+
+  BackendOps& ops_;
+  KvSlotsOptions options_;
+  std::unique_ptr<BlockPool> pool_;  // which KV block is whose (the backend holds the rows)
+  std::vector<BlockTable> tables_;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace inferscope
