@@ -78,6 +78,12 @@ const Preset kPresets[] = {
     {"qwen2-0.5b",
      {.n_embd = 896, .n_layer = 24, .n_head = 14, .n_head_kv = 2, .n_ff = 4864, .n_ctx = 32768, .tied_output = true,
       .arch = "qwen2", .rope_freq_base = 1e6f, .rms_eps = 1e-6f}},
+    // Every FFN width different, and the experts' and the shared expert's wider than n_ff (which
+    // qwen2moe's layers do not use): buffers sized by the wrong width show.
+    {"qwen2moe-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 64, .n_expert = 4, .n_expert_used = 2,
+      .n_ff_expert = 96, .n_ff_shared = 192, .n_ctx = 512, .arch = "qwen2moe", .rope_freq_base = 1e6f,
+      .rms_eps = 1e-6f}},
     {"qwen2-tiny",
      {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .tied_output = true,
       .arch = "qwen2", .rope_freq_base = 1e6f, .rms_eps = 1e-6f}},
@@ -166,7 +172,15 @@ Status check_shape(const RandomModelShape& s) {
   if (s.n_expert < 0 || s.n_expert_used < 0 || s.n_expert_used > s.n_expert || (s.n_expert > 0) != (s.n_expert_used > 0)) {
     return Status::error("experts used must be between 1 and the expert count (or both 0)");
   }
-  if (s.n_expert > 0 && s.arch != "llama") return Status::error("experts are only written for the llama layout");
+  if (s.n_expert > 0 && s.arch != "llama" && s.arch != "qwen2moe") {
+    return Status::error("experts are only written for the llama and qwen2moe layouts");
+  }
+  if ((s.arch == "qwen2moe") != (s.n_expert > 0 && s.n_ff_shared > 0)) {
+    return Status::error("qwen2moe has routed experts and a shared expert (n_expert and n_ff_shared), nothing else does");
+  }
+  if (s.n_ff_expert < 0 || (s.n_ff_expert > 0 && s.arch != "qwen2moe")) {
+    return Status::error("an expert FFN width of its own is written for qwen2moe only");
+  }
   const std::string& r = s.rope_scaling;
   if (!(r.empty() || r == "llama3" || r == "longrope" || r == "yarn" || r == "linear")) {
     return Status::error("unknown RoPE scaling '" + r + "' (supported: llama3, longrope, yarn, linear)");
@@ -175,9 +189,11 @@ Status check_shape(const RandomModelShape& s) {
                      !(s.rope_high_freq_factor > s.rope_low_freq_factor && s.rope_low_freq_factor > 0.0f))) {
     return Status::error("RoPE scaling needs a positive factor and original context, and high > low freq factor > 0");
   }
-  const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "phi3" || s.arch == "gemma" || s.arch == "gemma2";
+  const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen2moe" || s.arch == "phi3" ||
+                     s.arch == "gemma" || s.arch == "gemma2";
   if (!known) {
-    return Status::error("cannot write architecture '" + s.arch + "' (supported: llama, qwen2, phi3, gemma, gemma2)");
+    return Status::error("cannot write architecture '" + s.arch +
+                         "' (supported: llama, qwen2, qwen2moe, phi3, gemma, gemma2)");
   }
   return Status::ok();
 }
@@ -219,9 +235,14 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
     w.add_f32(a + "attn_logit_softcapping", s.attn_softcap);
     w.add_f32(a + "final_logit_softcapping", s.final_softcap);
   }
+  const int64_t n_ff_expert = s.n_ff_expert > 0 ? s.n_ff_expert : s.n_ff;
   if (s.n_expert > 0) {
     w.add_u32(a + "expert_count", static_cast<uint32_t>(s.n_expert));
     w.add_u32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+  }
+  if (s.arch == "qwen2moe") {
+    w.add_u32(a + "expert_feed_forward_length", static_cast<uint32_t>(n_ff_expert));
+    w.add_u32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(s.n_ff_shared));
   }
   if (s.rope_scaling == "linear" || s.rope_scaling == "yarn") {
     w.add_string(a + "rope.scaling.type", s.rope_scaling);
@@ -278,7 +299,7 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
       matrix(p + "attn_k.weight", s.n_embd, n_kv);
       matrix(p + "attn_v.weight", s.n_embd, n_kv);
     }
-    if (s.arch == "qwen2") {
+    if (s.arch == "qwen2" || s.arch == "qwen2moe") {
       bias(p + "attn_q.bias", n_q);
       bias(p + "attn_k.bias", n_kv);
       bias(p + "attn_v.bias", n_kv);
@@ -295,9 +316,15 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
     } else if (s.n_expert > 0) {
       w.add_tensor_source(p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, kernels::GgmlType::F32,
                           random_matrix(kernels::GgmlType::F32, s.n_embd, s.n_expert, seed++));
-      matrix(p + "ffn_gate_exps.weight", s.n_embd, s.n_ff, s.n_expert);
-      matrix(p + "ffn_up_exps.weight", s.n_embd, s.n_ff, s.n_expert);
-      matrix(p + "ffn_down_exps.weight", s.n_ff, s.n_embd, s.n_expert);
+      matrix(p + "ffn_gate_exps.weight", s.n_embd, n_ff_expert, s.n_expert);
+      matrix(p + "ffn_up_exps.weight", s.n_embd, n_ff_expert, s.n_expert);
+      matrix(p + "ffn_down_exps.weight", n_ff_expert, s.n_embd, s.n_expert);
+      if (s.n_ff_shared > 0) {
+        bias(p + "ffn_gate_inp_shexp.weight", s.n_embd);
+        matrix(p + "ffn_gate_shexp.weight", s.n_embd, s.n_ff_shared);
+        matrix(p + "ffn_up_shexp.weight", s.n_embd, s.n_ff_shared);
+        matrix(p + "ffn_down_shexp.weight", s.n_ff_shared, s.n_embd);
+      }
     } else {
       matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
       matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);

@@ -1,5 +1,5 @@
-// Writes random-weight GGUF files of the supported architectures (llama/mistral, qwen2, phi3,
-// gemma, gemma2) for benchmarks at realistic sizes and tests of shapes no real small model has,
+// Writes random-weight GGUF files of the supported architectures (llama/mistral, mixtral, qwen2,
+// qwen2moe, phi3, gemma, gemma2) for benchmarks at realistic sizes and tests of shapes no real small model has,
 // with the tokenizer copied from an existing GGUF.
 #pragma once
 
@@ -18,11 +18,13 @@ struct RandomModelShape {
   int64_t n_head = 32;
   int64_t n_head_kv = 4;
   int64_t n_ff = 5632;
-  int64_t n_expert = 0;       // > 0 writes Mixtral-style merged expert tensors
+  int64_t n_expert = 0;       // > 0 writes merged expert tensors (llama: Mixtral's; qwen2moe)
   int64_t n_expert_used = 0;
+  int64_t n_ff_expert = 0;    // qwen2moe: a routed expert's FFN width (0: n_ff, as Mixtral's)
+  int64_t n_ff_shared = 0;    // qwen2moe: the shared expert's FFN width
   int64_t n_ctx = 2048;
   bool tied_output = false;   // omit output.weight (use token_embd)
-  std::string arch = "llama";  // general.architecture: llama, qwen2, phi3, gemma, gemma2
+  std::string arch = "llama";  // general.architecture: llama, qwen2, qwen2moe, phi3, gemma, gemma2
   int64_t head_dim = 0;        // 0 = n_embd / n_head; else written as attention.key_length
   int64_t n_swa = 0;           // phi3 / gemma2 attention.sliding_window; 0 = none
   float rope_freq_base = 10000.0f;

@@ -1,5 +1,5 @@
-// phi3, gemma, gemma2, qwen2 and mistral end to end: a tiny random model of each (the make-model
-// writer), prefill plus decode steps through the engine, against a naive double-precision
+// phi3, gemma, gemma2, qwen2, qwen2moe and mistral end to end: a tiny random model of each (the
+// make-model writer), prefill plus decode steps through the engine, against a naive double-precision
 // forward pass written here from each architecture's definition (reading the tensors by their
 // GGUF names, not through the engine's weight binding).
 #include <gtest/gtest.h>
@@ -45,6 +45,20 @@ Matrix load_matrix(const gguf::File& f, const std::string& name) {
 }
 
 Vec load_vector(const gguf::File& f, const std::string& name) { return load_matrix(f, name).at(0); }
+
+// Matrix `e` of a stack of expert matrices ([cols][rows][n_expert]).
+Matrix load_expert(const gguf::File& f, const std::string& name, int64_t e) {
+  const gguf::TensorInfo* t = f.find_tensor(name);
+  EXPECT_NE(t, nullptr) << name;
+  if (t == nullptr) return {};
+  Matrix m(static_cast<size_t>(t->ne[1]), Vec(static_cast<size_t>(t->ne[0])));
+  std::vector<float> row(static_cast<size_t>(t->ne[0]));
+  for (int64_t r = 0; r < t->ne[1]; ++r) {
+    EXPECT_TRUE(kernels::dequantize_row(t->type, t->data + (e * t->ne[1] + r) * t->row_bytes, row.data(), t->ne[0]));
+    std::copy(row.begin(), row.end(), m[static_cast<size_t>(r)].begin());
+  }
+  return m;
+}
 
 Vec matvec(const Matrix& w, const Vec& x, size_t first_row = 0, size_t rows = 0) {
   if (rows == 0) rows = w.size();
@@ -110,6 +124,50 @@ double round_f16(double v) { return kernels::round_to_fp16(static_cast<float>(v)
 double gelu_tanh(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 double silu(double x) { return x / (1.0 + std::exp(-x)); }
 
+// down(silu(gate h) * up h).
+Vec swiglu_ffn(const Matrix& gate, const Matrix& up, const Matrix& down, const Vec& h) {
+  const Vec g = matvec(gate, h), u = matvec(up, h);
+  Vec a(g.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = silu(g[i]) * u[i];
+  return matvec(down, a);
+}
+
+// A mixture of SwiGLU experts on h: softmax over the router's logits, the k most probable
+// experts (Mixtral: their probabilities renormalized over the k), their outputs summed by those
+// weights; qwen2moe adds its shared expert times sigmoid(ffn_gate_inp_shexp . h).
+Vec reference_moe(const gguf::File& f, const RandomModelShape& s, const std::string& p, const Vec& h) {
+  const Vec logits = matvec(load_matrix(f, p + "ffn_gate_inp.weight"), h);
+  const double max = *std::max_element(logits.begin(), logits.end());
+  Vec prob(logits.size());
+  double sum = 0;
+  for (size_t e = 0; e < prob.size(); ++e) sum += (prob[e] = std::exp(logits[e] - max));
+  for (double& v : prob) v /= sum;
+  std::vector<size_t> order(prob.size());
+  for (size_t e = 0; e < order.size(); ++e) order[e] = e;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return prob[a] > prob[b]; });
+  order.resize(static_cast<size_t>(s.n_expert_used));
+  double chosen = 0;
+  for (size_t e : order) chosen += prob[e];
+  const bool renormalize = s.arch != "qwen2moe";
+  Vec out(h.size(), 0.0);
+  for (size_t e : order) {
+    const auto ie = static_cast<int64_t>(e);
+    const Vec y = swiglu_ffn(load_expert(f, p + "ffn_gate_exps.weight", ie), load_expert(f, p + "ffn_up_exps.weight", ie),
+                             load_expert(f, p + "ffn_down_exps.weight", ie), h);
+    const double weight = renormalize ? prob[e] / chosen : prob[e];
+    for (size_t i = 0; i < out.size(); ++i) out[i] += weight * y[i];
+  }
+  if (s.n_ff_shared == 0) return out;
+  const Vec shared = swiglu_ffn(load_matrix(f, p + "ffn_gate_shexp.weight"), load_matrix(f, p + "ffn_up_shexp.weight"),
+                                load_matrix(f, p + "ffn_down_shexp.weight"), h);
+  const Vec gate_inp = load_vector(f, p + "ffn_gate_inp_shexp.weight");
+  double dot = 0;
+  for (size_t i = 0; i < h.size(); ++i) dot += gate_inp[i] * h[i];
+  const double gate = 1.0 / (1.0 + std::exp(-dot));
+  for (size_t i = 0; i < out.size(); ++i) out[i] += gate * shared[i];
+  return out;
+}
+
 constexpr int64_t kContext = 64;  // the engine's session context in these tests
 
 struct ReferenceOptions {
@@ -144,6 +202,7 @@ RopeRef reference_rope(const gguf::File& f, const RandomModelShape& s, int64_t h
 
 // Logits of every position of `tokens`, from the definitions:
 //   llama/mistral: NORM RoPE, SwiGLU.      qwen2: + q/k/v biases, NEOX RoPE.
+//   mixtral, qwen2moe: a mixture of SwiGLU experts (reference_moe) instead of the FFN.
 //   phi3: fused attn_qkv and ffn_up (gate rows first), NEOX, sliding window on all layers.
 //   gemma: embeddings * sqrt(n_embd), GeGLU (tanh gelu), NEOX, head size from key_length.
 //   gemma2: gemma + post-attention/post-FFN norms, tanh soft-capping of scores and logits,
@@ -185,7 +244,7 @@ std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s
       q[t] = matvec(wq, h, 0, static_cast<size_t>(nq));
       k[t] = phi3 ? matvec(wq, h, static_cast<size_t>(nq), static_cast<size_t>(nkv)) : matvec(wk, h);
       v[t] = phi3 ? matvec(wq, h, static_cast<size_t>(nq + nkv), static_cast<size_t>(nkv)) : matvec(wv, h);
-      if (arch == "qwen2") {
+      if (arch == "qwen2" || arch == "qwen2moe") {
         add_to(q[t], load_vector(f, p + "attn_q.bias"));
         add_to(k[t], load_vector(f, p + "attn_k.bias"));
         add_to(v[t], load_vector(f, p + "attn_v.bias"));
@@ -217,6 +276,12 @@ std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s
       Vec o = matvec(wo, attn);
       if (gemma2) o = rms_norm(o, load_vector(f, p + "post_attention_norm.weight"), s.rms_eps);
       add_to(x[t], o);
+    }
+    if (s.n_expert > 0) {
+      for (int64_t t = 0; t < T; ++t) {
+        add_to(x[t], reference_moe(f, s, p, rms_norm(x[t], load_vector(f, p + "ffn_norm.weight"), s.rms_eps)));
+      }
+      continue;
     }
     const Matrix up = load_matrix(f, p + "ffn_up.weight");
     const Matrix gate = phi3 ? Matrix{} : load_matrix(f, p + "ffn_gate.weight");
@@ -372,6 +437,8 @@ INSTANTIATE_TEST_SUITE_P(Tiny, Architectures,
                          ::testing::Values(Case{"phi3_tiny", "phi3-tiny"}, Case{"gemma_tiny", "gemma-tiny"},
                                            Case{"gemma2_tiny", "gemma2-tiny"}, Case{"qwen2_tiny", "qwen2-tiny"},
                                            Case{"mistral_tiny", "mistral-tiny"},
+                                           // Experts and a shared expert wider than n_ff.
+                                           Case{"qwen2moe_tiny", "qwen2moe-tiny"},
                                            // Llama 3.1's rope_freqs.weight on every layer.
                                            Case{"llama3_tiny", "llama3-tiny"},
                                            // LongRoPE: context 64 = the original one (short

@@ -125,8 +125,8 @@ TEST_P(CudaArchitecture, LogitsMatchTheCpuBackend) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, CudaArchitecture,
-                         ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2-tiny", "phi3-tiny", "phi3.5-tiny",
-                                           "llama3-tiny", "gemma-tiny", "gemma2-tiny"),
+                         ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2moe-tiny", "qwen2-tiny", "phi3-tiny",
+                                           "phi3.5-tiny", "llama3-tiny", "gemma-tiny", "gemma2-tiny"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
