@@ -36,6 +36,7 @@
 #include "ui/model_info/model_info_dialog.h"
 #include "ui/sessions/session_sidebar.h"
 #include "ui/settings/sampling_json.h"
+#include "ui/settings/semantic_cache_store.h"
 #include "ui/settings/settings_dock.h"
 #include "ui/status/engine_status_bar.h"
 #include "ui/store/chat_recorder.h"

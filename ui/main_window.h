@@ -17,7 +17,7 @@
 #include "ui/bridge/load_options.h"
 #include "ui/bridge/model_summary.h"
 #include "ui/settings/load_settings.h"
-#include "ui/settings/sampling_settings.h"
+#include "ui/bridge/sampling_settings.h"
 #include "ui/chat/conversation.h"
 #include "ui/store/session_info.h"
 #include "ui/store/store_thread.h"

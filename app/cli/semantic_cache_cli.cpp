@@ -4,8 +4,6 @@
 
 #include "app/cli/bench_record.h"
 #include "app/cli/cli_common.h"
-#include "engine/runtime/reply_scope.h"
-#include "engine/semantic/cache_scope.h"
 
 namespace inferscope::cli {
 
@@ -40,15 +38,6 @@ Result<std::unique_ptr<Embedder>> open_embedder(Args& args, std::shared_ptr<cons
   EmbedderOptions options;
   options.n_threads = threads;
   return Embedder::create(std::move(model), options);
-}
-
-std::string request_scope(const Model& model, const Embedder& embedder, const std::string& system,
-                          const GenerateRequest& request, const SessionOptions& session) {
-  semantic::CacheScopeInputs in = reply_scope_inputs(model, request, session);
-  in.embedding_model_identity = embedder.identity();
-  in.system_prompt = system;
-  in.history_policy = semantic::HistoryPolicy::last_turn_only;  // the CLI sends one turn
-  return semantic::cache_scope_key(in);
 }
 
 nlohmann::json cache_lookup_json(const semantic::CacheLookup& lookup) {

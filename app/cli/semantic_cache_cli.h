@@ -1,6 +1,6 @@
 // The semantic cache from the CLI (docs/SEMANTIC-CACHE.md): generate's --semantic-cache options
-// and the pieces `generate` and `cache` share: the cache opened on the app's database, the
-// embedder (a BERT-family GGUF, or the chat model itself) and a request's scope key.
+// and the pieces `generate` and `cache` share: the cache's options and database (the app's by
+// default), the embedder (a BERT-family GGUF, or the chat model itself), the lookup as JSON.
 #pragma once
 
 #include <memory>
@@ -12,8 +12,6 @@
 
 #include "app/cli/args.h"
 #include "engine/embedding/embedder.h"
-#include "engine/runtime/generate_request.h"
-#include "engine/runtime/session.h"
 #include "engine/semantic/semantic_cache.h"
 
 namespace inferscope::cli {
@@ -44,12 +42,6 @@ Result<semantic::SemanticCache> open_semantic_cache(Args& args);
 
 // The embedder of --embedding-model, or of `chat_model` when none is given.
 Result<std::unique_ptr<Embedder>> open_embedder(Args& args, std::shared_ptr<const Model> chat_model, int threads);
-
-// What decides a generate request's reply: the model file, the embedding model, the system
-// prompt, the sampling settings (unseeded requests share kRandomSeed), the reply length and
-// the weight and KV configuration.
-std::string request_scope(const Model& model, const Embedder& embedder, const std::string& system,
-                          const GenerateRequest& request, const SessionOptions& session);
 
 // generate --json's "semantic_cache" object: {hit, similarity, matched_prompt} (null when the
 // scope had no entry).

@@ -37,6 +37,11 @@ double Router::predicted_local_ttft_ms(std::int64_t tokens_to_prefill) const {
   return static_cast<double>(tokens_to_prefill) * ms_per_token_;
 }
 
+bool Router::knows_prefill_rate() const {
+  std::lock_guard lock(mutex_);
+  return ms_per_token_ > 0;
+}
+
 void Router::observe_local_prefill(std::int64_t tokens, double ms) {
   if (tokens <= 0 || ms <= 0) return;
   std::lock_guard lock(mutex_);

@@ -51,6 +51,8 @@ class Router {
   void observe_local_prefill(std::int64_t tokens, double ms);
   void observe_cloud_rtt(double ms);
   double predicted_local_ttft_ms(std::int64_t tokens_to_prefill) const;
+  // Whether it has a local prefill rate: one measured, or the config's.
+  bool knows_prefill_rate() const;
   bool matches_private(std::string_view prompt) const;
   const RoutingRules& rules() const { return rules_; }
 

@@ -70,6 +70,7 @@ class Session {
   void cancel() { cancelled_.store(true); }
 
   const Model& model() const { return *model_; }
+  const std::shared_ptr<const Model>& shared_model() const { return model_; }
   ThreadPool& pool() { return *pool_; }
   ForwardExecutor& executor() { return *forward_; }
   const SessionOptions& options() const { return options_; }

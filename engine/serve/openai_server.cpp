@@ -4,14 +4,10 @@
 
 #include <filesystem>
 
-#include "engine/chat/chat_prompt.h"
-#include "engine/runtime/reply_scope.h"
 #include "engine/serve/api_key.h"
-#include "engine/serve/cloud_pass_through.h"
 #include "engine/serve/generation_queue.h"
 #include "engine/serve/openai_response.h"
 #include "engine/serve/reply_channel.h"
-#include "engine/serve/stop_strings.h"
 
 namespace inferscope::serve {
 
@@ -37,57 +33,65 @@ void send_error(httplib::Response& res, const ApiError& error) {
   send_json(res, error.http_status, error.body());
 }
 
-// A generation as the handler prepared it: the engine's request, what the client asked for.
+// A completion as the handler prepared it: what the client asked for, how to answer it.
 struct PreparedReply {
-  GenerateRequest request;
   TextRequest text;
   ReplyIdentity identity;
 };
 
-// What the job shares with the HTTP thread answering it.
-struct LiveReply {
+// A local reply on its way from the generation worker to the HTTP thread answering it: the
+// pipeline's sink, whose pieces (cut at the stop strings) go into the channel the HTTP thread
+// reads, and the pipeline's LocalReply, run by the queue.
+class ServerReply : public reply::ReplySink {
+ public:
+  ServerReply(std::chrono::milliseconds pace, bool logprobs, std::function<void(const std::string&)> log)
+      : channel(pace), logprobs_(logprobs), log_(std::move(log)) {}
+
+  bool text(const reply::ReplyPiece& piece) override {
+    ReplyChannel::Piece p{piece.text, std::nullopt};
+    if (logprobs_ && piece.token >= 0) p.token = TokenChoice{piece.token, piece.top_logprobs};
+    return channel.push(std::move(p));
+  }
+  void answering(const reply::ReplyHead& head) override {
+    if (head.route) log(std::string("route: ") + route::tier_name(head.route->tier) + ": " + head.route->reason);
+    if (!head.fallback.empty()) log("route: " + head.fallback);
+  }
+  void notice(reply::ReplyNotice kind, const std::string& message) override {
+    const bool routing = kind == reply::ReplyNotice::RouteTierFailed || kind == reply::ReplyNotice::RouteFallback;
+    if (kind != reply::ReplyNotice::RouteFallback) log((routing ? "route: " : "semantic cache: ") + message);
+  }
+  void forwarded(std::shared_ptr<route::CloudPassThrough> pipe) override { pipe_ = std::move(pipe); }
+  const std::shared_ptr<route::CloudPassThrough>& pipe() const { return pipe_; }
+
   ReplyChannel channel;
-  StopStrings stops;
-  std::string delivered;  // the reply's text as sent (cut at a stop string); the worker's
-  LiveReply(std::vector<std::string> stop, std::chrono::milliseconds pace) : channel(pace), stops(std::move(stop)) {}
+  bool stopped_at_string = false;  // written by the worker before channel.finish, read after it
+
+ private:
+  void log(const std::string& line) const {
+    if (log_) log_(line);
+  }
+  bool logprobs_;
+  std::function<void(const std::string&)> log_;
+  std::shared_ptr<route::CloudPassThrough> pipe_;
 };
 
-// A reply the semantic cache may keep: one that ended by itself, at its length or at a stop
-// string (not one cancelled or cut short by the context).
-bool storable(const GenerateResult& result, const LiveReply& live) {
-  const std::string& why = result.stop_reason;
-  return live.stops.stopped() || why == "eos" || why == "end_of_turn" || why == "max_tokens";
-}
-
-// After a cache miss: where the finished reply is stored.
-struct CacheStore {
-  CompletionCache* cache = nullptr;
-  std::optional<CompletionCache::Probe> probe;
-};
-
-GenerationJob make_job(const PreparedReply& prepared, std::shared_ptr<LiveReply> live, ServerMetrics& metrics,
-                       route::Router* router, std::shared_ptr<CacheStore> store) {
+// The queue's job for the pipeline's local reply: its tokens and its end go through the
+// LocalReply (stop strings, the cache, the router), then to the channel.
+GenerationJob make_job(std::shared_ptr<reply::LocalReply> local, std::shared_ptr<ServerReply> live,
+                       ServerMetrics& metrics) {
   GenerationJob job;
-  job.request = prepared.request;
-  const bool logprobs = prepared.text.logprobs;
-  job.on_token = [live, logprobs](const TokenEvent& event) {
-    ReplyChannel::Piece piece{live->stops.push(event.text), std::nullopt};
-    if (logprobs && event.id >= 0) piece.token = TokenChoice{event.id, event.top_logprobs};
-    live->delivered += piece.text;
-    const bool wanted = live->channel.push(std::move(piece));
-    return wanted && !live->stops.stopped();
-  };
-  job.on_done = [live, &metrics, router, store](Result<GenerateResult> result) {
-    const std::string held = live->stops.flush();
-    live->delivered += held;
-    if (!held.empty()) live->channel.push({held, std::nullopt});
-    if (result && store->probe && storable(*result, *live)) (void)store->cache->store(*store->probe, live->delivered);
+  job.request = local->request();
+  job.on_token = [local, live](const TokenEvent& event) { return local->on_token(event); };
+  job.on_done = [local, live, &metrics](Result<GenerateResult> result) {
     if (result) metrics.count_reply(*result);
-    if (result && router) {
-      router->observe_local_prefill(static_cast<std::int64_t>(result->prompt_token_ids.size()) - result->reused_tokens,
-                                    result->timings.prefill_ms);
+    std::variant<reply::ReplyOutcome, reply::ReplyError> finished = local->finish(std::move(result));
+    if (auto* error = std::get_if<reply::ReplyError>(&finished)) {
+      live->channel.finish(Status::error(error->message));
+      return;
     }
-    live->channel.finish(std::move(result));
+    reply::ReplyOutcome& outcome = std::get<reply::ReplyOutcome>(finished);
+    live->stopped_at_string = outcome.stopped_at_string;
+    live->channel.finish(std::move(*outcome.local));
   };
   return job;
 }
@@ -97,7 +101,7 @@ Usage usage_of(const GenerateResult& r) {
 }
 
 // Waits for the whole reply and answers it as one object.
-void answer_whole(httplib::Response& res, const PreparedReply& prepared, LiveReply& live, const Tokenizer& tokenizer,
+void answer_whole(httplib::Response& res, const PreparedReply& prepared, ServerReply& live, const Tokenizer& tokenizer,
                   std::chrono::seconds timeout) {
   std::string text;
   std::vector<TokenChoice> tokens;
@@ -116,12 +120,12 @@ void answer_whole(httplib::Response& res, const PreparedReply& prepared, LiveRep
   if (!result) return send_error(res, server_error(result.message()));
   const json logprobs = prepared.text.logprobs ? logprobs_json(prepared.identity.api, tokenizer, tokens) : json();
   send_json(res, 200, completion_json(prepared.identity, text,
-                                      finish_reason(result->stop_reason, live.stops.stopped()), usage_of(result.value()), logprobs));
+                                      finish_reason(result->stop_reason, live.stopped_at_string), usage_of(result.value()), logprobs));
 }
 
 // Streams the reply as server-sent events: a chunk per batch of pieces, the last chunk with the
 // finish reason and usage, then [DONE]. A client that goes away abandons the reply.
-void answer_streamed(httplib::Response& res, const PreparedReply& prepared, std::shared_ptr<LiveReply> live,
+void answer_streamed(httplib::Response& res, const PreparedReply& prepared, std::shared_ptr<ServerReply> live,
                      const Tokenizer& tokenizer) {
   auto first = std::make_shared<bool>(true);
   res.set_header("Cache-Control", "no-cache");
@@ -143,7 +147,7 @@ void answer_streamed(httplib::Response& res, const PreparedReply& prepared, std:
         if (!result) {
           tail = sse_event(server_error(result.message()).body());
         } else {
-          const std::string finish = finish_reason(result->stop_reason, live->stops.stopped());
+          const std::string finish = finish_reason(result->stop_reason, live->stopped_at_string);
           const Usage usage = usage_of(result.value());
           tail = sse_event(chunk_json(prepared.identity, "", json(), *first, &finish, &usage));
         }
@@ -159,12 +163,11 @@ void answer_streamed(httplib::Response& res, const PreparedReply& prepared, std:
 
 // Answers with a reply from the semantic cache, whole or as one streamed chunk and the last.
 // Its finish reason: "length" when it has max_tokens tokens, else "stop".
-void answer_cached(httplib::Response& res, const PreparedReply& prepared, const std::string& reply,
+void answer_cached(httplib::Response& res, const PreparedReply& prepared, const reply::ReplyOutcome& outcome,
                    const Tokenizer& tokenizer) {
-  const GenerateRequest& r = prepared.request;
-  const Usage usage{static_cast<std::int64_t>(tokenizer.encode(r.prompt, r.add_special, r.parse_special).size()),
-                    static_cast<std::int64_t>(tokenizer.encode(reply, false, false).size())};
-  const std::string finish = usage.completion_tokens >= r.max_tokens ? "length" : "stop";
+  const std::string& reply = outcome.text;
+  const Usage usage{outcome.head.prompt_tokens, static_cast<std::int64_t>(tokenizer.encode(reply, false, false).size())};
+  const std::string finish = usage.completion_tokens >= prepared.text.max_tokens ? "length" : "stop";
   res.set_header("X-Inferscope-Cache", "hit");
   if (!prepared.text.stream) return send_json(res, 200, completion_json(prepared.identity, reply, finish, usage, json()));
   res.set_header("Cache-Control", "no-cache");
@@ -172,6 +175,38 @@ void answer_cached(httplib::Response& res, const PreparedReply& prepared, const 
   events += sse_event(chunk_json(prepared.identity, "", json(), false, &finish, &usage));
   events += kSseDone;
   res.set_content(events, "text/event-stream");
+}
+
+// A cloud tier's own reply, its status and content type, its bytes passed on as they come.
+void answer_forwarded(httplib::Response& res, std::shared_ptr<route::CloudPassThrough> pipe) {
+  res.status = pipe->status();
+  res.set_header("X-Inferscope-Route", "cloud");
+  const std::string type = pipe->content_type();
+  res.set_chunked_content_provider(
+      type.empty() ? "application/json" : type,
+      [pipe](std::size_t, httplib::DataSink& sink) {
+        bool done = false;
+        const std::string bytes = pipe->take(kStreamPoll, done);
+        if (!bytes.empty() && !sink.write(bytes.data(), bytes.size())) return false;
+        if (done) sink.done();
+        return true;
+      },
+      [pipe](bool success) {
+        if (!success) pipe->abandon();
+      });
+}
+
+ApiError reply_error(const reply::ReplyError& error, bool chat) {
+  switch (error.kind) {
+    case reply::ReplyFailure::BadRequest:
+      return bad_request(error.message, chat ? "messages" : "prompt");
+    case reply::ReplyFailure::Cloud:
+      return ApiError{502, error.message, "server_error", "", "cloud_failed"};
+    case reply::ReplyFailure::Draft:
+    case reply::ReplyFailure::Generation:
+      break;
+  }
+  return server_error(error.message);
 }
 
 }  // namespace
@@ -187,21 +222,18 @@ Result<std::unique_ptr<OpenAiServer>> OpenAiServer::start(std::shared_ptr<const 
   if (options.model_name.empty()) options.model_name = std::filesystem::path(model->file().path()).filename().string();
   auto session = Session::create(model, options.session);
   if (!session) return session.status();
-  auto chat = ChatTemplate::for_chat(model->file(), model->tokenizer());
-  if (!chat) return chat.status();
   server->model_ = std::move(model);
   server->options_ = std::move(options);
   server->session_ = std::move(*session);
   INFERSCOPE_RETURN_IF_ERROR(server->session_->reserve_sequences(server->options_.parallel));
-  server->template_ = std::make_unique<ChatTemplate>(std::move(*chat));
   server->queue_ = std::make_unique<GenerationQueue>(*server->session_, server->options_.parallel,
                                                      server->options_.max_waiting);
-  server->embedder_ = std::make_unique<SharedEmbedder>(
-      server->options_.embedding_model ? server->options_.embedding_model : server->model_,
-      server->session_->thread_setting());
-  INFERSCOPE_RETURN_IF_ERROR(server->open_cache());
+  EmbedderOptions embedding;
+  embedding.n_threads = server->session_->thread_setting();
+  server->embedder_ = std::make_shared<SharedEmbedder>(
+      server->options_.embedding_model ? server->options_.embedding_model : server->model_, embedding);
+  INFERSCOPE_RETURN_IF_ERROR(server->make_pipeline());
   server->started_at_ = unix_seconds();
-  server->start_routing();
   INFERSCOPE_RETURN_IF_ERROR(server->bind());
   return server;
 }
@@ -213,6 +245,7 @@ void OpenAiServer::stop() {
   if (listener_.joinable()) listener_.join();
   queue_.reset();  // ends the running generations; streams still open see them end
   http_.reset();
+  pipeline_.reset();
 }
 
 Status OpenAiServer::bind() {
@@ -297,151 +330,79 @@ void OpenAiServer::route() {
 }
 
 void OpenAiServer::answer_generation(const httplib::Request& req, httplib::Response& res, bool chat) {
+  reply::ReplyRequest request;
   PreparedReply prepared;
-  std::string routed_text;  // what the private patterns are matched against: every message
-  semantic::ConversationTurns turns;  // what the semantic cache looks up
-  const Tokenizer& tokenizer = model_->tokenizer();
   if (chat) {
     Parsed<ChatCompletionRequest> parsed = parse_chat_completion(req.body, options_.limits);
     if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
     ChatCompletionRequest& r = std::get<ChatCompletionRequest>(parsed);
-    std::vector<semantic::HistoryMessage> conversation;
-    for (const ChatMessage& m : r.messages) {
-      routed_text += m.content + "\n";
-      conversation.push_back({m.role, m.content});
-    }
-    turns = semantic::split_turns(conversation);
-    auto prompt = build_chat_prompt(tokenizer, *template_, std::move(r.messages), session_->n_ctx(), r.text.max_tokens);
-    if (!prompt) return send_error(res, bad_request(prompt.message(), "messages"));
-    prepared.request = std::move(prompt->request);
+    request.messages = std::move(r.messages);
     prepared.text = std::move(r.text);
   } else {
     Parsed<CompletionRequest> parsed = parse_completion(req.body, options_.limits);
     if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
     CompletionRequest& r = std::get<CompletionRequest>(parsed);
-    const std::size_t tokens = tokenizer.encode(r.prompt, true, false).size();
-    if (static_cast<std::int64_t>(tokens) >= session_->n_ctx()) {
-      return send_error(res, bad_request("the prompt is " + std::to_string(tokens) + " tokens; the context holds " +
-                                             std::to_string(session_->n_ctx()),
-                                         "prompt"));
-    }
-    routed_text = r.prompt;
-    turns.prompt = r.prompt;
-    prepared.request.prompt = std::move(r.prompt);
+    request.prompt = std::move(r.prompt);
     prepared.text = std::move(r.text);
   }
-  if (!known_model(prepared.text.model)) {
-    return send_error(res, not_found("the model '" + prepared.text.model + "' is not served here; GET /v1/models lists it"));
+  const TextRequest& text = prepared.text;
+  if (!known_model(text.model)) {
+    return send_error(res, not_found("the model '" + text.model + "' is not served here; GET /v1/models lists it"));
   }
-  prepared.request.max_tokens = prepared.text.max_tokens;
-  prepared.request.sampling = prepared.text.sampling;
-  prepared.request.top_logprobs = prepared.text.top_logprobs;
+  request.max_tokens = text.max_tokens;
+  request.sampling = text.sampling;
+  request.top_logprobs = text.top_logprobs;
+  request.stop = text.stop;
+  request.cache.enabled = !text.logprobs;  // a cached reply has no logprobs to give
+  request.scope_extras = {{"endpoint", chat ? "chat" : "text"}};
+  request.forward = reply::CloudForward{chat ? "/chat/completions" : "/completions", req.body};
   prepared.identity = {chat ? Api::Chat : Api::Text, (chat ? "chatcmpl-" : "cmpl-") + std::to_string(next_id_++),
                        unix_seconds(), options_.model_name};
-  auto store = std::make_shared<CacheStore>();
-  if (cache_ && !prepared.text.logprobs && !turns.prompt.empty()) {
-    auto probe = cache_->look_up(cache_scope(prepared.request, prepared.text, turns, chat), turns.prompt);
-    if (!probe && options_.log) options_.log("semantic cache: the lookup failed: " + probe.message());
-    if (probe && probe->hit) return answer_cached(res, prepared, probe->hit->reply, tokenizer);
-    if (probe) *store = {cache_.get(), std::move(*probe)};
-    res.set_header("X-Inferscope-Cache", "miss");
+
+  auto live = std::make_shared<ServerReply>(options_.stream_pace, text.logprobs, options_.log);
+  reply::StartedReply started = pipeline_->start(request, *live);
+  if (auto* error = std::get_if<reply::ReplyError>(&started)) return send_error(res, reply_error(*error, chat));
+  if (auto* outcome = std::get_if<reply::ReplyOutcome>(&started)) {
+    if (outcome->head.source == reply::ReplySource::SemanticCache) {
+      return answer_cached(res, prepared, *outcome, model_->tokenizer());
+    }
+    return answer_forwarded(res, live->pipe());
   }
-  auto live = std::make_shared<LiveReply>(prepared.text.stop, options_.stream_pace);
-  if (router_ && answered_by_cloud(req, res, chat, routed_text, prepared.request)) return;
-  if (!queue_->submit(make_job(prepared, live, metrics_, router_.get(), store))) {
+  auto local = std::make_shared<reply::LocalReply>(std::move(std::get<reply::LocalReply>(started)));
+  const reply::ReplyHead& head = local->head();
+  if (head.cache) res.set_header("X-Inferscope-Cache", "miss");
+  if (head.route) res.set_header("X-Inferscope-Route", head.fallback.empty() ? "local" : "local (fallback)");
+  if (!queue_->submit(make_job(local, live, metrics_))) {
     return send_error(res, overloaded("the server is busy: " + std::to_string(options_.max_waiting) +
                                       " requests wait already; retry shortly"));
   }
-  if (prepared.text.stream) answer_streamed(res, prepared, live, tokenizer);
-  else answer_whole(res, prepared, *live, tokenizer, options_.request_timeout);
+  if (text.stream) answer_streamed(res, prepared, live, model_->tokenizer());
+  else answer_whole(res, prepared, *live, model_->tokenizer(), options_.request_timeout);
 }
 
-Status OpenAiServer::open_cache() {
-  if (!options_.semantic_cache) return Status::ok();
-  auto cache = CompletionCache::open(*options_.semantic_cache, *embedder_);
-  if (!cache) return cache.status();
-  cache_ = std::move(*cache);
-  if (!cache_->notice().empty() && options_.log) options_.log("semantic cache: in memory only: " + cache_->notice());
+// The pipeline of the server's replies: its generations in the queue (whose fullness routing
+// sees), the semantic cache and the routing when the options ask for them.
+Status OpenAiServer::make_pipeline() {
+  reply::ReplyPipelineOptions options;
+  options.embedder = embedder_;
+  options.local_busy = [this] { return queue_->waiting() >= options_.max_waiting; };
+  options.calibrate_routing = false;  // the session runs on the queue's worker
+  auto pipeline = reply::ReplyPipeline::create(*session_, std::move(options));
+  if (!pipeline) return pipeline.status();
+  pipeline_ = std::move(*pipeline);
+  if (options_.semantic_cache) {
+    auto cache = reply::ReplyCache::open(options_.semantic_cache->database, options_.semantic_cache->cache);
+    if (!cache) return cache.status();
+    cache_ = std::move(*cache);
+    if (!cache_->notice().empty()) log("semantic cache: in memory only: " + cache_->notice());
+    pipeline_->set_cache(cache_);
+  }
+  if (options_.route) {
+    std::shared_ptr<reply::ReplyRouting> routing = reply::ReplyRouting::create(*options_.route);
+    for (const std::string& why : routing->unreachable()) log("route: the cloud tier is not reachable: " + why);
+    pipeline_->set_routing(std::move(routing));
+  }
   return Status::ok();
-}
-
-semantic::CacheScopeInputs OpenAiServer::cache_scope(const GenerateRequest& request, const TextRequest& text,
-                                                     const semantic::ConversationTurns& turns, bool chat) const {
-  semantic::CacheScopeInputs in = reply_scope_inputs(*model_, request, session_->options());
-  in.system_prompt = turns.system;
-  in.history = turns.history;
-  in.history_policy = chat ? semantic::HistoryPolicy::full_history : semantic::HistoryPolicy::last_turn_only;
-  in.sampling.other["endpoint"] = chat ? "chat" : "text";
-  for (std::size_t i = 0; i < text.stop.size(); ++i) in.sampling.other["stop " + std::to_string(i)] = text.stop[i];
-  return in;
-}
-
-void OpenAiServer::start_routing() {
-  if (!options_.route) return;
-  router_ = std::make_unique<route::Router>(options_.route->routing);
-  for (const route::CloudTier& tier : options_.route->clouds) {
-    route::CloudClient cloud(tier);
-    auto rtt = cloud.probe();
-    if (!rtt) {
-      if (options_.log) options_.log("route: the cloud tier is not reachable: " + rtt.message());
-      continue;
-    }
-    router_->observe_cloud_rtt(*rtt);
-    clouds_.push_back(std::move(cloud));
-  }
-}
-
-bool OpenAiServer::answered_by_cloud(const httplib::Request& req, httplib::Response& res, bool chat,
-                                     const std::string& prompt_text, const GenerateRequest& request) {
-  route::RouteInputs in;
-  in.prompt = prompt_text;
-  in.prompt_tokens = static_cast<std::int64_t>(
-      model_->tokenizer().encode(request.prompt, request.add_special, request.parse_special).size());
-  in.local_available = options_.route->edge.enabled;
-  in.local_busy = queue_->waiting() >= options_.max_waiting;
-  in.cloud_available = !clouds_.empty();
-  const route::RouteDecision decision = router_->decide(in);
-  const auto log = [this](const std::string& line) {
-    if (options_.log) options_.log(line);
-  };
-  log(std::string("route: ") + route::tier_name(decision.tier) + ": " + decision.reason);
-  if (decision.tier == route::Tier::Local) {
-    res.set_header("X-Inferscope-Route", "local");
-    return false;
-  }
-  const auto start = Clock::now();
-  for (const route::CloudClient& cloud : clouds_) {
-    auto pipe = CloudPassThrough::start(cloud, chat ? "/chat/completions" : "/completions", req.body);
-    if (!pipe->wait_for_head(cloud.tier().timeout)) {
-      pipe->abandon();
-      log("route: " + cloud.tier().endpoint + " failed: " + pipe->error());
-      continue;
-    }
-    router_->observe_cloud_rtt(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-    res.status = pipe->status();
-    res.set_header("X-Inferscope-Route", "cloud");
-    const std::string type = pipe->content_type();
-    res.set_chunked_content_provider(
-        type.empty() ? "application/json" : type,
-        [pipe](std::size_t, httplib::DataSink& sink) {
-          bool done = false;
-          const std::string bytes = pipe->take(kStreamPoll, done);
-          if (!bytes.empty() && !sink.write(bytes.data(), bytes.size())) return false;
-          if (done) sink.done();
-          return true;
-        },
-        [pipe](bool success) {
-          if (!success) pipe->abandon();
-        });
-    return true;
-  }
-  if (!router_->fallback_after(route::Tier::Cloud, decision) || !options_.route->edge.enabled) {
-    send_error(res, ApiError{502, "the cloud tier failed and there is no fallback", "server_error", "", "cloud_failed"});
-    return true;
-  }
-  log("route: the cloud tier failed; the local model answers");
-  res.set_header("X-Inferscope-Route", "local (fallback)");
-  return false;
 }
 
 void OpenAiServer::answer_embeddings(const httplib::Request& req, httplib::Response& res) {

@@ -1,10 +1,12 @@
 // An OpenAI-compatible HTTP server for one loaded model (cpp-httplib, Debian's
 // libcpp-httplib-dev): POST /v1/chat/completions (through the model's chat template) and
 // /v1/completions, streamed as server-sent events or whole; POST /v1/embeddings; GET /v1/models,
-// /health and /metrics (Prometheus text). Generations run on the server's own Session through a
-// GenerationQueue (up to `parallel` together, a bounded queue behind them: 503 beyond it).
-// With a semantic cache (CompletionCache), a completion whose prompt means the same as one
-// answered before gets that reply at once (X-Inferscope-Cache: hit).
+// /health and /metrics (Prometheus text). A completion is a reply of the engine's pipeline
+// (engine/reply/reply_pipeline.h): its local generations run on the server's own Session
+// through a GenerationQueue (up to `parallel` together, a bounded queue behind them: 503 beyond
+// it); with a semantic cache, a completion whose prompt means the same as one answered before
+// gets that reply at once (X-Inferscope-Cache: hit); with routing, one the router sends to a
+// cloud tier is passed through to it and its reply back unchanged (X-Inferscope-Route).
 // Bad input gets a 4xx with an OpenAI error object. Loopback only, unless an API key is set.
 //
 //   auto server = OpenAiServer::start(model, options);   // binds, then serves on its threads
@@ -22,17 +24,15 @@
 #include <string>
 #include <thread>
 
-#include "engine/chat/chat_template.h"
 #include "engine/core/status.h"
-#include "engine/embedding/embedder.h"
+#include "engine/embedding/shared_embedder.h"
 #include "engine/model/model.h"
-#include "engine/route/cloud_client.h"
-#include "engine/route/router.h"
+#include "engine/reply/reply_pipeline.h"
+#include "engine/route/route_config.h"
 #include "engine/runtime/session.h"
-#include "engine/serve/completion_cache.h"
+#include "engine/semantic/semantic_cache.h"
 #include "engine/serve/openai_request.h"
 #include "engine/serve/server_metrics.h"
-#include "engine/serve/shared_embedder.h"
 
 namespace httplib {
 class Server;
@@ -43,6 +43,13 @@ class Response;
 namespace inferscope::serve {
 
 class GenerationQueue;
+
+// The semantic cache of completions (docs/SERVER.md): the stored replies live in `database`
+// (the app's, say; "" = in memory only), keyed by everything that decides a reply.
+struct CompletionCacheOptions {
+  std::string database;
+  semantic::SemanticCacheOptions cache;
+};
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
@@ -84,26 +91,20 @@ class OpenAiServer {
   void answer_generation(const httplib::Request& req, httplib::Response& res, bool chat);
   void answer_embeddings(const httplib::Request& req, httplib::Response& res);
   bool authorized(const httplib::Request& req) const;
-  void start_routing();
-  Status open_cache();
-  // The semantic cache's scope of a completion (all but the embedding model).
-  semantic::CacheScopeInputs cache_scope(const GenerateRequest& request, const TextRequest& text,
-                                         const semantic::ConversationTurns& turns, bool chat) const;
-  // Routes a parsed completion request; true when a cloud tier answered it (res is set).
-  bool answered_by_cloud(const httplib::Request& req, httplib::Response& res, bool chat,
-                         const std::string& prompt_text, const GenerateRequest& request);
+  Status make_pipeline();
   bool known_model(const std::string& name) const;
+  void log(const std::string& line) const {
+    if (options_.log) options_.log(line);
+  }
 
   std::shared_ptr<const Model> model_;
   ServerOptions options_;
   std::unique_ptr<Session> session_;
-  std::unique_ptr<ChatTemplate> template_;
   std::unique_ptr<GenerationQueue> queue_;
-  std::unique_ptr<SharedEmbedder> embedder_;
-  std::unique_ptr<CompletionCache> cache_;  // with options_.semantic_cache
+  std::shared_ptr<SharedEmbedder> embedder_;   // /v1/embeddings' and the semantic cache's
+  std::unique_ptr<reply::ReplyPipeline> pipeline_;
+  std::shared_ptr<reply::ReplyCache> cache_;   // with options_.semantic_cache
   ServerMetrics metrics_;
-  std::unique_ptr<route::Router> router_;      // with options_.route
-  std::vector<route::CloudClient> clouds_;     // the tiers that answered their probe
   std::unique_ptr<httplib::Server> http_;
   std::thread listener_;
   std::atomic<bool> listener_done_{false};

@@ -23,6 +23,7 @@
 #include "ui/cache_browser/cache_browser.h"
 #include "ui/cache_browser/cached_reply_model.h"
 #include "ui/settings/semantic_cache_form.h"
+#include "ui/settings/semantic_cache_store.h"
 
 namespace inferscope::ui {
 namespace {

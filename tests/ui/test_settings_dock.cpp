@@ -323,7 +323,7 @@ TEST(SamplingSettings, AppliesToTheEnginesRequest) {
   s.draftSource = DraftSource::LayerSkip;
   s.draftMax = 5;
   s.draftLayers = 2;
-  GenerateRequest request;
+  reply::ReplyRequest request;
   request.prompt = "kept";
   s.applyTo(request);
   EXPECT_EQ(request.sampling.temperature, 0.5f);

@@ -6,8 +6,8 @@
 #include <QMetaType>
 #include <QString>
 
-#include "ui/settings/sampling_settings.h"
-#include "ui/settings/semantic_cache_settings.h"
+#include "ui/bridge/sampling_settings.h"
+#include "ui/bridge/semantic_cache_settings.h"
 
 namespace inferscope::ui {
 

@@ -1,46 +1,35 @@
-// The engine's side of the desktop app: owns the loaded model, its session and chat template,
-// and lives on its own QThread (see EngineThread). Commands are queued onto that thread and
-// return at once, so the UI thread never waits for the engine; results come back as signals
-// carrying value types. Replies stream in chunks paced at ~30 Hz (StreamPacer).
+// The engine's side of the desktop app, on its own QThread (see EngineThread): commands are
+// queued onto that thread and return at once, so the UI thread never waits for the engine;
+// results come back as signals carrying value types. A facade over one part per concern: the
+// loaded model with its session and reply pipeline (ChatModel), the chat's replies
+// (ChatReplies, paced at ~30 Hz), the semantic cache (AppReplyCache), the local server
+// (LocalServer), routing (the engine's ReplyRouting), comparisons and conversions.
 #pragma once
 
 #include <atomic>
 #include <memory>
-#include <optional>
-#include <vector>
 
 #include <QList>
 #include <QObject>
 #include <QString>
 
+#include "engine/reply/reply_routing.h"
+#include "ui/bridge/app_reply_cache.h"
 #include "ui/bridge/backend_devices.h"
 #include "ui/bridge/cache_browse.h"
-#include "ui/bridge/comparison_types.h"
+#include "ui/bridge/chat_model.h"
 #include "ui/bridge/chat_request.h"
+#include "ui/bridge/comparison_types.h"
 #include "ui/bridge/load_options.h"
+#include "ui/bridge/local_server_settings.h"
 #include "ui/bridge/metrics_sample.h"
 #include "ui/bridge/model_summary.h"
-#include "ui/bridge/reply_cache.h"
 #include "ui/bridge/reply_stats.h"
-#include "ui/settings/local_server_settings.h"
-#include "engine/route/cloud_client.h"
-#include "engine/route/router.h"
-#include "engine/metrics/op_profile.h"
-
-namespace inferscope {
-class ChatTemplate;
-class DraftModel;
-class Model;
-class Session;
-}  // namespace inferscope
-
-class QTimer;
-
-namespace inferscope::serve {
-class OpenAiServer;
-}  // namespace inferscope::serve
 
 namespace inferscope::ui {
+
+class ChatReplies;
+class LocalServer;
 
 class EngineController : public QObject {
   Q_OBJECT
@@ -138,49 +127,17 @@ class EngineController : public QObject {
   void runSetKvTypes(const KvTypes& types);
   void runSetCachePolicy(const CachePolicy& policy);
   void runLoad(const QString& path, const LoadOptions& options);
-  // The listed device behind `choice` (listing its backend first if that was not done yet).
-  const BackendDeviceInfo* findDevice(const BackendChoice& choice);
-  void runGeneration(const ChatRequest& request, quint64 ticket);
-  // The speculative draft the settings ask for, made to fit the loaded model (see the .cpp).
-  Status prepareDraft(const SamplingSettings& settings, DraftOptions& draft);
-  // The semantic cache's lookup for the request; nullopt (after semanticCacheNotice) when the
-  // cache cannot be used.
-  std::optional<ReplyCache::Probe> lookUpReplyCache(const ChatRequest& request);
-  void serveCachedReply(const ReplyCache::Probe& probe);
-  ReplyCache& replyCache();
-  // Stops the server, then starts it on the loaded model when the settings say so.
-  void restartLocalServer();
-  // The routing decision for the request; nullopt when routing is off.
-  std::optional<route::RouteDecision> routeDecision(const ChatRequest& request, const GenerateRequest& prompt);
-  // Streams the reply from the cloud tiers; false (after routeNotice) when none answered.
-  bool serveFromCloud(const ChatRequest& request, const route::RouteDecision& decision);
+  void runSetRouting(const QString& configPath);
   bool stopRequested(quint64 ticket) const { return ticket <= m_stoppedTicket.load(); }
-  void publish(const QString& text, int generated, double tokensPerSecond);
 
-  std::shared_ptr<const Model> m_model;
-  OpProfile m_replyStart;  // the session's profile as the running reply started
-  QString m_loadedPath;     // the file the loaded model came from
-  QString m_loadedWeights;  // its requantize-on-load mix; empty: as stored
-  std::unique_ptr<Session> m_session;
-  // The draft model of the settings' speculative draft, opened for m_session (which it runs on:
-  // released before the session is), and its file.
-  std::shared_ptr<DraftModel> m_draftModel;
-  QString m_draftModelPath;
-  // The running (or, between replies, the last) local reply drafts with m_draftModel: only then
-  // do the metrics count its memory (it stays open while the settings draft another way).
-  bool m_replyDraftsWithModel = false;
-  std::unique_ptr<ChatTemplate> m_template;
-  QString m_backendShort;  // where the session runs, for ReplyStats
-  bool m_templateFallbackShown = false;  // the user has been told the template is not used
-  QList<BackendInfo> m_backends;  // the last listing (engine thread only)
-  QString m_databasePath;          // the semantic cache's (engine thread only)
-  std::unique_ptr<ReplyCache> m_replyCache;  // made on the first reply that uses it
+  std::unique_ptr<ChatModel> m_chat;  // null until a model loads
+  QList<BackendInfo> m_backends;       // the last listing (engine thread only)
+  AppReplyCache m_cache;
+  QString m_databasePath;  // the semantic cache's (engine thread only)
+  ChatReplies* m_replies;
+  LocalServer* m_server;
   LocalServerSettings m_serverSettings;
-  std::unique_ptr<serve::OpenAiServer> m_server;
-  QTimer* m_serverTicker = nullptr;  // localServerRequests while serving
-  std::optional<route::RouteConfig> m_routeConfig;  // routing on (engine thread only)
-  std::unique_ptr<route::Router> m_router;
-  std::vector<route::CloudClient> m_clouds;  // the tiers that answered their probe
+  std::shared_ptr<reply::ReplyRouting> m_routing;  // routing on (engine thread only)
   // Generations are numbered as they are requested; stop() cancels every number issued so far.
   std::atomic<quint64> m_lastTicket{0};
   std::atomic<quint64> m_stoppedTicket{0};

@@ -8,8 +8,8 @@
 #include <QString>
 
 #include "ui/bridge/reply_stats.h"
-#include "ui/settings/sampling_settings.h"
-#include "ui/settings/semantic_cache_settings.h"
+#include "ui/bridge/sampling_settings.h"
+#include "ui/bridge/semantic_cache_settings.h"
 
 namespace inferscope::ui {
 

@@ -4,7 +4,7 @@
 
 #include <QWidget>
 
-#include "ui/settings/local_server_settings.h"
+#include "ui/bridge/local_server_settings.h"
 
 class QCheckBox;
 class QLabel;

@@ -5,7 +5,7 @@
 
 #include <QWidget>
 
-#include "ui/settings/sampling_settings.h"
+#include "ui/bridge/sampling_settings.h"
 
 class QComboBox;
 class QDoubleSpinBox;

@@ -5,7 +5,7 @@
 
 #include <QString>
 
-#include "ui/settings/sampling_settings.h"
+#include "ui/bridge/sampling_settings.h"
 
 namespace inferscope::ui {
 

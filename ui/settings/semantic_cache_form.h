@@ -5,7 +5,7 @@
 
 #include <QWidget>
 
-#include "ui/settings/semantic_cache_settings.h"
+#include "ui/bridge/semantic_cache_settings.h"
 
 class QCheckBox;
 class QComboBox;

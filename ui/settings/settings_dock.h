@@ -12,9 +12,9 @@
 #include "ui/bridge/backend_devices.h"
 #include "ui/bridge/load_options.h"
 #include "ui/settings/load_settings.h"
-#include "ui/settings/sampling_settings.h"
-#include "ui/settings/local_server_settings.h"
-#include "ui/settings/semantic_cache_settings.h"
+#include "ui/bridge/sampling_settings.h"
+#include "ui/bridge/local_server_settings.h"
+#include "ui/bridge/semantic_cache_settings.h"
 
 namespace inferscope::ui {
 

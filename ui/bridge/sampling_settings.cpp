@@ -1,8 +1,10 @@
-#include "ui/settings/sampling_settings.h"
+#include "ui/bridge/sampling_settings.h"
+
+#include <QFile>
 
 namespace inferscope::ui {
 
-void SamplingSettings::applyTo(GenerateRequest& request) const {
+void SamplingSettings::applyTo(reply::ReplyRequest& request) const {
   SamplingParams& p = request.sampling;
   p.temperature = temperature;
   p.top_k = topK;
@@ -15,6 +17,7 @@ void SamplingSettings::applyTo(GenerateRequest& request) const {
   request.draft.source = draftSource;
   request.draft.max_tokens = draftMax;
   request.draft.layers = draftLayers;
+  request.draft.model_path = QFile::encodeName(draftModelPath).toStdString();
 }
 
 }  // namespace inferscope::ui

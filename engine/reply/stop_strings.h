@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace inferscope::serve {
+namespace inferscope::reply {
 
 class StopStrings {
  public:
@@ -28,4 +28,4 @@ class StopStrings {
   bool stopped_ = false;
 };
 
-}  // namespace inferscope::serve
+}  // namespace inferscope::reply

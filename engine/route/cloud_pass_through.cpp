@@ -1,8 +1,8 @@
-#include "engine/serve/cloud_pass_through.h"
+#include "engine/route/cloud_pass_through.h"
 
 #include <thread>
 
-namespace inferscope::serve {
+namespace inferscope::route {
 
 std::shared_ptr<CloudPassThrough> CloudPassThrough::start(route::CloudClient cloud, std::string api_path,
                                                           std::string body) {
@@ -67,4 +67,4 @@ void CloudPassThrough::abandon() {
   abandoned_ = true;
 }
 
-}  // namespace inferscope::serve
+}  // namespace inferscope::route

@@ -10,8 +10,6 @@
 #include <QMetaType>
 #include <QString>
 
-class QSettings;
-
 #include "engine/semantic/semantic_cache.h"
 
 namespace inferscope::ui {
@@ -31,10 +29,6 @@ struct SemanticCacheSettings {
 
   bool operator==(const SemanticCacheSettings&) const = default;
 };
-
-// Under "semanticCache/" in the app's QSettings; a missing or out-of-range value reads as the default.
-SemanticCacheSettings readSemanticCacheSettings(const QSettings& settings);
-void writeSemanticCacheSettings(QSettings& settings, const SemanticCacheSettings& cache);
 
 }  // namespace inferscope::ui
 

@@ -1,8 +1,8 @@
-#include "engine/serve/stop_strings.h"
+#include "engine/reply/stop_strings.h"
 
 #include <algorithm>
 
-namespace inferscope::serve {
+namespace inferscope::reply {
 
 namespace {
 
@@ -41,4 +41,4 @@ std::string StopStrings::flush() {
   return out;
 }
 
-}  // namespace inferscope::serve
+}  // namespace inferscope::reply

@@ -1,6 +1,4 @@
-#include "ui/settings/semantic_cache_settings.h"
-
-#include <QSettings>
+#include "ui/settings/semantic_cache_store.h"
 
 namespace inferscope::ui {
 

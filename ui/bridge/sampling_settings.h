@@ -6,7 +6,7 @@
 #include <QString>
 #include <optional>
 
-#include "engine/runtime/generate_request.h"
+#include "engine/reply/reply_request.h"
 
 namespace inferscope::ui {
 
@@ -27,10 +27,9 @@ struct SamplingSettings {
 
   bool operator==(const SamplingSettings&) const = default;
 
-  // Writes the sampler fields, max tokens, beam width and the draft's source, length and layers
-  // into `request`; the rest stays. The draft model itself is the engine's to open
-  // (EngineController), from draftModelPath.
-  void applyTo(GenerateRequest& request) const;
+  // Writes the sampler fields, max tokens, beam width and the draft (its source, length, layers
+  // and model file) into `request`; the rest stays.
+  void applyTo(reply::ReplyRequest& request) const;
 };
 
 }  // namespace inferscope::ui

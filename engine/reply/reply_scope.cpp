@@ -1,10 +1,10 @@
-#include "engine/runtime/reply_scope.h"
+#include "engine/reply/reply_scope.h"
 
 #include <string>
 
 #include "engine/kv/kv_layout.h"
 
-namespace inferscope {
+namespace inferscope::reply {
 
 semantic::CacheScopeInputs reply_scope_inputs(const Model& model, const GenerateRequest& request,
                                               const SessionOptions& session) {
@@ -29,4 +29,4 @@ semantic::CacheScopeInputs reply_scope_inputs(const Model& model, const Generate
   return in;
 }
 
-}  // namespace inferscope
+}  // namespace inferscope::reply

@@ -9,9 +9,9 @@
 #include "engine/runtime/session.h"
 #include "engine/semantic/cache_scope.h"
 
-namespace inferscope {
+namespace inferscope::reply {
 
 semantic::CacheScopeInputs reply_scope_inputs(const Model& model, const GenerateRequest& request,
                                               const SessionOptions& session);
 
-}  // namespace inferscope
+}  // namespace inferscope::reply

@@ -2,9 +2,9 @@
 // before the first stop string, across pieces.
 #include <gtest/gtest.h>
 
-#include "engine/serve/stop_strings.h"
+#include "engine/reply/stop_strings.h"
 
-namespace inferscope::serve {
+namespace inferscope::reply {
 namespace {
 
 std::string run(StopStrings& stops, const std::vector<std::string>& pieces) {
@@ -37,4 +37,4 @@ TEST(StopStrings, TheEarliestOfSeveralWins) {
 }
 
 }  // namespace
-}  // namespace inferscope::serve
+}  // namespace inferscope::reply

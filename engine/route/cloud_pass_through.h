@@ -12,7 +12,7 @@
 
 #include "engine/route/cloud_client.h"
 
-namespace inferscope::serve {
+namespace inferscope::route {
 
 class CloudPassThrough {
  public:
@@ -39,4 +39,4 @@ class CloudPassThrough {
   bool abandoned_ = false;
 };
 
-}  // namespace inferscope::serve
+}  // namespace inferscope::route

@@ -1,12 +1,10 @@
-#include "engine/serve/shared_embedder.h"
+#include "engine/embedding/shared_embedder.h"
 
-namespace inferscope::serve {
+namespace inferscope {
 
 Status SharedEmbedder::make_embedder() {
   if (embedder_) return Status::ok();
-  EmbedderOptions options;
-  options.n_threads = threads_;
-  auto embedder = Embedder::create(model_, options);
+  auto embedder = Embedder::create(model_, options_);
   if (!embedder) return embedder.status();
   embedder_ = std::move(*embedder);
   return Status::ok();
@@ -24,4 +22,4 @@ Result<std::string> SharedEmbedder::identity() {
   return embedder_->identity();
 }
 
-}  // namespace inferscope::serve
+}  // namespace inferscope

@@ -1,6 +1,6 @@
-// The server's one Embedder, shared by POST /v1/embeddings and the semantic cache: made on first
-// use from the embedding model (or the chat model's hidden states when there is none), then
-// used by one thread at a time. Thread-safe.
+// One Embedder for several users on several threads (the semantic cache of replies and the
+// server's POST /v1/embeddings): made on first use from its model (a BERT-family file, or a
+// chat model's hidden states), then used by one thread at a time. Thread-safe.
 #pragma once
 
 #include <memory>
@@ -11,23 +11,25 @@
 #include "engine/embedding/embedder.h"
 #include "engine/model/model.h"
 
-namespace inferscope::serve {
+namespace inferscope {
 
 class SharedEmbedder {
  public:
-  SharedEmbedder(std::shared_ptr<const Model> model, int threads) : model_(std::move(model)), threads_(threads) {}
+  SharedEmbedder(std::shared_ptr<const Model> model, EmbedderOptions options)
+      : model_(std::move(model)), options_(options) {}
 
   Result<Embedding> embed(const std::string& text);
   // Embedder::identity(): what the semantic cache keys its entries by.
   Result<std::string> identity();
+  const Model& model() const { return *model_; }
 
  private:
   Status make_embedder();  // with mutex_ held
 
   std::mutex mutex_;
   std::shared_ptr<const Model> model_;
-  int threads_;
+  EmbedderOptions options_;
   std::unique_ptr<Embedder> embedder_;
 };
 
-}  // namespace inferscope::serve
+}  // namespace inferscope
