@@ -17,9 +17,9 @@
 #include "app/cli/bench_tokens.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "engine/backend/cpu/cpu_kernels.h"
 #include "engine/metrics/memory_bandwidth.h"
 #include "engine/runtime/session.h"
-#include "kernels/cpu/matmul.h"
 
 namespace inferscope::cli {
 
@@ -63,14 +63,9 @@ double weight_bytes_per_token(const Model& m) {
 // at this CPU's SIMD level: [{type, prefill, decode}], one entry per type.
 nlohmann::json cpu_kernels(const Model& m, int64_t n_prompt) {
   nlohmann::json out = nlohmann::json::array();
-  std::vector<kernels::GgmlType> seen;
-  m.weights().for_each_matrix([&](const WeightMatrix& w) {
-    if (std::find(seen.begin(), seen.end(), w.type) != seen.end() || !kernels::matmul_supported(w.type)) return;
-    seen.push_back(w.type);
-    out.push_back({{"type", kernels::type_name(w.type)},
-                   {"prefill", kernels::matmul_kernel_name(w.type, w.cols, n_prompt)},
-                   {"decode", kernels::matmul_kernel_name(w.type, w.cols, 1)}});
-  });
+  for (const WeightKernels& k : cpu_weight_kernels(m.weights(), n_prompt)) {
+    out.push_back({{"type", k.type}, {"prefill", k.prefill}, {"decode", k.decode}});
+  }
   return out;
 }
 

@@ -31,34 +31,22 @@ using Vec = std::vector<double>;
 constexpr int64_t kPrefill = 44;  // longer than the tiny presets' window of 24
 constexpr int64_t kDecode = 4;
 
-Matrix load_matrix(const gguf::File& f, const std::string& name) {
+// Matrix `index` of tensor `name` (of a stack of expert matrices: [cols][rows][n_expert]).
+Matrix load_matrix(const gguf::File& f, const std::string& name, int64_t index = 0) {
   const gguf::TensorInfo* t = f.find_tensor(name);
   EXPECT_NE(t, nullptr) << name;
   if (t == nullptr) return {};
   Matrix m(static_cast<size_t>(t->ne[1]), Vec(static_cast<size_t>(t->ne[0])));
   std::vector<float> row(static_cast<size_t>(t->ne[0]));
   for (int64_t r = 0; r < t->ne[1]; ++r) {
-    EXPECT_TRUE(kernels::dequantize_row(t->type, t->data + r * t->row_bytes, row.data(), t->ne[0]));
+    const uint8_t* data = t->data + (index * t->ne[1] + r) * t->row_bytes;
+    EXPECT_TRUE(kernels::dequantize_row(t->type, data, row.data(), t->ne[0]));
     std::copy(row.begin(), row.end(), m[static_cast<size_t>(r)].begin());
   }
   return m;
 }
 
 Vec load_vector(const gguf::File& f, const std::string& name) { return load_matrix(f, name).at(0); }
-
-// Matrix `e` of a stack of expert matrices ([cols][rows][n_expert]).
-Matrix load_expert(const gguf::File& f, const std::string& name, int64_t e) {
-  const gguf::TensorInfo* t = f.find_tensor(name);
-  EXPECT_NE(t, nullptr) << name;
-  if (t == nullptr) return {};
-  Matrix m(static_cast<size_t>(t->ne[1]), Vec(static_cast<size_t>(t->ne[0])));
-  std::vector<float> row(static_cast<size_t>(t->ne[0]));
-  for (int64_t r = 0; r < t->ne[1]; ++r) {
-    EXPECT_TRUE(kernels::dequantize_row(t->type, t->data + (e * t->ne[1] + r) * t->row_bytes, row.data(), t->ne[0]));
-    std::copy(row.begin(), row.end(), m[static_cast<size_t>(r)].begin());
-  }
-  return m;
-}
 
 Vec matvec(const Matrix& w, const Vec& x, size_t first_row = 0, size_t rows = 0) {
   if (rows == 0) rows = w.size();
@@ -152,8 +140,8 @@ Vec reference_moe(const gguf::File& f, const RandomModelShape& s, const std::str
   Vec out(h.size(), 0.0);
   for (size_t e : order) {
     const auto ie = static_cast<int64_t>(e);
-    const Vec y = swiglu_ffn(load_expert(f, p + "ffn_gate_exps.weight", ie), load_expert(f, p + "ffn_up_exps.weight", ie),
-                             load_expert(f, p + "ffn_down_exps.weight", ie), h);
+    const Vec y = swiglu_ffn(load_matrix(f, p + "ffn_gate_exps.weight", ie), load_matrix(f, p + "ffn_up_exps.weight", ie),
+                             load_matrix(f, p + "ffn_down_exps.weight", ie), h);
     const double weight = renormalize ? prob[e] / chosen : prob[e];
     for (size_t i = 0; i < out.size(); ++i) out[i] += weight * y[i];
   }

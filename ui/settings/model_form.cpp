@@ -18,7 +18,7 @@
 #include "engine/core/resident_buffer.h"
 #include "engine/model/quant_mix.h"
 #include "engine/weightlab/weight_recipe.h"
-#include "kernels/cpu/cpu_features.h"
+#include "engine/backend/cpu/cpu_kernels.h"
 #include "ui/layout/eliding_combo_box.h"
 #include "ui/layout/narrow_button.h"
 #include "ui/settings/memory_prediction.h"
@@ -164,7 +164,7 @@ void ModelForm::fillBackends(const QList<BackendInfo>& backends, bool listed) {
   const QString current = m_wantedBackend.isEmpty() ? m_backend->currentData().toString() : m_wantedBackend;
   const QSignalBlocker block(m_backend);
   m_backend->clear();
-  const QString simd = QString::fromLatin1(inferscope::kernels::simd_level_name(inferscope::kernels::active_simd_level()));
+  const QString simd = QString::fromStdString(inferscope::cpu_simd_level());
   m_backend->addItem(tr("CPU (%1)").arg(simd.toUpper()), QStringLiteral("cpu"));
   m_backend->setItemData(0, tr("The CPU: %1 kernels, %n thread(s) available", nullptr, QThread::idealThreadCount()).arg(simd.toUpper()),
                          Qt::ToolTipRole);
