@@ -1,4 +1,4 @@
-// The bench's "time by op" lines: OpProfile (engine/model/op_profile.h) summed over runs and
+// The bench's "time by op" lines: OpProfile (engine/metrics/op_profile.h) summed over runs and
 // printed as shares.
 #pragma once
 

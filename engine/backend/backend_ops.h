@@ -61,7 +61,7 @@ struct ChunkSpan {
 
 // One chunk of up to max_batch rows: the rows of `spans` in order (span i's rows follow those of
 // spans 0 .. i-1), so several sequences decode together and share each weight read. A slot may
-// have several spans (ForwardPass puts each finishing sequence's last token among the last
+// have several spans (ChunkBuilder puts each finishing sequence's last token among the last
 // rows); a span's queries see its slot's positions stored by every span of the chunk up to
 // their own. When n_logits > 0 the logits of the chunk's last n_logits rows end in `logits`
 // ([n_logits][n_vocab]) once end_chunk() returns.

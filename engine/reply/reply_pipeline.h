@@ -93,9 +93,7 @@ class ReplyPipeline {
   void set_cache(std::shared_ptr<ReplyCache> cache) { cache_ = std::move(cache); }
   void set_routing(std::shared_ptr<ReplyRouting> routing) { routing_ = std::move(routing); }
   ReplyCache* cache() const { return cache_.get(); }
-  ReplyRouting* routing() const { return routing_.get(); }
 
-  Session& session() { return session_; }
   const ChatTemplate& chat_template() const { return template_; }
   // The draft model kept for the session (its memory shows while a reply drafts with it).
   const std::shared_ptr<DraftModel>& draft_model() const { return drafts_.current(); }
