@@ -32,52 +32,7 @@ const char* part_name(KvPart part) { return part == KvPart::K ? "K" : "V"; }
 
 uint64_t mib(uint64_t bytes) { return (bytes + (1u << 20) - 1) >> 20; }
 
-// Entries of the longest block table a span has: a whole context's blocks (at least one).
-uint64_t block_table_entries(const ForwardPlan& plan) {
-  return static_cast<uint64_t>(std::max<int64_t>(1, KvLayout::blocks_for(plan.n_ctx, plan.kv.block_size)));
-}
-
-// Entries of the block table buffer: a chunk has at most two spans per slot (a sequence's body
-// and its last row), each with its table.
-uint64_t block_table_capacity(const ForwardPlan& plan) {
-  return 2 * static_cast<uint64_t>(std::max(1, plan.n_slots)) * block_table_entries(plan);
-}
-
-// The widest output row a plan can ask for (logits; token states are narrower).
-uint64_t logits_row_bytes(const ModelConfig& c) {
-  return static_cast<uint64_t>(std::max(c.n_vocab, c.n_embd)) * sizeof(float);
-}
-
-// The host-visible copy of every layer's expert choices in a chunk (the profile's counts).
-uint64_t expert_choice_bytes(const ModelConfig& c, int64_t max_batch) {
-  return c.is_moe() ? static_cast<uint64_t>(c.n_layer * max_batch * c.n_expert_used) * sizeof(int32_t) : 0;
-}
-
 }  // namespace
-
-// Device buffers of one batch of up to max_batch tokens: the plan's activations (ActivationPlan,
-// as every backend sizes them) and the Vulkan backend's own.
-struct VulkanOps::Activations {
-  std::array<std::unique_ptr<Buffer>, kActCount> act;  // [rows][width] F32 each (Logits too)
-  // Token ids, host-visible (written before submit): per part of the embedding table, the ids
-  // relative to its first row, or -1 (a zero row) for ids in other parts; parts token_stride_ apart.
-  std::unique_ptr<Buffer> tokens;
-  std::unique_ptr<Buffer> row_ids;  // add_rows' id lists, host-visible: kRowLookups lists token_stride_ apart
-  std::unique_ptr<Buffer> expert_ids;   // [max_batch][k] int32
-  std::unique_ptr<Buffer> expert_ids_host;  // [n_layer][max_batch][k] int32, host-visible: the chunk's choices per layer
-  std::unique_ptr<Buffer> expert_w;     // [max_batch][k]
-  std::unique_ptr<Buffer> logits_host;  // [max_batch][plan.output_width], host-visible copy of Logits
-  // The block tables of the chunk's spans back to back (room for 2 * n_slots tables of
-  // ceil(n_ctx / block_size) int32 entries), written in begin_chunk(): directly where the device
-  // buffer is host-visible, else through block_table_staging and a copy at the start of the
-  // recording. kv_rotate writes its list of blocks there too.
-  std::unique_ptr<Buffer> block_table, block_table_staging;
-  std::unique_ptr<Buffer> attention_split;  // partial results of decode attention split over the KV range
-  // Inputs of int8 products, quantized (vk_quantize.h): q8_h the normalized rows ([max_batch]
-  // [n_embd], written by rms_norm), q8_b the others (attention output, GLU output).
-  std::unique_ptr<Buffer> q8_h, q8_b;
-  uint64_t bytes = 0;
-};
 
 VulkanOps::VulkanOps(std::shared_ptr<const Model> model, std::unique_ptr<Device> device)
     : model_(std::move(model)), device_(std::move(device)) {}
@@ -94,7 +49,7 @@ VulkanOps::~VulkanOps() {
 // Logits of a whole batch must fit one binding.
 int64_t VulkanOps::max_batch_limit() const {
   return std::max<int64_t>(1, static_cast<int64_t>(device_->max_storage_buffer_range() /
-                                                   logits_row_bytes(model_->config())));
+                                                   ChunkBuffers::logits_row_bytes(model_->config())));
 }
 
 // Every weight matrix needs a matmul shader for its type, and each KV type its store and
@@ -143,8 +98,7 @@ DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
   n.weight_bytes = weight_bytes ? *weight_bytes : 0;
   const KvCacheLayout layout = layer_layout(plan.kv);
   n.kv_bytes = (layout.buffer_bytes(KvPart::K) + layout.buffer_bytes(KvPart::V)) * static_cast<uint64_t>(c.n_layer);
-  n.scratch_bytes = plan.acts.activation_bytes() + 2 * static_cast<uint64_t>(plan.max_batch) * logits_row_bytes(c) +
-                    2 * block_table_capacity(plan) * sizeof(BlockId) + expert_choice_bytes(c, plan.max_batch);
+  n.scratch_bytes = ChunkBuffers::bytes_needed(plan, c);
   return n;
 }
 
@@ -159,53 +113,11 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
   plan_ = plan;
   const ModelConfig& c = model_->config();
   Device& dev = *device_;
-  act_ = std::make_unique<Activations>();
-  Activations& a = *act_;
-  const ActivationPlan& p = plan.acts;
-  const int64_t B = plan.max_batch, E = c.n_embd;
-  const int64_t K = std::max<int64_t>(1, c.n_expert_used);
-  auto make = [&](std::unique_ptr<Buffer>& b, int64_t elements, MemoryUse use = MemoryUse::Scratch) -> Status {
-    auto r = dev.create_buffer(static_cast<uint64_t>(std::max<int64_t>(1, elements)) * 4, use);
-    if (!r) return r.status();
-    b = std::move(*r);
-    a.bytes += b->size();
-    return Status::ok();
-  };
-  token_stride_ = (static_cast<uint64_t>(B) * 4 + 255) / 256 * 256;
   auto embd = device_matrix(model_->weights().token_embd);
   if (!embd) return embd.status();
-  const auto table_parts = static_cast<int64_t>((*embd)->parts.size());
-  INFERSCOPE_RETURN_IF_ERROR(make(a.tokens, static_cast<int64_t>(token_stride_ / 4) * table_parts, MemoryUse::Staging));
-  if (c.is_encoder()) {
-    INFERSCOPE_RETURN_IF_ERROR(
-        make(a.row_ids, static_cast<int64_t>(token_stride_ / 4 * kRowLookups), MemoryUse::Staging));
-  }
-  for (size_t i = 0; i < kActCount; ++i) INFERSCOPE_RETURN_IF_ERROR(make(a.act[i], p.acts[i].floats()));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_ids, B * K));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_ids_host, c.is_moe() ? c.n_layer * B * K : 1, MemoryUse::Staging));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.expert_w, B * K));
-  // The int8 copies: of H (rms_norm's output), and of the widest other product input.
-  uint64_t q8_bytes = 4;
-  for (Act input : {Act::Attn, Act::FfnA, Act::ExpertA}) {
-    const ActShape& shape = p[input];
-    if (shape.rows > 0 && shape.width % 32 == 0) q8_bytes = std::max(q8_bytes, q8_activation_bytes(shape.width, shape.rows));
-  }
-  INFERSCOPE_RETURN_IF_ERROR(make(a.q8_b, static_cast<int64_t>(q8_bytes / 4)));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.q8_h, E % 32 == 0 ? static_cast<int64_t>(q8_activation_bytes(E, B) / 4) : 1));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.logits_host, p[Act::Logits].floats(), MemoryUse::Staging));
-  AttentionParams split;
-  split.n_head = c.n_head;
-  split.n_head_kv = c.n_head_kv;
-  split.head_dim = c.head_dim;
-  // CPU drivers run one workgroup per core anyway: no split there.
-  if (!dev.info().is_cpu()) {
-    INFERSCOPE_RETURN_IF_ERROR(make(a.attention_split, static_cast<int64_t>(attention_split_scratch_bytes(split) / 4)));
-  }
-
-  const auto table_entries = static_cast<int64_t>(block_table_capacity(plan));
-  INFERSCOPE_RETURN_IF_ERROR(make(a.block_table, table_entries));
-  if (!a.block_table->mapped()) INFERSCOPE_RETURN_IF_ERROR(make(a.block_table_staging, table_entries, MemoryUse::Staging));
-
+  auto buffers = ChunkBuffers::create(dev, plan, c, static_cast<int64_t>((*embd)->parts.size()));
+  if (!buffers) return buffers.status();
+  act_ = std::move(*buffers);
   layer_kv_ = layer_layout(plan.kv);
   for (int64_t il = 0; il < c.n_layer; ++il) {
     for (const KvPart part : {KvPart::K, KvPart::V}) {
@@ -283,7 +195,7 @@ Status VulkanOps::begin_chunk(const Chunk& chunk) {
 // For kv_store and attention to read when the recording runs (the previous recording has
 // completed: one chunk at a time).
 Status VulkanOps::write_block_tables(std::span<const ChunkSpan> spans) {
-  Activations& a = *act_;
+  ChunkBuffers& a = *act_;
   uint64_t entries = 0;
   for (const ChunkSpan& s : spans) entries += s.blocks.size();
   const uint64_t bytes = entries * sizeof(BlockId);
@@ -345,13 +257,13 @@ Status VulkanOps::embed(std::span<const int32_t> tokens, OpLabel label) {
   const auto& parts = (*table)->parts;
   const auto n = static_cast<int64_t>(tokens.size());
   for (size_t p = 0; p < parts.size(); ++p) {
-    auto* ids = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(act_->tokens->mapped()) + p * token_stride_);
+    auto* ids = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(act_->tokens->mapped()) + p * act_->token_stride);
     const int64_t first = parts[p].first_row, rows = parts[p].view.rows;
     for (size_t i = 0; i < tokens.size(); ++i) {
       const int64_t r = tokens[i] - first;
       ids[i] = r >= 0 && r < rows ? static_cast<int32_t>(r) : -1;
     }
-    const BufferSpan id_span{act_->tokens.get(), p * token_stride_, token_stride_};
+    const BufferSpan id_span{act_->tokens.get(), p * act_->token_stride, act_->token_stride};
     const BufferSpan out = span(p == 0 ? Act::X : Act::H);
     INFERSCOPE_RETURN_IF_ERROR(
         record_get_rows(*device_, *recorder_, parts[p].view, id_span, n, c.embd_scale, out, dispatch_label(label)));
@@ -396,14 +308,14 @@ Status VulkanOps::add_rows(const WeightMatrix& table, std::span<const int32_t> r
   auto m = device_matrix(table);
   if (!m) return m.status();
   if ((*m)->parts.size() != 1) return Status::error("vulkan: add_rows needs a table in one device part");
-  if (!act_->row_ids || row_lookups_ >= kRowLookups) {
-    return Status::error("vulkan: more than " + std::to_string(kRowLookups) + " add_rows in one chunk");
+  if (!act_->row_ids || row_lookups_ >= ChunkBuffers::kRowLookups) {
+    return Status::error("vulkan: more than " + std::to_string(ChunkBuffers::kRowLookups) + " add_rows in one chunk");
   }
-  const uint64_t offset = row_lookups_++ * token_stride_;
+  const uint64_t offset = row_lookups_++ * act_->token_stride;
   auto* ids = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(act_->row_ids->mapped()) + offset);
   std::copy(rows.begin(), rows.end(), ids);
   const auto n = static_cast<int64_t>(rows.size());
-  const BufferSpan id_span{act_->row_ids.get(), offset, token_stride_};
+  const BufferSpan id_span{act_->row_ids.get(), offset, act_->token_stride};
   INFERSCOPE_RETURN_IF_ERROR(record_get_rows(*device_, *recorder_, (*m)->parts[0].view, id_span, n, 1.0f,
                                              span(Act::H), dispatch_label(label)));
   wrote(Act::H);

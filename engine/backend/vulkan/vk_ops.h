@@ -22,6 +22,7 @@
 #include "engine/backend/expert_choice_log.h"
 #include "engine/backend/vulkan/ops/vk_kv.h"
 #include "engine/backend/vulkan/ops/vk_matmul.h"
+#include "engine/backend/vulkan/vk_chunk_buffers.h"
 #include "engine/backend/vulkan/vk_device.h"
 #include "engine/backend/vulkan/vk_model_weights.h"
 #include "engine/backend/vulkan/vk_recorder.h"
@@ -75,7 +76,6 @@ class VulkanOps : public BackendOps {
   Device& device() { return *device_; }
 
  private:
-  struct Activations;  // the device buffers of one batch
   BufferSpan span(Act a) const;
   MatmulInput input(Act a) const { return MatmulInput(span(a), q8_[static_cast<size_t>(a)]); }
   // The quantized copy the op writing `a` also writes, when one of `feeds` multiplies rows x
@@ -108,7 +108,7 @@ class VulkanOps : public BackendOps {
   std::unique_ptr<Device> device_;
   std::unique_ptr<DeviceWeights> weights_;
   std::unique_ptr<Recorder> recorder_;
-  std::unique_ptr<Activations> act_;
+  std::unique_ptr<ChunkBuffers> act_;
   std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer: [plan.kv.rows()] rows
   KvCacheLayout layer_kv_;  // one layer's buffers: plan.kv with n_layer 1
   std::array<BufferSpan, kActCount> q8_{};  // per activation: its int8 copy, when the producer wrote one
@@ -116,11 +116,7 @@ class VulkanOps : public BackendOps {
   TokenBatching batching_ = TokenBatching::Fastest;  // the chunk's (Chunk::batch_invariant)
   static constexpr uint64_t kProfileEvery = 8;  // decode steps per timed one
   uint64_t decode_steps_ = 0;
-  uint64_t token_stride_ = 0;  // bytes between the id lists of the embedding table's parts
-  // add_rows calls recorded in the chunk: each has its own id list in act_->row_ids (the lists
-  // are read when the chunk runs), at most kRowLookups per chunk.
-  static constexpr uint64_t kRowLookups = 2;
-  uint64_t row_lookups_ = 0;
+  uint64_t row_lookups_ = 0;  // add_rows calls recorded in the chunk (ChunkBuffers::kRowLookups at most)
   ExecutorCounters counters_;
   ExpertChoiceLog routed_;  // the expert choices copied to expert_ids_host in the chunk being recorded
 };
