@@ -48,7 +48,9 @@ nlohmann::json config_json(const ModelConfig& c) {
           {"rope_layout", c.rope_layout == RopeLayout::Neox ? "neox" : "normal"},
           {"rope_scaling", rope_scaling_name(c.rope_scaling)}, {"rope_n_ctx_orig", c.n_ctx_orig}, {"rope_attn_factor", c.rope_attn_factor},
           {"ffn_activation", c.ffn_activation == FfnActivation::GeluTanh ? "geglu" : "swiglu"},
-          {"sliding_window", c.n_swa},    {"attn_softcap", c.attn_softcap},
+          {"sliding_window", c.n_swa},    {"sliding_window_period", c.swa_period},
+          {"qk_norm", c.has_qk_norm},     {"no_rope_layer_step", c.n_no_rope_step},
+          {"attn_softcap", c.attn_softcap},
           {"final_softcap", c.final_softcap}};
 }
 
@@ -58,10 +60,18 @@ void print_decoder_details(const ModelConfig& c) {
               c.rms_eps, c.rope_layout == RopeLayout::Neox ? "neox" : "normal", c.rope_freq_base, c.rope_freq_scale,
               (long long)c.n_rot);
   if (c.ffn_activation == FfnActivation::GeluTanh || c.n_swa > 0 || c.attn_softcap > 0 || c.has_post_norms) {
+    const std::string layers = c.swa_period > 0 ? " (" + std::to_string(c.swa_period - 1) + " of every " +
+                                                      std::to_string(c.swa_period) + " layers)"
+                                                : "";
     std::printf("  FFN %s, embeddings x %g, sliding window %lld%s, soft-cap scores %g logits %g%s\n",
                 c.ffn_activation == FfnActivation::GeluTanh ? "GeGLU" : "SwiGLU", c.embd_scale, (long long)c.n_swa,
-                c.swa_layers == SlidingWindowLayers::Even ? " (even layers)" : "", c.attn_softcap, c.final_softcap,
-                c.has_post_norms ? ", post-norms" : "");
+                layers.c_str(), c.attn_softcap, c.final_softcap, c.has_post_norms ? ", post-norms" : "");
+  }
+  if (c.has_qk_norm || c.has_swa_rope || c.n_no_rope_step > 0) {
+    std::printf("  per-head Q/K RMSNorm %s", c.has_qk_norm ? "yes" : "no");
+    if (c.has_swa_rope) std::printf(", window layers' RoPE base %g scale %g", c.rope_freq_base_swa, c.rope_freq_scale_swa);
+    if (c.n_no_rope_step > 0) std::printf(", no RoPE on every %lld-th layer", (long long)c.n_no_rope_step);
+    std::printf("\n");
   }
 }
 

@@ -12,7 +12,8 @@ namespace inferscope::cli {
 int run_make_model(int argc, char** argv) {
   const std::string preset_help = random_model_preset_names() + " (flags below override it)";
   Args args(argc, argv, "make-model",
-            "Writes a random-weight GGUF (llama/mistral, qwen2, phi3, gemma, gemma2) with the tokenizer of\n"
+            "Writes a random-weight GGUF (llama/mistral, qwen2, qwen3, phi3, gemma, gemma2; the MoE ones\n"
+            "through their presets) with the tokenizer of\n"
             "another GGUF.\n"
             "Example (TinyLlama 1.1B shape, Llama 2 vocabulary):\n"
             "  inferscope-cli make-model --preset tinyllama-1.1b --type q4_0 \\\n"
@@ -20,7 +21,7 @@ int run_make_model(int argc, char** argv) {
             {{"output", "FILE", "where to write the GGUF (required)"},
              {"vocab", "FILE", "GGUF to copy the tokenizer from (default: the bundled model)"},
              {"preset", "NAME", preset_help.c_str()},
-             {"arch", "NAME", "llama (default), qwen2, phi3, gemma or gemma2"},
+             {"arch", "NAME", "llama (default), qwen2, qwen3, phi3, gemma or gemma2"},
              {"type", "TYPE", "file type as in quantize: f32, f16, bf16, q8_0, q4_0, q4_k_m, q6_k... (default f16)"},
              {"pure", nullptr, "every matrix gets TYPE (no llama.cpp per-tensor mix rules)"},
              {"embd", "N", "embedding size"},
@@ -54,7 +55,7 @@ int run_make_model(int argc, char** argv) {
   s.n_expert = args.integer("experts", s.n_expert, 0, 256);
   s.n_expert_used = args.integer("experts-used", s.n_expert > 0 ? std::max<int64_t>(1, s.n_expert_used) : 0, 0, 256);
   s.n_ctx = args.integer("context", s.n_ctx, 1, 1 << 24);
-  s.tied_output = args.flag("tied");
+  s.tied_output = s.tied_output || args.flag("tied");
   spec.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, INT64_MAX));
   spec.name = args.string("name", args.string("preset", "random-llama"));
   spec.vocab_path = args.string("vocab", default_model_path());

@@ -43,6 +43,11 @@ struct ForwardPlan {
   KvLayout kv;  // the KV pool: its K and V types, kv.n_blocks blocks of kv.block_size rows per layer
   ActivationPlan acts;  // every Act's shape, and the CPU's working memory
   kernels::RopeParams rope;  // freq_factors points into the model's weights (or is null)
+  // The sliding-window layers' RoPE when the model gives them their own (has_swa_rope); else rope.
+  kernels::RopeParams rope_swa;
+  const kernels::RopeParams& rope_of(LayerRope which) const {
+    return which == LayerRope::SlidingWindow ? rope_swa : rope;
+  }
   OpProfile* profile = nullptr;  // where the backend adds its op times
   // Floats per row of Logits: n_vocab, or n_embd where the pass outputs the final token states
   // (an encoder's, or a decoder's normalized last hidden states for embeddings).
@@ -144,7 +149,8 @@ class BackendOps {
   // --- The ops.
   // X = rows of the token embedding table (times the model's embd_scale).
   virtual Status embed(std::span<const int32_t> tokens, OpLabel label) = 0;
-  // out[i] = rms_norm(in[in_row0 + i]) * w for i < n ([n_embd] rows; out may be in).
+  // out[i] = rms_norm(in[in_row0 + i]) * w for i < n, over rows of w.size floats: [n_embd], or
+  // [head_dim] for a per-head norm of Q or K (n = rows * heads). out may be in.
   virtual Status rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds feeds,
                           OpLabel label) = 0;
   // out[i] = layer_norm(in[in_row0 + i]) * w + b for i < n ([n_embd] rows, eps: the model's
@@ -158,8 +164,9 @@ class BackendOps {
   virtual Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) = 0;
   // x[i] += bias for i < n ([bias.size] rows).
   virtual Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) = 0;
-  // Rotates Q's and K's heads for the positions of the chunk's rows (the plan's RoPE parameters).
-  virtual Status rope(const Chunk& chunk, OpLabel label) = 0;
+  // Rotates Q's and K's heads for the positions of the chunk's rows with the plan's RoPE
+  // parameters `which` (Full or SlidingWindow: plan.rope_of).
+  virtual Status rope(const Chunk& chunk, LayerRope which, OpLabel label) = 0;
   // Stores K and V as the rows of each span's positions (through its blocks) in `layer`.
   virtual Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) = 0;
   // Attn = causal attention of each row's Q over its slot's cached positions 0 .. pos of
@@ -195,10 +202,10 @@ class BackendOps {
   // (copy-on-write of a shared block, before the chunk that writes it). Each `to` is a block
   // just allocated: it differs from every source and from the other copies' destinations.
   virtual Status kv_copy(std::span<const BlockCopy> copies) = 0;
-  // Re-rotates the keys of every row of each listed block, in every layer, by `delta` positions:
-  // a key rotated for position p becomes the key of position p + delta (the plan's RoPE
-  // frequencies; a pure rotation, without attn_factor's magnitude), re-encoded in the K type
-  // (lossy for quantized K). Values are untouched. The blocks are distinct and no other slot
+  // Re-rotates the keys of every row of each listed block, in every layer that rotates its keys
+  // (config.layer_rope), by `delta` positions: a key rotated for position p becomes the key of
+  // position p + delta (that layer's RoPE frequencies; a pure rotation, without attn_factor's
+  // magnitude), re-encoded in the K type (lossy for quantized K). Values are untouched. The blocks are distinct and no other slot
   // reads them (the sliding window and context shift move a sequence's later blocks down).
   virtual Status kv_rotate(std::span<const BlockId> blocks, int64_t delta) = 0;
 

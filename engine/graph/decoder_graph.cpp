@@ -33,7 +33,8 @@ Status DecoderGraph::run(const Chunk& chunk, std::span<const int32_t> tokens) {
   return chunk.n_logits > 0 ? output(chunk) : Status::ok();
 }
 
-// x += post_norm(attention(rope(h Wq + bq), rope(h Wk + bk), h Wv + bv) Wo), h = rms_norm(x).
+// x += post_norm(attention(rope(qk_norm(h Wq + bq)), rope(qk_norm(h Wk + bk)), h Wv + bv) Wo),
+// h = rms_norm(x); qk_norm per head (qwen3), where the model has it.
 Status DecoderGraph::attention_block(const LayerWeights& l, int64_t il, const Chunk& chunk) {
   const int64_t n = chunk.n;
   const WeightMatrix* qkv[] = {&l.wq, &l.wk, &l.wv};
@@ -43,7 +44,14 @@ Status DecoderGraph::attention_block(const LayerWeights& l, int64_t il, const Ch
   for (auto [bias, act] : {std::pair{&l.bq, Act::Q}, {&l.bk, Act::K}, {&l.bv, Act::V}}) {
     if (bias->present()) INFERSCOPE_RETURN_IF_ERROR(ops_.add_bias(act, *bias, n, at(OpKind::Bias, il)));
   }
-  INFERSCOPE_RETURN_IF_ERROR(ops_.rope(chunk, at(OpKind::Rope, il)));
+  if (l.attn_q_norm.present()) {
+    INFERSCOPE_RETURN_IF_ERROR(
+        ops_.rms_norm(Act::Q, 0, l.attn_q_norm, Act::Q, n * config_.n_head, {}, at(OpKind::Norm, il)));
+    INFERSCOPE_RETURN_IF_ERROR(
+        ops_.rms_norm(Act::K, 0, l.attn_k_norm, Act::K, n * config_.n_head_kv, {}, at(OpKind::Norm, il)));
+  }
+  const LayerRope rope = config_.layer_rope(il);
+  if (rope != LayerRope::None) INFERSCOPE_RETURN_IF_ERROR(ops_.rope(chunk, rope, at(OpKind::Rope, il)));
   INFERSCOPE_RETURN_IF_ERROR(ops_.kv_store(il, chunk, at(OpKind::KvStore, il)));
   const WeightMatrix* wo[] = {&l.wo};
   INFERSCOPE_RETURN_IF_ERROR(ops_.attention(il, chunk, attention_shape(il), wo, at(OpKind::Attention, il)));

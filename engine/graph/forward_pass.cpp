@@ -43,6 +43,7 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c.kv_rows(), plan.kv.types));
   plan.acts = ActivationPlan::for_model(c, plan.n_ctx, plan.max_batch, fp->ops_->threads(), plan.output_width);
   plan.rope = rope_params_for_context(c, fp->model_->weights(), plan.n_ctx);
+  plan.rope_swa = rope_params_for_window_layers(c, plan.rope);
   plan.profile = &fp->profile_;
   plan.kv.n_blocks += static_cast<int64_t>(options.kv_cache_budget_bytes / plan.kv.bytes_per_block());
   const KvSlotsOptions slots{plan.n_slots, plan.n_ctx,      c.n_layer,           c.causal,

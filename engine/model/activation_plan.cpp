@@ -31,7 +31,7 @@ ActivationPlan ActivationPlan::for_model(const ModelConfig& c, int64_t n_ctx, in
   set(Act::SharedOut, B, c.n_ff_shared > 0 ? E : 0);
   set(Act::Logits, B, output_width);
   p.scores = n_threads * kernels::attention_scratch_floats(n_ctx, c.head_dim);
-  p.rope = B * c.n_rot / 2;
+  p.rope = B * c.n_rot / 2 * (c.has_swa_rope ? 2 : 1);  // the window layers' angles after the others'
   p.expert_rows = c.is_moe() ? 3 * B * std::max(E, c.n_ff_expert) : 0;
   size_t packed = 0;
   for (kernels::GgmlType t : {kernels::GgmlType::F32, kernels::GgmlType::F16, kernels::GgmlType::BF16,

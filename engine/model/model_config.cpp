@@ -16,9 +16,13 @@ constexpr ArchEntry kArchitectures[] = {
     {"llama", Architecture::Llama, RopeLayout::Normal},
     {"qwen2", Architecture::Qwen2, RopeLayout::Neox},
     {"qwen2moe", Architecture::Qwen2Moe, RopeLayout::Neox},
+    {"qwen3", Architecture::Qwen3, RopeLayout::Neox},
+    {"qwen3moe", Architecture::Qwen3Moe, RopeLayout::Neox},
     {"phi3", Architecture::Phi3, RopeLayout::Neox},
     {"gemma", Architecture::Gemma, RopeLayout::Neox},
     {"gemma2", Architecture::Gemma2, RopeLayout::Neox},
+    {"gemma3", Architecture::Gemma3, RopeLayout::Neox},
+    {"smollm3", Architecture::SmolLm3, RopeLayout::Normal},
     {"bert", Architecture::Bert, RopeLayout::Normal},
 };
 
@@ -138,13 +142,45 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
   return Status::ok();
 }
 
+// Gemma 3: gemma2's post-norms without soft-capping of scores (the logits' is optional), q/k
+// norms, a window on five of every six layers (attention.sliding_window_pattern) with a RoPE
+// of their own (rope.freq_base_swa, unscaled), and the 27B's query scale.
+Status read_gemma3_options(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  c.has_post_norms = true;
+  c.has_qk_norm = true;
+  double cap = 0;
+  TRY_ASSIGN(cap, f.get_float_or(a + "final_logit_softcapping", 0.0));
+  if (cap < 0) return Status::error(f.error_prefix() + "gemma3 final_logit_softcapping must not be negative");
+  c.final_softcap = static_cast<float>(cap);
+  TRY_ASSIGN(c.n_swa, f.get_int_or(a + "attention.sliding_window", 0));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window", c.n_swa, 0, int64_t(1) << 24));
+  if (c.n_swa == 0) return Status::ok();
+  const gguf::Value* pattern = f.find(a + "attention.sliding_window_pattern");
+  if (pattern != nullptr && pattern->type == gguf::ValueType::ARRAY) {
+    return Status::error(f.error_prefix() + "a per-layer attention.sliding_window_pattern array is not supported");
+  }
+  TRY_ASSIGN(c.swa_period, f.get_int_or(a + "attention.sliding_window_pattern", 6));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window_pattern", c.swa_period, 0, 1 << 16));
+  c.has_swa_rope = true;
+  double base = 0;
+  TRY_ASSIGN(base, f.get_float_or(a + "rope.freq_base_swa", 10000.0));
+  if (!(base > 0.0)) return Status::error(f.error_prefix() + "rope.freq_base_swa must be positive");
+  c.rope_freq_base_swa = static_cast<float>(base);
+  // llama.cpp (after gemma_pytorch): the 27B (62 layers) scales queries by 1/sqrt(n_embd / n_head).
+  if (c.n_layer == 62) c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.n_embd / c.n_head));
+  return Status::ok();
+}
+
 // Gemma: scaled embeddings, GeGLU, and for gemma2 post-norms, soft-capping and a sliding window
-// on even layers. Phi3: a sliding window on every layer when the file has one.
+// on even layers; gemma3 above. Phi3: a sliding window on every layer when the file has one.
+// SmolLM3: no RoPE on every 4th layer.
 Status read_architecture_options(const gguf::File& f, const std::string& a, ModelConfig& c) {
-  if (c.arch == Architecture::Gemma || c.arch == Architecture::Gemma2) {
+  if (c.arch == Architecture::Gemma || c.arch == Architecture::Gemma2 || c.arch == Architecture::Gemma3) {
     c.embd_scale = std::sqrt(static_cast<float>(c.n_embd));
     c.ffn_activation = FfnActivation::GeluTanh;
   }
+  if (c.arch == Architecture::Gemma3) return read_gemma3_options(f, a, c);
+  if (c.arch == Architecture::SmolLm3) c.n_no_rope_step = 4;
   if (c.arch == Architecture::Gemma2) {
     c.has_post_norms = true;
     double cap = 0;
@@ -155,7 +191,7 @@ Status read_architecture_options(const gguf::File& f, const std::string& a, Mode
     if (c.attn_softcap < 0 || c.final_softcap < 0) {
       return Status::error(f.error_prefix() + "gemma2 soft-capping values must not be negative");
     }
-    c.swa_layers = SlidingWindowLayers::Even;
+    c.swa_period = 2;
     // llama.cpp scales gemma2-27B's queries (46 layers) by 1/sqrt(n_embd / n_head), the
     // smaller ones by 1/sqrt(head_dim) (Hugging Face's query_pre_attn_scalar: 144 vs 256).
     if (c.n_layer == 46) c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.n_embd / c.n_head));
@@ -210,7 +246,9 @@ const char* rope_scaling_name(RopeScaling scaling) {
   return "?";
 }
 
-const char* supported_architectures() { return "llama, qwen2, qwen2moe, phi3, gemma, gemma2, bert"; }
+const char* supported_architectures() {
+  return "llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, bert";
+}
 
 Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   ModelConfig c;
@@ -277,16 +315,20 @@ Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "expert_count", c.n_expert, 0, 256));
   INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "expert_used_count", c.n_expert_used, c.n_expert > 0 ? 1 : 0,
                                          c.n_expert));
-  if (c.arch == Architecture::Qwen2Moe && c.n_expert == 0) {
-    return Result<ModelConfig>::error(f.error_prefix() + "qwen2moe requires expert_count > 0");
+  if ((c.arch == Architecture::Qwen2Moe || c.arch == Architecture::Qwen3Moe) && c.n_expert == 0) {
+    return Result<ModelConfig>::error(f.error_prefix() + c.arch_name + " requires expert_count > 0");
   }
   c.has_qkv_bias = c.arch == Architecture::Qwen2 || c.arch == Architecture::Qwen2Moe;
+  c.has_qk_norm = c.arch == Architecture::Qwen3 || c.arch == Architecture::Qwen3Moe;
   c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   INFERSCOPE_RETURN_IF_ERROR(read_architecture_options(f, a, c));
   if (c.arch == Architecture::Qwen2Moe) {
     c.gating = ExpertGating::SoftmaxTopK;
     TRY_ASSIGN(c.n_ff_expert, f.get_int_or(a + "expert_feed_forward_length", c.n_ff / c.n_expert_used));
     TRY_ASSIGN(c.n_ff_shared, f.get_int_or(a + "expert_shared_feed_forward_length", c.n_ff));
+  } else if (c.arch == Architecture::Qwen3Moe) {
+    c.gating = ExpertGating::SoftmaxTopKRenormalized;
+    TRY_ASSIGN(c.n_ff_expert, f.get_int_or(a + "expert_feed_forward_length", c.n_ff / c.n_expert_used));
   } else if (c.n_expert > 0) {
     c.gating = ExpertGating::SoftmaxTopKRenormalized;
     c.n_ff_expert = c.n_ff;

@@ -12,7 +12,7 @@
 
 namespace inferscope {
 
-enum class Architecture { Llama, Qwen2, Qwen2Moe, Phi3, Gemma, Gemma2, Bert };
+enum class Architecture { Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, Bert };
 
 // NORM rotates adjacent pairs (2i, 2i+1); NEOX rotates (i, i + n_rot/2). Fixed per architecture.
 enum class RopeLayout { Normal, Neox };
@@ -33,9 +33,9 @@ enum class FfnActivation { Silu, GeluTanh };
 // numbering): the mean of the rows, the first row ([CLS]) or the last row.
 enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3 };
 
-// Which layers attend through the sliding window (when n_swa > 0): phi3 all of them, gemma2
-// layers 0, 2, 4, ... (the others see the whole context).
-enum class SlidingWindowLayers { All, Even };
+// How a layer rotates its queries and keys: with the model's RoPE, with the sliding-window
+// layers' own (gemma3: another base, no scaling), or not at all (smollm3's every 4th layer).
+enum class LayerRope { Full, SlidingWindow, None };
 
 struct ModelConfig {
   std::string arch_name;  // general.architecture
@@ -70,10 +70,19 @@ struct ModelConfig {
   // sqrt(1 + ln(s) / ln(n_ctx_orig)), s = n_ctx_train / n_ctx_orig, when a file with LongRoPE
   // factors lacks it), times YaRN's 1 + 0.1 ln(factor).
   float rope_attn_factor = 1.0f;
+  // The sliding-window layers' RoPE base and scale (rope.freq_base_swa; gemma3, default 10000
+  // and 1), when has_swa_rope.
+  bool has_swa_rope = false;
+  float rope_freq_base_swa = 10000.0f;
+  float rope_freq_scale_swa = 1.0f;
+  // > 0: layers il with (il + 1) % n_no_rope_step == 0 use no RoPE (smollm3: 4).
+  int64_t n_no_rope_step = 0;
   float yarn_beta_fast = 32.0f;  // rope.scaling.yarn_beta_fast
   float yarn_beta_slow = 1.0f;   // rope.scaling.yarn_beta_slow
 
   bool has_qkv_bias = false;
+  // qwen3, qwen3moe: RMSNorm of each Q and K head ([head_dim] weights) before RoPE.
+  bool has_qk_norm = false;
   FfnActivation ffn_activation = FfnActivation::Silu;
 
   float embd_scale = 1.0f;       // token embeddings times this after lookup (gemma: sqrt(n_embd))
@@ -82,7 +91,9 @@ struct ModelConfig {
   float final_softcap = 0.0f;    // gemma2: the same on the output logits; 0 = off
   bool has_post_norms = false;   // gemma2: RMSNorm of the attention and FFN outputs before the residual
   int64_t n_swa = 0;             // sliding window: a token sees itself and the n_swa - 1 before; 0 = off
-  SlidingWindowLayers swa_layers = SlidingWindowLayers::All;
+  // Which layers attend through the window (llama.cpp's swa pattern): 0 every layer (phi3),
+  // p > 0 layers il with il % p < p - 1 (gemma2: 2, the even layers; gemma3: 6, five of six).
+  int64_t swa_period = 0;
 
   // BERT (arch Bert): a post-norm encoder. Absolute position and token-type embeddings instead
   // of RoPE (n_rot = 0), LayerNorm with bias (eps norm_eps), attention that sees the whole
@@ -100,7 +111,11 @@ struct ModelConfig {
   int64_t n_embd_q() const { return head_dim * n_head; }
   bool is_moe() const { return n_expert > 0; }
   bool uses_sliding_window(int64_t layer) const {
-    return n_swa > 0 && (swa_layers == SlidingWindowLayers::All || layer % 2 == 0);
+    return n_swa > 0 && (swa_period == 0 || layer % swa_period < swa_period - 1);
+  }
+  LayerRope layer_rope(int64_t layer) const {
+    if (n_no_rope_step > 0 && (layer + 1) % n_no_rope_step == 0) return LayerRope::None;
+    return has_swa_rope && uses_sliding_window(layer) ? LayerRope::SlidingWindow : LayerRope::Full;
   }
 
   static Result<ModelConfig> from_gguf(const gguf::File& file);

@@ -165,6 +165,9 @@ Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_q.bias", Q, bias, &l.bq));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_k.bias", KV, bias, &l.bk));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_v.bias", KV, bias, &l.bv));
+  const Need qk_norm = c.has_qk_norm ? Need::Required : Need::Optional;
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_q_norm.weight", c.head_dim, qk_norm, &l.attn_q_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_k_norm.weight", c.head_dim, qk_norm, &l.attn_k_norm));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_attention_norm.weight", E, post_norm, &l.attn_post_norm));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_norm.weight", E, Need::Required, &l.ffn_norm));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_ffw_norm.weight", E, post_norm, &l.ffn_post_norm));
@@ -297,7 +300,7 @@ void ModelWeights::for_each_vector(const std::function<void(const WeightVector&)
     visit(*v);
   }
   for (const LayerWeights& l : layers) {
-    for (const WeightVector* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.attn_post_norm, &l.ffn_norm, &l.ffn_post_norm,
+    for (const WeightVector* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.attn_q_norm, &l.attn_k_norm, &l.attn_post_norm, &l.ffn_norm, &l.ffn_post_norm,
                                   &l.ffn_gate_inp_shexp, &l.bo, &l.attn_output_norm, &l.attn_output_norm_b, &l.ffn_up_b,
                                   &l.ffn_down_b, &l.layer_output_norm, &l.layer_output_norm_b}) {
       visit(*v);

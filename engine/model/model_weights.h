@@ -57,6 +57,7 @@ struct LayerWeights {
   WeightMatrix wv;          // [n_embd] -> [head_dim * n_head_kv]
   WeightMatrix wo;          // [head_dim * n_head] -> [n_embd]
   WeightVector bq, bk, bv;  // qwen2 / qwen2moe attention biases
+  WeightVector attn_q_norm, attn_k_norm;  // qwen3: [head_dim], each Q and K head's RMSNorm
   WeightVector attn_post_norm;  // gemma2: [n_embd], applied to the attention output
   WeightVector ffn_norm;    // [n_embd]
   WeightVector ffn_post_norm;   // gemma2: [n_embd], applied to the FFN output

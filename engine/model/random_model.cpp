@@ -56,6 +56,14 @@ std::vector<uint8_t> float_bytes(const std::vector<float>& v) {
 
 std::vector<uint8_t> ones(int64_t n) { return float_bytes(std::vector<float>(static_cast<size_t>(n), 1.0f)); }
 
+// Norm weights in [0.5, 1.5): a test then sees which weight scales which element.
+std::vector<uint8_t> near_ones(int64_t n, uint64_t seed) {
+  Rng rng(seed * 0x2545F491 + 7);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = 1.0f + 0.5f * rng.symmetric();
+  return float_bytes(v);
+}
+
 struct Preset {
   const char* name;
   RandomModelShape shape;
@@ -118,6 +126,49 @@ const Preset kPresets[] = {
     {"gemma2-tiny",
      {.n_embd = 128, .n_layer = 3, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .tied_output = true,
       .arch = "gemma2", .head_dim = 64, .n_swa = 24, .rms_eps = 1e-6f}},
+    // Qwen/Qwen3-0.6B and Qwen/Qwen3-1.7B: heads of 128 whatever n_embd / n_head is.
+    {"qwen3-0.6b",
+     {.n_embd = 1024, .n_layer = 28, .n_head = 16, .n_head_kv = 8, .n_ff = 3072, .n_ctx = 40960, .tied_output = true,
+      .arch = "qwen3", .head_dim = 128, .rope_freq_base = 1e6f, .rms_eps = 1e-6f}},
+    {"qwen3-1.7b",
+     {.n_embd = 2048, .n_layer = 28, .n_head = 16, .n_head_kv = 8, .n_ff = 6144, .n_ctx = 40960, .tied_output = true,
+      .arch = "qwen3", .head_dim = 128, .rope_freq_base = 1e6f, .rms_eps = 1e-6f}},
+    {"qwen3-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "qwen3",
+      .head_dim = 48, .rope_freq_base = 1e6f, .rms_eps = 1e-6f}},
+    // Qwen/Qwen3-30B-A3B: 128 experts of width 768, 8 used, normalized top-k weights.
+    {"qwen3-30b-a3b",
+     {.n_embd = 2048, .n_layer = 48, .n_head = 32, .n_head_kv = 4, .n_ff = 6144, .n_expert = 128,
+      .n_expert_used = 8, .n_ff_expert = 768, .n_ctx = 40960, .arch = "qwen3moe", .head_dim = 128,
+      .rope_freq_base = 1e6f, .rms_eps = 1e-6f}},
+    // google/gemma-3-270m, -1b-pt, -4b-pt (text): windows of 512/1024 on five of six layers, the
+    // global layers' RoPE base 1e6 (4B: linear scaling x8), the window layers' 10000.
+    {"gemma3-270m",
+     {.n_embd = 640, .n_layer = 18, .n_head = 4, .n_head_kv = 1, .n_ff = 2048, .n_ctx = 32768, .tied_output = true,
+      .arch = "gemma3", .head_dim = 256, .n_swa = 512, .rope_freq_base = 1e6f, .rms_eps = 1e-6f}},
+    {"gemma3-1b",
+     {.n_embd = 1152, .n_layer = 26, .n_head = 4, .n_head_kv = 1, .n_ff = 6912, .n_ctx = 32768, .tied_output = true,
+      .arch = "gemma3", .head_dim = 256, .n_swa = 512, .rope_freq_base = 1e6f, .rms_eps = 1e-6f}},
+    {"gemma3-4b",
+     {.n_embd = 2560, .n_layer = 34, .n_head = 8, .n_head_kv = 4, .n_ff = 10240, .n_ctx = 131072, .tied_output = true,
+      .arch = "gemma3", .head_dim = 256, .n_swa = 1024, .rope_freq_base = 1e6f, .rms_eps = 1e-6f,
+      .rope_scaling = "linear", .rope_scaling_factor = 8.0f}},
+    // Six layers: five windowed (16 positions, RoPE base 10000) and one global (base 1e6, linear x8).
+    {"gemma3-tiny",
+     {.n_embd = 128, .n_layer = 6, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .tied_output = true,
+      .arch = "gemma3", .head_dim = 64, .n_swa = 16, .rope_freq_base = 1e6f, .rms_eps = 1e-6f,
+      .rope_scaling = "linear", .rope_scaling_factor = 8.0f}},
+    // HuggingFaceTB/SmolLM3-3B: no RoPE on layers 3, 7, 11, ...
+    {"smollm3-3b",
+     {.n_embd = 2048, .n_layer = 36, .n_head = 16, .n_head_kv = 4, .n_ff = 11008, .n_ctx = 65536, .tied_output = true,
+      .arch = "smollm3", .rope_freq_base = 5e6f, .rms_eps = 1e-6f}},
+    {"smollm3-tiny",
+     {.n_embd = 128, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "smollm3",
+      .rope_freq_base = 5e6f, .rms_eps = 1e-6f}},
+    {"qwen3moe-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_expert = 8, .n_expert_used = 3,
+      .n_ff_expert = 64, .n_ctx = 512, .arch = "qwen3moe", .head_dim = 48, .rope_freq_base = 1e6f,
+      .rms_eps = 1e-6f}},
 };
 
 }  // namespace
@@ -172,14 +223,16 @@ Status check_shape(const RandomModelShape& s) {
   if (s.n_expert < 0 || s.n_expert_used < 0 || s.n_expert_used > s.n_expert || (s.n_expert > 0) != (s.n_expert_used > 0)) {
     return Status::error("experts used must be between 1 and the expert count (or both 0)");
   }
-  if (s.n_expert > 0 && s.arch != "llama" && s.arch != "qwen2moe") {
-    return Status::error("experts are only written for the llama and qwen2moe layouts");
+  const bool moe_arch = s.arch == "qwen2moe" || s.arch == "qwen3moe";
+  if (s.n_expert > 0 && s.arch != "llama" && !moe_arch) {
+    return Status::error("experts are only written for the llama, qwen2moe and qwen3moe layouts");
   }
+  if (moe_arch && s.n_expert == 0) return Status::error(s.arch + " needs experts (n_expert)");
   if ((s.arch == "qwen2moe") != (s.n_expert > 0 && s.n_ff_shared > 0)) {
     return Status::error("qwen2moe has routed experts and a shared expert (n_expert and n_ff_shared), nothing else does");
   }
-  if (s.n_ff_expert < 0 || (s.n_ff_expert > 0 && s.arch != "qwen2moe")) {
-    return Status::error("an expert FFN width of its own is written for qwen2moe only");
+  if (s.n_ff_expert < 0 || (s.n_ff_expert > 0 && !moe_arch)) {
+    return Status::error("an expert FFN width of its own is written for qwen2moe and qwen3moe only");
   }
   const std::string& r = s.rope_scaling;
   if (!(r.empty() || r == "llama3" || r == "longrope" || r == "yarn" || r == "linear")) {
@@ -189,11 +242,12 @@ Status check_shape(const RandomModelShape& s) {
                      !(s.rope_high_freq_factor > s.rope_low_freq_factor && s.rope_low_freq_factor > 0.0f))) {
     return Status::error("RoPE scaling needs a positive factor and original context, and high > low freq factor > 0");
   }
-  const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen2moe" || s.arch == "phi3" ||
-                     s.arch == "gemma" || s.arch == "gemma2";
+  const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen2moe" || s.arch == "qwen3" ||
+                     s.arch == "qwen3moe" || s.arch == "phi3" || s.arch == "gemma" || s.arch == "gemma2" ||
+                     s.arch == "gemma3" || s.arch == "smollm3";
   if (!known) {
     return Status::error("cannot write architecture '" + s.arch +
-                         "' (supported: llama, qwen2, qwen2moe, phi3, gemma, gemma2)");
+                         "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3)");
   }
   return Status::ok();
 }
@@ -231,6 +285,8 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   w.add_u32(a + "rope.dimension_count", static_cast<uint32_t>(head_dim));
   w.add_u32(a + "vocab_size", static_cast<uint32_t>(n_vocab));
   if (s.n_swa > 0) w.add_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.n_swa));
+  if (s.swa_period > 0) w.add_u32(a + "attention.sliding_window_pattern", static_cast<uint32_t>(s.swa_period));
+  if (s.rope_freq_base_swa > 0.0f) w.add_f32(a + "rope.freq_base_swa", s.rope_freq_base_swa);
   if (s.arch == "gemma2") {
     w.add_f32(a + "attn_logit_softcapping", s.attn_softcap);
     w.add_f32(a + "final_logit_softcapping", s.final_softcap);
@@ -240,8 +296,10 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
     w.add_u32(a + "expert_count", static_cast<uint32_t>(s.n_expert));
     w.add_u32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
   }
-  if (s.arch == "qwen2moe") {
+  if (s.arch == "qwen2moe" || s.arch == "qwen3moe") {
     w.add_u32(a + "expert_feed_forward_length", static_cast<uint32_t>(n_ff_expert));
+  }
+  if (s.arch == "qwen2moe") {
     w.add_u32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(s.n_ff_shared));
   }
   if (s.rope_scaling == "linear" || s.rope_scaling == "yarn") {
@@ -304,9 +362,13 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
       bias(p + "attn_k.bias", n_kv);
       bias(p + "attn_v.bias", n_kv);
     }
+    if (s.arch == "qwen3" || s.arch == "qwen3moe" || s.arch == "gemma3") {
+      w.add_tensor(p + "attn_q_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
+      w.add_tensor(p + "attn_k_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
+    }
     matrix(p + "attn_output.weight", n_q, s.n_embd);
     norm(p + "ffn_norm.weight");
-    if (s.arch == "gemma2") {
+    if (s.arch == "gemma2" || s.arch == "gemma3") {
       norm(p + "post_attention_norm.weight");
       norm(p + "post_ffw_norm.weight");
     }

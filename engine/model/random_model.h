@@ -1,5 +1,5 @@
 // Writes random-weight GGUF files of the supported architectures (llama/mistral, mixtral, qwen2,
-// qwen2moe, phi3, gemma, gemma2) for benchmarks at realistic sizes and tests of shapes no real small model has,
+// qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3) for benchmarks at realistic sizes and tests of shapes no real small model has,
 // with the tokenizer copied from an existing GGUF.
 #pragma once
 
@@ -24,9 +24,12 @@ struct RandomModelShape {
   int64_t n_ff_shared = 0;    // qwen2moe: the shared expert's FFN width
   int64_t n_ctx = 2048;
   bool tied_output = false;   // omit output.weight (use token_embd)
-  std::string arch = "llama";  // general.architecture: llama, qwen2, qwen2moe, phi3, gemma, gemma2
+  // general.architecture: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3
+  std::string arch = "llama";
   int64_t head_dim = 0;        // 0 = n_embd / n_head; else written as attention.key_length
-  int64_t n_swa = 0;           // phi3 / gemma2 attention.sliding_window; 0 = none
+  int64_t n_swa = 0;           // phi3 / gemma2 / gemma3 attention.sliding_window; 0 = none
+  int64_t swa_period = 0;      // gemma3: attention.sliding_window_pattern when > 0 (absent: 6)
+  float rope_freq_base_swa = 0.0f;  // gemma3: rope.freq_base_swa when > 0 (absent: 10000)
   float rope_freq_base = 10000.0f;
   float rms_eps = 1e-5f;
   float attn_softcap = 50.0f;  // gemma2 only

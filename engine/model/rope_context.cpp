@@ -22,4 +22,13 @@ kernels::RopeParams rope_params_for_context(const ModelConfig& c, const ModelWei
   return p;
 }
 
+kernels::RopeParams rope_params_for_window_layers(const ModelConfig& c, const kernels::RopeParams& full) {
+  kernels::RopeParams p = full;
+  if (c.has_swa_rope) {
+    p.freq_base = c.rope_freq_base_swa;
+    p.freq_scale = c.rope_freq_scale_swa;
+  }
+  return p;
+}
+
 }  // namespace inferscope

@@ -66,6 +66,15 @@ Vec rms_norm(const Vec& x, const Vec& w, double eps) {
   return y;
 }
 
+// RMSNorm of each head (w.size() values) of x: qwen3's q/k norms.
+void head_norm(Vec& x, const Vec& w, double eps) {
+  for (size_t h = 0; h < x.size(); h += w.size()) {
+    const Vec head(x.begin() + h, x.begin() + h + w.size());
+    const Vec normed = rms_norm(head, w, eps);
+    std::copy(normed.begin(), normed.end(), x.begin() + h);
+  }
+}
+
 void add_to(Vec& y, const Vec& x) {
   for (size_t i = 0; i < y.size(); ++i) y[i] += x[i];
 }
@@ -161,6 +170,9 @@ constexpr int64_t kContext = 64;  // the engine's session context in these tests
 struct ReferenceOptions {
   bool sliding_window = true;  // false: ignore the window (to show that it matters)
   bool rope_scaling = true;    // false: plain RoPE (to show that the scaling matters)
+  // false: every layer rotates with the file's RoPE (gemma3's window layers' own base and
+  // smollm3's layers without RoPE ignored, to show that they matter)
+  bool layer_ropes = true;
   int64_t n_ctx = kContext;    // session context: picks LongRoPE's long or short factors
 };
 
@@ -190,20 +202,25 @@ RopeRef reference_rope(const gguf::File& f, const RandomModelShape& s, int64_t h
 
 // Logits of every position of `tokens`, from the definitions:
 //   llama/mistral: NORM RoPE, SwiGLU.      qwen2: + q/k/v biases, NEOX RoPE.
+//   qwen3, qwen3moe: no biases, RMSNorm of each Q and K head before NEOX RoPE.
 //   mixtral, qwen2moe: a mixture of SwiGLU experts (reference_moe) instead of the FFN.
 //   phi3: fused attn_qkv and ffn_up (gate rows first), NEOX, sliding window on all layers.
 //   gemma: embeddings * sqrt(n_embd), GeGLU (tanh gelu), NEOX, head size from key_length.
 //   gemma2: gemma + post-attention/post-FFN norms, tanh soft-capping of scores and logits,
 //           sliding window on layers 0, 2, 4, ...
+//   gemma3: gemma2 without soft-capping, + q/k head norms; the window on layers il % 6 < 5,
+//           whose RoPE has base 10000 and no scaling (the others: the file's base and scaling).
+//   smollm3: llama without RoPE on layers 3, 7, 11, ...
 // K and V are rounded to F16 as the engine's cache stores them (a storage format, not an
 // approximation of the math).
 std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s, const std::vector<int32_t>& tokens,
                                   ReferenceOptions options = {}) {
   const std::string& arch = s.arch;
-  const bool gemma = arch == "gemma" || arch == "gemma2", gemma2 = arch == "gemma2", phi3 = arch == "phi3";
+  const bool gemma3 = arch == "gemma3", gemma = arch == "gemma" || arch == "gemma2" || gemma3;
+  const bool gemma2 = arch == "gemma2", post_norms = gemma2 || gemma3, phi3 = arch == "phi3";
   const int64_t hd = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
   const int64_t nq = hd * s.n_head, nkv = hd * s.n_head_kv, T = static_cast<int64_t>(tokens.size());
-  const bool neox = arch != "llama";
+  const bool neox = arch != "llama" && arch != "smollm3";
   const Matrix embd = load_matrix(f, "token_embd.weight");
   const RopeRef rope_ref = reference_rope(f, s, hd, options);
 
@@ -216,7 +233,10 @@ std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s
   }
   for (int64_t il = 0; il < s.n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
-    const bool windowed = options.sliding_window && s.n_swa > 0 && (phi3 || il % 2 == 0);
+    const bool local = gemma3 ? il % 6 < 5 : (phi3 || il % 2 == 0);
+    const bool windowed = options.sliding_window && s.n_swa > 0 && local;
+    const bool rotated = !(options.layer_ropes && arch == "smollm3" && (il + 1) % 4 == 0);
+    const RopeRef layer_rope = options.layer_ropes && gemma3 && local ? RopeRef{.base = 10000.0} : rope_ref;
     Matrix wq, wk, wv;
     if (phi3) {
       wq = load_matrix(f, p + "attn_qkv.weight");  // rows: Q, then K, then V
@@ -237,8 +257,14 @@ std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s
         add_to(k[t], load_vector(f, p + "attn_k.bias"));
         add_to(v[t], load_vector(f, p + "attn_v.bias"));
       }
-      rope(q[t], s.n_head, hd, t, rope_ref, neox);
-      rope(k[t], s.n_head_kv, hd, t, rope_ref, neox);
+      if (arch == "qwen3" || arch == "qwen3moe" || gemma3) {
+        head_norm(q[t], load_vector(f, p + "attn_q_norm.weight"), s.rms_eps);
+        head_norm(k[t], load_vector(f, p + "attn_k_norm.weight"), s.rms_eps);
+      }
+      if (rotated) {
+        rope(q[t], s.n_head, hd, t, layer_rope, neox);
+        rope(k[t], s.n_head_kv, hd, t, layer_rope, neox);
+      }
       for (double& e : k[t]) e = round_f16(e);
       for (double& e : v[t]) e = round_f16(e);
     }
@@ -262,7 +288,7 @@ std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s
         }
       }
       Vec o = matvec(wo, attn);
-      if (gemma2) o = rms_norm(o, load_vector(f, p + "post_attention_norm.weight"), s.rms_eps);
+      if (post_norms) o = rms_norm(o, load_vector(f, p + "post_attention_norm.weight"), s.rms_eps);
       add_to(x[t], o);
     }
     if (s.n_expert > 0) {
@@ -281,7 +307,7 @@ std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s
       Vec a(g.size());
       for (size_t i = 0; i < a.size(); ++i) a[i] = (gemma ? gelu_tanh(g[i]) : silu(g[i])) * u[i];
       Vec o = matvec(down, a);
-      if (gemma2) o = rms_norm(o, load_vector(f, p + "post_ffw_norm.weight"), s.rms_eps);
+      if (post_norms) o = rms_norm(o, load_vector(f, p + "post_ffw_norm.weight"), s.rms_eps);
       add_to(x[t], o);
     }
   }
@@ -396,6 +422,10 @@ TEST_P(Architectures, PrefillAndDecodeMatchNaiveReference) {
     const auto plain = reference_logits(**file, shape, tokens, {.rope_scaling = false, .n_ctx = GetParam().n_ctx});
     EXPECT_GT(max_abs_diff(plain.back(), expected.back()), 10 * kTolerance) << GetParam().name;
   }
+  if (shape.arch == "gemma3" || shape.arch == "smollm3") {
+    const auto uniform = reference_logits(**file, shape, tokens, {.layer_ropes = false, .n_ctx = GetParam().n_ctx});
+    EXPECT_GT(max_abs_diff(uniform.back(), expected.back()), 10 * kTolerance) << GetParam().name;
+  }
   if (shape.rope_scaling == "longrope") {
     // And LongRoPE's choice: the other context's factors give other logits.
     const int64_t other = GetParam().n_ctx > shape.rope_orig_ctx ? shape.rope_orig_ctx : 2 * shape.rope_orig_ctx;
@@ -425,6 +455,12 @@ INSTANTIATE_TEST_SUITE_P(Tiny, Architectures,
                          ::testing::Values(Case{"phi3_tiny", "phi3-tiny"}, Case{"gemma_tiny", "gemma-tiny"},
                                            Case{"gemma2_tiny", "gemma2-tiny"}, Case{"qwen2_tiny", "qwen2-tiny"},
                                            Case{"mistral_tiny", "mistral-tiny"},
+                                           // Heads of 48 (not n_embd / n_head), q/k norms.
+                                           Case{"qwen3_tiny", "qwen3-tiny"}, Case{"qwen3moe_tiny", "qwen3moe-tiny"},
+                                           // Five windowed layers with their own RoPE, one global.
+                                           Case{"gemma3_tiny", "gemma3-tiny"},
+                                           // Layer 3 without RoPE.
+                                           Case{"smollm3_tiny", "smollm3-tiny"},
                                            // Experts and a shared expert wider than n_ff.
                                            Case{"qwen2moe_tiny", "qwen2moe-tiny"},
                                            // Llama 3.1's rope_freqs.weight on every layer.
@@ -445,7 +481,9 @@ TEST(ArchitectureSupport, UnknownArchitectureIsRefusedWithTheSupportedList) {
   auto model = Model::load(path);
   ASSERT_FALSE(model);
   EXPECT_NE(model.message().find("unsupported architecture 'mamba'"), std::string::npos) << model.message();
-  EXPECT_NE(model.message().find("llama, qwen2, qwen2moe, phi3, gemma, gemma2"), std::string::npos) << model.message();
+  EXPECT_NE(model.message().find("llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3"),
+            std::string::npos)
+      << model.message();
 }
 
 TEST(ArchitectureSupport, LongRopeNeedsBothFactorTensors) {

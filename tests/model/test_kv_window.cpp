@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/random_model.h"
 #include "engine/runtime/session.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope {
@@ -116,6 +118,31 @@ TEST(KvWindow, EvictingAndReRotatingKeepsTheMaskedWindowsNumbers) {
     EXPECT_GE(agree, 245) << kernels::kv_type_name(kt);
     // Q8_0 keys are re-encoded each time they move (a few times here): its rounding adds up.
     EXPECT_LT(worst, kt == KvType::F16 ? 0.05 : 2.0) << kernels::kv_type_name(kt);
+  }
+}
+
+// The same with layers that rotate differently: gemma3's window layers with a RoPE of their own
+// and smollm3's layers without RoPE (whose keys eviction must leave as they are).
+TEST(KvWindow, EvictingReRotatesEachLayerWithItsOwnRope) {
+  for (const char* preset : {"gemma3-tiny", "smollm3-tiny"}) {
+    RandomModelSpec spec;
+    ASSERT_TRUE(random_model_preset(preset, &spec.shape));
+    spec.vocab_path = testing::testdata("stories260K.gguf");
+    const std::string path = (testing::scratch_dir(std::string("kv-window-") + preset) / "m.gguf").string();
+    ASSERT_TRUE(write_random_model(spec, path));
+    auto loaded = Model::load(path);
+    ASSERT_TRUE(loaded) << loaded.message();
+    const auto& model = *loaded;
+    const int64_t n_vocab = model->config().n_vocab;
+    auto evicting = open(model, {.n_ctx = 1024, .window = 32, .sinks = 0, .block_size = 16, .max_batch = 8});
+    auto masked = open(model, {.n_ctx = 1024, .window = 32, .sinks = 0, .block_size = 256, .max_batch = 8});
+    ASSERT_TRUE(evicting && masked);
+    const auto tokens = story_tokens(*model, 120);
+    const auto a = all_logits(*evicting, tokens), b = all_logits(*masked, tokens);
+    EXPECT_LT(evicting->executor().kv_length(0), 80) << preset << ": blocks left the window";
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) worst = std::max<double>(worst, std::fabs(a[i] - b[i]));
+    EXPECT_LT(worst, 0.05) << preset << " (" << n_vocab << " logits a row)";
   }
 }
 

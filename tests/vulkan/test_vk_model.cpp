@@ -20,6 +20,7 @@
 #include "engine/weightlab/weight_recipe.h"
 #include "tests/support/distributions.h"
 #include "tests/support/logit_comparison.h"
+#include "tests/support/reference_2026.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/test_models.h"
 #include "tests/support/testdata.h"
@@ -125,6 +126,23 @@ INSTANTIATE_TEST_SUITE_P(
         ReferenceCase{"llama-2-tiny-random.gguf", "reference/llama-2-tiny-random.llama.cpp-b4747.json", false}),
     [](const ::testing::TestParamInfo<ReferenceCase>& info) { return case_name(info.param.model); });
 
+// The architectures of 2025-2026 against the 2026 reference (tests/support/reference_2026.h).
+class VulkanReference2026 : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(VulkanReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
+  auto ref = testing::load_reference_2026(GetParam());
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  auto gpu = testing::open_backend_session(*model, "vulkan");
+  ASSERT_TRUE(gpu);
+  testing::expect_matches_reference_2026(gpu->executor(), *ref);
+}
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, VulkanReference2026, ::testing::ValuesIn(testing::kReferences2026),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
+
 // Every architecture and RoPE variant the CPU backend runs, as tiny random models.
 class VulkanArchitecture : public ::testing::TestWithParam<const char*> {};
 
@@ -142,7 +160,8 @@ TEST_P(VulkanArchitecture, LogitsMatchTheCpuBackend) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, VulkanArchitecture,
-                         ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2moe-tiny", "qwen2-tiny", "phi3-tiny",
+                         ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2moe-tiny", "qwen2-tiny", "qwen3-tiny",
+                                           "qwen3moe-tiny", "gemma3-tiny", "smollm3-tiny", "phi3-tiny",
                                            "phi3.5-tiny", "llama3-tiny", "gemma-tiny", "gemma2-tiny"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;

@@ -89,6 +89,7 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
   for (size_t a = 0; a < kActCount; ++a) {
     if (static_cast<Act>(a) != Act::Logits) ok = ok && try_resize(acts_[a], p.acts[a].floats());
   }
+  rope_swa_offset_ = c.has_swa_rope ? p.rope / 2 : 0;
   ok = ok && try_resize(scores_, p.scores) && try_resize(rope_cos_, p.rope) && try_resize(rope_sin_, p.rope) &&
        try_resize(packed_, static_cast<int64_t>(3 * p.packed_region)) && try_resize(expert_ids_, p.routes) &&
        try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.expert_rows) &&
@@ -117,6 +118,10 @@ Status CpuOps::begin_chunk(const Chunk& chunk) {
       row_blocks_[static_cast<size_t>(row)] = span.blocks.data();
       kernels::rope_angles(span.pos0 + t, n_rot, plan_.rope, rope_cos_.data() + row * half,
                            rope_sin_.data() + row * half);
+      if (rope_swa_offset_ > 0) {
+        kernels::rope_angles(span.pos0 + t, n_rot, plan_.rope_swa, rope_cos_.data() + rope_swa_offset_ + row * half,
+                             rope_sin_.data() + rope_swa_offset_ + row * half);
+      }
     }
   }
   return Status::ok();
@@ -140,11 +145,12 @@ Status CpuOps::embed(std::span<const int32_t> tokens, OpLabel label) {
 Status CpuOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   const ModelConfig& c = model_->config();
-  const float* x = act(in) + in_row0 * c.n_embd;
+  const int64_t width = w.size;
+  const float* x = act(in) + in_row0 * width;
   float* y = act(out);
   for_rows(pool_, n, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      kernels::rms_norm(x + t * c.n_embd, w.data, y + t * c.n_embd, c.n_embd, c.rms_eps);
+      kernels::rms_norm(x + t * width, w.data, y + t * width, width, c.rms_eps);
     }
   });
   return Status::ok();
@@ -248,17 +254,18 @@ Status CpuOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel labe
   return Status::ok();
 }
 
-Status CpuOps::rope(const Chunk& chunk, OpLabel label) {
+Status CpuOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   const ModelConfig& c = model_->config();
   const int64_t Q = c.n_embd_q(), KV = c.n_embd_kv(), half = c.n_rot / 2;
   const bool neox = c.rope_layout == RopeLayout::Neox;
+  const int64_t table = which == LayerRope::SlidingWindow ? rope_swa_offset_ : 0;
   float* q = act(Act::Q);
   float* k = act(Act::K);
   for_rows(pool_, chunk.n, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const float* cs = rope_cos_.data() + t * half;
-      const float* sn = rope_sin_.data() + t * half;
+      const float* cs = rope_cos_.data() + table + t * half;
+      const float* sn = rope_sin_.data() + table + t * half;
       kernels::rope_apply(q + t * Q, c.n_head, c.head_dim, c.n_rot, cs, sn, neox);
       kernels::rope_apply(k + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cs, sn, neox);
     }
@@ -461,17 +468,26 @@ Status CpuOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
   const ModelConfig& c = model_->config();
   const KvLayout& kv = kv_->layout();
   const int64_t KV = c.n_embd_kv();
-  kernels::RopeParams pure = plan_.rope;
-  pure.attn_factor = 1.0f;
-  float* cs = rope_cos_.data();  // free outside a chunk
-  float* sn = rope_sin_.data();
-  kernels::rope_angles(delta, c.n_rot, pure, cs, sn);
+  // The angles of delta for the plan's RoPE, then the window layers' own (the tables are free
+  // outside a chunk; with has_swa_rope they hold at least two rows).
+  const int64_t half = c.n_rot / 2;
+  for (LayerRope which : {LayerRope::Full, LayerRope::SlidingWindow}) {
+    if (which == LayerRope::SlidingWindow && !c.has_swa_rope) break;
+    kernels::RopeParams pure = plan_.rope_of(which);
+    pure.attn_factor = 1.0f;
+    kernels::rope_angles(delta, c.n_rot, pure, rope_cos_.data() + (which == LayerRope::Full ? 0 : half),
+                         rope_sin_.data() + (which == LayerRope::Full ? 0 : half));
+  }
   const int64_t items = static_cast<int64_t>(blocks.size()) * kv.n_layer;
   const bool neox = c.rope_layout == RopeLayout::Neox;
   pool_.run([&](int ith, int nth) {
     float* x = rotate_rows_.data() + ith * KV;
     for (int64_t item = ith; item < items; item += nth) {
       const int64_t layer = item % kv.n_layer;
+      const LayerRope which = c.layer_rope(layer);
+      if (which == LayerRope::None) continue;
+      const float* cs = rope_cos_.data() + (which == LayerRope::Full ? 0 : half);
+      const float* sn = rope_sin_.data() + (which == LayerRope::Full ? 0 : half);
       const int64_t row0 = int64_t(blocks[static_cast<size_t>(item / kv.n_layer)]) * kv.block_size;
       for (int64_t r = row0; r < row0 + kv.block_size; ++r) {
         uint8_t* key = kv_->key(layer, r);

@@ -43,7 +43,7 @@ class CpuOps : public BackendOps {
   Status add_rows(const WeightMatrix& table, std::span<const int32_t> rows, OpLabel label) override;
   Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) override;
   Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) override;
-  Status rope(const Chunk& chunk, OpLabel label) override;
+  Status rope(const Chunk& chunk, LayerRope which, OpLabel label) override;
   Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) override;
   Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
                    OpLabel label) override;
@@ -92,7 +92,9 @@ class CpuOps : public BackendOps {
 
   std::array<std::vector<float>, kActCount> acts_;  // the plan's activations (Logits: logits_)
   std::vector<float> scores_;  // per thread: attention scratch for n_ctx positions
-  std::vector<float> rope_cos_, rope_sin_;  // the chunk's rows' angles
+  // The chunk's rows' angles: plan.rope's, then (has_swa_rope) plan.rope_swa's from this offset.
+  std::vector<float> rope_cos_, rope_sin_;
+  int64_t rope_swa_offset_ = 0;
   std::vector<int64_t> row_pos_;            // per row of the chunk: its position
   std::vector<int64_t> row_span_last_;      // per row: the last position of its span
   std::vector<const BlockId*> row_blocks_;  // per row: its sequence's block table

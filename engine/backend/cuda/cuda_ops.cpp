@@ -286,7 +286,7 @@ Status CudaOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out
   if (!weight) return weight.status();
   return issue(label, {u64(static_cast<int64_t>(in)), u64(in_row0), u64(static_cast<int64_t>(out)), u64(n), u64(w.data)},
                [&] {
-                 return cuda_status(ck::launch_rms_norm(act(in) + in_row0 * c.n_embd, *weight, act(out), n, c.n_embd,
+                 return cuda_status(ck::launch_rms_norm(act(in) + in_row0 * w.size, *weight, act(out), n, w.size,
                                                         c.rms_eps, stream()),
                                     "rms_norm");
                });
@@ -348,7 +348,7 @@ Status CudaOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel lab
   });
 }
 
-Status CudaOps::rope(const Chunk& chunk, OpLabel label) {
+Status CudaOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
   const ModelConfig& c = model_->config();
   auto factors = freq_factors();
   if (!factors) return factors.status();
@@ -358,8 +358,8 @@ Status CudaOps::rope(const Chunk& chunk, OpLabel label) {
   shape.head_dim = c.head_dim;
   shape.n_rot = c.n_rot;
   shape.neox = c.rope_layout == RopeLayout::Neox;
-  const ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope, c.n_rot);
-  return issue(label, {u64(chunk.n)}, [&] {
+  const ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope_of(which), c.n_rot);
+  return issue(label, {u64(chunk.n), u64(static_cast<int64_t>(which))}, [&] {
     return cuda_status(ck::launch_rope(act(Act::Q), act(Act::K), inputs_->rows(), chunk.n, shape, angles, *factors,
                                        stream()),
                        "rope");
@@ -527,9 +527,11 @@ Status CudaOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
   if (!factors) return factors.status();
   auto ids = inputs_->upload_blocks(blocks, stream());
   if (!ids) return ids.status();
-  ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope, c.n_rot);
-  angles.attn_factor = 1.0f;  // a pure rotation
   for (int64_t il = 0; il < c.n_layer; ++il) {
+    const LayerRope which = c.layer_rope(il);
+    if (which == LayerRope::None) continue;
+    ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope_of(which), c.n_rot);
+    angles.attn_factor = 1.0f;  // a pure rotation
     INFERSCOPE_RETURN_IF_ERROR(cuda_status(
         ck::launch_kv_rotate(pool(il, true), *ids, static_cast<int64_t>(blocks.size()), c.n_head_kv, c.head_dim, c.n_rot,
                              c.rope_layout == RopeLayout::Neox, angles, *factors, delta, stream()),

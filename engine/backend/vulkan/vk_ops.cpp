@@ -283,11 +283,10 @@ Status VulkanOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act o
   auto weight = device_vector(w.data);
   if (!weight) return weight.status();
   BufferSpan x = span(in);
-  x.offset += static_cast<uint64_t>(in_row0 * c.n_embd) * sizeof(float);
+  x.offset += static_cast<uint64_t>(in_row0 * w.size) * sizeof(float);
   x.size = 0;
-  const BufferSpan q8 = q8_output(out, n, c.n_embd, feeds);
-  return record_rms_norm(*device_, *recorder_, x, *weight, span(out), n, c.n_embd, c.rms_eps, dispatch_label(label),
-                         q8);
+  const BufferSpan q8 = q8_output(out, n, w.size, feeds);
+  return record_rms_norm(*device_, *recorder_, x, *weight, span(out), n, w.size, c.rms_eps, dispatch_label(label), q8);
 }
 
 Status VulkanOps::layer_norm(Act in, int64_t in_row0, const WeightVector& w, const WeightVector& b, Act out,
@@ -356,7 +355,7 @@ Result<BufferSpan> VulkanOps::freq_factors() const {
 }
 
 // Each span's rows at its own positions.
-Status VulkanOps::rope(const Chunk& chunk, OpLabel label) {
+Status VulkanOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
   const ModelConfig& c = model_->config();
   auto factors = freq_factors();
   if (!factors) return factors.status();
@@ -365,7 +364,7 @@ Status VulkanOps::rope(const Chunk& chunk, OpLabel label) {
   wrote(Act::K);
   return for_each_span(chunk, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable&) {
     return record_rope(*device_, *recorder_, rows_from(Act::Q, row0, c.n_embd_q()), rows_from(Act::K, row0, c.n_embd_kv()),
-                       *factors, dims, plan_.rope, s.n, s.pos0, dispatch_label(label));
+                       *factors, dims, plan_.rope_of(which), s.n, s.pos0, dispatch_label(label));
   });
 }
 
@@ -516,8 +515,10 @@ Status VulkanOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
   Status st = write_block_tables({&list, 1});
   const KvBlockTable table{whole(act_->block_table), blocks};
   for (size_t il = 0; st && il < k_cache_.size(); ++il) {
-    st = record_kv_rotate(*device_, rec, whole(k_cache_[il]), layer_kv_, 0, table, *factors, dims, plan_.rope, delta,
-                          rotate_scratch());
+    const LayerRope which = c.layer_rope(static_cast<int64_t>(il));
+    if (which == LayerRope::None) continue;
+    st = record_kv_rotate(*device_, rec, whole(k_cache_[il]), layer_kv_, 0, table, *factors, dims,
+                          plan_.rope_of(which), delta, rotate_scratch());
   }
   if (!st) {
     static_cast<void>(rec.discard());  // the recording's error is st's

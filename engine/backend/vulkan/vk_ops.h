@@ -55,7 +55,7 @@ class VulkanOps : public BackendOps {
   Status add_rows(const WeightMatrix& table, std::span<const int32_t> rows, OpLabel label) override;
   Status matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) override;
   Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) override;
-  Status rope(const Chunk& chunk, OpLabel label) override;
+  Status rope(const Chunk& chunk, LayerRope which, OpLabel label) override;
   Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) override;
   Status attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds feeds,
                    OpLabel label) override;

@@ -15,6 +15,7 @@
 #include "engine/weightlab/weight_recipe.h"
 #include "tests/cuda/ops/backend_setup.h"
 #include "tests/support/logit_comparison.h"
+#include "tests/support/reference_2026.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 
@@ -104,6 +105,22 @@ INSTANTIATE_TEST_SUITE_P(
         ReferenceCase{"llama-2-tiny-random.gguf", "reference/llama-2-tiny-random.llama.cpp-b4747.json", false}),
     [](const ::testing::TestParamInfo<ReferenceCase>& info) { return case_name(info.param.model); });
 
+// The architectures of 2025-2026 against the 2026 reference (tests/support/reference_2026.h).
+class CudaReference2026 : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CudaReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
+  auto ref = testing::load_reference_2026(GetParam());
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  auto gpu = cuda_forward(*model, small_forward(256));
+  ASSERT_TRUE(gpu) << gpu.message();
+  testing::expect_matches_reference_2026(**gpu, *ref);
+}
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CudaReference2026, ::testing::ValuesIn(testing::kReferences2026),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
+
 // Every architecture and RoPE variant the CPU backend runs, as tiny random models with F32
 // matrices: prefill multiplies them in F32 as the CPU does. (With F16 matrices prefill rounds
 // the inputs of the products to F16 for the tensor cores, which moves the hidden states by
@@ -125,7 +142,8 @@ TEST_P(CudaArchitecture, LogitsMatchTheCpuBackend) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, CudaArchitecture,
-                         ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2moe-tiny", "qwen2-tiny", "phi3-tiny",
+                         ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2moe-tiny", "qwen2-tiny", "qwen3-tiny",
+                                           "qwen3moe-tiny", "gemma3-tiny", "smollm3-tiny", "phi3-tiny",
                                            "phi3.5-tiny", "llama3-tiny", "gemma-tiny", "gemma2-tiny"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
