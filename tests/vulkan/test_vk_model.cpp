@@ -140,7 +140,7 @@ TEST_P(VulkanReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
   testing::expect_matches_reference_2026(gpu->executor(), *ref);
 }
 
-INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, VulkanReference2026, ::testing::ValuesIn(testing::kReferences2026),
+INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, VulkanReference2026, ::testing::ValuesIn(testing::kGpuReferences2026),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
 // Every architecture and RoPE variant the CPU backend runs, as tiny random models.
