@@ -47,7 +47,7 @@ nlohmann::json config_json(const ModelConfig& c) {
           {"rope_freq_scale", c.rope_freq_scale}, {"n_rot", c.n_rot},
           {"rope_layout", c.rope_layout == RopeLayout::Neox ? "neox" : "normal"},
           {"rope_scaling", rope_scaling_name(c.rope_scaling)}, {"rope_n_ctx_orig", c.n_ctx_orig}, {"rope_attn_factor", c.rope_attn_factor},
-          {"ffn_activation", c.ffn_activation == FfnActivation::GeluTanh ? "geglu" : "swiglu"},
+          {"ffn_activation", ffn_activation_name(c.ffn_activation)},
           {"sliding_window", c.n_swa},    {"sliding_window_period", c.swa_period},
           {"qk_norm", c.has_qk_norm},     {"no_rope_layer_step", c.n_no_rope_step},
           {"attn_softcap", c.attn_softcap},
@@ -59,16 +59,17 @@ void print_decoder_details(const ModelConfig& c) {
   std::printf("  context %lld, RMS eps %g, RoPE %s base %g scale %g dims %lld\n", (long long)c.n_ctx_train,
               c.rms_eps, c.rope_layout == RopeLayout::Neox ? "neox" : "normal", c.rope_freq_base, c.rope_freq_scale,
               (long long)c.n_rot);
-  if (c.ffn_activation == FfnActivation::GeluTanh || c.n_swa > 0 || c.attn_softcap > 0 || c.has_post_norms) {
+  if (c.ffn_activation != FfnActivation::Silu || c.n_swa > 0 || c.attn_softcap > 0 || c.has_post_norms) {
     const std::string layers = c.swa_period > 0 ? " (" + std::to_string(c.swa_period - 1) + " of every " +
                                                       std::to_string(c.swa_period) + " layers)"
                                                 : "";
     std::printf("  FFN %s, embeddings x %g, sliding window %lld%s, soft-cap scores %g logits %g%s\n",
-                c.ffn_activation == FfnActivation::GeluTanh ? "GeGLU" : "SwiGLU", c.embd_scale, (long long)c.n_swa,
+                ffn_activation_name(c.ffn_activation), c.embd_scale, (long long)c.n_swa,
                 layers.c_str(), c.attn_softcap, c.final_softcap, c.has_post_norms ? ", post-norms" : "");
   }
-  if (c.has_qk_norm || c.has_swa_rope || c.n_no_rope_step > 0) {
+  if (c.has_qk_norm || c.has_swa_rope || c.n_no_rope_step > 0 || c.arch == Architecture::GptOss) {
     std::printf("  per-head Q/K RMSNorm %s", c.has_qk_norm ? "yes" : "no");
+    if (c.arch == Architecture::GptOss) std::printf(", learned attention sinks, biased router and experts");
     if (c.has_swa_rope) std::printf(", window layers' RoPE base %g scale %g", c.rope_freq_base_swa, c.rope_freq_scale_swa);
     if (c.n_no_rope_step > 0) std::printf(", no RoPE on every %lld-th layer", (long long)c.n_no_rope_step);
     std::printf("\n");

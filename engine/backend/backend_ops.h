@@ -110,6 +110,9 @@ struct AttentionShape {
   // false (encoders): a row sees every position of its span, later ones too. The pass then
   // gives each sequence its own single span.
   bool causal = true;
+  // gpt-oss: [n_head] learned sink logits, one more term in each head's softmax sum that takes
+  // weight but adds no value (kernels/cpu/ops.h softmax_with_sink); null: none.
+  const WeightVector* sink_logits = nullptr;
 };
 
 using Feeds = std::span<const WeightMatrix* const>;
@@ -193,6 +196,9 @@ class BackendOps {
   // [n * k][cols], a previous expert product's rows). The outputs share the input.
   virtual Status matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n,
                                 int64_t k, OpLabel label) = 0;
+  // x[t * k + j] += row e of `bias` (F32, [n_expert] rows of x's width), e = the j-th expert
+  // moe_route chose for t, for t < n, j < k: gpt-oss's expert biases.
+  virtual Status add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) = 0;
   // FfnOut[t] = sum over t's choices, in ascending expert id, of weight * ExpertOut[t * k + j];
   // with shared_gate: += sigmoid(shared_gate . H[t]) * SharedOut[t].
   virtual Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) = 0;

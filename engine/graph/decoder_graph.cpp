@@ -19,7 +19,12 @@ AttentionShape attention_shape_for(const ModelConfig& c, const GraphOptions& opt
   return shape;
 }
 
-AttentionShape DecoderGraph::attention_shape(int64_t il) const { return attention_shape_for(config_, options_, il); }
+AttentionShape DecoderGraph::attention_shape(int64_t il) const {
+  AttentionShape shape = attention_shape_for(config_, options_, il);
+  const WeightVector& sinks = model_.weights().layers[static_cast<size_t>(il)].attn_sinks;
+  if (sinks.present()) shape.sink_logits = &sinks;
+  return shape;
+}
 
 Status DecoderGraph::run(const Chunk& chunk, std::span<const int32_t> tokens) {
   const ModelWeights& w = model_.weights();
@@ -57,6 +62,7 @@ Status DecoderGraph::attention_block(const LayerWeights& l, int64_t il, const Ch
   INFERSCOPE_RETURN_IF_ERROR(ops_.attention(il, chunk, attention_shape(il), wo, at(OpKind::Attention, il)));
   const MatmulOutput out[] = {{&l.wo, Act::H}};
   INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(out, Act::Attn, n, at(OpKind::Matmul, il)));
+  if (l.bo.present()) INFERSCOPE_RETURN_IF_ERROR(ops_.add_bias(Act::H, l.bo, n, at(OpKind::Bias, il)));
   if (l.attn_post_norm.present()) {
     INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::H, 0, l.attn_post_norm, Act::H, n, {}, at(OpKind::Norm, il)));
   }
@@ -95,20 +101,31 @@ Status DecoderGraph::glu_ffn(const WeightMatrix& gate, const WeightMatrix& up, c
 // A mixture of experts: the router picks k experts for each token, each chosen expert runs as a
 // GLU FFN on its tokens' rows (the products of every route at once: matmul_experts), and the
 // outputs are summed with the router's weights, in ascending expert id; qwen2moe adds a shared
-// expert, gated per token by a sigmoid.
+// expert, gated per token by a sigmoid; gpt-oss adds biases to the router and to every expert
+// product.
 Status DecoderGraph::moe_ffn(const LayerWeights& l, int64_t il, int64_t n) {
   const int64_t k = config_.n_expert_used;
   const MatmulOutput router[] = {{&l.ffn_gate_inp, Act::Router}};
   INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(router, Act::H, n, at(OpKind::Matmul, il)));
+  if (l.ffn_gate_inp_b.present()) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_.add_bias(Act::Router, l.ffn_gate_inp_b, n, at(OpKind::Bias, il)));
+  }
   const bool renormalize = config_.gating == ExpertGating::SoftmaxTopKRenormalized;
   INFERSCOPE_RETURN_IF_ERROR(ops_.moe_route(n, config_.n_expert, k, renormalize, at(OpKind::Moe, il)));
   const MatmulOutput gate_up[] = {{&l.ffn_gate_exps, Act::ExpertA}, {&l.ffn_up_exps, Act::ExpertB}};
   INFERSCOPE_RETURN_IF_ERROR(ops_.matmul_experts(gate_up, Act::H, ExpertInput::PerToken, n, k, at(OpKind::Matmul, il)));
+  if (l.ffn_gate_exps_b.present()) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_.add_expert_bias(Act::ExpertA, l.ffn_gate_exps_b, n, k, at(OpKind::Bias, il)));
+    INFERSCOPE_RETURN_IF_ERROR(ops_.add_expert_bias(Act::ExpertB, l.ffn_up_exps_b, n, k, at(OpKind::Bias, il)));
+  }
   const WeightMatrix* feeds[] = {&l.ffn_down_exps};
   INFERSCOPE_RETURN_IF_ERROR(ops_.glu(config_.ffn_activation, Act::ExpertA, Act::ExpertB, n * k, l.ffn_gate_exps.rows,
                                       feeds, at(OpKind::Ffn, il)));
   const MatmulOutput down[] = {{&l.ffn_down_exps, Act::ExpertOut}};
   INFERSCOPE_RETURN_IF_ERROR(ops_.matmul_experts(down, Act::ExpertA, ExpertInput::PerRoute, n, k, at(OpKind::Matmul, il)));
+  if (l.ffn_down_exps_b.present()) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_.add_expert_bias(Act::ExpertOut, l.ffn_down_exps_b, n, k, at(OpKind::Bias, il)));
+  }
   if (!l.ffn_gate_shexp.present()) return ops_.moe_combine(n, k, nullptr, at(OpKind::Moe, il));
   INFERSCOPE_RETURN_IF_ERROR(glu_ffn(l.ffn_gate_shexp, l.ffn_up_shexp, l.ffn_down_shexp, Act::SharedOut, il, n));
   return ops_.moe_combine(n, k, &l.ffn_gate_inp_shexp, at(OpKind::Moe, il));

@@ -23,6 +23,7 @@ constexpr ArchEntry kArchitectures[] = {
     {"gemma2", Architecture::Gemma2, RopeLayout::Neox},
     {"gemma3", Architecture::Gemma3, RopeLayout::Neox},
     {"smollm3", Architecture::SmolLm3, RopeLayout::Normal},
+    {"gpt-oss", Architecture::GptOss, RopeLayout::Neox},
     {"bert", Architecture::Bert, RopeLayout::Normal},
 };
 
@@ -171,6 +172,33 @@ Status read_gemma3_options(const gguf::File& f, const std::string& a, ModelConfi
   return Status::ok();
 }
 
+// gpt-oss (llama.cpp's LLM_ARCH_OPENAI_MOE): learned attention sinks, a window on the even
+// layers (attention.sliding_window, required; sliding_window_pattern, default 2), the clamped
+// SwiGLU, and experts of expert_feed_forward_length (required) picked by the top-k of the
+// router's logits and weighted by their softmax (the renormalized top-k softmax: the same).
+Status read_gpt_oss_options(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  if (c.n_expert == 0) return Status::error(f.error_prefix() + "gpt-oss requires expert_count > 0");
+  c.ffn_activation = FfnActivation::SwigluOai;
+  c.gating = ExpertGating::SoftmaxTopKRenormalized;
+  TRY_ASSIGN(c.n_ff_expert, f.get_int(a + "expert_feed_forward_length"));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "expert_feed_forward_length", c.n_ff_expert, 1, 1 << 20));
+  TRY_ASSIGN(c.n_swa, f.get_int(a + "attention.sliding_window"));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window", c.n_swa, 0, int64_t(1) << 24));
+  const gguf::Value* pattern = f.find(a + "attention.sliding_window_pattern");
+  if (pattern != nullptr && pattern->type == gguf::ValueType::ARRAY) {
+    return Status::error(f.error_prefix() + "a per-layer attention.sliding_window_pattern array is not supported");
+  }
+  TRY_ASSIGN(c.swa_period, f.get_int_or(a + "attention.sliding_window_pattern", 2));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window_pattern", c.swa_period, 0, 1 << 16));
+  double base = 0;
+  TRY_ASSIGN(base, f.get_float_or(a + "rope.freq_base_swa", c.rope_freq_base));
+  if (static_cast<float>(base) != c.rope_freq_base) {
+    return Status::error(f.error_prefix() + "gpt-oss with a RoPE base of its own for the window layers "
+                         "(rope.freq_base_swa) is not supported");
+  }
+  return Status::ok();
+}
+
 // Gemma: scaled embeddings, GeGLU, and for gemma2 post-norms, soft-capping and a sliding window
 // on even layers; gemma3 above. Phi3: a sliding window on every layer when the file has one.
 // SmolLM3: no RoPE on every 4th layer.
@@ -180,6 +208,7 @@ Status read_architecture_options(const gguf::File& f, const std::string& a, Mode
     c.ffn_activation = FfnActivation::GeluTanh;
   }
   if (c.arch == Architecture::Gemma3) return read_gemma3_options(f, a, c);
+  if (c.arch == Architecture::GptOss) return read_gpt_oss_options(f, a, c);
   if (c.arch == Architecture::SmolLm3) c.n_no_rope_step = 4;
   if (c.arch == Architecture::Gemma2) {
     c.has_post_norms = true;
@@ -236,6 +265,15 @@ Status read_encoder_options(const gguf::File& f, const std::string& a, ModelConf
 
 }  // namespace
 
+const char* ffn_activation_name(FfnActivation activation) {
+  switch (activation) {
+    case FfnActivation::Silu: return "swiglu";
+    case FfnActivation::GeluTanh: return "geglu";
+    case FfnActivation::SwigluOai: return "swiglu-oai";
+  }
+  return "?";
+}
+
 const char* rope_scaling_name(RopeScaling scaling) {
   switch (scaling) {
     case RopeScaling::None: return "none";
@@ -247,7 +285,7 @@ const char* rope_scaling_name(RopeScaling scaling) {
 }
 
 const char* supported_architectures() {
-  return "llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, bert";
+  return "llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, gpt-oss, bert";
 }
 
 Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
@@ -329,7 +367,7 @@ Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   } else if (c.arch == Architecture::Qwen3Moe) {
     c.gating = ExpertGating::SoftmaxTopKRenormalized;
     TRY_ASSIGN(c.n_ff_expert, f.get_int_or(a + "expert_feed_forward_length", c.n_ff / c.n_expert_used));
-  } else if (c.n_expert > 0) {
+  } else if (c.n_expert > 0 && c.arch != Architecture::GptOss) {  // Mixtral-style llama files
     c.gating = ExpertGating::SoftmaxTopKRenormalized;
     c.n_ff_expert = c.n_ff;
   }

@@ -12,7 +12,7 @@
 
 namespace inferscope {
 
-enum class Architecture { Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, Bert };
+enum class Architecture { Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Bert };
 
 // NORM rotates adjacent pairs (2i, 2i+1); NEOX rotates (i, i + n_rot/2). Fixed per architecture.
 enum class RopeLayout { Normal, Neox };
@@ -26,8 +26,10 @@ enum class RopeScaling { None, Linear, Yarn, LongRope };
 // Expert routing: Mixtral renormalizes the top-k softmax weights; qwen2moe uses them as they are.
 enum class ExpertGating { None, SoftmaxTopKRenormalized, SoftmaxTopK };
 
-// The gated FFN's activation: down(act(gate x) * up x). Gemma uses gelu (tanh approximation).
-enum class FfnActivation { Silu, GeluTanh };
+// The gated FFN's activation: down(act(gate x) * up x). Gemma uses gelu (tanh approximation);
+// gpt-oss a clamped SwiGLU, down(g sigmoid(1.702 g) (u + 1)) with g = min(gate x, 7) and
+// u = clamp(up x, -7, 7) (kernels/cpu/ops.h swiglu_oai).
+enum class FfnActivation { Silu, GeluTanh, SwigluOai };
 
 // How an encoder's token states become one embedding (`<arch>.pooling_type`, llama.cpp's
 // numbering): the mean of the rows, the first row ([CLS]) or the last row.
@@ -120,6 +122,9 @@ struct ModelConfig {
 
   static Result<ModelConfig> from_gguf(const gguf::File& file);
 };
+
+// "swiglu", "geglu", "swiglu-oai" (gpt-oss's clamped SwiGLU).
+const char* ffn_activation_name(FfnActivation activation);
 
 // "none", "linear", "yarn", "longrope" (the GGUF spelling).
 const char* rope_scaling_name(RopeScaling scaling);

@@ -18,6 +18,7 @@ class Binder {
  public:
   Binder(const gguf::File& file, ModelWeights& weights, const uint8_t* tensor_data)
       : file_(file), weights_(weights), tensor_data_(tensor_data) {}
+  const gguf::File& file() const { return file_; }
 
   Status matrix(const std::string& name, int64_t cols, int64_t rows, int64_t n_mats, Need need, WeightMatrix* out) {
     const gguf::TensorInfo* t = file_.find_tensor(name);
@@ -147,6 +148,8 @@ Status bind_encoder_layer(Binder& b, const ModelConfig& c, const std::string& p,
   return b.vector(p + "ffn_up.bias", F, r, &l.ffn_up_b);
 }
 
+Status bind_expert_layer(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& l);
+
 Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   const std::string p = "blk." + std::to_string(i) + ".";
   if (c.is_encoder()) return bind_encoder_layer(b, c, p, l);
@@ -168,6 +171,13 @@ Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   const Need qk_norm = c.has_qk_norm ? Need::Required : Need::Optional;
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_q_norm.weight", c.head_dim, qk_norm, &l.attn_q_norm));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_k_norm.weight", c.head_dim, qk_norm, &l.attn_k_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_output.bias", E, Need::Optional, &l.bo));
+  if (c.arch == Architecture::GptOss) {
+    // gpt-oss's norm before the FFN is named post_attention_norm; its heads have sink logits.
+    INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_attention_norm.weight", E, Need::Required, &l.ffn_norm));
+    INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_sinks.weight", c.n_head, Need::Required, &l.attn_sinks));
+    return bind_expert_layer(b, c, p, l);
+  }
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_attention_norm.weight", E, post_norm, &l.attn_post_norm));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_norm.weight", E, Need::Required, &l.ffn_norm));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_ffw_norm.weight", E, post_norm, &l.ffn_post_norm));
@@ -180,11 +190,28 @@ Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
     INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_down.weight", c.n_ff, E, 1, Need::Required, &l.ffn_down));
     return Status::ok();
   }
-  const int64_t X = c.n_expert, F = c.n_ff_expert;
+  return bind_expert_layer(b, c, p, l);
+}
+
+// The router and the stacked experts; qwen2moe's shared expert; gpt-oss's biases of both.
+Status bind_expert_layer(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& l) {
+  const int64_t E = c.n_embd, X = c.n_expert, F = c.n_ff_expert;
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate_inp.weight", E, X, 1, Need::Required, &l.ffn_gate_inp));
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate_exps.weight", E, F, X, Need::Required, &l.ffn_gate_exps));
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up_exps.weight", E, F, X, Need::Required, &l.ffn_up_exps));
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_down_exps.weight", F, E, X, Need::Required, &l.ffn_down_exps));
+  if (c.arch == Architecture::GptOss) {
+    const Need r = Need::Required;
+    INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_gate_inp.bias", X, r, &l.ffn_gate_inp_b));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate_exps.bias", F, X, 1, r, &l.ffn_gate_exps_b));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up_exps.bias", F, X, 1, r, &l.ffn_up_exps_b));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_down_exps.bias", E, X, 1, r, &l.ffn_down_exps_b));
+    for (const WeightMatrix* m : {&l.ffn_gate_exps_b, &l.ffn_up_exps_b, &l.ffn_down_exps_b}) {
+      if (m->type != kernels::GgmlType::F32) {
+        return Status::error(b.file().error_prefix() + "tensor '" + m->tensor->name + "' must be F32 (expert biases)");
+      }
+    }
+  }
   if (c.arch == Architecture::Qwen2Moe) {
     const int64_t S = c.n_ff_shared;
     INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_gate_inp_shexp.weight", E, Need::Required, &l.ffn_gate_inp_shexp));
@@ -284,8 +311,9 @@ void ModelWeights::for_each_matrix(const std::function<void(const WeightMatrix&)
   if (!tied_output) visit(output);
   for (const LayerWeights& l : layers) {
     for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_gate_inp,
-                                  &l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps, &l.ffn_gate_shexp,
-                                  &l.ffn_up_shexp, &l.ffn_down_shexp}) {
+                                  &l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps, &l.ffn_gate_exps_b,
+                                  &l.ffn_up_exps_b, &l.ffn_down_exps_b, &l.ffn_gate_shexp, &l.ffn_up_shexp,
+                                  &l.ffn_down_shexp}) {
       visit(*m);
     }
   }
@@ -300,7 +328,8 @@ void ModelWeights::for_each_vector(const std::function<void(const WeightVector&)
     visit(*v);
   }
   for (const LayerWeights& l : layers) {
-    for (const WeightVector* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.attn_q_norm, &l.attn_k_norm, &l.attn_post_norm, &l.ffn_norm, &l.ffn_post_norm,
+    for (const WeightVector* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.attn_q_norm, &l.attn_k_norm, &l.attn_sinks,
+                                  &l.ffn_gate_inp_b, &l.attn_post_norm, &l.ffn_norm, &l.ffn_post_norm,
                                   &l.ffn_gate_inp_shexp, &l.bo, &l.attn_output_norm, &l.attn_output_norm_b, &l.ffn_up_b,
                                   &l.ffn_down_b, &l.layer_output_norm, &l.layer_output_norm_b}) {
       visit(*v);

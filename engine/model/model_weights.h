@@ -58,6 +58,7 @@ struct LayerWeights {
   WeightMatrix wo;          // [head_dim * n_head] -> [n_embd]
   WeightVector bq, bk, bv;  // qwen2 / qwen2moe attention biases
   WeightVector attn_q_norm, attn_k_norm;  // qwen3: [head_dim], each Q and K head's RMSNorm
+  WeightVector attn_sinks;  // gpt-oss: [n_head], each head's learned sink logit
   WeightVector attn_post_norm;  // gemma2: [n_embd], applied to the attention output
   WeightVector ffn_norm;    // [n_embd]
   WeightVector ffn_post_norm;   // gemma2: [n_embd], applied to the FFN output
@@ -69,6 +70,10 @@ struct LayerWeights {
 
   // Mixture of experts: router and stacked experts (n_mats = n_expert).
   WeightMatrix ffn_gate_inp;   // [n_embd] -> [n_expert]
+  WeightVector ffn_gate_inp_b;  // gpt-oss: [n_expert], the router's bias
+  // gpt-oss: each expert's biases, F32 matrices of one row per expert ([n_expert] x width).
+  WeightMatrix ffn_gate_exps_b, ffn_up_exps_b;  // [n_expert] x [n_ff_expert]
+  WeightMatrix ffn_down_exps_b;                 // [n_expert] x [n_embd]
   WeightMatrix ffn_gate_exps;  // n_expert x ([n_embd] -> [n_ff_expert])
   WeightMatrix ffn_up_exps;    // n_expert x ([n_embd] -> [n_ff_expert])
   WeightMatrix ffn_down_exps;  // n_expert x ([n_ff_expert] -> [n_embd])
@@ -81,7 +86,7 @@ struct LayerWeights {
 
   // BERT (post-norm): x = LN(x + attn(x) Wo + bo) with attn_output_norm, then
   // x = LN(x + gelu(x Wup + b_up) Wdown + b_down) with layer_output_norm (ffn_up / ffn_down).
-  WeightVector bo;                                          // [n_embd]
+  WeightVector bo;  // [n_embd]: BERT's, and gpt-oss's attention output bias
   WeightVector attn_output_norm, attn_output_norm_b;        // [n_embd]
   WeightVector ffn_up_b;                                    // [n_ff]
   WeightVector ffn_down_b;                                  // [n_embd]

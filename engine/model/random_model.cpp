@@ -165,6 +165,15 @@ const Preset kPresets[] = {
     {"smollm3-tiny",
      {.n_embd = 128, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "smollm3",
       .rope_freq_base = 5e6f, .rms_eps = 1e-6f}},
+    // openai/gpt-oss-20b: 32 experts of 2880 (4 used), windows of 128 on the even layers, YaRN x32.
+    {"gpt-oss-20b",
+     {.n_embd = 2880, .n_layer = 24, .n_head = 64, .n_head_kv = 8, .n_ff = 2880, .n_expert = 32, .n_expert_used = 4,
+      .n_ff_expert = 2880, .n_ctx = 131072, .arch = "gpt-oss", .head_dim = 64, .n_swa = 128,
+      .rope_freq_base = 150000.0f, .rope_scaling = "yarn", .rope_scaling_factor = 32.0f, .rope_orig_ctx = 4096}},
+    {"gpt-oss-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 96, .n_expert = 4, .n_expert_used = 2,
+      .n_ff_expert = 96, .n_ctx = 512, .arch = "gpt-oss", .head_dim = 48, .n_swa = 16, .rope_freq_base = 150000.0f,
+      .rope_scaling = "yarn", .rope_scaling_factor = 4.0f, .rope_orig_ctx = 32}},
     {"qwen3moe-tiny",
      {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_expert = 8, .n_expert_used = 3,
       .n_ff_expert = 64, .n_ctx = 512, .arch = "qwen3moe", .head_dim = 48, .rope_freq_base = 1e6f,
@@ -223,7 +232,7 @@ Status check_shape(const RandomModelShape& s) {
   if (s.n_expert < 0 || s.n_expert_used < 0 || s.n_expert_used > s.n_expert || (s.n_expert > 0) != (s.n_expert_used > 0)) {
     return Status::error("experts used must be between 1 and the expert count (or both 0)");
   }
-  const bool moe_arch = s.arch == "qwen2moe" || s.arch == "qwen3moe";
+  const bool moe_arch = s.arch == "qwen2moe" || s.arch == "qwen3moe" || s.arch == "gpt-oss";
   if (s.n_expert > 0 && s.arch != "llama" && !moe_arch) {
     return Status::error("experts are only written for the llama, qwen2moe and qwen3moe layouts");
   }
@@ -244,10 +253,11 @@ Status check_shape(const RandomModelShape& s) {
   }
   const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen2moe" || s.arch == "qwen3" ||
                      s.arch == "qwen3moe" || s.arch == "phi3" || s.arch == "gemma" || s.arch == "gemma2" ||
-                     s.arch == "gemma3" || s.arch == "smollm3";
+                     s.arch == "gemma3" || s.arch == "smollm3" || s.arch == "gpt-oss";
   if (!known) {
     return Status::error("cannot write architecture '" + s.arch +
-                         "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3)");
+                         "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, "
+                         "gpt-oss)");
   }
   return Status::ok();
 }
@@ -296,7 +306,7 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
     w.add_u32(a + "expert_count", static_cast<uint32_t>(s.n_expert));
     w.add_u32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
   }
-  if (s.arch == "qwen2moe" || s.arch == "qwen3moe") {
+  if (s.arch == "qwen2moe" || s.arch == "qwen3moe" || s.arch == "gpt-oss") {
     w.add_u32(a + "expert_feed_forward_length", static_cast<uint32_t>(n_ff_expert));
   }
   if (s.arch == "qwen2moe") {
@@ -328,6 +338,12 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   auto bias = [&](const std::string& name, int64_t n) {
     w.add_tensor_source(name, {n}, kernels::GgmlType::F32, random_matrix(kernels::GgmlType::F32, n, 1, seed++));
   };
+  // gpt-oss's per-expert biases: F32 [n_expert] rows of `width` (never quantized).
+  auto expert_bias = [&](const std::string& name, int64_t width) {
+    w.add_tensor_source(name, {width, s.n_expert}, kernels::GgmlType::F32,
+                        random_matrix(kernels::GgmlType::F32, width, s.n_expert, seed++));
+  };
+  const bool gpt_oss = s.arch == "gpt-oss";
   const bool fused = s.arch == "phi3";  // attn_qkv, and ffn_up holding gate then up
 
   matrix("token_embd.weight", s.n_embd, n_vocab);
@@ -357,7 +373,7 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
       matrix(p + "attn_k.weight", s.n_embd, n_kv);
       matrix(p + "attn_v.weight", s.n_embd, n_kv);
     }
-    if (s.arch == "qwen2" || s.arch == "qwen2moe") {
+    if (s.arch == "qwen2" || s.arch == "qwen2moe" || gpt_oss) {
       bias(p + "attn_q.bias", n_q);
       bias(p + "attn_k.bias", n_kv);
       bias(p + "attn_v.bias", n_kv);
@@ -367,7 +383,17 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
       w.add_tensor(p + "attn_k_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
     }
     matrix(p + "attn_output.weight", n_q, s.n_embd);
-    norm(p + "ffn_norm.weight");
+    if (gpt_oss) {
+      bias(p + "attn_output.bias", s.n_embd);
+      // Sink logits in [-1, 3): they take a visible share of each head's softmax.
+      Rng rng(seed++ * 0x6A09E667 + 5);
+      std::vector<float> sinks(static_cast<size_t>(s.n_head));
+      for (float& x : sinks) x = 1.0f + 2.0f * rng.symmetric();
+      w.add_tensor(p + "attn_sinks.weight", {s.n_head}, kernels::GgmlType::F32, float_bytes(sinks));
+      norm(p + "post_attention_norm.weight");
+    } else {
+      norm(p + "ffn_norm.weight");
+    }
     if (s.arch == "gemma2" || s.arch == "gemma3") {
       norm(p + "post_attention_norm.weight");
       norm(p + "post_ffw_norm.weight");
@@ -381,6 +407,12 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
       matrix(p + "ffn_gate_exps.weight", s.n_embd, n_ff_expert, s.n_expert);
       matrix(p + "ffn_up_exps.weight", s.n_embd, n_ff_expert, s.n_expert);
       matrix(p + "ffn_down_exps.weight", n_ff_expert, s.n_embd, s.n_expert);
+      if (gpt_oss) {
+        bias(p + "ffn_gate_inp.bias", s.n_expert);
+        expert_bias(p + "ffn_gate_exps.bias", n_ff_expert);
+        expert_bias(p + "ffn_up_exps.bias", n_ff_expert);
+        expert_bias(p + "ffn_down_exps.bias", s.n_embd);
+      }
       if (s.n_ff_shared > 0) {
         bias(p + "ffn_gate_inp_shexp.weight", s.n_embd);
         matrix(p + "ffn_gate_shexp.weight", s.n_embd, s.n_ff_shared);

@@ -57,10 +57,13 @@ struct AttentionQueries {
   const int64_t* n_kv = nullptr;
   float* out = nullptr;
   int64_t out_stride = 0, out_token_stride = 0;
+  // gpt-oss: head i's learned sink logit, sinks[i] (softmax_with_sink); null: none.
+  const float* sinks = nullptr;
 };
 
 // Attention of every query of `a`: out = softmax(cap(scale * q . K^T)) . V over the query's
-// rows; cap(s) = softcap * tanh(s / softcap) when softcap > 0 (Gemma 2), else s. scratch:
+// rows; cap(s) = softcap * tanh(s / softcap) when softcap > 0 (Gemma 2), else s; with a.sinks
+// the softmax's sum has the head's sink term too (softmax_with_sink). scratch:
 // attention_scratch_floats(max n_kv, head_dim) floats. Like llama.cpp's F16 path, q is rounded
 // to F16 when K is F16 and the softmax weights when V is F16, so F16 logits agree with its
 // reference outputs to ~1e-4. The softmax is softmax()'s (exact, two passes).
@@ -79,9 +82,10 @@ void attention_group(const float* q, int64_t q_stride, int64_t n_q, const KvRows
 
 namespace detail {
 // The scalar path of attention_group for at most 8 queries (n_q <= 8); scores: 8 * n_kv floats.
+// sinks: the n_q heads' sink logits, or null.
 void attention_group_fused_scalar(const float* q, int64_t q_stride, int64_t n_q, const KvRows& k, const KvRows& v,
                                   int64_t n_kv, int64_t head_dim, float scale, float softcap, float* scores,
-                                  float* out, int64_t out_stride);
+                                  float* out, int64_t out_stride, const float* sinks = nullptr);
 // The AVX2 path of attention_tokens. Preconditions: head_dim % 8 == 0; for a quantized K or V
 // its first % 32 == 0 and head_dim % 32 == 0.
 void attention_tiled_avx2(const AttentionQueries& a, const KvRows& k, const KvRows& v, int64_t head_dim, float scale,

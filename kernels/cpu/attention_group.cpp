@@ -13,7 +13,7 @@ namespace detail {
 
 void attention_group_fused_scalar(const float* q, int64_t q_stride, int64_t n_q, const KvRows& k, const KvRows& v,
                                   int64_t n_kv, int64_t head_dim, float scale, float softcap, float* scores,
-                                  float* out, int64_t out_stride) {
+                                  float* out, int64_t out_stride, const float* sinks) {
   float row[1024];
   float qr[8 * 1024];  // q, rounded to F16 when K is F16
   for (int64_t i = 0; i < n_q; ++i) {
@@ -33,7 +33,11 @@ void attention_group_fused_scalar(const float* q, int64_t q_stride, int64_t n_q,
   }
   for (int64_t i = 0; i < n_q; ++i) {
     if (softcap > 0.0f) kernels::softcap(scores + i * n_kv, n_kv, softcap);
-    softmax(scores + i * n_kv, n_kv);
+    if (sinks != nullptr) {
+      softmax_with_sink(scores + i * n_kv, n_kv, sinks[i]);
+    } else {
+      softmax(scores + i * n_kv, n_kv);
+    }
     if (v.type == KvType::F16) {
       for (int64_t p = 0; p < n_kv; ++p) scores[i * n_kv + p] = round_to_fp16(scores[i * n_kv + p]);
     }
@@ -73,7 +77,8 @@ void attention_tokens(const AttentionQueries& a, const KvRows& k, const KvRows& 
       const int64_t n = std::min<int64_t>(8, a.n_head - i0);
       detail::attention_group_fused_scalar(a.q + j * a.q_token_stride + i0 * a.q_stride, a.q_stride, n, k, v, a.n_kv[j],
                                            head_dim, scale, softcap, scratch,
-                                           a.out + j * a.out_token_stride + i0 * a.out_stride, a.out_stride);
+                                           a.out + j * a.out_token_stride + i0 * a.out_stride, a.out_stride,
+                                           a.sinks ? a.sinks + i0 : nullptr);
     }
   }
 }

@@ -279,6 +279,7 @@ struct QueryBlock {
   int64_t n = 0;                                // queries
   int64_t n_kv[kAttentionQueryBlock] = {};      // rows each query sees
   float* out[kAttentionQueryBlock] = {};        // each query's output row
+  const float* sink[kAttentionQueryBlock] = {};  // each query's sink logit, or null
   int64_t max_kv = 0;
   // Some query of [r, r + qr) sees a row from p0 on.
   bool sees(int64_t r, int qr, int64_t p0) const {
@@ -356,7 +357,11 @@ class TiledAttention {
       float* s = s_ + r * stride;
       const int64_t n = b.n_kv[r];
       if (softcap_ > 0.0f) kernels::softcap(s, n, softcap_);
-      softmax(s, n);
+      if (b.sink[r] != nullptr) {
+        softmax_with_sink(s, n, *b.sink[r]);
+      } else {
+        softmax(s, n);
+      }
       if (V == KvType::F16) round_to_fp16(s, n);
       std::memset(s + n, 0, static_cast<size_t>(stride - n) * sizeof(float));
     }
@@ -429,6 +434,7 @@ void run_tiled(const AttentionQueries& a, const KvRows& k, const KvRows& v, int6
       const int64_t j = (r0 + r) / a.n_head, i = (r0 + r) % a.n_head;
       q[r] = a.q + j * a.q_token_stride + i * a.q_stride;
       b.out[r] = a.out + j * a.out_token_stride + i * a.out_stride;
+      b.sink[r] = a.sinks ? a.sinks + i : nullptr;
       b.n_kv[r] = a.n_kv[j];
       b.max_kv = std::max(b.max_kv, a.n_kv[j]);
     }

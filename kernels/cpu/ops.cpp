@@ -116,6 +116,14 @@ void geglu(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) gate[i] = gelu_tanh(gate[i]) * up[i];
 }
 
+void swiglu_oai(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], kSwigluOaiLimit);
+    const float u = std::clamp(up[i], -kSwigluOaiLimit, kSwigluOaiLimit);
+    gate[i] = g / (1.0f + std::exp(-kSwigluOaiAlpha * g)) * (u + 1.0f);
+  }
+}
+
 void gelu(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = gelu_tanh(x[i]);
 }
@@ -149,6 +157,18 @@ void softmax_exact(float* x, int64_t n) {
   float max = x[0];
   for (int64_t i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
   double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - max);
+    sum += x[i];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void softmax_with_sink(float* x, int64_t n, float sink) {
+  float max = sink;
+  for (int64_t i = 0; i < n; ++i) max = x[i] > max ? x[i] : max;
+  double sum = std::exp(static_cast<double>(sink - max));
   for (int64_t i = 0; i < n; ++i) {
     x[i] = std::exp(x[i] - max);
     sum += x[i];

@@ -40,6 +40,12 @@ void swiglu(float* gate, const float* up, int64_t n);
 // gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as Gemma and llama.cpp use.
 void geglu(float* gate, const float* up, int64_t n);
 
+// gpt-oss's clamped SwiGLU: g = min(gate[i], limit), u = clamp(up[i], -limit, limit),
+// gate[i] = g * sigmoid(alpha g) * (u + 1), with alpha = kSwigluOaiAlpha, limit = kSwigluOaiLimit.
+constexpr float kSwigluOaiAlpha = 1.702f;
+constexpr float kSwigluOaiLimit = 7.0f;
+void swiglu_oai(float* gate, const float* up, int64_t n);
+
 // x[i] = gelu(x[i]) (the tanh approximation above): BERT's FFN activation.
 void gelu(float* x, int64_t n);
 
@@ -58,6 +64,10 @@ void add(float* y, const float* x, int64_t n);
 void softmax(float* x, int64_t n);
 // The same with the C library's exp, for decisions that must not move: expert routing.
 void softmax_exact(float* x, int64_t n);
+// softmax over x and one more logit `sink` that takes a share of the sum but no output (gpt-oss's
+// learned attention sinks): x[i] = exp(x[i] - m) / (sum_j exp(x[j] - m) + exp(sink - m)),
+// m = max(max x, sink). The C library's exp.
+void softmax_with_sink(float* x, int64_t n, float sink);
 
 // Mixture-of-experts routing of one token: logits[n_expert] becomes its softmax (in place,
 // softmax_exact), and the k most probable experts (descending; ties: lower index) go to

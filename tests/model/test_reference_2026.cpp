@@ -3,9 +3,15 @@
 // log-probabilities (tests/support/reference_2026.h, tests/data/llama.cpp-2026).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "engine/backend/backend_registry.h"
 #include "engine/core/thread_pool.h"
 #include "engine/graph/forward_pass.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/logit_comparison.h"
 #include "tests/support/reference_2026.h"
 
@@ -26,6 +32,46 @@ TEST_P(CpuReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
   auto fp = ForwardPass::open(*model, BackendChoice{}, options);
   ASSERT_TRUE(fp) << fp.message();
   testing::expect_matches_reference_2026(**fp, *ref);
+}
+
+// gpt-oss's attention sinks matter: the same model with every sink logit zeroed is far from the
+// reference (so a backend that ignored them would fail it).
+TEST(GptOssSinks, ZeroedSinksMissTheReference) {
+  auto ref = testing::load_reference_2026("gpt-oss-tiny-f32");
+  ASSERT_TRUE(ref) << ref.message();
+  auto file = gguf::File::open(ref->model_path);
+  ASSERT_TRUE(file) << file.message();
+  gguf::Writer w;
+  w.copy_metadata(**file, "");
+  for (const gguf::TensorInfo& t : (*file)->tensors()) {
+    if (t.name.find("attn_sinks") == std::string::npos) {
+      w.add_tensor_copy(*file, t);
+      continue;
+    }
+    w.add_tensor(t.name, {t.ne[0]}, t.type, std::vector<uint8_t>(static_cast<size_t>(t.n_bytes), 0));
+  }
+  const std::string path = (testing::scratch_dir("gpt-oss-zero-sinks") / "m.gguf").string();
+  ASSERT_TRUE(w.write(path));
+  auto model = Model::load(path);
+  ASSERT_TRUE(model) << model.message();
+  ThreadPool pool(2);
+  ForwardOptions options;
+  options.n_ctx = 256;
+  options.host_threads = &pool;
+  auto fp = ForwardPass::open(*model, BackendChoice{}, options);
+  ASSERT_TRUE(fp) << fp.message();
+  const int64_t n_vocab = (*fp)->output_width();
+  std::vector<float> logits(ref->prompt_ids.size() * static_cast<size_t>(n_vocab));
+  ASSERT_TRUE((*fp)->forward(0, ref->prompt_ids, true, logits.data()));
+  const float* last = logits.data() + (ref->prompt_ids.size() - 1) * n_vocab;
+  const double max = *std::max_element(last, last + n_vocab);
+  double sum = 0;
+  for (int64_t i = 0; i < n_vocab; ++i) sum += std::exp(last[i] - max);
+  double worst = 0;
+  for (const auto& [id, expected] : ref->top5[0]) {
+    worst = std::max(worst, std::fabs(last[id] - max - std::log(sum) - expected));
+  }
+  EXPECT_GT(worst, 0.1) << "zeroed sinks should move the first step's log-probabilities";
 }
 
 INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CpuReference2026, ::testing::ValuesIn(testing::kReferences2026),

@@ -21,7 +21,7 @@ namespace inferscope::testing {
 // Every reference of tests/data/llama.cpp-2026, for the backends' parametrized tests.
 inline const char* const kReferences2026[] = {"qwen3-tiny-f32",    "qwen3moe-tiny-f32",  "gemma3-tiny-f32",
                                              "smollm3-tiny-f32",  "qwen3-tiny-q8_0",    "qwen3moe-tiny-q8_0",
-                                             "qwen3-tiny-q4_k_m", "qwen3moe-tiny-q4_k_m"};
+                                             "qwen3-tiny-q4_k_m", "qwen3moe-tiny-q4_k_m", "gpt-oss-tiny-f32"};
 // The ones the GPU backends are held to: all but the quantized MoE files. There the GPUs' int8
 // activations (quantized per 32 values in every product, where llama.cpp's CPU and ours share one
 // scheme and agree to 1e-6) move the random router's logits by ~1e-3, enough to swap a near-tied

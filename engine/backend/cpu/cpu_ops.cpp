@@ -338,7 +338,9 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
       const int64_t q0 = run.row0 * Q + h0 * hd;
       const kernels::AttentionQueries queries{q + q0, hd, Q, std::min(per, kvh * group + group - h0), run.n,
                                               row_visible_.data() + run.row0, out + q0, hd, Q};
-      kernels::attention_tokens(queries, k, v, hd, shape.scale, shape.softcap, scratch);
+      kernels::AttentionQueries queries_with_sinks = queries;
+      if (shape.sink_logits) queries_with_sinks.sinks = shape.sink_logits->data + h0;
+      kernels::attention_tokens(queries_with_sinks, k, v, hd, shape.scale, shape.softcap, scratch);
     }
   });
   return Status::ok();
@@ -350,6 +352,8 @@ void CpuOps::glu_rows(FfnActivation activation, float* a, const float* b, int64_
   for (int64_t t = 0; t < n; ++t) {
     if (activation == FfnActivation::GeluTanh) {
       kernels::geglu(a + t * width, b + t * width, width);
+    } else if (activation == FfnActivation::SwigluOai) {
+      kernels::swiglu_oai(a + t * width, b + t * width, width);
     } else {
       kernels::swiglu(a + t * width, b + t * width, width);
     }
@@ -378,6 +382,17 @@ Status CpuOps::add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) {
 Status CpuOps::softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   for (int64_t t = 0; t < n; ++t) kernels::softcap(act(x) + t * width, width, cap);
+  return Status::ok();
+}
+
+Status CpuOps::add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  const int64_t width = bias.cols;
+  float* rows = act(x);
+  for (int64_t route = 0; route < n * k; ++route) {
+    const auto* b = reinterpret_cast<const float*>(bias.row(expert_ids_[static_cast<size_t>(route)]));
+    kernels::add(rows + route * width, b, width);
+  }
   return Status::ok();
 }
 

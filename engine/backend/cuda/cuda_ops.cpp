@@ -58,6 +58,10 @@ CudaOps::~CudaOps() {
 std::string CudaOps::name() const { return "cuda: " + device_name(context_->device()); }
 
 Status CudaOps::supports(const ForwardPlan& plan) const {
+  if (model_->config().arch == Architecture::GptOss) {
+    return Status::error("gpt-oss (attention sinks, expert biases, the clamped SwiGLU) runs on the CPU backend only "
+                         "so far");
+  }
   const ModelConfig& c = model_->config();
   if (model_->weights().llm_int8_threshold > 0) {
     return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "
@@ -539,6 +543,10 @@ Status CudaOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
   }
   counters_.submissions += 1;
   return context_->synchronize();
+}
+
+Status CudaOps::add_expert_bias(Act, const WeightMatrix&, int64_t, int64_t, OpLabel) {
+  return Status::error("cuda: expert biases are not implemented (supports() refuses gpt-oss)");
 }
 
 }  // namespace inferscope::cuda

@@ -55,6 +55,10 @@ int64_t VulkanOps::max_batch_limit() const {
 // Every weight matrix needs a matmul shader for its type, and each KV type its store and
 // attention shaders.
 Status VulkanOps::supports(const ForwardPlan& plan) const {
+  if (model_->config().arch == Architecture::GptOss) {
+    return Status::error("gpt-oss (attention sinks, expert biases, the clamped SwiGLU) runs on the CPU backend only "
+                         "so far");
+  }
   if (model_->weights().llm_int8_threshold > 0) {
     return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "
                          "which only the CPU backend runs");
@@ -550,6 +554,10 @@ void VulkanOps::collect_profile() {
       profile.layer_seconds[static_cast<size_t>(t.label.layer)] += t.seconds;
     }
   }
+}
+
+Status VulkanOps::add_expert_bias(Act, const WeightMatrix&, int64_t, int64_t, OpLabel) {
+  return Status::error("vulkan: expert biases are not implemented (supports() refuses gpt-oss)");
 }
 
 }  // namespace inferscope::vulkan

@@ -66,6 +66,7 @@ class VulkanOps : public BackendOps {
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
   Status matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
                         OpLabel label) override;
+  Status add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
   Status kv_copy(std::span<const BlockCopy> copies) override;
