@@ -101,6 +101,10 @@ bool dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
       if (n % kBlock != 0) return false;
       detail::dequantize_iq4_nl(bytes, dst, n);
       return true;
+    case GgmlType::MXFP4:
+      if (n % kBlock != 0) return false;
+      detail::dequantize_mxfp4(bytes, dst, n);
+      return true;
     case GgmlType::TQ2_0:
       if (n % kSuperBlock != 0) return false;
       detail::dequantize_tq2_0(bytes, dst, n);

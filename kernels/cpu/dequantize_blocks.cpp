@@ -2,6 +2,7 @@
 // documented evaluation order; the library is compiled with -ffp-contract=off (3.0).
 #include "kernels/cpu/dequantize_blocks.h"
 
+#include "kernels/formats/e8m0.h"
 #include "kernels/formats/fp16.h"
 #include "kernels/formats/k_quant_scales.h"
 
@@ -193,6 +194,19 @@ void dequantize_iq4_nl(const uint8_t* src, float* dst, int64_t n) {
     for (int j = 0; j < 16; ++j) {
       y[j] = d * static_cast<float>(kIq4nlTable[qs[j] & 0x0F]);
       y[j + 16] = d * static_cast<float>(kIq4nlTable[qs[j] >> 4]);
+    }
+  }
+}
+
+void dequantize_mxfp4(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const uint8_t* block = src + b * 17;
+    const float d = e8m0_to_fp32_half(block[0]);
+    const uint8_t* qs = block + 1;
+    float* y = dst + b * kQK;
+    for (int j = 0; j < 16; ++j) {
+      y[j] = static_cast<float>(kMxfp4Levels[qs[j] & 0x0F]) * d;
+      y[j + 16] = static_cast<float>(kMxfp4Levels[qs[j] >> 4]) * d;
     }
   }
 }

@@ -17,6 +17,9 @@ void dequantize_q4_k(const uint8_t* src, float* dst, int64_t n);
 void dequantize_q5_k(const uint8_t* src, float* dst, int64_t n);
 void dequantize_q6_k(const uint8_t* src, float* dst, int64_t n);
 void dequantize_iq4_nl(const uint8_t* src, float* dst, int64_t n);
+// MXFP4 (type 39): blocks of 32 values {u8 e (E8M0); u8 qs[16]}: value j < 16 is
+// kMxfp4Levels[qs[j] & 15] * 2^(e - 128), value j + 16 the same of qs[j] >> 4 (kernels/formats/e8m0.h).
+void dequantize_mxfp4(const uint8_t* src, float* dst, int64_t n);
 void dequantize_tq1_0(const uint8_t* src, float* dst, int64_t n);
 void dequantize_tq2_0(const uint8_t* src, float* dst, int64_t n);
 

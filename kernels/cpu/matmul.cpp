@@ -89,7 +89,7 @@ double dot_reference_float(GgmlType w, const uint8_t* row, const float* x, int64
 // Integer values q[32], scale d and min m of one 32-block: the block decodes to d * q + m.
 void decode_block_ints(GgmlType w, const uint8_t* block, int32_t* q, float& d, float& m) {
   const detail::Q32Block g = detail::q32_block(w);
-  d = fp16_to_fp32(load_u16(block));
+  d = detail::q32_scale(w, block);
   m = g.has_min ? fp16_to_fp32(load_u16(block + 2)) : 0.0f;
   if (w == GgmlType::Q8_0) {
     for (int j = 0; j < 32; ++j) q[j] = reinterpret_cast<const int8_t*>(block + g.qs)[j];
@@ -103,7 +103,8 @@ void decode_block_ints(GgmlType w, const uint8_t* block, int32_t* q, float& d, f
     const uint8_t byte = block[g.qs + j % 16];
     const int32_t nibble = j < 16 ? (byte & 0x0F) : (byte >> 4);
     const int32_t high = static_cast<int32_t>((qh >> j) & 1u) << 4;
-    q[j] = w == GgmlType::IQ4_NL ? detail::kIq4nlLevels[nibble] : (nibble | high) - detail::q8_weight_offset(w);
+    const int8_t* levels = detail::q32_levels(w);
+    q[j] = levels ? levels[nibble] : (nibble | high) - detail::q8_weight_offset(w);
   }
 }
 
@@ -139,7 +140,8 @@ bool matmul_supported(GgmlType w) {
     case GgmlType::Q4_1:
     case GgmlType::Q5_0:
     case GgmlType::Q5_1:
-    case GgmlType::IQ4_NL: return true;
+    case GgmlType::IQ4_NL:
+    case GgmlType::MXFP4: return true;
     default: return false;
   }
 }
@@ -255,6 +257,10 @@ void run_simd_kernel(const MatmulArgs& a, SimdLevel level) {
     } else {
       detail::matmul_kquant_avx512(a);  // Amx too: no AMX tiles for the super-block types
     }
+    return;
+  }
+  if (a.type == GgmlType::MXFP4) {
+    detail::matmul_avx2(a);  // its E8M0 scales have no AVX-512 panel or dot form yet
     return;
   }
   switch (level) {

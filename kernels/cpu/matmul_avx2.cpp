@@ -124,7 +124,7 @@ static inline __m256i q5_high_bits(const uint8_t* qh_bytes) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
 }
 
-// The 32 weight values of one block as bytes in element order: signed q for Q8_0 and IQ4_NL,
+// The 32 weight values of one block as bytes in element order: signed q for Q8_0, IQ4_NL and MXFP4,
 // unsigned q + q8_weight_offset(T) for the others.
 template <GgmlType T>
 static inline __m256i load_block(const uint8_t* block) {
@@ -135,8 +135,8 @@ static inline __m256i load_block(const uint8_t* block) {
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + g.qs));
     const __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(q), _mm_srli_epi16(q, 4), 1);
     const __m256i nibbles = _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
-    if constexpr (T == GgmlType::IQ4_NL) {
-      const __m128i levels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlLevels));
+    if constexpr (q32_levels(T) != nullptr) {
+      const __m128i levels = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q32_levels(T)));
       return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(levels), nibbles);
     } else if constexpr (g.qh >= 0) {
       return _mm256_or_si256(nibbles, q5_high_bits(block + g.qh));
@@ -150,7 +150,7 @@ template <GgmlType T, int R, int NT>
 void quant_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
   constexpr Q32Block g = q32_block(T);
   constexpr int64_t bsz = g.bytes;
-  constexpr bool kSigned = T == GgmlType::Q8_0 || T == GgmlType::IQ4_NL;
+  constexpr bool kSigned = T == GgmlType::Q8_0 || q32_levels(T) != nullptr;
   constexpr int32_t kOffset = q8_weight_offset(T);
   const Q8Layout l = q8_layout(a.k);
   const uint8_t* w[R];
@@ -172,7 +172,7 @@ void quant_tile(const MatmulArgs& a, int64_t r0, int64_t t0) {
     [[maybe_unused]] float mw[R];
     for (int r = 0; r < R; ++r) {
       const uint8_t* block = w[r] + b * bsz;
-      dw[r] = f16_at(block);
+      dw[r] = q32_scale(T, block);
       if constexpr (g.has_min) mw[r] = f16_at(block + 2);
       wv[r] = load_block<T>(block);
     }
@@ -233,6 +233,7 @@ void matmul_avx2(const MatmulArgs& a) {
     case GgmlType::Q5_0: quant_matmul<GgmlType::Q5_0>(a); break;
     case GgmlType::Q5_1: quant_matmul<GgmlType::Q5_1>(a); break;
     case GgmlType::IQ4_NL: quant_matmul<GgmlType::IQ4_NL>(a); break;
+    case GgmlType::MXFP4: quant_matmul<GgmlType::MXFP4>(a); break;
     default: break;
   }
 }

@@ -5,7 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
+#include "kernels/formats/e8m0.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/formats/ggml_type.h"
 
 namespace inferscope::kernels::detail {
@@ -52,6 +55,7 @@ static constexpr Q32Block q32_block(GgmlType w) {
     case GgmlType::Q5_0: return {22, 6, 2, false};
     case GgmlType::Q5_1: return {24, 8, 4, true};
     case GgmlType::Q8_0: return {34, 2, -1, false};
+    case GgmlType::MXFP4: return {17, 1, -1, false};  // its scale is one E8M0 byte
     default: return {18, 2, -1, false};  // Q4_0, IQ4_NL
   }
 }
@@ -64,13 +68,27 @@ static constexpr int32_t q8_weight_offset(GgmlType w) {
     case GgmlType::Q4_0: return 8;
     case GgmlType::Q5_0: return 16;
     case GgmlType::Q8_0:
-    case GgmlType::IQ4_NL: return 128;
+    case GgmlType::IQ4_NL:
+    case GgmlType::MXFP4: return 128;
     default: return 0;
   }
 }
 
 // IQ4_NL's non-linear levels (GGUF-FORMATS.md, IQ4_NL), indexed by the nibble.
 constexpr int8_t kIq4nlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// The scale d of one 32-block (an F16 at its start; MXFP4's E8M0 byte, halved: e8m0.h).
+static inline float q32_scale(GgmlType w, const uint8_t* block) {
+  if (w == GgmlType::MXFP4) return e8m0_to_fp32_half(block[0]);
+  uint16_t h;
+  std::memcpy(&h, block, 2);
+  return fp16_to_fp32(h);
+}
+
+// The signed level table of the non-linear 4-bit types (IQ4_NL, MXFP4); null for the others.
+static constexpr const int8_t* q32_levels(GgmlType w) {
+  return w == GgmlType::IQ4_NL ? kIq4nlLevels : w == GgmlType::MXFP4 ? kMxfp4Levels : nullptr;
+}
 
 // Packed activations for F32 / F16 / BF16 weights: float rows, stride rounded up to 16 floats.
 static inline int64_t f32_row_stride(int64_t k) { return round_up(k, 16); }
@@ -83,7 +101,8 @@ static inline bool is_quantized(GgmlType w) {
     case GgmlType::Q4_1:
     case GgmlType::Q5_0:
     case GgmlType::Q5_1:
-    case GgmlType::IQ4_NL: return true;
+    case GgmlType::IQ4_NL:
+    case GgmlType::MXFP4: return true;
     default: return false;
   }
 }

@@ -13,7 +13,7 @@ struct Entry {
   TypeInfo info;
 };
 
-constexpr std::array<Entry, 32> kTypes = {{
+constexpr std::array<Entry, 33> kTypes = {{
     {0, {"f32", 1, 4, true}},         {1, {"f16", 1, 2, true}},
     {2, {"q4_0", 32, 18, true}},      {3, {"q4_1", 32, 20, true}},
     {6, {"q5_0", 32, 22, true}},     {7, {"q5_1", 32, 24, true}},
@@ -29,7 +29,8 @@ constexpr std::array<Entry, 32> kTypes = {{
     {26, {"i32", 1, 4, false}},       {27, {"i64", 1, 8, false}},
     {28, {"f64", 1, 8, false}},       {29, {"iq1_m", 256, 56, false}},
     {30, {"bf16", 1, 2, true}},       {34, {"tq1_0", 256, 54, true}},
-    {35, {"tq2_0", 256, 66, true}},   {200, {"f16_2of4", 32, 36, true}},
+    {35, {"tq2_0", 256, 66, true}},   {39, {"mxfp4", 32, 17, true}},
+    {200, {"f16_2of4", 32, 36, true}},
 }};
 
 }  // namespace

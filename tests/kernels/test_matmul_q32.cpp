@@ -1,6 +1,6 @@
-// Matmul of the 32-block types Q4_1, Q5_0, Q5_1 and IQ4_NL with packed Q8 activations, on
-// weight blocks from llama.cpp's files in testdata/quant (plus blocks at the extremes of each
-// format): every SIMD level against the scalar reference, and the reference against a
+// Matmul of the 32-block types Q4_1, Q5_0, Q5_1, IQ4_NL and MXFP4 with packed Q8 activations, on
+// weight blocks from llama.cpp's files in testdata/quant and, for MXFP4, the 2026 reference's
+// tests/data/llama.cpp-2026/gpt-oss-tiny-mxfp4.gguf (plus blocks at the extremes of each format): every SIMD level against the scalar reference, and the reference against a
 // double-precision dot of the bit-exact dequantized weights and the dequantized activations.
 #include <gtest/gtest.h>
 
@@ -25,13 +25,16 @@ namespace {
 
 struct TypeFile {
   GgmlType type;
-  const char* file;
+  const char* file;  // in the shared test data; "tests/..." in the project's
+  const char* tensor = "blk.0.ffn_down.weight";
 };
 
-constexpr TypeFile kTypeFiles[] = {{GgmlType::Q4_1, "quant/q4_1.gguf"},
-                                   {GgmlType::Q5_0, "quant/q5_0.gguf"},
-                                   {GgmlType::Q5_1, "quant/q5_1.gguf"},
-                                   {GgmlType::IQ4_NL, "quant/iq4_nl.gguf"}};
+constexpr TypeFile kTypeFiles[] = {
+    {GgmlType::Q4_1, "quant/q4_1.gguf"},
+    {GgmlType::Q5_0, "quant/q5_0.gguf"},
+    {GgmlType::Q5_1, "quant/q5_1.gguf"},
+    {GgmlType::IQ4_NL, "quant/iq4_nl.gguf"},
+    {GgmlType::MXFP4, "tests/data/llama.cpp-2026/gpt-oss-tiny-mxfp4.gguf", "blk.0.ffn_down_exps.weight"}};
 
 constexpr int64_t kRows = 41;
 constexpr int64_t kTokenCounts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 17};
@@ -48,10 +51,13 @@ bool has_min(GgmlType t) { return t == GgmlType::Q4_1 || t == GgmlType::Q5_1; }
 // The bytes of blk.0.ffn_down.weight of the type's file, which hold enough blocks for
 // kRows x 512 values; blocks are self-contained, so any run of them forms rows of any k.
 std::vector<uint8_t> file_blocks(const TypeFile& tf) {
-  auto f = gguf::File::open(testing::testdata(tf.file));
+  const std::string file = std::string(tf.file).rfind("tests/", 0) == 0
+                               ? std::string(INFERSCOPE_SOURCE_DIR) + "/" + tf.file
+                               : testing::testdata(tf.file);
+  auto f = gguf::File::open(file);
   EXPECT_TRUE(f.is_ok()) << f.message();
   if (!f.is_ok()) return {};
-  const gguf::TensorInfo* t = f.value()->find_tensor("blk.0.ffn_down.weight");
+  const gguf::TensorInfo* t = f.value()->find_tensor(tf.tensor);
   EXPECT_NE(t, nullptr);
   if (!t) return {};
   EXPECT_EQ(t->type, tf.type);
@@ -60,16 +66,21 @@ std::vector<uint8_t> file_blocks(const TypeFile& tf) {
 
 // Rows 3 and 4 become the extremes of the format in every block: all quants at their maximum
 // (nibbles 15, high bits set) and at their minimum, with d = 1 and m = -1 (GGUF-FORMATS.md 3.x
-// block layouts: f16 d, then f16 m for Q4_1 / Q5_1, then the 4 qh bytes and 16 qs bytes).
+// block layouts: f16 d, then f16 m for Q4_1 / Q5_1, then the 4 qh bytes and 16 qs bytes; MXFP4:
+// the E8M0 byte 128, a factor of 1, then the 16 qs bytes).
 void write_extreme_rows(GgmlType type, int64_t k, uint8_t* weights) {
   const int64_t block_bytes = type_info(type).type_size;
-  const int64_t header = has_min(type) ? 4 : 2;
+  const int64_t header = type == GgmlType::MXFP4 ? 1 : has_min(type) ? 4 : 2;
   const int64_t rb = row_bytes(type, k);
   for (int row = 3; row <= 4; ++row) {
     for (int64_t b = 0; b < k / 32; ++b) {
       uint8_t* block = weights + row * rb + b * block_bytes;
       const uint16_t one = fp32_to_fp16(1.0f), minus_one = fp32_to_fp16(-1.0f);
-      std::memcpy(block, &one, 2);
+      if (type == GgmlType::MXFP4) {
+        block[0] = 128;
+      } else {
+        std::memcpy(block, &one, 2);
+      }
       if (has_min(type)) std::memcpy(block + 2, &minus_one, 2);
       std::memset(block + header, row == 3 ? 0xFF : 0x00, static_cast<size_t>(block_bytes - header));
     }

@@ -10,7 +10,9 @@
 #include "engine/core/thread_pool.h"
 #include "engine/graph/forward_pass.h"
 #include "engine/gguf/gguf_file.h"
+#include "engine/core/sha256.h"
 #include "engine/gguf/gguf_writer.h"
+#include "kernels/cpu/dequantize.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/logit_comparison.h"
 #include "tests/support/reference_2026.h"
@@ -32,6 +34,25 @@ TEST_P(CpuReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
   auto fp = ForwardPass::open(*model, BackendChoice{}, options);
   ASSERT_TRUE(fp) << fp.message();
   testing::expect_matches_reference_2026(**fp, *ref);
+}
+
+// MXFP4 (type 39) decodes to the reference's values bit for bit: every MXFP4 tensor of a file
+// its quantizer wrote, against the SHA-256 of its own dequantization.
+TEST(Mxfp4, DequantizesBitExactlyAsTheReference) {
+  auto ref = testing::load_reference_2026("gpt-oss-tiny-mxfp4");
+  ASSERT_TRUE(ref) << ref.message();
+  auto file = gguf::File::open(ref->model_path);
+  ASSERT_TRUE(file) << file.message();
+  ASSERT_EQ(ref->dequantized_sha256.size(), 6u);
+  for (const auto& [name, expected] : ref->dequantized_sha256) {
+    const gguf::TensorInfo* t = (*file)->find_tensor(name);
+    ASSERT_NE(t, nullptr) << name;
+    ASSERT_EQ(t->type, kernels::GgmlType::MXFP4) << name;
+    const int64_t n = t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
+    std::vector<float> values(static_cast<size_t>(n));
+    ASSERT_TRUE(kernels::dequantize_row(t->type, t->data, values.data(), n)) << name;
+    EXPECT_EQ(Sha256::hex_of(values.data(), values.size() * sizeof(float)), expected) << name;
+  }
 }
 
 // gpt-oss's attention sinks matter: the same model with every sink logit zeroed is far from the

@@ -46,22 +46,29 @@ Result<Reference2026> load_reference_2026(const std::string& name) {
   if (!in) return Status::error("cannot read " + json_path);
   const auto j = nlohmann::json::parse(in);
   const auto& m = j.at("model");
-  RandomModelSpec spec;
-  if (!random_model_preset(m.at("preset").get<std::string>(), &spec.shape)) return Status::error("unknown preset");
-  const auto mix = quant_mix_from_name(m.at("type").get<std::string>());
-  if (!mix) return Status::error("unknown type");
-  spec.mix = *mix;
-  spec.seed = m.at("seed").get<uint64_t>();
-  spec.name = m.at("preset").get<std::string>();
-  spec.vocab_path = testdata(m.at("vocab").get<std::string>());
   Reference2026 r;
   r.name = name;
-  r.model_path = (scratch_dir("reference-2026-" + name) / (name + ".gguf")).string();
-  INFERSCOPE_RETURN_IF_ERROR(write_random_model(spec, r.model_path));
+  if (m.contains("file")) {
+    r.model_path = std::string(INFERSCOPE_SOURCE_DIR) + "/tests/data/llama.cpp-2026/" + m.at("file").get<std::string>();
+  } else {
+    RandomModelSpec spec;
+    if (!random_model_preset(m.at("preset").get<std::string>(), &spec.shape)) return Status::error("unknown preset");
+    const auto mix = quant_mix_from_name(m.at("type").get<std::string>());
+    if (!mix) return Status::error("unknown type");
+    spec.mix = *mix;
+    spec.seed = m.at("seed").get<uint64_t>();
+    spec.name = m.at("preset").get<std::string>();
+    spec.vocab_path = testdata(m.at("vocab").get<std::string>());
+    r.model_path = (scratch_dir("reference-2026-" + name) / (name + ".gguf")).string();
+    INFERSCOPE_RETURN_IF_ERROR(write_random_model(spec, r.model_path));
+  }
   const std::string sha = file_sha256(r.model_path);
   if (sha != m.at("sha256").get<std::string>()) {
     return Status::error("make-model wrote a different " + name + " (sha256 " + sha + ") than the reference was made from: "
                          "regenerate tests/data/llama.cpp-2026 as its README says");
+  }
+  if (j.contains("dequantized_sha256")) {
+    for (const auto& [tensor, hash] : j.at("dequantized_sha256").items()) r.dequantized_sha256[tensor] = hash;
   }
   r.prompt_ids = j.at("prompt_ids").get<std::vector<int32_t>>();
   if (m.at("type").get<std::string>() != "f32") {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,7 +22,8 @@ namespace inferscope::testing {
 // Every reference of tests/data/llama.cpp-2026, for the backends' parametrized tests.
 inline const char* const kReferences2026[] = {"qwen3-tiny-f32",    "qwen3moe-tiny-f32",  "gemma3-tiny-f32",
                                              "smollm3-tiny-f32",  "qwen3-tiny-q8_0",    "qwen3moe-tiny-q8_0",
-                                             "qwen3-tiny-q4_k_m", "qwen3moe-tiny-q4_k_m", "gpt-oss-tiny-f32"};
+                                             "qwen3-tiny-q4_k_m", "qwen3moe-tiny-q4_k_m", "gpt-oss-tiny-f32",
+                                             "gpt-oss-tiny-mxfp4"};
 // The ones the GPU backends are held to: all but the quantized MoE files. There the GPUs' int8
 // activations (quantized per 32 values in every product, where llama.cpp's CPU and ours share one
 // scheme and agree to 1e-6) move the random router's logits by ~1e-3, enough to swap a near-tied
@@ -34,7 +36,11 @@ inline const char* const kGpuReferences2026[] = {"qwen3-tiny-f32",   "qwen3moe-t
 
 struct Reference2026 {
   std::string name;
-  std::string model_path;  // the written model, in the test's scratch space
+  // The written model, in the test's scratch space; or a file the reference made (its
+  // quantizer), kept in tests/data/llama.cpp-2026 ("file" in the JSON).
+  std::string model_path;
+  // Such a file's tensors dequantized by the reference: SHA-256 of their F32 bytes by name.
+  std::map<std::string, std::string> dequantized_sha256;
   std::vector<int32_t> prompt_ids;
   std::vector<int32_t> steps;                                 // llama.cpp's greedy ids
   std::vector<std::vector<std::pair<int32_t, double>>> top5;  // per step: (id, log-probability)
