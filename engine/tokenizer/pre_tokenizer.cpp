@@ -38,6 +38,11 @@ constexpr const char* kPoro = " ?[^(\\s|.,!?\u2026\u3002\uFF0C\u3001\u0964\u06D4
 constexpr const char* kTekken =
     R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// o200k (GPT-4o, gpt-oss, Llama 4): tekken's case-run letters with the contractions kept on
+// the word, digits in threes, '/' kept after punctuation.
+constexpr const char* kGpt4o =
+    R"([^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 struct PreTokenizerSpec {
   std::vector<std::string_view> names;
   std::vector<const char*> regexes;
@@ -72,6 +77,7 @@ const std::vector<PreTokenizerSpec>& specs() {
       {{"poro-chat", "bloom", "gpt3-finnish"}, {kPoro}, {}},
       {{"viking"}, {kPoro, R"(\p{N})"}, {}},
       {{"tekken"}, {kTekken}, {.add_bos = true, .ignore_merges = true}},
+      {{"gpt-4o", "llama4", "kanana2", "talkie"}, {kGpt4o}, {}},
       {{"chameleon"},
        {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", R"(\p{N})",
         R"([\p{P}!-/:-@\[-`{-~])", kGpt2},

@@ -79,6 +79,15 @@ TEST(PreTokenizer, Qwen2SplitsEveryDigit) {
   EXPECT_EQ(pre->split_raw("abc123"), (Words{"abc", "1", "2", "3"}));
 }
 
+// o200k (gpt-oss): case runs split words, contractions stay on their word, digits in threes.
+TEST(PreTokenizer, Gpt4oSplitsCaseRunsAndKeepsContractions) {
+  auto pre = PreTokenizer::create("gpt-4o");
+  ASSERT_TRUE(pre.is_ok()) << pre.message();
+  EXPECT_FALSE(pre->traits().add_bos);
+  EXPECT_EQ(pre->split_raw("HelloWorld I'm GPT4o's 1234567 x\n\ny"),
+            (Words{"Hello", "World", " I'm", " GPT", "4", "o's", " ", "123", "456", "7", " x", "\n\n", "y"}));
+}
+
 TEST(PreTokenizer, ListsApplyInTurn) {
   // starcoder: digits first, one by one, then GPT-2's pattern on what is between them.
   auto pre = PreTokenizer::create("starcoder");
@@ -103,7 +112,7 @@ TEST(PreTokenizer, EveryKnownNameCompiles) {
         "falcon", "mpt", "starcoder", "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v1-en", "jina-v2-es",
         "jina-v2-de", "jina-v2-code", "roberta-bpe", "refact", "command-r", "qwen2", "deepseek-r1-qwen", "megrez",
         "stablelm2", "olmo", "dbrx", "smaug-bpe", "poro-chat", "chatglm-bpe", "viking", "jais", "tekken", "smollm",
-        "codeshell", "bloom", "gpt3-finnish", "exaone", "chameleon", "minerva-7b"}) {
+        "codeshell", "bloom", "gpt3-finnish", "exaone", "chameleon", "minerva-7b", "gpt-4o", "llama4"}) {
     auto pre = PreTokenizer::create(name);
     EXPECT_TRUE(pre.is_ok()) << name << ": " << pre.message();
     if (pre) {
