@@ -64,10 +64,12 @@ class TerminalSink : public reply::ReplySink {
   void answering(const reply::ReplyHead& head) override {
     if (head.route) print_route(head);
   }
+  // The answer on stdout; the model's thinking before it on stderr.
   bool text(const reply::ReplyPiece& piece) override {
     if (!json_) {
-      std::fwrite(piece.text.data(), 1, piece.text.size(), stdout);
-      std::fflush(stdout);
+      FILE* out = piece.reasoning ? stderr : stdout;
+      std::fwrite(piece.text.data(), 1, piece.text.size(), out);
+      std::fflush(out);
     }
     return true;
   }
@@ -130,6 +132,8 @@ int print_local_reply(const reply::ReplyOutcome& outcome, bool json, bool steps)
   const GenerateResult& result = *outcome.local;
   if (json) {
     nlohmann::json j = to_json(result, steps);
+    j["text"] = outcome.text;  // the answer, cut at a stop string, without the thinking
+    if (!outcome.reasoning.empty()) j["reasoning"] = outcome.reasoning;
     if (const auto& cache = outcome.head.cache) {
       j["semantic_cache"] = cache_lookup_json(cache->lookup);
       j["timings"].update(cache_timings_json(*cache));

@@ -42,7 +42,8 @@ struct ReplyHead {
 
 struct ReplyOutcome {
   ReplyHead head;
-  std::string text;                  // as delivered (cut before a stop string)
+  std::string text;                  // the answer as delivered (cut before a stop string)
+  std::string reasoning;             // the thinking before it, apart (a local reply's)
   bool stopped_at_string = false;    // a stop string ended it
   std::optional<GenerateResult> local;      // Local: the generation's result
   std::optional<route::CloudReply> cloud;   // Cloud: the tier's reply

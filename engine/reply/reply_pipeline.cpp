@@ -102,7 +102,8 @@ StartedReply ReplyPipeline::start(const ReplyRequest& request, ReplySink& sink) 
 
   head.source = ReplySource::Local;
   sink.answering(head);
-  LocalReply local(*this, sink, std::move(prompt.request), request.stop);
+  LocalReply local(*this, sink, std::move(prompt.request), request.stop,
+                   prompt.chat ? reasoning_format_of(template_.source()) : ReasoningFormat::None);
   local.head_ = std::move(head);
   local.probe_ = std::move(probe);
   return local;
@@ -260,19 +261,32 @@ void ReplyPipeline::observe_prefill(const GenerateResult& result) {
                                            result.timings.prefill_ms);
 }
 
+bool LocalReply::deliver(const std::vector<ReasoningSegment>& segments, const TokenEvent* event) {
+  bool wanted = true;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const ReasoningSegment& s = segments[i];
+    (s.reasoning ? reasoning_ : delivered_) += s.text;
+    ReplyPiece piece{s.text, -1, {}, s.reasoning};
+    if (event != nullptr && i == 0) {
+      piece.token = event->id;
+      piece.top_logprobs = event->top_logprobs;
+    }
+    wanted = sink_->text(piece) && wanted;
+  }
+  if (segments.empty() && event != nullptr) {
+    wanted = sink_->text({"", event->id, event->top_logprobs, reasoning_split_.in_reasoning()});  // a token held back
+  }
+  return wanted;
+}
+
 bool LocalReply::on_token(const TokenEvent& event) {
-  ReplyPiece piece{stops_.push(event.text), event.id, event.top_logprobs};
-  delivered_ += piece.text;
-  const bool wanted = sink_->text(piece);
+  const bool wanted = deliver(reasoning_split_.push(stops_.push(event.text)), &event);
   return wanted && !stops_.stopped() && !sink_->cancelled();
 }
 
 std::variant<ReplyOutcome, ReplyError> LocalReply::finish(Result<GenerateResult> result) {
-  const std::string held = stops_.flush();
-  if (!held.empty()) {
-    delivered_ += held;
-    sink_->text({held});
-  }
+  deliver(reasoning_split_.push(stops_.flush()), nullptr);
+  deliver(reasoning_split_.flush(), nullptr);
   if (!result) return ReplyError{ReplyFailure::Generation, result.message()};
   ReplyCache* cache = pipeline_->cache();
   if (probe_ && cache && storable(*result, stops_.stopped())) {
@@ -283,6 +297,7 @@ std::variant<ReplyOutcome, ReplyError> LocalReply::finish(Result<GenerateResult>
   ReplyOutcome outcome;
   outcome.head = head_;
   outcome.text = delivered_;
+  outcome.reasoning = reasoning_;
   outcome.stopped_at_string = stops_.stopped();
   outcome.drafted_with_model = request_.draft.source == DraftSource::Model && request_.draft.model != nullptr;
   outcome.local = std::move(*result);

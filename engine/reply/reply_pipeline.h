@@ -21,6 +21,7 @@
 #include <variant>
 
 #include "engine/chat/chat_template.h"
+#include "engine/chat/reasoning_split.h"
 #include "engine/core/status.h"
 #include "engine/embedding/shared_embedder.h"
 #include "engine/reply/draft_models.h"
@@ -62,8 +63,15 @@ class LocalReply {
 
  private:
   friend class ReplyPipeline;
-  LocalReply(ReplyPipeline& pipeline, ReplySink& sink, GenerateRequest request, std::vector<std::string> stops)
-      : pipeline_(&pipeline), sink_(&sink), request_(std::move(request)), stops_(std::move(stops)) {}
+  LocalReply(ReplyPipeline& pipeline, ReplySink& sink, GenerateRequest request, std::vector<std::string> stops,
+             ReasoningFormat reasoning)
+      : pipeline_(&pipeline),
+        sink_(&sink),
+        request_(std::move(request)),
+        stops_(std::move(stops)),
+        reasoning_split_(reasoning, request_.prompt) {}
+  // Sends the segments of one piece of text (the token's own data with the first).
+  bool deliver(const std::vector<ReasoningSegment>& segments, const TokenEvent* event);
 
   ReplyPipeline* pipeline_;
   ReplySink* sink_;
@@ -71,7 +79,9 @@ class LocalReply {
   ReplyHead head_;
   std::optional<ReplyCache::Probe> probe_;  // a miss's, to store the reply under
   StopStrings stops_;
-  std::string delivered_;
+  ReasoningSplitter reasoning_split_;
+  std::string delivered_;  // the answer
+  std::string reasoning_;
 };
 
 using ReplyResult = std::variant<ReplyOutcome, ReplyError>;

@@ -26,11 +26,13 @@ enum class ReplyNotice {
 };
 
 // A piece of a reply: text (possibly empty, mid-character), and for a token the local model
-// generated its id and, when asked for, its most likely alternatives.
+// generated its id and, when asked for, its most likely alternatives. `reasoning`: the text is
+// the model's thinking before its answer (engine/chat/reasoning_split.h), not the answer.
 struct ReplyPiece {
   std::string text;
   int32_t token = -1;  // -1: not one token (a detokenizer's tail, a cloud's or the cache's text)
   std::vector<TokenLogprob> top_logprobs;
+  bool reasoning = false;
 };
 
 class ReplySink {

@@ -75,22 +75,26 @@ json logprobs_json(Api api, const Tokenizer& tokenizer, const std::vector<TokenC
 }
 
 json completion_json(const ReplyIdentity& reply, const std::string& text, const std::string& finish, const Usage& usage,
-                     const json& logprobs) {
+                     const json& logprobs, const std::string& reasoning) {
   json choice = {{"index", 0}, {"finish_reason", finish}, {"logprobs", logprobs}};
-  if (reply.api == Api::Chat) choice["message"] = {{"role", "assistant"}, {"content", text}};
-  else choice["text"] = text;
+  if (reply.api == Api::Chat) {
+    choice["message"] = {{"role", "assistant"}, {"content", text}};
+    if (!reasoning.empty()) choice["message"]["reasoning_content"] = reasoning;
+  } else {
+    choice["text"] = reasoning.empty() ? text : reasoning + text;  // a plain completion has no place for it
+  }
   return {{"id", reply.id},           {"object", object_name(reply.api, false)}, {"created", reply.created},
           {"model", reply.model},     {"choices", json::array({choice})},        {"usage", usage_json(usage)},
           {"system_fingerprint", "inferscope"}};
 }
 
 json chunk_json(const ReplyIdentity& reply, const std::string& text, const json& logprobs, bool first,
-                const std::string* finish, const Usage* usage) {
+                const std::string* finish, const Usage* usage, bool reasoning) {
   json choice = {{"index", 0}, {"logprobs", logprobs}, {"finish_reason", finish ? json(*finish) : json()}};
   if (reply.api == Api::Chat) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";
-    if (!text.empty() || (!first && !finish)) delta["content"] = text;
+    if (!text.empty() || (!first && !finish)) delta[reasoning ? "reasoning_content" : "content"] = text;
     choice["delta"] = delta;
   } else {
     choice["text"] = text;

@@ -42,12 +42,14 @@ struct Usage {
 };
 
 // The whole reply (stream: false).
+// reasoning: the model's thinking before `text`, as message.reasoning_content (the field
+// DeepSeek's API and llama.cpp's server use); a plain completion gets it before its text.
 nlohmann::json completion_json(const ReplyIdentity& reply, const std::string& text, const std::string& finish,
-                               const Usage& usage, const nlohmann::json& logprobs);
-// One streamed chunk: the role (chat, first chunk), a piece of text, or the last one with its
-// finish_reason (and usage).
+                               const Usage& usage, const nlohmann::json& logprobs, const std::string& reasoning = "");
+// One streamed chunk: the role (chat, first chunk), a piece of text (delta.reasoning_content
+// when it is thinking), or the last one with its finish_reason (and usage).
 nlohmann::json chunk_json(const ReplyIdentity& reply, const std::string& text, const nlohmann::json& logprobs,
-                          bool first, const std::string* finish, const Usage* usage);
+                          bool first, const std::string* finish, const Usage* usage, bool reasoning = false);
 // "data: <json>\n\n" and the stream's end, "data: [DONE]\n\n".
 std::string sse_event(const nlohmann::json& j);
 inline constexpr const char* kSseDone = "data: [DONE]\n\n";

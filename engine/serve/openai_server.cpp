@@ -48,7 +48,7 @@ class ServerReply : public reply::ReplySink {
       : channel(pace), logprobs_(logprobs), log_(std::move(log)) {}
 
   bool text(const reply::ReplyPiece& piece) override {
-    ReplyChannel::Piece p{piece.text, std::nullopt};
+    ReplyChannel::Piece p{piece.text, std::nullopt, piece.reasoning};
     if (logprobs_ && piece.token >= 0) p.token = TokenChoice{piece.token, piece.top_logprobs};
     return channel.push(std::move(p));
   }
@@ -103,7 +103,7 @@ Usage usage_of(const GenerateResult& r) {
 // Waits for the whole reply and answers it as one object.
 void answer_whole(httplib::Response& res, const PreparedReply& prepared, ServerReply& live, const Tokenizer& tokenizer,
                   std::chrono::seconds timeout) {
-  std::string text;
+  std::string text, reasoning;
   std::vector<TokenChoice> tokens;
   const auto deadline = Clock::now() + timeout;
   for (bool done = false; !done;) {
@@ -112,7 +112,7 @@ void answer_whole(httplib::Response& res, const PreparedReply& prepared, ServerR
       return send_error(res, ApiError{504, "the reply took longer than the server's request timeout", "server_error", "", "timeout"});
     }
     for (ReplyChannel::Piece& p : live.channel.take(kStreamPoll, done)) {
-      text += p.text;
+      (p.reasoning ? reasoning : text) += p.text;
       if (p.token) tokens.push_back(std::move(*p.token));
     }
   }
@@ -120,7 +120,8 @@ void answer_whole(httplib::Response& res, const PreparedReply& prepared, ServerR
   if (!result) return send_error(res, server_error(result.message()));
   const json logprobs = prepared.text.logprobs ? logprobs_json(prepared.identity.api, tokenizer, tokens) : json();
   send_json(res, 200, completion_json(prepared.identity, text,
-                                      finish_reason(result->stop_reason, live.stopped_at_string), usage_of(result.value()), logprobs));
+                                      finish_reason(result->stop_reason, live.stopped_at_string), usage_of(result.value()), logprobs,
+                                      reasoning));
 }
 
 // Streams the reply as server-sent events: a chunk per batch of pieces, the last chunk with the
@@ -136,7 +137,8 @@ void answer_streamed(httplib::Response& res, const PreparedReply& prepared, std:
         for (ReplyChannel::Piece& p : live->channel.take(kStreamPoll, done)) {
           if (p.text.empty() && !p.token && !*first) continue;
           const json logprobs = p.token ? logprobs_json(prepared.identity.api, tokenizer, {*p.token}) : json();
-          const std::string event = sse_event(chunk_json(prepared.identity, p.text, logprobs, *first, nullptr, nullptr));
+          const std::string event =
+              sse_event(chunk_json(prepared.identity, p.text, logprobs, *first, nullptr, nullptr, p.reasoning));
           *first = false;
           if (!sink.write(event.data(), event.size())) return false;
         }

@@ -29,6 +29,7 @@ class ReplyChannel {
   struct Piece {
     std::string text;
     std::optional<TokenChoice> token;
+    bool reasoning = false;  // the model's thinking, not the answer (reply::ReplyPiece)
   };
 
   // Worker side. push: false once the client went away.

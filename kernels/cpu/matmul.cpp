@@ -227,6 +227,7 @@ std::string matmul_kernel_name(GgmlType w, int64_t k, int64_t n_tokens) {
   if (level == SimdLevel::Scalar) return "scalar reference";
   const std::string isa = level == SimdLevel::Avx2 ? "AVX2" : "AVX-512";
   if (w == GgmlType::F16_2OF4) return isa + " 2:4 sparse rows (gathers), F32 activations";
+  if (w == GgmlType::MXFP4) return "AVX2 int8, Q8_0 activations";  // run_simd_kernel's choice at every level
   if (detail::is_q8k_weight(w)) {
     const bool panels = n_tokens >= detail::kKQuantPanelMinTokens;
     return isa + (level == SimdLevel::Avx2 ? " int8" : " VNNI int8") + (panels ? " panels" : " dot") +

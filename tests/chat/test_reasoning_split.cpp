@@ -1,0 +1,76 @@
+// The reasoning splitter: <think> ... </think> apart from the answer however the text is cut
+// into pieces, a generation prompt that opened the reasoning, and replies without any.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/chat/reasoning_split.h"
+
+namespace inferscope {
+namespace {
+
+struct Split {
+  std::string reasoning, answer;
+};
+
+// Feeds `pieces` one by one, then flushes; collects what went to each side.
+Split run(ReasoningFormat format, const std::string& prompt, const std::vector<std::string>& pieces) {
+  ReasoningSplitter s(format, prompt);
+  Split out;
+  auto take = [&](const std::vector<ReasoningSegment>& segments) {
+    for (const ReasoningSegment& seg : segments) (seg.reasoning ? out.reasoning : out.answer) += seg.text;
+  };
+  for (const std::string& p : pieces) take(s.push(p));
+  take(s.flush());
+  return out;
+}
+
+// Every way of cutting `text` into two pieces gives the same split.
+void expect_any_cut(const std::string& prompt, const std::string& text, const Split& expected) {
+  for (size_t cut = 0; cut <= text.size(); ++cut) {
+    const Split got = run(ReasoningFormat::ThinkTags, prompt, {text.substr(0, cut), text.substr(cut)});
+    EXPECT_EQ(got.reasoning, expected.reasoning) << "cut at " << cut;
+    EXPECT_EQ(got.answer, expected.answer) << "cut at " << cut;
+  }
+}
+
+TEST(ReasoningSplit, FormatFromTheTemplate) {
+  EXPECT_EQ(reasoning_format_of("{{ '<think>\\n' }}{% if enable_thinking %}"), ReasoningFormat::ThinkTags);
+  EXPECT_EQ(reasoning_format_of("<|im_start|>{{ message.content }}"), ReasoningFormat::None);
+}
+
+TEST(ReasoningSplit, ThinkingThenAnswerAnyCut) {
+  expect_any_cut("<|im_start|>assistant\n", "<think>\nLet me add: 2 + 2.\n</think>\n\nIt is 4.",
+                 {"\nLet me add: 2 + 2.\n", "It is 4."});
+}
+
+TEST(ReasoningSplit, TokenByTokenPieces) {
+  const Split got = run(ReasoningFormat::ThinkTags, "", {"<th", "ink", ">", "hmm", "</", "think", ">", "\n", "\n", "Yes"});
+  EXPECT_EQ(got.reasoning, "hmm");
+  EXPECT_EQ(got.answer, "Yes");
+}
+
+TEST(ReasoningSplit, APromptThatOpenedTheReasoningStartsInside) {
+  expect_any_cut("<|Assistant|><think>\n", "Thinking.</think>Answer.", {"Thinking.", "Answer."});
+}
+
+TEST(ReasoningSplit, NoReasoningIsAllAnswer) {
+  expect_any_cut("", "Hello <think> is just text here", {"", "Hello <think> is just text here"});
+  const Split plain = run(ReasoningFormat::None, "", {"<think>x</think>y"});
+  EXPECT_EQ(plain.answer, "<think>x</think>y");
+  EXPECT_EQ(plain.reasoning, "");
+}
+
+TEST(ReasoningSplit, AnUnfinishedReasoningStaysReasoning) {
+  const Split got = run(ReasoningFormat::ThinkTags, "", {"<think>still going </th"});
+  EXPECT_EQ(got.reasoning, "still going </th");
+  EXPECT_EQ(got.answer, "");
+}
+
+TEST(ReasoningSplit, ALaterThinkTagInTheAnswerIsText) {
+  expect_any_cut("", "<think>a</think>b <think>c</think>", {"a", "b <think>c</think>"});
+}
+
+}  // namespace
+}  // namespace inferscope
