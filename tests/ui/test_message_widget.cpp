@@ -6,6 +6,7 @@
 #include <QSignalSpy>
 #include <QTest>
 #include <QTextDocument>
+#include <QToolButton>
 #include <QtMath>
 
 #include <gtest/gtest.h>
@@ -36,6 +37,40 @@ TEST(MessageWidget, ShowsAUserMessageAsWritten) {
   MessageWidget widget(ConversationMessage{ConversationMessage::Role::User, QStringLiteral("**not bold**"), false, {}});
   EXPECT_EQ(widget.text(), QStringLiteral("**not bold**"));
   EXPECT_TRUE(widget.statsText().isEmpty());
+}
+
+// A reply that thought first: the thinking collapsed under "Thinking · N tokens", opened by a
+// click; the conversation's turns carry only the answer.
+TEST(MessageWidget, ShowsThinkingCollapsedWithItsTokenCount) {
+  Conversation conversation;
+  conversation.addUserMessage(QStringLiteral("What is 2 + 2?"));
+  conversation.beginReply();
+  conversation.appendReasoning(QStringLiteral("Two and two "), 3);
+  conversation.appendReasoning(QStringLiteral("make four."), 5);
+  conversation.appendToReply(QStringLiteral("It is **4**."));
+  conversation.finishReply(ReplyStats{9, 100.0, 1.0, QStringLiteral("eos")});
+  const ConversationMessage& message = conversation.messages().last();
+  EXPECT_EQ(message.reasoning, QStringLiteral("Two and two make four."));
+  EXPECT_EQ(message.reasoningTokens, 5);
+  ASSERT_EQ(conversation.turns().size(), 2);
+  EXPECT_EQ(conversation.turns().last().content, QStringLiteral("It is **4**."));
+
+  MessageWidget widget(message);
+  widget.resize(480, 240);
+  widget.show();
+  EXPECT_EQ(widget.thinkingTitle(), QStringLiteral("Thinking · 5 tokens"));
+  EXPECT_FALSE(widget.thinkingShown());
+  auto* toggle = widget.findChild<QToolButton*>(QStringLiteral("thinkingToggle"));
+  ASSERT_NE(toggle, nullptr);
+  EXPECT_TRUE(toggle->isVisible());
+  QTest::mouseClick(toggle, Qt::LeftButton);
+  EXPECT_TRUE(widget.thinkingShown());
+  EXPECT_EQ(widget.findChild<QLabel*>(QStringLiteral("thinking"))->text(), QStringLiteral("Two and two make four."));
+  EXPECT_EQ(widget.text(), QStringLiteral("It is 4."));
+
+  MessageWidget plain(reply(QStringLiteral("No thinking.")));
+  plain.show();
+  EXPECT_FALSE(plain.findChild<QToolButton*>(QStringLiteral("thinkingToggle"))->isVisible());
 }
 
 TEST(MessageWidget, MarksAReplyFromTheSemanticCacheAndOffersToRunItForReal) {

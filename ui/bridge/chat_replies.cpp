@@ -58,6 +58,12 @@ class ChatReplies::Sink : public reply::ReplySink {
                                   m_draftSource == DraftSource::Model;
   }
   bool text(const reply::ReplyPiece& piece) override {
+    if (piece.reasoning) {
+      m_reasoningPacer.add(piece.text, piece.token >= 0);
+      if (m_reasoningPacer.due()) publishReasoning();
+      return !m_cancelled();
+    }
+    if (m_reasoningPacer.has_text()) publishReasoning();  // the thinking ends before the answer shows
     m_pacer.add(piece.text, piece.token >= 0);
     if (m_pacer.due()) publish(m_pacer.take());
     return !m_cancelled();
@@ -87,17 +93,23 @@ class ChatReplies::Sink : public reply::ReplySink {
   void expectDraft(DraftSource source) { m_draftSource = source; }
   // The text not shown yet, with the reply's last rate.
   void flush(double tokensPerSecond) {
+    if (m_reasoningPacer.has_text()) publishReasoning();
     const StreamPacer::Batch rest = m_pacer.take();
     m_replies.publish(m_chat, rest.text, rest.tokens, tokensPerSecond);
   }
 
  private:
   void publish(const StreamPacer::Batch& batch) { m_replies.publish(m_chat, batch.text, batch.tokens, batch.tokensPerSecond); }
+  void publishReasoning() {
+    const StreamPacer::Batch batch = m_reasoningPacer.take();
+    emit m_replies.reasoning(batch.text, batch.tokens);
+  }
 
   ChatReplies& m_replies;
   ChatModel& m_chat;
   const std::function<bool()>& m_cancelled;
   StreamPacer m_pacer;
+  StreamPacer m_reasoningPacer;
   DraftSource m_draftSource = DraftSource::None;
 };
 

@@ -36,6 +36,8 @@ class ChatReplies : public QObject {
 
  signals:
   void tokens(const QString& chunk);
+  // More of the model's thinking before its answer; `total`: its tokens so far.
+  void reasoning(const QString& chunk, int total);
   void metrics(const inferscope::ui::MetricsSample& sample);
   void replyFinished(const inferscope::ui::ReplyStats& stats);
   void replyFailed(const QString& message);

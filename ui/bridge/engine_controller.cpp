@@ -22,6 +22,7 @@ QString qstr(const std::string& s) { return QString::fromStdString(s); }
 EngineController::EngineController(QObject* parent)
     : QObject(parent), m_replies(new ChatReplies(this)), m_server(new LocalServer(this)) {
   connect(m_replies, &ChatReplies::tokens, this, &EngineController::tokens);
+  connect(m_replies, &ChatReplies::reasoning, this, &EngineController::reasoning);
   connect(m_replies, &ChatReplies::metrics, this, &EngineController::metrics);
   connect(m_replies, &ChatReplies::replyFinished, this, &EngineController::replyFinished);
   connect(m_replies, &ChatReplies::replyFailed, this, &EngineController::replyFailed);

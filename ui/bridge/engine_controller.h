@@ -93,6 +93,8 @@ class EngineController : public QObject {
   void backendFailed(const QString& backend, const QString& message);
   void backendsListed(const QList<inferscope::ui::BackendInfo>& backends);
   void tokens(const QString& chunk);
+  // The model's thinking before its answer (<think> ... </think>); `total`: its tokens so far.
+  void reasoning(const QString& chunk, int total);
   void replyFinished(const inferscope::ui::ReplyStats& stats);
   void replyFailed(const QString& message);
   // The file's chat template stopped at one of its limits on this conversation, and the plain

@@ -26,6 +26,7 @@ class StreamPacer {
   // detokenizer is text without a token).
   void add(const std::string& text, bool is_token);
   bool due() const { return Clock::now() - m_batchStart >= kInterval; }
+  bool has_text() const { return !m_pending.empty(); }
   // The text since the previous take, and the rate over that interval; starts the next batch.
   Batch take();
 

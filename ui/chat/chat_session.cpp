@@ -11,6 +11,7 @@ ChatSession::ChatSession(EngineController* engine, Conversation* conversation, Q
     : QObject(parent), m_engine(engine), m_conversation(conversation) {
   setObjectName(QStringLiteral("chatSession"));
   connect(engine, &EngineController::tokens, conversation, &Conversation::appendToReply);
+  connect(engine, &EngineController::reasoning, conversation, &Conversation::appendReasoning);
   connect(engine, &EngineController::replyFinished, this, &ChatSession::onReplyFinished);
   connect(engine, &EngineController::replyFailed, this, &ChatSession::onReplyFailed);
 }

@@ -37,6 +37,13 @@ void Conversation::appendToReply(const QString& chunk) {
   emit messageChanged(size() - 1);
 }
 
+void Conversation::appendReasoning(const QString& chunk, int total) {
+  if (!hasStreamingReply()) return;
+  m_messages.last().reasoning += chunk;
+  m_messages.last().reasoningTokens = total;
+  emit messageChanged(size() - 1);
+}
+
 void Conversation::finishReply(const ReplyStats& stats) {
   if (!hasStreamingReply()) return;
   m_messages.last().streaming = false;

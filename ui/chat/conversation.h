@@ -21,6 +21,10 @@ struct ConversationMessage {
   QString text;
   bool streaming = false;             // a reply still being generated
   std::optional<ReplyStats> stats;    // a finished reply's
+  // A reply's thinking before its answer (shown collapsed; not sent back in later turns and not
+  // saved with the chat), and how many tokens it took.
+  QString reasoning;
+  int reasoningTokens = 0;
 };
 
 class Conversation : public QObject {
@@ -42,6 +46,8 @@ class Conversation : public QObject {
   void addUserMessage(const QString& text);
   void beginReply();
   void appendToReply(const QString& chunk);
+  // More of the streaming reply's thinking; `total`: its tokens so far.
+  void appendReasoning(const QString& chunk, int total);
   void finishReply(const ReplyStats& stats);
   // Keeps the first `count` messages.
   void truncate(int count);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <QLabel>
+#include <QToolButton>
 #include <QLocale>
 #include <QVBoxLayout>
 
@@ -59,6 +60,8 @@ QString formatReplyStats(const ReplyStats& stats) {
 MessageWidget::MessageWidget(const ConversationMessage& message, QWidget* parent)
     : QFrame(parent),
       m_role(new QLabel(this)),
+      m_thinkingToggle(new QToolButton(this)),
+      m_thinking(new QLabel(this)),
       m_body(new MarkdownView(this)),
       m_stats(new QLabel(this)),
       m_runForReal(new QLabel(tr("<a href=\"run\">Run it for real</a>"), this)) {
@@ -77,7 +80,26 @@ MessageWidget::MessageWidget(const ConversationMessage& message, QWidget* parent
   layout->setContentsMargins(12, 8, 12, 8);
   layout->setSpacing(4);
   layout->addWidget(m_role);
+  layout->addWidget(m_thinkingToggle);
+  layout->addWidget(m_thinking);
   layout->addWidget(m_body);
+  m_thinkingToggle->setObjectName("thinkingToggle");
+  m_thinkingToggle->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  m_thinkingToggle->setArrowType(Qt::RightArrow);
+  m_thinkingToggle->setCheckable(true);
+  m_thinkingToggle->setAutoRaise(true);
+  m_thinkingToggle->setToolTip(tr("The model's reasoning before its answer (not sent back to it in later turns)"));
+  m_thinking->setObjectName("thinking");
+  m_thinking->setWordWrap(true);
+  m_thinking->setTextFormat(Qt::PlainText);
+  m_thinking->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_thinking->setForegroundRole(QPalette::PlaceholderText);
+  m_thinking->setContentsMargins(16, 0, 0, 0);
+  m_thinking->hide();
+  connect(m_thinkingToggle, &QToolButton::toggled, this, [this](bool open) {
+    m_thinkingToggle->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
+    m_thinking->setVisible(open);
+  });
   layout->addWidget(m_stats);
   layout->addWidget(m_runForReal);
   m_runForReal->setObjectName("runForReal");
@@ -109,6 +131,9 @@ void MessageWidget::render() {
   } else {
     m_body->showMarkdown(m_message.text);
   }
+  m_thinkingToggle->setVisible(!m_message.reasoning.isEmpty());
+  m_thinkingToggle->setText(thinkingTitle());
+  m_thinking->setText(m_message.reasoning.trimmed());
   m_stats->setVisible(m_message.stats.has_value());
   m_runForReal->setVisible(m_message.stats && m_message.stats->stopReason == QLatin1String("semantic_cache"));
   if (m_message.stats) {
@@ -122,5 +147,15 @@ void MessageWidget::render() {
 QString MessageWidget::text() const { return m_body->toPlainText(); }
 
 QString MessageWidget::statsText() const { return m_stats->text(); }
+
+QString MessageWidget::thinkingTitle() const {
+  if (m_message.reasoning.isEmpty()) return {};
+  const int n = m_message.reasoningTokens;
+  const QString tokens = n == 1 ? tr("1 token") : tr("%1 tokens").arg(n);
+  return m_message.streaming && m_message.text.isEmpty() ? tr("Thinking… · %1").arg(tokens)
+                                                         : tr("Thinking · %1").arg(tokens);
+}
+
+bool MessageWidget::thinkingShown() const { return m_thinking->isVisibleTo(this); }
 
 }  // namespace inferscope::ui

@@ -12,6 +12,7 @@
 #include "ui/chat/conversation.h"
 
 class QLabel;
+class QToolButton;
 
 namespace inferscope::ui {
 
@@ -26,6 +27,9 @@ class MessageWidget : public QFrame {
   void showMessage(const ConversationMessage& message);
   QString text() const;
   QString statsText() const;
+  // "Thinking · 42 tokens" above a reply that thought first; empty when it did not.
+  QString thinkingTitle() const;
+  bool thinkingShown() const;
 
  signals:
   // The "Run it for real" link under a reply the semantic cache served.
@@ -39,6 +43,8 @@ class MessageWidget : public QFrame {
   QElapsedTimer m_sinceRender;
   qint64 m_renderCostMs = 0;
   QLabel* m_role;
+  QToolButton* m_thinkingToggle;  // collapsed by default
+  QLabel* m_thinking;
   MarkdownView* m_body;
   QLabel* m_stats;
   QLabel* m_runForReal;  // under a reply from the semantic cache only
