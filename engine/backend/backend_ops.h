@@ -168,7 +168,8 @@ class BackendOps {
   // x[i] += bias for i < n ([bias.size] rows).
   virtual Status add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel label) = 0;
   // Rotates Q's and K's heads for the positions of the chunk's rows with the plan's RoPE
-  // parameters `which` (Full or SlidingWindow: plan.rope_of).
+  // parameters `which` (Full or SlidingWindow: plan.rope_of), and scales the queries by the
+  // parameters' query temperature (kernels::query_temperature; mistral3).
   virtual Status rope(const Chunk& chunk, LayerRope which, OpLabel label) = 0;
   // Stores K and V as the rows of each span's positions (through its blocks) in `layer`.
   virtual Status kv_store(int64_t layer, const Chunk& chunk, OpLabel label) = 0;

@@ -24,6 +24,7 @@ constexpr ArchEntry kArchitectures[] = {
     {"gemma3", Architecture::Gemma3, RopeLayout::Neox},
     {"smollm3", Architecture::SmolLm3, RopeLayout::Normal},
     {"gpt-oss", Architecture::GptOss, RopeLayout::Neox},
+    {"mistral3", Architecture::Mistral3, RopeLayout::Normal},
     {"bert", Architecture::Bert, RopeLayout::Normal},
 };
 
@@ -112,11 +113,14 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
   }
   c.rope_attn_factor = static_cast<float>(attn);
 
+  // YaRN's mscale_all_dim (Ministral 3: 1): the magnitude becomes mscale(1) / mscale(log_mul),
+  // mscale(m) = 1 + 0.1 m ln(factor), as llama.cpp computes it (DeepSeek 2's own case is not
+  // an architecture here).
   double log_mul = 0;
   TRY_ASSIGN(log_mul, f.get_float_or(a + "rope.scaling.yarn_log_multiplier", 0.0));
-  if (log_mul != 0.0) {
-    return Status::error(f.error_prefix() + "metadata key '" + a +
-                         "rope.scaling.yarn_log_multiplier' (DeepSeek's YaRN mscale_all_dim) is not supported");
+  if (!(log_mul >= 0.0 && log_mul <= 100.0)) {
+    return Status::error(f.error_prefix() + "metadata key '" + a + "rope.scaling.yarn_log_multiplier' is " +
+                         std::to_string(log_mul) + ", expected a value in [0, 100]");
   }
   double beta = 0;
   TRY_ASSIGN(beta, f.get_float_or(a + "rope.scaling.yarn_beta_fast", 32.0));
@@ -137,8 +141,10 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
                          "rope.scaling.yarn_attn_factor' (an explicit YaRN attention factor) is not supported");
   }
   if (c.rope_scaling == RopeScaling::Yarn && factor > 1.0) {
-    // YaRN's magnitude correction, 0.1 ln(factor) + 1 (llama.cpp's and Hugging Face's default).
-    c.rope_attn_factor *= static_cast<float>(1.0 + 0.1 * std::log(factor));
+    // YaRN's magnitude correction, 0.1 ln(factor) + 1 (llama.cpp's and Hugging Face's default),
+    // divided by the same with mscale_all_dim when the file gives one.
+    const double mscale = 1.0 + 0.1 * std::log(factor);
+    c.rope_attn_factor *= static_cast<float>(log_mul == 0.0 ? mscale : mscale / (1.0 + 0.1 * log_mul * std::log(factor)));
   }
   return Status::ok();
 }
@@ -209,6 +215,19 @@ Status read_architecture_options(const gguf::File& f, const std::string& a, Mode
   }
   if (c.arch == Architecture::Gemma3) return read_gemma3_options(f, a, c);
   if (c.arch == Architecture::GptOss) return read_gpt_oss_options(f, a, c);
+  if (c.arch == Architecture::Mistral3) {
+    // Ministral 3's attention temperature over original_context_length positions (llama.cpp's
+    // n_attn_temp_floor_scale); every value of a head must rotate for the rope op to scale it.
+    double temp = 0;
+    TRY_ASSIGN(temp, f.get_float_or(a + "attention.temperature_scale", 0.0));
+    if (!(temp >= 0.0 && temp <= 10.0)) {
+      return Status::error(f.error_prefix() + "attention.temperature_scale must be in [0, 10]");
+    }
+    c.attn_temp_scale = static_cast<float>(temp);
+    if (c.attn_temp_scale > 0.0f && c.n_rot != c.head_dim) {
+      return Status::error(f.error_prefix() + "attention temperature scaling with partial RoPE is not supported");
+    }
+  }
   if (c.arch == Architecture::SmolLm3) c.n_no_rope_step = 4;
   if (c.arch == Architecture::Gemma2) {
     c.has_post_norms = true;
@@ -285,7 +304,7 @@ const char* rope_scaling_name(RopeScaling scaling) {
 }
 
 const char* supported_architectures() {
-  return "llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, gpt-oss, bert";
+  return "llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, gpt-oss, mistral3, bert";
 }
 
 Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {

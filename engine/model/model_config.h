@@ -12,7 +12,9 @@
 
 namespace inferscope {
 
-enum class Architecture { Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Bert };
+enum class Architecture {
+  Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Mistral3, Bert
+};
 
 // NORM rotates adjacent pairs (2i, 2i+1); NEOX rotates (i, i + n_rot/2). Fixed per architecture.
 enum class RopeLayout { Normal, Neox };
@@ -79,6 +81,9 @@ struct ModelConfig {
   float rope_freq_scale_swa = 1.0f;
   // > 0: layers il with (il + 1) % n_no_rope_step == 0 use no RoPE (smollm3: 4).
   int64_t n_no_rope_step = 0;
+  // mistral3 (Ministral 3): attention.temperature_scale, queries scaled by 1 + this * ln(floor(pos /
+  // n_ctx_orig) + 1); 0 = off (kernels/formats/rope_params.h q_temp_beta).
+  float attn_temp_scale = 0.0f;
   float yarn_beta_fast = 32.0f;  // rope.scaling.yarn_beta_fast
   float yarn_beta_slow = 1.0f;   // rope.scaling.yarn_beta_slow
 

@@ -174,6 +174,16 @@ const Preset kPresets[] = {
      {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 96, .n_expert = 4, .n_expert_used = 2,
       .n_ff_expert = 96, .n_ctx = 512, .arch = "gpt-oss", .head_dim = 48, .n_swa = 16, .rope_freq_base = 150000.0f,
       .rope_scaling = "yarn", .rope_scaling_factor = 4.0f, .rope_orig_ctx = 32}},
+    // mistralai/Mistral-Small-3.2-24B-Instruct-2506 (text model): RoPE base 1e9, heads of 128.
+    {"mistral-small-3",
+     {.n_embd = 5120, .n_layer = 40, .n_head = 32, .n_head_kv = 8, .n_ff = 32768, .n_ctx = 131072,
+      .arch = "mistral3", .head_dim = 128, .rope_freq_base = 1e9f}},
+    // Ministral 3's YaRN (mscale_all_dim 1) and attention temperature over an original context
+    // of 8 positions, so both bite within a test.
+    {"ministral3-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "mistral3",
+      .rope_freq_base = 1e6f, .rope_scaling = "yarn", .rope_scaling_factor = 16.0f, .rope_orig_ctx = 8,
+      .rope_yarn_log_mul = 1.0f, .attn_temp_scale = 0.1f}},
     {"qwen3moe-tiny",
      {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_expert = 8, .n_expert_used = 3,
       .n_ff_expert = 64, .n_ctx = 512, .arch = "qwen3moe", .head_dim = 48, .rope_freq_base = 1e6f,
@@ -253,11 +263,11 @@ Status check_shape(const RandomModelShape& s) {
   }
   const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen2moe" || s.arch == "qwen3" ||
                      s.arch == "qwen3moe" || s.arch == "phi3" || s.arch == "gemma" || s.arch == "gemma2" ||
-                     s.arch == "gemma3" || s.arch == "smollm3" || s.arch == "gpt-oss";
+                     s.arch == "gemma3" || s.arch == "smollm3" || s.arch == "gpt-oss" || s.arch == "mistral3";
   if (!known) {
     return Status::error("cannot write architecture '" + s.arch +
                          "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, "
-                         "gpt-oss)");
+                         "gpt-oss, mistral3)");
   }
   return Status::ok();
 }
@@ -295,6 +305,7 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   w.add_u32(a + "rope.dimension_count", static_cast<uint32_t>(head_dim));
   w.add_u32(a + "vocab_size", static_cast<uint32_t>(n_vocab));
   if (s.n_swa > 0) w.add_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.n_swa));
+  if (s.attn_temp_scale > 0.0f) w.add_f32(a + "attention.temperature_scale", s.attn_temp_scale);
   if (s.swa_period > 0) w.add_u32(a + "attention.sliding_window_pattern", static_cast<uint32_t>(s.swa_period));
   if (s.rope_freq_base_swa > 0.0f) w.add_f32(a + "rope.freq_base_swa", s.rope_freq_base_swa);
   if (s.arch == "gemma2") {
@@ -316,6 +327,9 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
     w.add_string(a + "rope.scaling.type", s.rope_scaling);
     w.add_f32(a + "rope.scaling.factor", s.rope_scaling_factor);
     if (s.rope_scaling == "yarn") w.add_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(s.rope_orig_ctx));
+    if (s.rope_scaling == "yarn" && s.rope_yarn_log_mul > 0.0f) {
+      w.add_f32(a + "rope.scaling.yarn_log_multiplier", s.rope_yarn_log_mul);
+    }
   }
   if (s.rope_scaling == "longrope") {
     // As llama.cpp's Phi-3 converter: attn_factor = sqrt(1 + ln(scale) / ln(original context)).

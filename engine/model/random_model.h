@@ -24,7 +24,8 @@ struct RandomModelShape {
   int64_t n_ff_shared = 0;    // qwen2moe: the shared expert's FFN width
   int64_t n_ctx = 2048;
   bool tied_output = false;   // omit output.weight (use token_embd)
-  // general.architecture: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3
+  // general.architecture: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3,
+  // gpt-oss, mistral3
   std::string arch = "llama";
   int64_t head_dim = 0;        // 0 = n_embd / n_head; else written as attention.key_length
   int64_t n_swa = 0;           // phi3 / gemma2 / gemma3 attention.sliding_window; 0 = none
@@ -45,6 +46,8 @@ struct RandomModelShape {
   float rope_low_freq_factor = 1.0f;   // llama3 only
   float rope_high_freq_factor = 4.0f;  // llama3 only
   int64_t rope_orig_ctx = 8192;        // original (pre-extension) training context
+  float rope_yarn_log_mul = 0.0f;      // yarn only: rope.scaling.yarn_log_multiplier when > 0
+  float attn_temp_scale = 0.0f;        // mistral3: attention.temperature_scale when > 0
 };
 
 // Llama 3.1's per-pair frequency divisors ("llama3" rope_type): 1 for wavelengths shorter than

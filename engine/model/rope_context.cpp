@@ -14,6 +14,10 @@ kernels::RopeParams rope_params_for_context(const ModelConfig& c, const ModelWei
   } else if (w.rope_factors_long.present()) {
     p.freq_factors = n_ctx > c.n_ctx_orig ? w.rope_factors_long.data : w.rope_factors_short.data;
   }
+  if (c.attn_temp_scale > 0.0f) {
+    p.q_temp_beta = c.attn_temp_scale;
+    p.q_temp_floor = static_cast<float>(c.n_ctx_orig);
+  }
   if (c.rope_scaling == RopeScaling::Yarn) {
     p.yarn_ext_factor = 1.0f;
     kernels::rope_yarn_corr_dims(c.n_rot, c.n_ctx_orig, c.rope_freq_base, c.yarn_beta_fast, c.yarn_beta_slow,

@@ -28,6 +28,9 @@ __global__ void rope_rows(float* q, float* k, const int32_t* __restrict__ pos, R
   __syncthreads();
 
   const int n_head = static_cast<int>(shape.n_head);
+  const float temperature = shape.q_temp_beta != 0.0f
+                                ? 1.0f + shape.q_temp_beta * logf(floorf(position / shape.q_temp_floor) + 1.0f)
+                                : 1.0f;
   const int pairs = static_cast<int>(shape.n_head + shape.n_head_kv) * half;
   for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
     const int head = p / half, i = p % half;
@@ -36,8 +39,9 @@ __global__ void rope_rows(float* q, float* k, const int32_t* __restrict__ pos, R
     const int ia = shape.neox ? i : 2 * i;
     const int ib = shape.neox ? i + half : 2 * i + 1;
     const float a = v[ia], b = v[ib], c = cos_s[i], s = sin_s[i];
-    v[ia] = __fadd_rn(__fmul_rn(a, c), -__fmul_rn(b, s));
-    v[ib] = __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
+    const float t = head < n_head ? temperature : 1.0f;
+    v[ia] = __fmul_rn(__fadd_rn(__fmul_rn(a, c), -__fmul_rn(b, s)), t);
+    v[ib] = __fmul_rn(__fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c)), t);
   }
 }
 

@@ -17,6 +17,9 @@ struct RopeShape {
   int64_t head_dim = 0;
   int64_t n_rot = 0;      // even, <= head_dim
   bool neox = false;      // pairs (i, i + n_rot/2) instead of (2i, 2i+1)
+  // Queries times 1 + beta ln(floor(pos / floor) + 1) (kernels::query_temperature); 0: off.
+  float q_temp_beta = 0.0f;
+  float q_temp_floor = 0.0f;
 };
 
 // Rotates q [rows][n_head * head_dim] and k [rows][n_head_kv * head_dim] in place, row r at

@@ -3,6 +3,8 @@
 // model and the context (engine/model/rope_context.h).
 #pragma once
 
+#include <cmath>
+
 namespace inferscope::kernels {
 
 // How one position's RoPE angles are computed. For pair i (0 <= i < n_rot/2):
@@ -21,6 +23,17 @@ struct RopeParams {
   float yarn_ext_factor = 0.0f;         // 0 = YaRN off
   float yarn_corr_low = 0.0f;           // pairs below this keep theta_extrap (ramp start)
   float yarn_corr_high = 0.0f;          // pairs above this take theta_interp (ramp end)
+  // Queries only (the rope op; keys and kv_rotate ignore it): Llama 4's and Ministral 3's
+  // attention temperature, q *= 1 + q_temp_beta * ln(floor(pos / q_temp_floor) + 1), so 1 below
+  // q_temp_floor positions. 0: off. Precondition when on: n_rot == head_dim (every value rotates).
+  float q_temp_beta = 0.0f;
+  float q_temp_floor = 0.0f;
 };
+
+// The query temperature of position pos (1 when off), in F32 as every backend computes it.
+static inline float query_temperature(const RopeParams& p, float pos) {
+  if (p.q_temp_beta == 0.0f) return 1.0f;
+  return 1.0f + p.q_temp_beta * std::log(std::floor(pos / p.q_temp_floor) + 1.0f);
+}
 
 }  // namespace inferscope::kernels

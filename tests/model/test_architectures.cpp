@@ -190,7 +190,9 @@ RopeRef reference_rope(const gguf::File& f, const RandomModelShape& s, int64_t h
   if (s.rope_scaling == "linear") r.scale = 1.0 / s.rope_scaling_factor;
   if (s.rope_scaling == "yarn") {
     r.yarn_factor = s.rope_scaling_factor;
-    r.attn = 0.1 * std::log(s.rope_scaling_factor) + 1.0;
+    // Hugging Face's YaRN mscale, divided by the same with mscale_all_dim when there is one.
+    r.attn = (0.1 * std::log(s.rope_scaling_factor) + 1.0) /
+             (0.1 * s.rope_yarn_log_mul * std::log(s.rope_scaling_factor) + 1.0);
     auto dim = [&](double rotations) {
       return hd * std::log(static_cast<double>(s.rope_orig_ctx) / (rotations * 2.0 * M_PI)) / (2.0 * std::log(r.base));
     };
@@ -211,6 +213,8 @@ RopeRef reference_rope(const gguf::File& f, const RandomModelShape& s, int64_t h
 //   gemma3: gemma2 without soft-capping, + q/k head norms; the window on layers il % 6 < 5,
 //           whose RoPE has base 10000 and no scaling (the others: the file's base and scaling).
 //   smollm3: llama without RoPE on layers 3, 7, 11, ...
+//   mistral3: llama; YaRN's magnitude divided by mscale_all_dim's, queries times the attention
+//             temperature 1 + beta ln(floor(pos / original context) + 1).
 // K and V are rounded to F16 as the engine's cache stores them (a storage format, not an
 // approximation of the math).
 std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s, const std::vector<int32_t>& tokens,
@@ -220,7 +224,7 @@ std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s
   const bool gemma2 = arch == "gemma2", post_norms = gemma2 || gemma3, phi3 = arch == "phi3";
   const int64_t hd = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
   const int64_t nq = hd * s.n_head, nkv = hd * s.n_head_kv, T = static_cast<int64_t>(tokens.size());
-  const bool neox = arch != "llama" && arch != "smollm3";
+  const bool neox = arch != "llama" && arch != "smollm3" && arch != "mistral3";
   const Matrix embd = load_matrix(f, "token_embd.weight");
   const RopeRef rope_ref = reference_rope(f, s, hd, options);
 
@@ -264,6 +268,11 @@ std::vector<Vec> reference_logits(const gguf::File& f, const RandomModelShape& s
       if (rotated) {
         rope(q[t], s.n_head, hd, t, layer_rope, neox);
         rope(k[t], s.n_head_kv, hd, t, layer_rope, neox);
+      }
+      if (s.attn_temp_scale > 0 && options.rope_scaling) {
+        // Ministral 3's attention temperature over the original context's positions.
+        const double temperature = 1.0 + s.attn_temp_scale * std::log(std::floor(double(t) / s.rope_orig_ctx) + 1.0);
+        for (double& e : q[t]) e *= temperature;
       }
       for (double& e : k[t]) e = round_f16(e);
       for (double& e : v[t]) e = round_f16(e);
@@ -461,6 +470,8 @@ INSTANTIATE_TEST_SUITE_P(Tiny, Architectures,
                                            Case{"gemma3_tiny", "gemma3-tiny"},
                                            // Layer 3 without RoPE.
                                            Case{"smollm3_tiny", "smollm3-tiny"},
+                                           // YaRN with mscale_all_dim and the attention temperature.
+                                           Case{"ministral3_tiny", "ministral3-tiny"},
                                            // Experts and a shared expert wider than n_ff.
                                            Case{"qwen2moe_tiny", "qwen2moe-tiny"},
                                            // Llama 3.1's rope_freqs.weight on every layer.

@@ -299,7 +299,7 @@ TEST_F(RopeScalingModel, UnsupportedScalingKeysAreRefusedByName) {
       {"rope.scaling.yarn_log_multiplier",
        [](gguf::Writer& w) {
          w.add_string("qwen2.rope.scaling.type", "yarn");
-         w.add_f32("qwen2.rope.scaling.yarn_log_multiplier", 0.1f);
+         w.add_f32("qwen2.rope.scaling.yarn_log_multiplier", -1.0f);  // out of range (Ministral 3 has 1)
        }},
       {"rope.scaling.yarn_ext_factor", [](gguf::Writer& w) { w.add_f32("qwen2.rope.scaling.yarn_ext_factor", 0.5f); }},
       {"rope.scaling.yarn_attn_factor", [](gguf::Writer& w) { w.add_f32("qwen2.rope.scaling.yarn_attn_factor", 1.2f); }},

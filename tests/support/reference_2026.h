@@ -23,7 +23,7 @@ namespace inferscope::testing {
 inline const char* const kReferences2026[] = {"qwen3-tiny-f32",    "qwen3moe-tiny-f32",  "gemma3-tiny-f32",
                                              "smollm3-tiny-f32",  "qwen3-tiny-q8_0",    "qwen3moe-tiny-q8_0",
                                              "qwen3-tiny-q4_k_m", "qwen3moe-tiny-q4_k_m", "gpt-oss-tiny-f32",
-                                             "gpt-oss-tiny-mxfp4"};
+                                             "gpt-oss-tiny-mxfp4", "ministral3-tiny-f32"};
 // The ones the GPU backends are held to: all but the quantized MoE files. There the GPUs' int8
 // activations (quantized per 32 values in every product, where llama.cpp's CPU and ours share one
 // scheme and agree to 1e-6) move the random router's logits by ~1e-3, enough to swap a near-tied
@@ -32,7 +32,8 @@ inline const char* const kReferences2026[] = {"qwen3-tiny-f32",    "qwen3moe-tin
 // CudaArchitecture), their quantized products on the dense files here and VulkanWeightType /
 // CudaWeightType.
 inline const char* const kGpuReferences2026[] = {"qwen3-tiny-f32",   "qwen3moe-tiny-f32", "gemma3-tiny-f32",
-                                                "smollm3-tiny-f32", "qwen3-tiny-q8_0",   "qwen3-tiny-q4_k_m"};
+                                                "smollm3-tiny-f32", "qwen3-tiny-q8_0",   "qwen3-tiny-q4_k_m",
+                                                "ministral3-tiny-f32"};
 
 struct Reference2026 {
   std::string name;

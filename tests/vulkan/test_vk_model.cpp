@@ -161,7 +161,7 @@ TEST_P(VulkanArchitecture, LogitsMatchTheCpuBackend) {
 
 INSTANTIATE_TEST_SUITE_P(Tiny, VulkanArchitecture,
                          ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2moe-tiny", "qwen2-tiny", "qwen3-tiny",
-                                           "qwen3moe-tiny", "gemma3-tiny", "smollm3-tiny", "phi3-tiny",
+                                           "qwen3moe-tiny", "gemma3-tiny", "smollm3-tiny", "ministral3-tiny", "phi3-tiny",
                                            "phi3.5-tiny", "llama3-tiny", "gemma-tiny", "gemma2-tiny"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;

@@ -267,6 +267,11 @@ Status CpuOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
       const float* cs = rope_cos_.data() + table + t * half;
       const float* sn = rope_sin_.data() + table + t * half;
       kernels::rope_apply(q + t * Q, c.n_head, c.head_dim, c.n_rot, cs, sn, neox);
+      const float temperature =
+          kernels::query_temperature(plan_.rope_of(which), static_cast<float>(row_pos_[static_cast<size_t>(t)]));
+      if (temperature != 1.0f) {
+        for (int64_t i = 0; i < Q; ++i) q[t * Q + i] *= temperature;
+      }
       kernels::rope_apply(k + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cs, sn, neox);
     }
   });

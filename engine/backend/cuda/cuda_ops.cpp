@@ -362,6 +362,8 @@ Status CudaOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
   shape.head_dim = c.head_dim;
   shape.n_rot = c.n_rot;
   shape.neox = c.rope_layout == RopeLayout::Neox;
+  shape.q_temp_beta = plan_.rope_of(which).q_temp_beta;
+  shape.q_temp_floor = plan_.rope_of(which).q_temp_floor;
   const ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope_of(which), c.n_rot);
   return issue(label, {u64(chunk.n), u64(static_cast<int64_t>(which))}, [&] {
     return cuda_status(ck::launch_rope(act(Act::Q), act(Act::K), inputs_->rows(), chunk.n, shape, angles, *factors,

@@ -29,6 +29,8 @@ layout(push_constant) uniform Push {
   uint q_off;  // first element of each operand in its binding
   uint k_off;
   uint ff_off;
+  float q_temp_beta;   // queries times 1 + beta ln(floor(pos / floor) + 1) (mistral3); 0: off
+  float q_temp_floor;
 } pc;
 
 const uint kMaxPairs = 512;
@@ -49,6 +51,8 @@ void main() {
       sin_s[i] = cs.y;
     }
     barrier();
+    const float temperature =
+        pc.q_temp_beta != 0.0 ? 1.0 + pc.q_temp_beta * log(floor(float(pc.pos0 + t) / pc.q_temp_floor) + 1.0) : 1.0;
     for (uint p = tid; p < pairs; p += WORKGROUP_SIZE) {
       const uint head = p / half_rot, i = p % half_rot;
       const uint ia = pc.neox != 0u ? i : 2u * i;
@@ -59,8 +63,8 @@ void main() {
         const float a = q[base + ia], b = q[base + ib];
         precise float ra = a * c - b * s;
         precise float rb = a * s + b * c;
-        q[base + ia] = ra;
-        q[base + ib] = rb;
+        q[base + ia] = ra * temperature;
+        q[base + ib] = rb * temperature;
       } else {
         const uint base = pc.k_off + t * k_row + (head - pc.n_head) * pc.head_dim;
         const float a = k[base + ia], b = k[base + ib];

@@ -21,6 +21,7 @@ struct RopePush {
   uint32_t has_freq_factors;
   RopeAnglePush angles;
   uint32_t q_off, k_off, ff_off;
+  float q_temp_beta, q_temp_floor;  // RopeParams' query temperature (0: off)
 };
 
 constexpr int64_t kMaxRot = 1024;  // rope.comp's shared angle arrays hold 512 pairs
@@ -91,6 +92,8 @@ Status record_rope(Device& device, Recorder& recorder, BufferSpan q, BufferSpan 
   push.q_off = q_bind.first;
   push.k_off = k_bind.first;
   push.ff_off = f_bind.first;
+  push.q_temp_beta = params.q_temp_beta;
+  push.q_temp_floor = params.q_temp_floor;
 
   const uint32_t wg = op_workgroup_size(device, 256);
   const uint32_t spec[] = {wg};
