@@ -9,6 +9,7 @@
 #include "app/cli/commands.h"
 #include "engine/chat/chat_template.h"
 #include "engine/gguf/gguf_file.h"
+#include "engine/model/architecture_summary.h"
 #include "engine/model/memory_estimate.h"
 #include "engine/model/model_config.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -54,49 +55,24 @@ nlohmann::json config_json(const ModelConfig& c) {
           {"final_softcap", c.final_softcap}};
 }
 
-// RMSNorm, RoPE and the FFN of a decoder.
-void print_decoder_details(const ModelConfig& c) {
-  std::printf("  context %lld, RMS eps %g, RoPE %s base %g scale %g dims %lld\n", (long long)c.n_ctx_train,
-              c.rms_eps, c.rope_layout == RopeLayout::Neox ? "neox" : "normal", c.rope_freq_base, c.rope_freq_scale,
-              (long long)c.n_rot);
-  if (c.ffn_activation != FfnActivation::Silu || c.n_swa > 0 || c.attn_softcap > 0 || c.has_post_norms) {
-    const std::string layers = c.swa_period > 0 ? " (" + std::to_string(c.swa_period - 1) + " of every " +
-                                                      std::to_string(c.swa_period) + " layers)"
-                                                : "";
-    std::printf("  FFN %s, embeddings x %g, sliding window %lld%s, soft-cap scores %g logits %g%s\n",
-                ffn_activation_name(c.ffn_activation), c.embd_scale, (long long)c.n_swa,
-                layers.c_str(), c.attn_softcap, c.final_softcap, c.has_post_norms ? ", post-norms" : "");
-  }
-  if (c.has_qk_norm || c.has_swa_rope || c.n_no_rope_step > 0 || c.arch == Architecture::GptOss) {
-    std::printf("  per-head Q/K RMSNorm %s", c.has_qk_norm ? "yes" : "no");
-    if (c.arch == Architecture::GptOss) std::printf(", learned attention sinks, biased router and experts");
-    if (c.has_swa_rope) std::printf(", window layers' RoPE base %g scale %g", c.rope_freq_base_swa, c.rope_freq_scale_swa);
-    if (c.n_no_rope_step > 0) std::printf(", no RoPE on every %lld-th layer", (long long)c.n_no_rope_step);
-    std::printf("\n");
-  }
-}
-
 void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const ChatTemplateInfo& chat,
                 const MemoryEstimate& e) {
   std::printf("file: %s (GGUF v%u, %s, %zu metadata keys, %zu tensors, alignment %u)\n", f.path().c_str(),
               f.version(), format_bytes(f.file_size()).c_str(), f.metadata().size(), f.tensors().size(),
               f.alignment());
   std::printf("\narchitecture: %s%s\n", c.arch_name.c_str(), c.name.empty() ? "" : (" (" + c.name + ")").c_str());
-  std::printf("  layers %lld, embedding %lld, heads %lld (KV %lld, head size %lld), feed-forward %lld\n",
-              (long long)c.n_layer, (long long)c.n_embd, (long long)c.n_head, (long long)c.n_head_kv,
-              (long long)c.head_dim, (long long)c.n_ff);
-  if (c.is_moe()) {
-    std::printf("  experts %lld (used %lld, width %lld%s)\n", (long long)c.n_expert, (long long)c.n_expert_used,
-                (long long)c.n_ff_expert,
-                c.n_ff_shared ? (", shared width " + std::to_string(c.n_ff_shared)).c_str() : "");
-  }
   if (c.is_encoder()) {
+    std::printf("  layers %lld, embedding %lld, heads %lld (KV %lld, head size %lld), feed-forward %lld\n",
+                (long long)c.n_layer, (long long)c.n_embd, (long long)c.n_head, (long long)c.n_head_kv,
+                (long long)c.head_dim, (long long)c.n_ff);
     const char* pooling = c.pooling == Pooling::Mean ? "mean" : c.pooling == Pooling::Cls ? "cls" : "last";
     std::printf("  encoder (embeddings): context %lld, LayerNorm eps %g, absolute positions, %lld token types,\n"
                 "  bidirectional attention, GELU FFN, %s pooling (inferscope-cli embed)\n",
                 (long long)c.n_ctx_train, c.norm_eps, (long long)c.n_token_types, pooling);
   } else {
-    print_decoder_details(c);
+    for (const auto& [label, value] : architecture_summary(c)) {
+      std::printf("  %-13s %s\n", (label + ":").c_str(), value.c_str());
+    }
   }
   if (tok) {
     std::printf("\ntokenizer: %s (pre: %s), %d tokens, BOS %d%s, EOS %d%s\n", tok->model_name().c_str(),

@@ -565,6 +565,38 @@ TEST(ArchitectureSupport, RealisticPresetsMatchPublishedConfigs) {
   EXPECT_EQ(s.n_head, 14);
   EXPECT_EQ(s.n_head_kv, 2);
   EXPECT_TRUE(s.tied_output);
+  ASSERT_TRUE(random_model_preset("qwen3-0.6b", &s));  // Qwen/Qwen3-0.6B: heads of 128 > n_embd / n_head
+  EXPECT_EQ(s.arch, "qwen3");
+  EXPECT_EQ(s.n_embd, 1024);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.n_ff, 3072);
+  ASSERT_TRUE(random_model_preset("qwen3-30b-a3b", &s));  // Qwen/Qwen3-30B-A3B
+  EXPECT_EQ(s.n_expert, 128);
+  EXPECT_EQ(s.n_expert_used, 8);
+  EXPECT_EQ(s.n_ff_expert, 768);
+  ASSERT_TRUE(random_model_preset("gemma3-1b", &s));  // google/gemma-3-1b-pt
+  EXPECT_EQ(s.arch, "gemma3");
+  EXPECT_EQ(s.n_embd, 1152);
+  EXPECT_EQ(s.n_layer, 26);
+  EXPECT_EQ(s.n_head_kv, 1);
+  EXPECT_EQ(s.n_swa, 512);
+  ASSERT_TRUE(random_model_preset("gpt-oss-20b", &s));  // openai/gpt-oss-20b
+  EXPECT_EQ(s.arch, "gpt-oss");
+  EXPECT_EQ(s.n_embd, 2880);
+  EXPECT_EQ(s.n_head, 64);
+  EXPECT_EQ(s.head_dim, 64);
+  EXPECT_EQ(s.n_expert, 32);
+  EXPECT_EQ(s.n_expert_used, 4);
+  EXPECT_EQ(s.n_swa, 128);
+  ASSERT_TRUE(random_model_preset("smollm3-3b", &s));  // HuggingFaceTB/SmolLM3-3B
+  EXPECT_EQ(s.arch, "smollm3");
+  EXPECT_EQ(s.n_layer, 36);
+  EXPECT_EQ(s.n_ff, 11008);
+  ASSERT_TRUE(random_model_preset("mistral-small-3", &s));  // mistralai/Mistral-Small-3.2-24B-Instruct-2506
+  EXPECT_EQ(s.arch, "mistral3");
+  EXPECT_EQ(s.n_embd, 5120);
+  EXPECT_EQ(s.n_layer, 40);
+  EXPECT_EQ(s.n_ff, 32768);
   ASSERT_TRUE(random_model_preset("mistral-7b", &s));  // mistralai/Mistral-7B-v0.3 (llama in GGUF)
   EXPECT_EQ(s.arch, "llama");
   EXPECT_EQ(s.n_head_kv, 8);

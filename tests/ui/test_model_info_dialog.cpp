@@ -12,7 +12,10 @@
 #include <QTableView>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
 #include "engine/model/memory_estimate.h"
+#include "engine/model/random_model.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/model_info/gguf_tensor_model.h"
@@ -43,6 +46,31 @@ TEST(ModelInfoDialog, SummarizesTheFile) {
   EXPECT_EQ(labelText(dialog, "tensorCount"), QString::number(file->tensors().size()));
   EXPECT_EQ(labelText(dialog, "metadataCount"), QString::number(file->metadata().size()));
   EXPECT_EQ(dialog.findChild<QLabel*>("errorText"), nullptr);
+}
+
+// The architecture as the engine reads it: Gemma 3's window pattern and its layers' own RoPE;
+// an architecture this build cannot run says why.
+TEST(ModelInfoDialog, ShowsTheArchitectureOrWhyItCannotRun) {
+  RandomModelSpec spec;
+  ASSERT_TRUE(random_model_preset("gemma3-tiny", &spec.shape));
+  spec.vocab_path = inferscope::testing::testdata("stories260K.gguf");
+  const auto dir = inferscope::testing::scratch_dir("model-info-arch");
+  const std::string path = (dir / "gemma3.gguf").string();
+  ASSERT_TRUE(write_random_model(spec, path));
+  ModelInfoDialog dialog(QString::fromStdString(path));
+  QString rows;
+  for (int i = 0; i < 10; ++i) rows += labelText(dialog, QStringLiteral("architectureRow%1").arg(i).toUtf8().constData()) + "\n";
+  EXPECT_TRUE(rows.contains("4 heads of 64, 2 KV heads; window 16 on 5 of every 6 layers; q/k norms")) << rows.toStdString();
+  EXPECT_TRUE(rows.contains("window layers base 10000, unscaled")) << rows.toStdString();
+  EXPECT_EQ(dialog.findChild<QLabel*>("unsupportedReason"), nullptr);
+
+  gguf::Writer w;
+  w.add_string("general.architecture", "mamba");
+  const std::string mamba = (dir / "mamba.gguf").string();
+  ASSERT_TRUE(w.write(mamba));
+  ModelInfoDialog refused(QString::fromStdString(mamba));
+  EXPECT_TRUE(labelText(refused, "unsupportedReason").contains("unsupported architecture 'mamba'"))
+      << labelText(refused, "unsupportedReason").toStdString();
 }
 
 TEST(ModelInfoDialog, ListsEveryMetadataKey) {

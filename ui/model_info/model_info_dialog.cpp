@@ -15,6 +15,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "engine/model/architecture_summary.h"
+#include "engine/model/model_config.h"
 #include "ui/model_info/gguf_metadata_model.h"
 #include "ui/model_info/gguf_tensor_model.h"
 #include "ui/model_info/memory_estimate_box.h"
@@ -77,7 +79,11 @@ void ModelInfoDialog::showError(QVBoxLayout* layout, const QString& message) {
 void ModelInfoDialog::showFile(QVBoxLayout* layout) {
   resize(900, 700);
   auto* top = new QHBoxLayout;
-  top->addWidget(createSummary(), 1);
+  auto* left = new QVBoxLayout;
+  left->addWidget(createSummary());
+  left->addWidget(createArchitecture());
+  left->addStretch(1);
+  top->addLayout(left, 1);
   m_estimate = new MemoryEstimateBox(m_file, this);
   top->addWidget(m_estimate, 1);
   layout->addLayout(top);
@@ -100,6 +106,26 @@ QWidget* ModelInfoDialog::createSummary() {
                valueLabel("fileSize", QLocale().formattedDataSize(static_cast<qint64>(m_file->file_size())), box));
   form->addRow(tr("Tensors"), valueLabel("tensorCount", QString::number(m_file->tensors().size()), box));
   form->addRow(tr("Metadata keys"), valueLabel("metadataCount", QString::number(m_file->metadata().size()), box));
+  return box;
+}
+
+// What the engine reads the architecture as (the rows `inspect` prints), or why it cannot run it.
+QWidget* ModelInfoDialog::createArchitecture() {
+  auto* box = new QGroupBox(tr("Model"), this);
+  auto* form = new QFormLayout(box);
+  auto config = ModelConfig::from_gguf(*m_file);
+  if (!config) {
+    auto* reason = valueLabel("unsupportedReason", tr("This build cannot run it: %1").arg(QString::fromStdString(config.message())), box);
+    reason->setWordWrap(true);
+    form->addRow(reason);
+    return box;
+  }
+  int row = 0;
+  for (const auto& [label, value] : architecture_summary(*config)) {
+    auto* text = valueLabel(QStringLiteral("architectureRow%1").arg(row++), QString::fromStdString(value), box);
+    text->setWordWrap(true);
+    form->addRow(QString::fromStdString(label), text);
+  }
   return box;
 }
 

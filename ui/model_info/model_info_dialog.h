@@ -28,6 +28,7 @@ class ModelInfoDialog : public QDialog {
   void showError(QVBoxLayout* layout, const QString& message);
   void showFile(QVBoxLayout* layout);
   QWidget* createSummary();
+  QWidget* createArchitecture();
   QWidget* createMetadataTab();
   QWidget* createTensorTab();
 
