@@ -200,7 +200,14 @@ class Interpreter {
   }
 
   void exec_set(const Node& node) {
-    Value value = eval(*node.expr);
+    Value value;
+    if (node.expr) {
+      value = eval(*node.expr);
+    } else {
+      std::string text;
+      if (exec_body(node.body, text) != Flow::Normal) throw JinjaError("break or continue inside a set block");
+      value = Value::string(std::move(text));
+    }
     if (node.names.size() == 1) {
       assign(node.names[0], std::move(value));
       return;

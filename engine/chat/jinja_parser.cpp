@@ -203,7 +203,16 @@ class Parser {
     auto n = make_node(Node::Kind::Set);
     n->names.push_back(expect_identifier());
     if (accept_operator(".")) n->names.push_back(expect_identifier());
-    if (!is_operator("=")) fail("only `{% set name = value %}` and `{% set ns.attr = value %}` are supported");
+    if (peek().kind == Token::Kind::StmtClose) {  // {% set name %}...{% endset %}: the block's text
+      next();
+      n->body = parse_body({"endset"});
+      next();
+      expect_kind(Token::Kind::StmtClose, "'%}'");
+      return n;
+    }
+    if (!is_operator("=")) {
+      fail("only `{% set name = value %}`, `{% set ns.attr = value %}` and `{% set name %}...{% endset %}` are supported");
+    }
     next();
     n->expr = parse_expression();
     expect_kind(Token::Kind::StmtClose, "'%}'");

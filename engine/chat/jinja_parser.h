@@ -38,13 +38,13 @@ struct Node {
   Kind kind;
   int line = 0;
   std::string text;                // Text
-  std::unique_ptr<Expr> expr;      // Output; Set value; For iterable
+  std::unique_ptr<Expr> expr;      // Output; Set value (null for a block set: its body's text); For iterable
   // For: loop variables. Set: {name} or {namespace, attribute}. Macro: {name, parameters...}.
   std::vector<std::string> names;
   std::vector<std::unique_ptr<Expr>> defaults;  // Macro: one per parameter (null: required)
   std::unique_ptr<Expr> condition;              // For: the `if` filter
   std::vector<std::pair<std::unique_ptr<Expr>, Body>> branches;  // If: condition and body each
-  Body body;                        // For, Macro
+  Body body;                        // For, Macro, block Set
   Body else_body;                   // If, For
 };
 

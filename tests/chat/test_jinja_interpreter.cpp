@@ -157,6 +157,18 @@ TEST(JinjaStatements, ScopingAndNamespaces) {
   EXPECT_EQ(rendered("{% if x == 1 %}a{% elif x == 2 %}b{% else %}c{% endif %}", g), "b");
 }
 
+// {% set name %}...{% endset %} (Apriel, Cohere2 MoE, GigaChat 3, MiniCPM 5's templates): the
+// block's rendered text. Expected: Python's jinja2 3.1.6 with trim_blocks and lstrip_blocks on.
+TEST(JinjaStatements, BlockSetCapturesTheRenderedText) {
+  const Value globals = Value::dict(
+      {{"name", Value::string("Ana")}, {"items", Value::list({Value::string("u"), Value::string("v")})}});
+  EXPECT_EQ(rendered("{% set greeting %}Hello {{ name }}!\n{% endset %}[{{ greeting | trim }}]{{ greeting | length }}"
+                     "{% for m in items %}{% set line %}{{ m }}-{{ loop.index }}{% endset %}{{ line }};{% endfor %}",
+                     globals),
+            "[Hello Ana!]11u-1;v-2;");
+  EXPECT_NE(error_of("{% set x %}never closed").find("endset"), std::string::npos);
+}
+
 TEST(JinjaStatements, Macros) {
   EXPECT_EQ(rendered("{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}"
                      "{{ greet('Bo') }} {{ greet('Al', punct='?') }}"),
