@@ -171,6 +171,9 @@ Result<std::string> ChatTemplate::render_with(const jinja::Template& tmpl, const
       {"add_generation_prompt", jinja::Value::boolean(add_generation_prompt)},
       {"bos_token", jinja::Value::string(bos_token_)},
       {"eos_token", jinja::Value::string(eos_token_)},
+      // No tools: None, as the hub library's apply_chat_template passes it (a template asking
+      // `tools is defined` or `tools is not none` must see the same as there).
+      {"tools", jinja::Value::none()},
   });
   auto text = jinja::render(tmpl, globals, options, stopped_by);
   if (!text) return Status::error("chat template: " + text.message());

@@ -42,6 +42,18 @@ TEST_P(ChatTemplates2026, RenderAsTheReferenceRenderer) {
   EXPECT_EQ(*rendered, read(std::string(c.name) + ".expected"));
 }
 
+// Without tools the templates see tools = None, as the hub library passes it (expected: jinja2
+// with tools=None renders "DN").
+TEST(ChatTemplateGlobals, ToolsIsNoneWhenThereAreNone) {
+  auto t = ChatTemplate::from_source("{% if tools is defined %}D{% endif %}{% if tools is none %}N{% endif %}"
+                                     "{% if tools %}T{% endif %}",
+                                     "", "");
+  ASSERT_TRUE(t) << t.message();
+  auto rendered = t->render({{"user", "Hello"}}, true);
+  ASSERT_TRUE(rendered) << rendered.message();
+  EXPECT_EQ(*rendered, "DN");
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Reference, ChatTemplates2026,
     ::testing::Values(TemplateCase{"Qwen-Qwen3-0.6B", "", "<|im_end|>"},
