@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/backend/backend_registry.h"
 #include "engine/core/thread_pool.h"
 #include "engine/graph/forward_pass.h"
 #include "engine/gguf/gguf_file.h"
@@ -14,6 +13,7 @@
 #include "engine/gguf/gguf_writer.h"
 #include "kernels/cpu/dequantize.h"
 #include "tests/support/scratch_dir.h"
+#include "tests/support/cpu_forward_pass.h"
 #include "tests/support/logit_comparison.h"
 #include "tests/support/reference_2026.h"
 
@@ -28,10 +28,7 @@ TEST_P(CpuReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
   auto model = Model::load(ref->model_path);
   ASSERT_TRUE(model) << model.message();
   ThreadPool pool(2);
-  ForwardOptions options;
-  options.n_ctx = 256;
-  options.host_threads = &pool;
-  auto fp = ForwardPass::open(*model, BackendChoice{}, options);
+  auto fp = cpu_forward_pass(*model, pool, {.n_ctx = 256});
   ASSERT_TRUE(fp) << fp.message();
   testing::expect_matches_reference_2026(**fp, *ref);
 }
@@ -76,10 +73,7 @@ TEST(GptOssSinks, ZeroedSinksMissTheReference) {
   auto model = Model::load(path);
   ASSERT_TRUE(model) << model.message();
   ThreadPool pool(2);
-  ForwardOptions options;
-  options.n_ctx = 256;
-  options.host_threads = &pool;
-  auto fp = ForwardPass::open(*model, BackendChoice{}, options);
+  auto fp = cpu_forward_pass(*model, pool, {.n_ctx = 256});
   ASSERT_TRUE(fp) << fp.message();
   const int64_t n_vocab = (*fp)->output_width();
   std::vector<float> logits(ref->prompt_ids.size() * static_cast<size_t>(n_vocab));

@@ -58,9 +58,8 @@ CudaOps::~CudaOps() {
 std::string CudaOps::name() const { return "cuda: " + device_name(context_->device()); }
 
 Status CudaOps::supports(const ForwardPlan& plan) const {
-  if (model_->config().arch == Architecture::GptOss) {
-    return Status::error("gpt-oss (attention sinks, expert biases, the clamped SwiGLU) runs on the CPU backend only "
-                         "so far");
+  if (const char* missing = gpu_pending_features(model_->config(), model_->weights())) {
+    return Status::error("this model needs " + std::string(missing) + ", which only the CPU backend runs so far");
   }
   const ModelConfig& c = model_->config();
   if (model_->weights().llm_int8_threshold > 0) {
@@ -548,7 +547,7 @@ Status CudaOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
 }
 
 Status CudaOps::add_expert_bias(Act, const WeightMatrix&, int64_t, int64_t, OpLabel) {
-  return Status::error("cuda: expert biases are not implemented (supports() refuses gpt-oss)");
+  return Status::error("cuda: expert biases are not implemented (supports() refuses models with them)");
 }
 
 }  // namespace inferscope::cuda

@@ -55,9 +55,8 @@ int64_t VulkanOps::max_batch_limit() const {
 // Every weight matrix needs a matmul shader for its type, and each KV type its store and
 // attention shaders.
 Status VulkanOps::supports(const ForwardPlan& plan) const {
-  if (model_->config().arch == Architecture::GptOss) {
-    return Status::error("gpt-oss (attention sinks, expert biases, the clamped SwiGLU) runs on the CPU backend only "
-                         "so far");
+  if (const char* missing = gpu_pending_features(model_->config(), model_->weights())) {
+    return Status::error("this model needs " + std::string(missing) + ", which only the CPU backend runs so far");
   }
   if (model_->weights().llm_int8_threshold > 0) {
     return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "
@@ -557,7 +556,7 @@ void VulkanOps::collect_profile() {
 }
 
 Status VulkanOps::add_expert_bias(Act, const WeightMatrix&, int64_t, int64_t, OpLabel) {
-  return Status::error("vulkan: expert biases are not implemented (supports() refuses gpt-oss)");
+  return Status::error("vulkan: expert biases are not implemented (supports() refuses models with them)");
 }
 
 }  // namespace inferscope::vulkan
