@@ -120,18 +120,6 @@ using Feeds = std::span<const WeightMatrix* const>;
 // The rows an expert product reads: one per token (shared by its k choices), or one per route.
 enum class ExpertInput { PerToken, PerRoute };
 
-// The parts of the op set the Vulkan and CUDA backends do not implement yet, named for their
-// supports() refusal, or null when the model needs none of them: learned attention sinks
-// (AttentionShape::sink_logits), expert biases (add_expert_bias), the clamped SwiGLU.
-inline const char* gpu_pending_features(const ModelConfig& config, const ModelWeights& weights) {
-  if (config.ffn_activation == FfnActivation::SwigluOai) return "the clamped SwiGLU";
-  for (const LayerWeights& l : weights.layers) {
-    if (l.attn_sinks.present()) return "learned attention sinks";
-    if (l.ffn_gate_exps_b.present()) return "expert biases";
-  }
-  return nullptr;
-}
-
 class BackendOps {
  public:
   virtual ~BackendOps() = default;

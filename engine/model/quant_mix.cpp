@@ -1,6 +1,7 @@
 // llama.cpp's per-tensor type rules (llama-quant.cpp, llama_tensor_get_type), for the file types
 // listed in quant_mix.h and llama-family tensor names. Not modelled: the IQ1/IQ2/IQ3 file types,
-// the 70B-size and Falcon special cases, importance matrices and user type overrides.
+// the 70B-size and Falcon special cases, importance matrices and user type overrides. MXFP4_MOE
+// (gpt-oss's release format) is its expert rule.
 #include "engine/model/quant_mix.h"
 
 #include <algorithm>
@@ -19,7 +20,7 @@ using kernels::GgmlType;
 enum FileType : uint32_t {
   kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 7, kQ5_0 = 8, kQ5_1 = 9, kQ2_K = 10,
   kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14, kQ4_K_M = 15, kQ5_K_S = 16, kQ5_K_M = 17,
-  kQ6_K = 18, kIQ4_NL = 25, kBF16 = 32, kTQ1_0 = 36, kTQ2_0 = 37,
+  kQ6_K = 18, kIQ4_NL = 25, kBF16 = 32, kTQ1_0 = 36, kTQ2_0 = 37, kMxfp4Moe = 38,
   // Ours, outside llama_ftype's range: INT8 per output channel (I8 + a per-row scale tensor).
   kInt8PerChannel = 1024,
   // Ours: the blocks' linear layers in 2:4 sparse F16 (F16_2OF4), the rest F16.
@@ -32,7 +33,7 @@ struct MixName {
   GgmlType base;
 };
 
-constexpr std::array<MixName, 22> kMixes = {{
+constexpr std::array<MixName, 23> kMixes = {{
     {"f32", kF32, GgmlType::F32},          {"f16", kF16, GgmlType::F16},
     {"bf16", kBF16, GgmlType::BF16},       {"q8_0", kQ8_0, GgmlType::Q8_0},
     {"q4_0", kQ4_0, GgmlType::Q4_0},       {"q4_1", kQ4_1, GgmlType::Q4_1},
@@ -44,6 +45,7 @@ constexpr std::array<MixName, 22> kMixes = {{
     {"q4_k_m", kQ4_K_M, GgmlType::Q4_K},   {"q5_k_s", kQ5_K_S, GgmlType::Q5_K},
     {"q5_k_m", kQ5_K_M, GgmlType::Q5_K},   {"q6_k", kQ6_K, GgmlType::Q6_K},
     {"int8", kInt8PerChannel, GgmlType::I8},  {"f16_2of4", kF16TwoOfFour, GgmlType::F16_2OF4},
+    {"mxfp4_moe", kMxfp4Moe, GgmlType::MXFP4},
 }};
 
 // llama-quantize's aliases.
@@ -124,6 +126,8 @@ GgmlType attn_qkv_type(const QuantMix& mix) {
 
 // llama_tensor_get_type's name rules, before the row-length fallback.
 GgmlType rule_type(const QuantMix& mix, const QuantModelInfo& m, std::string_view name, int64_t row_length) {
+  // MXFP4_MOE: the expert stacks MXFP4, every other matrix (the output head too) Q8_0.
+  if (mix.file_type == kMxfp4Moe) return contains(name, "_exps.") ? GgmlType::MXFP4 : GgmlType::Q8_0;
   const int64_t layer = std::max<int64_t>(0, layer_of(name));
   if (name == "output.weight" || (!m.has_output && name == "token_embd.weight")) return output_type(mix, row_length);
   if (name == "token_embd.weight") {

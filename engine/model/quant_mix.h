@@ -26,6 +26,7 @@ struct QuantMix {
 
 // Parses a file type name (case-insensitive): f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1,
 // iq4_nl, tq1_0, tq2_0, q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k,
+// mxfp4_moe (the expert stacks MXFP4, every other matrix Q8_0: gpt-oss's release format),
 // and llama-quantize's aliases q3_k, q4_k, q5_k (= the _m mixes); and our int8 (INT8 per output
 // channel: every matrix I8 with a per-row scale tensor, int8_weights.h; general.file_type 1024,
 // a value llama.cpp does not know, since it will not run such a file), and f16_2of4 (the blocks'

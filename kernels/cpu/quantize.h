@@ -9,7 +9,7 @@ namespace inferscope::kernels {
 
 // Encodes n floats into row_bytes(type, n) bytes at dst.
 // Supported: F32, F16, BF16 (round to nearest even, ggml NaN rules), Q8_0 (4.1), Q4_0 (4.2),
-// and through quantize_blocks.h Q4_1, Q5_0, Q5_1 (byte-identical to llama-quantize), Q2_K..Q6_K,
+// and through quantize_blocks.h Q4_1, Q5_0, Q5_1, MXFP4 (byte-identical to llama-quantize), Q2_K..Q6_K,
 // IQ4_NL, TQ1_0, TQ2_0 (least-squares scale search, not byte-identical).
 // Returns false (and writes nothing) for other types or when n % block_size != 0.
 bool quantize_row(GgmlType type, const float* src, void* dst, int64_t n);

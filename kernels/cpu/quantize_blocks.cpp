@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/formats/e8m0.h"
 #include "kernels/formats/fp16.h"
 
 namespace inferscope::kernels::detail {
@@ -485,6 +486,36 @@ void quantize_iq4_nl(const float* src, uint8_t* dst, int64_t n) {
       const int hi = nearest_iq4nl(x[j + 16] * id);
       block[2 + j] = static_cast<uint8_t>(lo | (hi << 4));
     }
+  }
+}
+
+// MXFP4's rule, byte-identical to llama-quantize: the exponent puts the largest magnitude in
+// the top octave of the levels (e = floor(log2 amax) - 2 + 127; 0 for an all-zero block), and
+// every value takes the level nearest to it, the first of equals (+0 before -0).
+void quantize_mxfp4(const float* src, uint8_t* dst, int64_t n) {
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const float* x = src + b * kQK;
+    uint8_t* block = dst + b * 17;
+    float amax = 0.0f;
+    for (int64_t j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(x[j]));
+    // Clamped to the byte: magnitudes below 2^-125 (or above 2^128) have no exponent of their own.
+    const float exponent = amax > 0.0f ? std::floor(std::log2(amax)) - 2 + 127 : 0.0f;
+    const auto e = static_cast<uint8_t>(std::clamp(exponent, 0.0f, 255.0f));
+    const float d = e8m0_to_fp32_half(e);
+    auto nearest = [d](float v) {
+      int best = 0;
+      float best_err = std::fabs(kMxfp4Levels[0] * d - v);
+      for (int i = 1; i < 16; ++i) {
+        const float err = std::fabs(kMxfp4Levels[i] * d - v);
+        if (err < best_err) {
+          best = i;
+          best_err = err;
+        }
+      }
+      return best;
+    };
+    block[0] = e;
+    for (int j = 0; j < 16; ++j) block[1 + j] = static_cast<uint8_t>(nearest(x[j]) | (nearest(x[j + 16]) << 4));
   }
 }
 

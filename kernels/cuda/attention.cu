@@ -109,7 +109,14 @@ struct TileParams {
   int window = 0, sinks = 0;
   int heads_per_block = 1, head_parts = 1, rows_per_block = 1, n_split = 1, split_len = 0;
   int stride = 0;  // tile_stride(head_dim)
+  const float* sink_logits = nullptr;  // [n_head] or null (AttentionShapeArgs)
 };
+
+// The softmax sum of head `head` (of a row) whose running max is m: l, plus the learned sink's
+// term exp(sink - m) where there is one.
+__device__ __forceinline__ float softmax_sum(const float* sink_logits, int head, float m, float l) {
+  return sink_logits ? l + __expf(sink_logits[head] - m) : l;
+}
 
 // The walk of one subgroup of rows and split (see the top of the file).
 struct Walk {
@@ -333,7 +340,7 @@ __device__ __forceinline__ void write_results(const TileParams& a, const BlockQu
     if (((members >> (qi / b.heads)) & 1u) == 0) continue;
     const int64_t head = static_cast<int64_t>(b.row0 + qi / b.heads) * a.n_head + b.h_first + qi % b.heads;
     if (a.n_split == 1) {
-      const float inv_l = l[k] > 0.0f ? 1.0f / l[k] : 0.0f;
+      const float inv_l = l[k] > 0.0f ? 1.0f / softmax_sum(a.sink_logits, b.h_first + qi % b.heads, sh.m[qi], l[k]) : 0.0f;
       reinterpret_cast<float2*>(out + head * a.head_dim)[slot.pair] = make_float2(acc[k].x * inv_l, acc[k].y * inv_l);
     } else {
       float* base = partial + (head * a.n_split + blockIdx.z) * (a.head_dim + 2);
@@ -422,7 +429,7 @@ __global__ void __launch_bounds__(kThreads)
 //   out = sum_s o_s w_s / sum_s l_s w_s,  w_s = exp(m_s - M),  M = max m_s
 // over the splits that saw a position (l_s > 0).
 __global__ void __launch_bounds__(kReduceThreads)
-    attention_reduce(const float* partial, int n_head, int head_dim, int n_split, float* out) {
+    attention_reduce(const float* partial, int n_head, int head_dim, int n_split, const float* sink_logits, float* out) {
   __shared__ float weight_s[kMaxSplits];
   const int64_t head = static_cast<int64_t>(blockIdx.x) * n_head + blockIdx.y;
   const int stride = head_dim + 2;
@@ -439,6 +446,7 @@ __global__ void __launch_bounds__(kReduceThreads)
   __syncthreads();
   float den = 0.0f;
   for (int s = 0; s < n_split; ++s) den += weight_s[s] * base[s * stride + head_dim + 1];
+  den = softmax_sum(sink_logits, static_cast<int>(blockIdx.y), m, den);
   const float inv = den > 0.0f ? 1.0f / den : 0.0f;
   for (int d = tid; d < head_dim; d += blockDim.x) {
     float num = 0.0f;
@@ -466,6 +474,7 @@ TileParams tile_params(const AttentionShapeArgs& s, int64_t rows, const Plan& p)
   a.n_split = static_cast<int>(p.n_split);
   a.split_len = static_cast<int>(p.split_len);
   a.stride = tile_stride(a.head_dim);
+  a.sink_logits = s.sink_logits;
   return a;
 }
 
@@ -505,7 +514,7 @@ cudaError_t launch_attention(const float* q, const KvPool& k_pool, const KvPool&
                                         q, k_pool, v_pool, chunk, a, out, scratch);
   if (err != cudaSuccess || p.n_split == 1) return err;
   return launch_kernel(attention_reduce, dim3(static_cast<unsigned>(rows), static_cast<unsigned>(shape.n_head)),
-                       dim3(kReduceThreads), 0, stream, scratch, a.n_head, a.head_dim, a.n_split, out);
+                       dim3(kReduceThreads), 0, stream, scratch, a.n_head, a.head_dim, a.n_split, a.sink_logits, out);
 }
 
 }  // namespace inferscope::cuda_kernels

@@ -27,6 +27,9 @@ struct AttentionShapeArgs {
   float softcap = 0.0f;  // > 0: scores become softcap * tanh(score / softcap)
   int64_t window = 0;    // > 0: the row at pos sees j > pos - window, or j < sinks
   int64_t sinks = 0;
+  // gpt-oss's learned sinks: [n_head] F32 logits (device memory), one more term exp(sink[h] -
+  // max) in each head's softmax sum that adds no value; null: none.
+  const float* sink_logits = nullptr;
 };
 
 // Floats of scratch launch_attention needs for `rows` rows over at most max_kv positions.

@@ -107,7 +107,9 @@ struct DotQ4_0 : BlockQ4_0 {
   __device__ static void dot(const W& w, const X& x, int, float& acc) { w.dot(x, acc); }
 };
 
-struct DotIQ4_NL : BlockIQ4_NL {
+// IQ4_NL and MXFP4: the nibbles' levels as signed bytes, one scale.
+template <class Block>
+struct DotNibbleTable : Block {
   static constexpr int kLanes = 4;
   static constexpr bool kTakesQ8 = true;
   using W = SignedNibbleW;
@@ -116,16 +118,24 @@ struct DotIQ4_NL : BlockIQ4_NL {
   __device__ static uint32_t levels(uint32_t nibbles) {
     uint32_t out = 0;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) out |= iq4nl_level_byte(byte_of(nibbles, i)) << (8 * i);
+    for (int i = 0; i < 4; ++i) out |= Block::level_byte(byte_of(nibbles, i)) << (8 * i);
     return out;
   }
   __device__ static W load_w(const uint8_t* block, int s) {
-    const uint32_t q = load_word_a2(block + 2 + 4 * s);
-    return {levels(low_nibbles(q)), levels(high_nibbles(q)), load_f16(block)};
+    const uint8_t* qs = block + Block::kQs + 4 * s;
+    uint32_t q;
+    if constexpr (Block::kAlign >= 2) {
+      q = load_word_a2(qs);
+    } else {
+      q = load_u32_a1(qs);
+    }
+    return {levels(low_nibbles(q)), levels(high_nibbles(q)), Block::scale(block)};
   }
   __device__ static X load_x(const TokenActivations& t, int64_t b, int s) { return X::load(t, b, s); }
   __device__ static void dot(const W& w, const X& x, int, float& acc) { w.dot(x, acc); }
 };
+using DotIQ4_NL = DotNibbleTable<BlockIQ4_NL>;
+using DotMXFP4 = DotNibbleTable<BlockMXFP4>;
 
 struct DotQ4_1 : BlockQ4_1 {
   static constexpr int kLanes = 4;

@@ -16,6 +16,12 @@ __device__ __forceinline__ float gelu_tanh(float x) {
 
 __device__ __forceinline__ float silu(float x) { return x / (1.0f + expf(-x)); }
 
+// gpt-oss's clamped SwiGLU of a gate and up value (kernels::swiglu_oai; alpha 1.702, limit 7).
+__device__ __forceinline__ float swiglu_oai(float g, float u) {
+  const float gc = fminf(g, 7.0f), uc = fminf(fmaxf(u, -7.0f), 7.0f);
+  return gc / (1.0f + expf(-1.702f * gc)) * (uc + 1.0f);
+}
+
 __global__ void rms_norm_rows(const float* x, const float* __restrict__ w, float* y, int64_t width, float eps) {
   __shared__ float scratch[32];
   const float* row = x + blockIdx.x * width;
@@ -46,6 +52,10 @@ __global__ void glu_rows(int act, float* gate, const float* __restrict__ up, int
   const float* u = up + blockIdx.y * stride;
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= width) return;
+  if (act == static_cast<int>(Activation::SwigluOai)) {
+    g[i] = swiglu_oai(g[i], u[i]);
+    return;
+  }
   const float a = act == static_cast<int>(Activation::Silu) ? silu(g[i]) : gelu_tanh(g[i]);
   g[i] = a * u[i];
 }
@@ -60,9 +70,12 @@ __global__ void add_values(float* y, const float* __restrict__ x, int64_t n) {
   if (i < n) y[i] += x[i];
 }
 
-__global__ void add_bias_rows(float* x, const float* __restrict__ bias, int64_t width) {
+// Row blockIdx.y of x takes bias row bias_rows[blockIdx.y] (row 0 when bias_rows is null).
+__global__ void add_bias_rows(float* x, const float* __restrict__ bias, const int32_t* __restrict__ bias_rows,
+                              int64_t width) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < width) x[blockIdx.y * width + i] += bias[i];
+  const int64_t b = bias_rows ? bias_rows[blockIdx.y] : 0;
+  if (i < width) x[blockIdx.y * width + i] += bias[b * width + i];
 }
 
 __global__ void softcap_values(float* x, int64_t n, float cap) {
@@ -106,7 +119,14 @@ cudaError_t launch_add(float* y, const float* x, int64_t n, cudaStream_t stream)
 cudaError_t launch_add_bias(float* x, const float* bias, int64_t rows, int64_t width, cudaStream_t stream) {
   if (rows == 0 || width == 0) return cudaSuccess;
   return launch_kernel(add_bias_rows, dim3(blocks_for(width, kThreads), static_cast<unsigned>(rows)), dim3(kThreads),
-                       0, stream, x, bias, width);
+                       0, stream, x, bias, static_cast<const int32_t*>(nullptr), width);
+}
+
+cudaError_t launch_add_expert_bias(float* x, const float* bias, const int32_t* ids, int64_t rows, int64_t width,
+                                   cudaStream_t stream) {
+  if (rows == 0 || width == 0) return cudaSuccess;
+  return launch_kernel(add_bias_rows, dim3(blocks_for(width, kThreads), static_cast<unsigned>(rows)), dim3(kThreads),
+                       0, stream, x, bias, ids, width);
 }
 
 cudaError_t launch_softcap(float* x, int64_t n, float cap, cudaStream_t stream) {

@@ -18,10 +18,10 @@ cudaError_t launch_rms_norm(const float* x, const float* w, float* y, int64_t ro
 cudaError_t launch_layer_norm(const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t width,
                               float eps, cudaStream_t stream);
 
-enum class Activation : int { Silu = 0, GeluTanh = 1 };
+enum class Activation : int { Silu = 0, GeluTanh = 1, SwigluOai = 2 };
 
-// gate[r][i] = act(gate[r][i]) * up[r][i] for r < rows, i < width (swiglu, geglu); rows of
-// `stride` floats.
+// gate[r][i] = act(gate[r][i]) * up[r][i] for r < rows, i < width (swiglu, geglu); SwigluOai:
+// gpt-oss's clamped form of gate and up together (swiglu_oai). Rows of `stride` floats.
 cudaError_t launch_glu(Activation act, float* gate, const float* up, int64_t rows, int64_t width, int64_t stride,
                        cudaStream_t stream);
 
@@ -33,6 +33,11 @@ cudaError_t launch_add(float* y, const float* x, int64_t n, cudaStream_t stream)
 
 // x[r][i] += bias[i] for r < rows, i < width.
 cudaError_t launch_add_bias(float* x, const float* bias, int64_t rows, int64_t width, cudaStream_t stream);
+
+// x[r][i] += bias[ids[r]][i] for r < rows, i < width: each route's row takes its expert's bias
+// row (gpt-oss; CpuOps::add_expert_bias). bias: [n_expert][width]; ids: [rows], each < n_expert.
+cudaError_t launch_add_expert_bias(float* x, const float* bias, const int32_t* ids, int64_t rows, int64_t width,
+                                   cudaStream_t stream);
 
 // x[i] = cap * tanh(x[i] / cap) for i < n (softcap). cap > 0.
 cudaError_t launch_softcap(float* x, int64_t n, float cap, cudaStream_t stream);

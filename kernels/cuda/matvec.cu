@@ -194,6 +194,8 @@ cudaError_t with_dot(const DeviceWeight& w, const float* x, F&& f) {
       return quantized(DotQ8_0{});
     case GgmlType::IQ4_NL:
       return quantized(DotIQ4_NL{});
+    case GgmlType::MXFP4:
+      return quantized(DotMXFP4{});
     case GgmlType::Q2_K:
       return quantized(DotQ2_K{});
     case GgmlType::Q3_K:

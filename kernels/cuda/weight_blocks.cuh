@@ -70,11 +70,22 @@ __device__ __forceinline__ uint32_t byte_of12(const uint32_t (&w)[3], int i) {
 
 // ---- Shared decoding rules ------------------------------------------------------------------
 
-// The IQ4_NL level of index q (0..15) as a signed byte in the low 8 bits: the table of
-// GGUF-FORMATS.md 3.15 as four words of four signed bytes, selected without memory.
-__device__ __forceinline__ uint32_t iq4nl_level_byte(uint32_t q) {
-  const uint32_t word = (q & 8u) ? ((q & 4u) ? 0x71594535u : 0x26190D01u) : ((q & 4u) ? 0xF6EADDCFu : 0xBFAD9881u);
+// Entry q (0..15) of a 16-entry table of signed bytes held in four words (entries 4i..4i+3 in
+// t_i, low byte first), in the low 8 bits: selected without memory.
+__device__ __forceinline__ uint32_t table16_byte(uint32_t q, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3) {
+  const uint32_t word = (q & 8u) ? ((q & 4u) ? t3 : t2) : ((q & 4u) ? t1 : t0);
   return byte_of(word, static_cast<int>(q & 3u));
+}
+
+// A little-endian u32 at any address (four byte loads).
+__device__ __forceinline__ uint32_t load_u32_a1(const uint8_t* p) {
+  return p[0] | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
+         (static_cast<uint32_t>(p[3]) << 24);
+}
+
+// E8M0 scale byte x of an MXFP4 block as its factor 2^(x - 128) (kernels/formats/e8m0.h).
+__device__ __forceinline__ float e8m0_to_fp32_half(uint32_t x) {
+  return __uint_as_float(x < 2u ? 0x00200000u << x : (x - 1u) << 23);
 }
 
 // Digit n (0..4, 0 the most significant) of a TQ1_0 byte v: ((v * 3^n) mod 256 * 3) >> 8.
@@ -207,18 +218,43 @@ struct BlockQ8_0 {
   }
 };
 
-struct BlockIQ4_NL {
-  static constexpr kernels::GgmlType kType = kernels::GgmlType::IQ4_NL;
-  static constexpr int kValues = 32, kBytes = 18, kAlign = 2;
+// The non-linear 4-bit types: Q4_0's nibble layout after a scale, each nibble indexing a table
+// of 16 signed levels; x = d * level[q]. Each gives kQs (its codes' offset), scale(block) and
+// level_byte(q).
+template <class Table>
+struct BlockNibbleTable : Table {
+  static constexpr int kValues = 32;
   __device__ static void decode8(const uint8_t* block, int g, float (&v)[8]) {
-    const float d = load_f16(block);
+    const float d = Table::scale(block);
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      const int8_t level = static_cast<int8_t>(iq4nl_level_byte(nibble32(block + 2, 8 * g + i)));
+      const int8_t level = static_cast<int8_t>(Table::level_byte(nibble32(block + Table::kQs, 8 * g + i)));
       v[i] = __fmul_rn(d, static_cast<float>(level));
     }
   }
 };
+
+// IQ4_NL (GGUF-FORMATS.md 3.15): {f16 d; u8 qs[16]}.
+struct TableIQ4_NL {
+  static constexpr kernels::GgmlType kType = kernels::GgmlType::IQ4_NL;
+  static constexpr int kBytes = 18, kAlign = 2, kQs = 2;
+  __device__ static float scale(const uint8_t* block) { return load_f16(block); }
+  __device__ static uint32_t level_byte(uint32_t q) {
+    return table16_byte(q, 0xBFAD9881u, 0xF6EADDCFu, 0x26190D01u, 0x71594535u);
+  }
+};
+using BlockIQ4_NL = BlockNibbleTable<TableIQ4_NL>;
+
+// MXFP4 (type 39): {u8 e (E8M0); u8 qs[16]}, the levels twice the E2M1 values.
+struct TableMXFP4 {
+  static constexpr kernels::GgmlType kType = kernels::GgmlType::MXFP4;
+  static constexpr int kBytes = 17, kAlign = 1, kQs = 1;
+  __device__ static float scale(const uint8_t* block) { return e8m0_to_fp32_half(block[0]); }
+  __device__ static uint32_t level_byte(uint32_t q) {
+    return table16_byte(q, 0x03020100u, 0x0C080604u, 0xFDFEFF00u, 0xF4F8FAFCu);
+  }
+};
+using BlockMXFP4 = BlockNibbleTable<TableMXFP4>;
 
 // ---- 256-value super-blocks -----------------------------------------------------------------
 
@@ -410,6 +446,8 @@ cudaError_t with_weight_block(kernels::GgmlType type, F&& f) {
       return f(BlockQ8_0{});
     case GgmlType::IQ4_NL:
       return f(BlockIQ4_NL{});
+    case GgmlType::MXFP4:
+      return f(BlockMXFP4{});
     case GgmlType::Q2_K:
       return f(BlockQ2_K{});
     case GgmlType::Q3_K:

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "engine/core/thread_pool.h"
 #include "engine/graph/forward_pass.h"
@@ -12,6 +13,7 @@
 #include "engine/core/sha256.h"
 #include "engine/gguf/gguf_writer.h"
 #include "kernels/cpu/dequantize.h"
+#include "engine/model/quantize_model.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/cpu_forward_pass.h"
 #include "tests/support/logit_comparison.h"
@@ -50,6 +52,34 @@ TEST(Mxfp4, DequantizesBitExactlyAsTheReference) {
     ASSERT_TRUE(kernels::dequantize_row(t->type, t->data, values.data(), n)) << name;
     EXPECT_EQ(Sha256::hex_of(values.data(), values.size() * sizeof(float)), expected) << name;
   }
+}
+
+// quantize's mxfp4_moe writes the reference quantizer's file: the F32 master the reference's
+// MXFP4 file was made from (gpt-oss-tiny-f32, `llama-quantize ... MXFP4_MOE`) converted here has
+// every tensor in the same type with the same bytes (the experts MXFP4 by its nearest-level rule,
+// the other matrices Q8_0).
+TEST(Mxfp4, QuantizeWritesTheBytesTheReferenceQuantizerWrote) {
+  auto quantized_ref = testing::load_reference_2026("gpt-oss-tiny-mxfp4");
+  auto master_ref = testing::load_reference_2026("gpt-oss-tiny-f32");
+  ASSERT_TRUE(quantized_ref && master_ref);
+  const std::string path = (testing::scratch_dir("mxfp4-moe") / "m.gguf").string();
+  QuantizeOptions options;
+  options.mix = *quant_mix_from_name("mxfp4_moe");
+  ASSERT_TRUE(quantize_model(master_ref->model_path, path, options));
+  auto theirs = gguf::File::open(quantized_ref->model_path);
+  auto ours = gguf::File::open(path);
+  ASSERT_TRUE(theirs && ours);
+  int mxfp4 = 0;
+  for (const gguf::TensorInfo& t : (*theirs)->tensors()) {
+    const gguf::TensorInfo* o = (*ours)->find_tensor(t.name);
+    ASSERT_NE(o, nullptr) << t.name;
+    ASSERT_EQ(o->type, t.type) << t.name;
+    ASSERT_EQ(o->n_bytes, t.n_bytes) << t.name;
+    EXPECT_EQ(std::memcmp(o->data, t.data, t.n_bytes), 0) << t.name;
+    mxfp4 += t.type == kernels::GgmlType::MXFP4;
+  }
+  EXPECT_EQ(mxfp4, 6);
+  EXPECT_EQ((*ours)->tensors().size(), (*theirs)->tensors().size());
 }
 
 // gpt-oss's attention sinks matter: the same model with every sink logit zeroed is far from the

@@ -109,6 +109,27 @@ TEST(VulkanOps, AttentionSplitOverTheKvRange) {
   }
 }
 
+// gpt-oss's learned sinks: one more term in each head's softmax sum, added where the sum is
+// final (attention.comp without a split, attention_reduce.comp with one), for every query
+// grouping; a reference without them is far off.
+TEST(VulkanOps, AttentionWithLearnedSinkLogits) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  uint32_t seed = 700;
+  for (const AttentionCase& c : {kAttentionCases[1], kAttentionCases[3], kAttentionCases[5], kAttentionCases[7]}) {
+    for (const AttentionRun base : {AttentionRun{}, AttentionRun{.tokens = 8}, AttentionRun{.n_split = 3},
+                                    AttentionRun{.pad = 3, .n_split = 2}}) {
+      AttentionRun run = base;
+      run.sink_logits = true;
+      SCOPED_TRACE(describe(c) + " split " + std::to_string(run.n_split) + " tokens " + std::to_string(run.tokens));
+      run.reference = AttentionReference::Double;
+      EXPECT_LT(attention_nmse(*device, c, seed, run), kNmseAttentionDouble);
+      run.reference = AttentionReference::NoSinkLogits;
+      EXPECT_GT(attention_nmse(*device, c, seed, run), 1e3 * kNmseAttentionDouble);
+      seed += 10;
+    }
+  }
+}
+
 TEST(VulkanOps, KvStoreThenAttentionInOneRecording) {
   INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
   for (const AttentionCase& c : {kAttentionCases[3], kAttentionCases[6], kAttentionCases[7]}) {

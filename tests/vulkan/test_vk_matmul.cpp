@@ -58,7 +58,8 @@ constexpr double kNmseInt8Mins = 1e-9;
 
 const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,  GgmlType::Q4_0,  GgmlType::Q4_1,
                               GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K,  GgmlType::Q4_K,  GgmlType::Q5_K,
-                              GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::F16_2OF4};
+                              GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::TQ1_0, GgmlType::TQ2_0,
+                              GgmlType::F16_2OF4};
 
 bool is_superblock(GgmlType t) { return kernels::type_info(t).block_size == 256; }
 
@@ -140,7 +141,7 @@ bool has_int8_matvec(GgmlType t) { return kernels::type_info(t).block_size > 1; 
 // The types whose int8 products are the CPU backend's (activations quantized per 32 values).
 bool cpu_int8_per_32(GgmlType t) {
   return t == GgmlType::Q8_0 || t == GgmlType::Q4_0 || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 ||
-         t == GgmlType::Q5_1 || t == GgmlType::IQ4_NL;
+         t == GgmlType::Q5_1 || t == GgmlType::IQ4_NL || t == GgmlType::MXFP4;
 }
 
 // The arithmetic of a product under the current overrides.

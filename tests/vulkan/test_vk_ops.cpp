@@ -151,16 +151,20 @@ TEST(VulkanOps, ScaleIsExactAndSoftcapMatchesCpu) {
 }
 
 void check_glu(Device& device, GluKind kind, int64_t rows, int64_t cols, bool fused, uint32_t seed) {
-  SCOPED_TRACE(std::string(kind == GluKind::GeGlu ? "geglu" : "swiglu") + " rows=" + std::to_string(rows) +
+  SCOPED_TRACE(std::string(kind == GluKind::GeGlu ? "geglu" : kind == GluKind::SwigluOai ? "swiglu_oai" : "swiglu") +
+               " rows=" + std::to_string(rows) +
                " cols=" + std::to_string(cols) + (fused ? " fused gate|up rows" : ""));
   ScalarCpu scalar;
   Gpu gpu(device);
   std::vector<float> gate = random_floats(static_cast<size_t>(rows * cols), seed, 4.0f);
-  const std::vector<float> up = random_floats(static_cast<size_t>(rows * cols), seed + 1);
+  // The clamped SwiGLU's up values reach past its limit of 7 too.
+  const std::vector<float> up =
+      random_floats(static_cast<size_t>(rows * cols), seed + 1, kind == GluKind::SwigluOai ? 6.0f : 1.0f);
   gate[0] = -100.0f;  // exp overflow in silu, saturated tanh in gelu
   if (gate.size() > 1) gate[1] = 100.0f;
   std::vector<float> want = gate;
   if (kind == GluKind::GeGlu) kernels::geglu(want.data(), up.data(), rows * cols);
+  else if (kind == GluKind::SwigluOai) kernels::swiglu_oai(want.data(), up.data(), rows * cols);
   else kernels::swiglu(want.data(), up.data(), rows * cols);
   std::vector<float> got;
   if (fused) {
@@ -204,6 +208,32 @@ TEST(VulkanOps, GegluMatchesCpu) {
   check_glu(*device, GluKind::GeGlu, 1, 3, false, 50);
   check_glu(*device, GluKind::GeGlu, 9, 2049, false, 51);
   check_glu(*device, GluKind::GeGlu, 2, 512, true, 52);
+}
+
+TEST(VulkanOps, SwigluOaiMatchesCpu) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  check_glu(*device, GluKind::SwigluOai, 1, 1, false, 60);
+  check_glu(*device, GluKind::SwigluOai, 7, 2880 + 3, false, 61);
+  check_glu(*device, GluKind::SwigluOai, 2, 512, true, 62);
+}
+
+// gpt-oss's expert biases: each route's row gains its expert's bias row, exactly.
+TEST(VulkanOps, AddExpertBiasTakesEachRoutesExpertRow) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  Gpu gpu(*device);
+  const int64_t routes = 9, cols = 2880 + 5, n_expert = 6;
+  const auto y = random_floats(static_cast<size_t>(routes * cols), 70);
+  const auto bias = random_floats(static_cast<size_t>(n_expert * cols), 71);
+  const std::vector<int32_t> ids = {5, 0, 3, 3, 1, 5, 2, 4, 0};
+  auto want = y;
+  for (int64_t r = 0; r < routes; ++r) kernels::add(want.data() + r * cols, bias.data() + ids[r] * cols, cols);
+  const Buffer& yb = gpu.upload(y);
+  const Buffer& bb = gpu.upload(bias);
+  const Buffer& ib = gpu.upload(ids);
+  gpu.run([&] {
+    return record_add_expert_bias(*device, gpu.recorder(), whole(yb), whole(bb), n_expert, whole(ib), routes, cols);
+  });
+  EXPECT_EQ(first_bit_difference(gpu.read<float>(yb, want.size()), want), -1);
 }
 
 // -------------------------------------------------------------------------------------- rope

@@ -35,11 +35,14 @@ inline std::string describe(const AttentionCase& c) {
 // Exact: the CPU kernel. Double: the same formula in double precision without the CPU's F16
 // rounding of the softmax weights (what the tiled kernel computes, up to F32 rounding). The
 // others are deliberately wrong references, for the test's own sensitivity check.
-enum class AttentionReference { Exact, Double, NoWindow, NoSoftcap, WrongKvHead };
+// NoSinkLogits: Double without the learned sinks the device was given.
+enum class AttentionReference { Exact, Double, NoWindow, NoSoftcap, WrongKvHead, NoSinkLogits };
 
-// softmax(cap(scale * round16(q) . K^T)) . V in double; k, v rows kv_stride halves apart.
+// softmax(cap(scale * round16(q) . K^T)) . V in double; k, v rows kv_stride halves apart. With a
+// learned sink logit (gpt-oss), its exp(sink - max) joins the softmax sum.
 inline void attention_head_double(const float* q, const uint16_t* k, const uint16_t* v, int64_t kv_stride, int64_t n_kv,
-                           int64_t head_dim, double scale, double softcap, float* out) {
+                                  int64_t head_dim, double scale, double softcap, float* out,
+                                  const float* sink_logit = nullptr) {
   std::vector<double> p(static_cast<size_t>(n_kv));
   double max = -INFINITY;
   for (int64_t j = 0; j < n_kv; ++j) {
@@ -54,6 +57,7 @@ inline void attention_head_double(const float* q, const uint16_t* k, const uint1
   }
   double sum = 0.0;
   for (double& x : p) sum += (x = std::exp(x - max));
+  if (sink_logit) sum += std::exp(*sink_logit - max);
   for (int64_t d = 0; d < head_dim; ++d) {
     double acc = 0.0;
     for (int64_t j = 0; j < n_kv; ++j) acc += p[static_cast<size_t>(j)] * kernels::fp16_to_fp32(v[j * kv_stride + d]);
@@ -73,6 +77,7 @@ struct AttentionRun {
   int64_t n_split = 0;        // > 0: forced KV-range splits (with a scratch buffer)
   int64_t heads = 0;          // > 0: forced AttentionParams::heads_per_group
   int64_t tokens = 0;         // > 0: forced AttentionParams::tokens_per_group
+  bool sink_logits = false;   // random learned sink logits per head (AttentionParams::sink_logits)
 };
 
 // The rows of positions [0, n) of `layer` through `table`, gathered back to back (halves).
@@ -125,8 +130,11 @@ inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t se
       kernels::to_fp16(v_new.data() + t * KV, v_cache.data() + row, KV);
     }
   }
-  const AttentionParams params{c.n_head,  c.n_head_kv, c.head_dim, scale,     c.softcap,
-                               c.n_swa,   run.n_split, run.heads,  run.tokens};
+  AttentionParams params{c.n_head, c.n_head_kv, c.head_dim, scale, c.softcap, c.n_swa, run.n_split, run.heads, run.tokens};
+  // Sink logits around 1: comparable with the scores, so they take a real share of the weight.
+  std::vector<float> sinks = random_floats(static_cast<size_t>(c.n_head), seed + 6, 1.5f);
+  for (float& s : sinks) s += 1.0f;
+  if (run.sink_logits) params.sink_logits = BufferSpan{&gpu.upload(padded(sinks, pad)), at, 0};
   const Buffer& scratch = gpu.allocate(static_cast<uint64_t>(c.n_tokens * c.n_head * std::max<int64_t>(run.n_split, 1) *
                                                              (c.head_dim + 2)) * 4 + 64);
   gpu.run([&] {
@@ -155,9 +163,10 @@ inline double attention_nmse(Device& device, const AttentionCase& c, uint32_t se
       const int64_t first = windowed ? std::max<int64_t>(0, pos - c.n_swa + 1) : 0;
       const uint16_t* k_rows = k_seq.data() + first * KV + kvh * c.head_dim;
       const uint16_t* v_rows = v_seq.data() + first * KV + kvh * c.head_dim;
-      if (reference == AttentionReference::Double) {
+      if (reference == AttentionReference::Double || reference == AttentionReference::NoSinkLogits) {
+        const bool sink = run.sink_logits && reference == AttentionReference::Double;
         attention_head_double(q.data() + t * Q + h * c.head_dim, k_rows, v_rows, KV, pos - first + 1, c.head_dim, scale,
-                              c.softcap, want.data() + t * Q + h * c.head_dim);
+                              c.softcap, want.data() + t * Q + h * c.head_dim, sink ? &sinks[static_cast<size_t>(h)] : nullptr);
         continue;
       }
       kernels::detail::attention_head_f16_scalar(q.data() + t * Q + h * c.head_dim, k_rows, v_rows, KV, pos - first + 1,

@@ -58,9 +58,6 @@ CudaOps::~CudaOps() {
 std::string CudaOps::name() const { return "cuda: " + device_name(context_->device()); }
 
 Status CudaOps::supports(const ForwardPlan& plan) const {
-  if (const char* missing = gpu_pending_features(model_->config(), model_->weights())) {
-    return Status::error("this model needs " + std::string(missing) + ", which only the CPU backend runs so far");
-  }
   const ModelConfig& c = model_->config();
   if (model_->weights().llm_int8_threshold > 0) {
     return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "
@@ -391,6 +388,11 @@ Status CudaOps::attention(int64_t layer, const Chunk& chunk, const AttentionShap
   args.softcap = shape.softcap;
   args.window = shape.window;
   args.sinks = shape.window > 0 ? shape.sinks : 0;
+  if (shape.sink_logits) {
+    auto sinks = device_vector(shape.sink_logits->data);
+    if (!sinks) return sinks.status();
+    args.sink_logits = *sinks;
+  }
   // Decode steps launch for the whole context, captured or not, so both give the same bits.
   const int64_t max_kv = is_decode(c, chunk.n) || batch_invariant_ ? plan_.n_ctx : inputs_->max_kv();
   // The launch's plan (rows per block, split-K) follows from its rows: a batch-invariant chunk
@@ -398,7 +400,8 @@ Status CudaOps::attention(int64_t layer, const Chunk& chunk, const AttentionShap
   // stream (they share the split-K scratch).
   const int64_t launches = batch_invariant_ ? chunk.n : 1, rows = batch_invariant_ ? 1 : chunk.n;
   const int64_t width = c.n_embd_q();
-  return issue(label, {u64(layer), u64(chunk.n), u64(max_kv), u64(args.window), u64(launches)}, [&]() -> Status {
+  return issue(label, {u64(layer), u64(chunk.n), u64(max_kv), u64(args.window), u64(launches), u64(args.sink_logits)},
+               [&]() -> Status {
     for (int64_t r = 0; r < launches; ++r) {
       INFERSCOPE_RETURN_IF_ERROR(cuda_status(
           ck::launch_attention(act(Act::Q) + r * width, pool(layer, true), pool(layer, false), inputs_->rows(r), rows,
@@ -410,7 +413,9 @@ Status CudaOps::attention(int64_t layer, const Chunk& chunk, const AttentionShap
 }
 
 Status CudaOps::glu(FfnActivation activation, Act gate, Act up, int64_t rows, int64_t width, Feeds, OpLabel label) {
-  const ck::Activation a = activation == FfnActivation::GeluTanh ? ck::Activation::GeluTanh : ck::Activation::Silu;
+  const ck::Activation a = activation == FfnActivation::GeluTanh    ? ck::Activation::GeluTanh
+                           : activation == FfnActivation::SwigluOai ? ck::Activation::SwigluOai
+                                                                    : ck::Activation::Silu;
   return issue(label,
                {u64(static_cast<int64_t>(a)), u64(static_cast<int64_t>(gate)), u64(static_cast<int64_t>(up)), u64(rows),
                 u64(width)},
@@ -546,8 +551,20 @@ Status CudaOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
   return context_->synchronize();
 }
 
-Status CudaOps::add_expert_bias(Act, const WeightMatrix&, int64_t, int64_t, OpLabel) {
-  return Status::error("cuda: expert biases are not implemented (supports() refuses models with them)");
+// The bias stack is one F32 matrix of n_expert packed rows on the device.
+Status CudaOps::add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) {
+  auto w = device_matrix(bias);
+  if (!w) return w.status();
+  if (w->type != kernels::GgmlType::F32 || w->row_bytes != w->cols * 4) {
+    return Status::error("cuda: expert biases must be one packed F32 matrix");
+  }
+  const auto* rows = reinterpret_cast<const float*>(w->data);
+  const int64_t width = w->cols;
+  return issue(label, {u64(static_cast<int64_t>(x)), u64(rows), u64(n * k), u64(width)}, [&] {
+    return cuda_status(ck::launch_add_expert_bias(act(x), rows, act_->expert_ids.as<const int32_t>(), n * k, width,
+                                                  stream()),
+                       "add_expert_bias");
+  });
 }
 
 }  // namespace inferscope::cuda

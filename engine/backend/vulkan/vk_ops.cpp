@@ -55,9 +55,6 @@ int64_t VulkanOps::max_batch_limit() const {
 // Every weight matrix needs a matmul shader for its type, and each KV type its store and
 // attention shaders.
 Status VulkanOps::supports(const ForwardPlan& plan) const {
-  if (const char* missing = gpu_pending_features(model_->config(), model_->weights())) {
-    return Status::error("this model needs " + std::string(missing) + ", which only the CPU backend runs so far");
-  }
   if (model_->weights().llm_int8_threshold > 0) {
     return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "
                          "which only the CPU backend runs");
@@ -394,6 +391,11 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
   ap.n_swa = shape.window;
   ap.n_sinks = shape.window > 0 ? shape.sinks : 0;
   ap.causal = shape.causal;
+  if (shape.sink_logits) {
+    auto sinks = device_vector(shape.sink_logits->data);
+    if (!sinks) return sinks.status();
+    ap.sink_logits = *sinks;
+  }
   const auto il = static_cast<size_t>(layer);
   const int64_t width = c.n_embd_q();
   const BufferSpan q8 = q8_output(Act::Attn, chunk.n, width, feeds);
@@ -422,7 +424,9 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
 
 Status VulkanOps::glu(FfnActivation activation, Act gate, Act up, int64_t rows, int64_t width, Feeds feeds,
                       OpLabel label) {
-  const GluKind kind = activation == FfnActivation::GeluTanh ? GluKind::GeGlu : GluKind::SwiGlu;
+  const GluKind kind = activation == FfnActivation::GeluTanh    ? GluKind::GeGlu
+                       : activation == FfnActivation::SwigluOai ? GluKind::SwigluOai
+                                                                : GluKind::SwiGlu;
   const BufferSpan q8 = q8_output(gate, rows, width, feeds);
   return record_glu(*device_, *recorder_, kind, span(gate), span(up), span(gate), rows, width, 0, 0, 0,
                     dispatch_label(label), q8);
@@ -555,8 +559,19 @@ void VulkanOps::collect_profile() {
   }
 }
 
-Status VulkanOps::add_expert_bias(Act, const WeightMatrix&, int64_t, int64_t, OpLabel) {
-  return Status::error("vulkan: expert biases are not implemented (supports() refuses models with them)");
+// The bias stack is one F32 matrix of n_expert rows on the device (its rows packed).
+Status VulkanOps::add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) {
+  auto w = device_matrix(bias);
+  if (!w) return w.status();
+  const DeviceMatrix& m = **w;
+  const WeightView& v = m.parts.empty() ? WeightView{} : m.parts[0].view;
+  if (m.parts.size() != 1 || m.type != kernels::GgmlType::F32 || v.row_bytes != m.cols * 4) {
+    return Status::error("vulkan: expert biases must be one packed F32 matrix");
+  }
+  const BufferSpan rows{v.span.buffer, v.span.offset + v.byte_offset, v.span.bytes() - v.byte_offset};
+  wrote(x);
+  return record_add_expert_bias(*device_, *recorder_, span(x), rows, m.rows, whole(act_->expert_ids), n * k, m.cols,
+                                dispatch_label(label));
 }
 
 }  // namespace inferscope::vulkan

@@ -40,6 +40,10 @@
 // level). Any other pair (kernels::attention_group's fused path): q stays F32, and scores and
 // the weighted sum are F32 against the decoded values d * code.
 //
+// Learned sinks (gpt-oss, has_sink_logits != 0): head h's softmax sum gains exp(sinks[h] - m), a
+// term that takes weight but adds no value (kernels::softmax_with_sink); applied where the sum
+// is final (here without a split, in attention_reduce.comp with one).
+//
 // Spec constants: 0 = workgroup size, 1 = head_dim (even, <= 1024), 2 = TILE (a power of two
 // <= the workgroup size), 3 = BQ (tokens per workgroup; 1 when n_split > 1), 4 = HG (query
 // heads per workgroup, dividing n_head / n_head_kv). Cache row of position p: row
@@ -58,10 +62,10 @@
 #define V_TYPE KV_F16
 #endif
 // Q8 (n_split == 1, HEAD_DIM % 32 == 0): also writes out quantized for the int8 matvec
-// (binding 6, q8_activations.glsl; token t's row of n_head * head_dim values), each head's
+// (binding 7, q8_activations.glsl; token t's row of n_head * head_dim values), each head's
 // blocks by the head's workgroup.
 #if Q8
-#define Q8_BINDING 6
+#define Q8_BINDING 7
 #define Q8_WRITE
 #include "q8_activations.glsl"
 #endif
@@ -79,6 +83,7 @@ layout(std430, set = 0, binding = 1) readonly buffer KCache { uint k_cache[]; };
 layout(std430, set = 0, binding = 2) readonly buffer VCache { uint v_cache[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer Out { float outv[]; };  // like q
 layout(std430, set = 0, binding = 4) writeonly buffer Partial { float partial[]; };  // n_split > 1
+layout(std430, set = 0, binding = 6) readonly buffer SinkLogits { float sink_logits[]; };  // [n_head], has_sink_logits
 
 layout(push_constant) uniform Push {
   uint n_tokens;
@@ -101,6 +106,8 @@ layout(push_constant) uniform Push {
   uint table_off;    // first entry of the block table in its binding
   uint n_sinks;      // with a window: the first n_sinks positions stay visible
   uint causal;       // 0: every query sees the whole batch's positions
+  uint has_sink_logits;    // 1: learned sink logits at sinks[sink_logits_off + h]
+  uint sink_logits_off;
 } pc;
 
 // Score of a position outside a query's range (or of a query past the batch): far below any
@@ -113,6 +120,11 @@ shared float red[NQ * WORKGROUP_SIZE];
 shared float score_s[NQ * TILE];
 shared float p_s[NQ * TILE];
 shared uint tile_rows[TILE];  // the pool rows of the tile's positions
+
+// 1 / the softmax sum of query head h with running max m and sum l: the sink's term added.
+float inv_sum(uint h, float m, float l) {
+  return 1.0 / (pc.has_sink_logits != 0u ? l + exp(sink_logits[pc.sink_logits_off + h] - m) : l);
+}
 
 // Pool row of position p (the block table).
 uint row_of(uint p) { return kv_table_row(pc.table_off, pc.block_shift, p); }
@@ -267,7 +279,7 @@ void main() {
       for (uint i = tid; i < nt * HG * HD2; i += WORKGROUP_SIZE) {
         const uint qi = i / HD2, w = i % HD2;
         const uint o = pc.out_off + ((t0 + qi / HG) * pc.n_head + h0 + qi % HG) * HEAD_DIM + 2u * w;
-        const float inv_l = 1.0 / l[qi];
+        const float inv_l = inv_sum(h0 + qi % HG, m[qi], l[qi]);
         outv[o] = o_s[i].x * inv_l;
         outv[o + 1u] = o_s[i].y * inv_l;
       }
@@ -276,7 +288,7 @@ void main() {
       const uint row_cols = pc.n_head * HEAD_DIM;
       for (uint i = tid; i < nt * HG * (HEAD_DIM / 32u); i += WORKGROUP_SIZE) {
         const uint qi = i / (HEAD_DIM / 32u), b = i % (HEAD_DIM / 32u);
-        const float inv_l = 1.0 / l[qi];
+        const float inv_l = inv_sum(h0 + qi % HG, m[qi], l[qi]);
         vec4 v[8];
         [[unroll]] for (uint j = 0u; j < 8u; ++j) {
           const vec2 lo = o_s[qi * HD2 + 16u * b + 2u * j], hi = o_s[qi * HD2 + 16u * b + 2u * j + 1u];

@@ -3,12 +3,14 @@
 // Second pass of split attention (attention.comp with n_split > 1): for each (token, head),
 // combines the splits' unnormalized accumulators o_s, maxima m_s and sums l_s:
 //   out = sum_s o_s exp(m_s - M) / sum_s l_s exp(m_s - M),  M = max over non-empty splits of m_s
-// (a split with l_s = 0 saw no position). One workgroup per (head, token), like attention.comp.
+// (a split with l_s = 0 saw no position), the denominator with exp(sinks[h] - M) added for
+// learned sinks (has_sink_logits). One workgroup per (head, token), like attention.comp.
 
 layout(constant_id = 1) const uint HEAD_DIM = 128;
 
 layout(std430, set = 0, binding = 0) readonly buffer Partial { float partial[]; };  // [n_tokens][n_head][n_split][head_dim + 2]
 layout(std430, set = 0, binding = 1) writeonly buffer Out { float outv[]; };        // [n_tokens][n_head * head_dim]
+layout(std430, set = 0, binding = 2) readonly buffer SinkLogits { float sink_logits[]; };      // [n_head], has_sink_logits
 
 layout(push_constant) uniform Push {
   uint n_tokens;
@@ -16,6 +18,8 @@ layout(push_constant) uniform Push {
   uint n_split;
   uint partial_off;  // first element of each operand in its binding
   uint out_off;
+  uint has_sink_logits;
+  uint sink_logits_off;
 } pc;
 
 void main() {
@@ -40,6 +44,7 @@ void main() {
       const float l = partial[base + s * stride + HEAD_DIM + 1u];
       if (l > 0.0) den += l * exp(partial[base + s * stride + HEAD_DIM] - mx);
     }
+    if (pc.has_sink_logits != 0u) den += exp(sink_logits[pc.sink_logits_off + h] - mx);
     const float inv = 1.0 / den;
     for (uint d = tid; d < HEAD_DIM; d += WORKGROUP_SIZE) {
       float num = 0.0;

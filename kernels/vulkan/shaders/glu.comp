@@ -3,6 +3,8 @@
 // Gated linear units over n_rows x n_cols: out[r][c] = act(gate[r][c]) * up[r][c], with
 //   SWIGLU  act(g) = g / (1 + exp(-g))                                     kernels::swiglu
 //   GEGLU   act(g) = 0.5 g (1 + tanh(sqrt(2/pi) g (1 + 0.044715 g^2)))      kernels::geglu
+//   SWIGLU_OAI  out = g' sigmoid(1.702 g') (u' + 1), g' = min(g, 7), u' = clamp(u, -7, 7)
+//                                                                         kernels::swiglu_oai
 // Rows are *_stride floats apart, so gate and up may be the two halves of one fused output row
 // (phi3's ffn_up). out may be the gate range itself (in place).
 // Q8: also writes the rows quantized for the int8 matvec (binding 3, q8_activations.glsl), four
@@ -37,8 +39,12 @@ float glu(float g, float u) {
   precise float v = a * u;
 #elif defined(GEGLU)
   precise float v = gelu_tanh(g) * u;
+#elif defined(SWIGLU_OAI)
+  const float gc = min(g, 7.0), uc = clamp(u, -7.0, 7.0);
+  precise float a = gc / (1.0 + exp(-1.702 * gc));
+  precise float v = a * (uc + 1.0);
 #else
-#error "define SWIGLU or GEGLU"
+#error "define SWIGLU, GEGLU or SWIGLU_OAI"
 #endif
   return v;
 }

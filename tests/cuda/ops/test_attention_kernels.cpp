@@ -132,7 +132,15 @@ struct AttentionCase {
   float q_scale = 1.0f;  // spread of q: larger is a peakier softmax
   int64_t max_kv = 0;    // the launch's bound; 0: the rows' largest n_kv
   int block_shift = 4;
+  bool sink_logits = false;  // gpt-oss's learned sinks (sink_logits_of); the CPU reference lacks them
 };
+
+// Learned sink logits per head, comparable with the scores (AttentionShapeArgs::sink_logits).
+std::vector<float> sink_logits_of(const AttentionCase& c) {
+  std::vector<float> sinks(static_cast<size_t>(c.n_head));
+  for (int64_t h = 0; h < c.n_head; ++h) sinks[static_cast<size_t>(h)] = 0.5f + 0.75f * static_cast<float>(h % 3);
+  return sinks;
+}
 
 std::string describe(const AttentionCase& c) {
   return type_pair(c.k_type, c.v_type) + ", head_dim " + std::to_string(c.head_dim) + ", heads " +
@@ -191,11 +199,12 @@ std::vector<float> attention_on_cpu(const AttentionCase& c, const HostPool& k, c
 }
 
 // The same formula in double over the CPU's decoded values (q rounded to F16 for F16 K, as the
-// kernels do), without the CPU's F16 rounding of the weights.
+// kernels do), without the CPU's F16 rounding of the weights; with the case's sink logits.
 std::vector<float> attention_in_double(const AttentionCase& c, const HostPool& k, const HostPool& v,
                                        const HostChunk& chunk, const std::vector<float>& q) {
   const int64_t D = c.head_dim, Q = c.n_head * D, group = c.n_head / c.n_head_kv;
   const double scale = scale_of(c);
+  const std::vector<float> sinks = sink_logits_of(c);
   std::vector<float> out(q.size()), kd(static_cast<size_t>(D)), vd(static_cast<size_t>(D));
   for (size_t r = 0; r < chunk.pos.size(); ++r) {
     const Visible seen = visible(c, chunk.pos[r], chunk.n_kv[r]);
@@ -216,6 +225,7 @@ std::vector<float> attention_in_double(const AttentionCase& c, const HostPool& k
       const double top = *std::max_element(s.begin(), s.end());
       double sum = 0.0;
       for (double& x : s) sum += (x = std::exp(x - top));
+      if (c.sink_logits) sum += std::exp(sinks[static_cast<size_t>(h)] - top);
       std::vector<double> acc(static_cast<size_t>(D), 0.0);
       for (int64_t p = 0; p < seen.count; ++p) {
         kernels::kv_dequantize(v.type, vr.row(p), first, D, vd.data());
@@ -238,7 +248,9 @@ AttentionErrors run_attention(const AttentionCase& c, const std::vector<ChunkRow
   const HostPool v = random_pool(c.v_type, n_embd_kv, c.block_shift, chunk.pool_blocks, seed + 2);
   const std::vector<float> q = random_values(rows.size() * Q, seed + 3, -c.q_scale, c.q_scale);
 
-  const ck::AttentionShapeArgs shape = shape_of(c);
+  ck::AttentionShapeArgs shape = shape_of(c);
+  DeviceBuffer<float> sinks(sink_logits_of(c));
+  if (c.sink_logits) shape.sink_logits = sinks.get();
   const int64_t n_rows = static_cast<int64_t>(rows.size());
   const int64_t max_kv = c.max_kv > 0 ? c.max_kv : *std::max_element(chunk.n_kv.begin(), chunk.n_kv.end());
   DevicePool dk(k), dv(v);
@@ -345,6 +357,24 @@ TEST(CudaAttention, WindowWithSinks) {
   expect_matches(c, causal_rows(0, 299, 1), 11);
   c.sinks = 0;
   expect_matches(c, causal_rows(0, 280, 20), 12);
+}
+
+// gpt-oss's learned sinks: one more term in each head's softmax sum, added where it is final
+// (the tile kernel without a split, the reduction with one); the CPU reference without them is
+// far off.
+TEST(CudaAttention, LearnedSinkLogits) {
+  AttentionCase c;
+  c.sink_logits = true;
+  c.max_kv = 320;
+  for (const int64_t window : {int64_t{0}, int64_t{16}}) {
+    c.window = window;
+    for (const auto& rows : {causal_rows(0, 299, 1), causal_rows(0, 40, 37)}) {
+      const AttentionErrors e = run_attention(c, rows, 21);
+      EXPECT_LT(e.vs_double, kToleranceVsDouble) << describe(c) << ", " << rows.size() << " rows";
+      EXPECT_GT(e.vs_cpu, 100 * kToleranceVsCpu) << describe(c) << ", " << rows.size() << " rows";
+    }
+  }
+  ASSERT_GT(ck::attention_scratch_floats(shape_of(c), 1, c.max_kv), 0) << "the decode row splits";
 }
 
 TEST(CudaAttention, SoftcapAndPeakyScores) {

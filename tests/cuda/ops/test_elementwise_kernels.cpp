@@ -36,20 +36,37 @@ TEST(CudaElementwise, LayerNormMatchesCpu) {
 
 TEST(CudaElementwise, GatedUnitsMatchCpu) {
   const int64_t stride = kWidth + 20;  // rows wider than the width used
-  for (const ck::Activation act : {ck::Activation::Silu, ck::Activation::GeluTanh}) {
-    auto g = random_values(kRows * stride, 6, -4, 4), u = random_values(kRows * stride, 7);
+  for (const ck::Activation act : {ck::Activation::Silu, ck::Activation::GeluTanh, ck::Activation::SwigluOai}) {
+    // up past the clamped SwiGLU's limit of 7 too
+    auto g = random_values(kRows * stride, 6, -9, 9), u = random_values(kRows * stride, 7, -9, 9);
     DeviceBuffer<float> dg(g), du(u);
     ASSERT_EQ(ck::launch_glu(act, dg.get(), du.get(), kRows, kWidth, stride, nullptr), cudaSuccess);
     std::vector<float> want = g;
     for (int64_t r = 0; r < kRows; ++r) {
       if (act == ck::Activation::Silu) {
         kernels::swiglu(&want[r * stride], &u[r * stride], kWidth);
+      } else if (act == ck::Activation::SwigluOai) {
+        kernels::swiglu_oai(&want[r * stride], &u[r * stride], kWidth);
       } else {
         kernels::geglu(&want[r * stride], &u[r * stride], kWidth);
       }
     }
     EXPECT_LT(normalized_error(dg.read(), want), 1e-6) << static_cast<int>(act);
   }
+}
+
+// gpt-oss's expert biases: each route's row gains its expert's bias row.
+TEST(CudaElementwise, AddExpertBiasTakesEachRoutesExpertRow) {
+  const int64_t n_expert = 5;
+  auto y = random_values(kRows * kWidth, 11), bias = random_values(n_expert * kWidth, 12);
+  std::vector<int32_t> ids(static_cast<size_t>(kRows));
+  for (int64_t r = 0; r < kRows; ++r) ids[static_cast<size_t>(r)] = static_cast<int32_t>((r * 3 + 1) % n_expert);
+  DeviceBuffer<float> dy(y), dbias(bias);
+  DeviceBuffer<int32_t> dids(ids);
+  ASSERT_EQ(ck::launch_add_expert_bias(dy.get(), dbias.get(), dids.get(), kRows, kWidth, nullptr), cudaSuccess);
+  std::vector<float> want = y;
+  for (int64_t r = 0; r < kRows; ++r) kernels::add(&want[r * kWidth], &bias[ids[static_cast<size_t>(r)] * kWidth], kWidth);
+  EXPECT_EQ(dy.read(), want);
 }
 
 TEST(CudaElementwise, GeluAddBiasSoftcapMatchCpu) {

@@ -27,7 +27,7 @@ using kernels::GgmlType;
 constexpr GgmlType kTypes[] = {GgmlType::F32,   GgmlType::F16,  GgmlType::BF16, GgmlType::F16_2OF4, GgmlType::Q4_0,
                                GgmlType::Q4_1,  GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,     GgmlType::Q2_K,
                                GgmlType::Q3_K,  GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,     GgmlType::IQ4_NL,
-                               GgmlType::TQ1_0, GgmlType::TQ2_0};
+                               GgmlType::MXFP4, GgmlType::TQ1_0, GgmlType::TQ2_0};
 
 bool is_float(GgmlType type) {
   return type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::F16_2OF4;
@@ -101,6 +101,7 @@ std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, in
         const uint16_t h = kernels::fp32_to_fp16(scale(rng));
         std::memcpy(block + offset, &h, 2);
       }
+      if (type == GgmlType::MXFP4) block[0] = static_cast<uint8_t>(120 + byte(rng) % 16);  // factors 2^-8..2^7
       if (type != GgmlType::F16_2OF4) continue;
       for (int g = 0; g < 8; ++g) {
         const int first = byte(rng) % 3, second = first + 1 + byte(rng) % (3 - first);

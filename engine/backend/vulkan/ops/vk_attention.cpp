@@ -28,6 +28,8 @@ struct AttentionPush {
   uint32_t table_off;
   uint32_t n_sinks;
   uint32_t causal;
+  uint32_t has_sink_logits;
+  uint32_t sink_logits_off;
 };
 
 struct ReducePush {
@@ -36,6 +38,8 @@ struct ReducePush {
   uint32_t n_split;
   uint32_t partial_off;
   uint32_t out_off;
+  uint32_t has_sink_logits;
+  uint32_t sink_logits_off;
 };
 
 constexpr int64_t kMaxHeadDim = 1024;
@@ -136,6 +140,13 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   INFERSCOPE_RETURN_IF_ERROR(check_u32(floats, kOp, "q size"));
   INFERSCOPE_BIND_WORDS(qb, device, q, static_cast<uint64_t>(floats), kOp, "q");
   INFERSCOPE_BIND_WORDS(ob, device, out, static_cast<uint64_t>(floats), kOp, "out");
+  // Without learned sinks the binding is q's (the shaders do not read it).
+  BoundSpan sink_logits{qb.span, 0};
+  if (p.sink_logits.buffer) {
+    auto b = bind_words(device, p.sink_logits, static_cast<uint64_t>(p.n_head), kOp, "sink logits");
+    if (!b) return b.status();
+    sink_logits = *b;
+  }
 
   // About one invocation per pair of head dimensions (the accumulator update), so that few
   // sit idle; the tile gives each score WORKGROUP_SIZE / TILE invocations.
@@ -205,6 +216,8 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   push.table_off = tb.first;
   push.n_sinks = static_cast<uint32_t>(n_sinks);
   push.causal = p.causal ? 1u : 0u;
+  push.has_sink_logits = p.sink_logits.buffer ? 1u : 0u;
+  push.sink_logits_off = sink_logits.first;
   const int64_t token_groups = (n_tokens + tokens - 1) / tokens;
   const uint32_t gy = static_cast<uint32_t>(std::min<int64_t>(token_groups, device.info().max_workgroup_count[1]));
   const int64_t row = p.n_head * p.head_dim;
@@ -215,16 +228,17 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   if (q8.buffer) INFERSCOPE_RETURN_IF_ERROR(check_span(device, q8, q8_bytes, kOp, "q8"));
   const bool fused_q8 = q8.buffer && n_split == 1 && p.head_dim % 32 == 0 && layout.kv.types == KvTypes{};
   if (fused_q8) {
-    auto kernel = device.kernel(int8_native_variant(device) ? "attention_q8_native" : "attention_q8", 7, spec);
+    auto kernel = device.kernel(int8_native_variant(device) ? "attention_q8_native" : "attention_q8", 8, spec);
     if (!kernel) return kernel.status();
-    recorder.dispatch(**kernel,
-                      {qb.span, kb->span, vb->span, ob.span, partial.span, tb.span, first_bytes(q8, q8_bytes)}, push,
-                      gx, gy, 1, label);
+    recorder.dispatch(
+        **kernel,
+        {qb.span, kb->span, vb->span, ob.span, partial.span, tb.span, sink_logits.span, first_bytes(q8, q8_bytes)}, push,
+        gx, gy, 1, label);
     return Status::ok();
   }
-  auto kernel = device.kernel(kernel_name(layout.kv.types), 6, spec);
+  auto kernel = device.kernel(kernel_name(layout.kv.types), 7, spec);
   if (!kernel) return kernel.status();
-  recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span, tb.span}, push, gx, gy,
+  recorder.dispatch(**kernel, {qb.span, kb->span, vb->span, ob.span, partial.span, tb.span, sink_logits.span}, push, gx, gy,
                     static_cast<uint32_t>(n_split), label);
   if (n_split == 1) {
     return q8.buffer ? record_quantize_q8(device, recorder, out, n_tokens, row, q8, label) : Status::ok();
@@ -232,11 +246,11 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
 
   const uint32_t reduce_wg = op_workgroup_size(device, std::clamp<uint32_t>(ceil_pow2(head_dim), 32, 256));
   const uint32_t reduce_spec[] = {reduce_wg, head_dim};
-  auto reduce = device.kernel("attention_reduce", 2, reduce_spec);
+  auto reduce = device.kernel("attention_reduce", 3, reduce_spec);
   if (!reduce) return reduce.status();
   const ReducePush rp{static_cast<uint32_t>(n_tokens), static_cast<uint32_t>(p.n_head), static_cast<uint32_t>(n_split),
-                      partial.first, ob.first};
-  recorder.dispatch(**reduce, {partial.span, ob.span}, rp, static_cast<uint32_t>(p.n_head), gy, 1, label);
+                      partial.first, ob.first, push.has_sink_logits, push.sink_logits_off};
+  recorder.dispatch(**reduce, {partial.span, ob.span, sink_logits.span}, rp, static_cast<uint32_t>(p.n_head), gy, 1, label);
   return q8.buffer ? record_quantize_q8(device, recorder, out, n_tokens, row, q8, label) : Status::ok();
 }
 

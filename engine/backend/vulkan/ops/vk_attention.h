@@ -39,6 +39,9 @@ struct AttentionParams {
   int64_t n_sinks = 0;
   // false (encoders, no window): every token sees all positions up to pos0 + n_tokens - 1.
   bool causal = true;
+  // gpt-oss's learned sinks: [n_head] F32 logits, one more term exp(sink[h] - max) in each head's
+  // softmax sum (AttentionShape::sink_logits); no buffer: none.
+  BufferSpan sink_logits;
 };
 
 // Bytes of the scratch span that record_attention needs to split the KV range when it chooses

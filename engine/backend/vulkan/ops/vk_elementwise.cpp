@@ -16,6 +16,7 @@ struct AddPush {
   uint32_t n_cols;
   float scale;
   uint32_t y_off, x_off;
+  uint32_t ids_off;
 };
 
 struct UnaryPush {
@@ -46,7 +47,7 @@ Status record_add_variant(Device& device, Recorder& recorder, const char* name, 
   const uint32_t spec[] = {wg};
   auto kernel = device.kernel(name, 2, spec);
   if (!kernel) return kernel.status();
-  const AddPush push{static_cast<uint32_t>(n), n_cols, scale, yb.first, xb.first};
+  const AddPush push{static_cast<uint32_t>(n), n_cols, scale, yb.first, xb.first, 0};
   recorder.dispatch(**kernel, {yb.span, xb.span}, push,
                     op_group_count(device, static_cast<uint64_t>(n), wg), 1, 1, label);
   return Status::ok();
@@ -83,6 +84,27 @@ Status record_add_bias(Device& device, Recorder& recorder, BufferSpan y, BufferS
                             static_cast<uint32_t>(n_cols), 1.0f, label);
 }
 
+Status record_add_expert_bias(Device& device, Recorder& recorder, BufferSpan y, BufferSpan bias, int64_t n_expert,
+                              BufferSpan ids, int64_t n_rows, int64_t n_cols, DispatchLabel label) {
+  constexpr const char* kOp = "add_expert_bias";
+  if (n_rows < 0 || n_cols < 0 || n_expert < 0) return Status::error("add_expert_bias: negative size");
+  if (n_rows == 0 || n_cols == 0) return Status::ok();
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(n_rows * n_cols, kOp, "n_rows * n_cols"));
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(n_expert * n_cols, kOp, "n_expert * n_cols"));
+  INFERSCOPE_BIND_WORDS(yb, device, y, static_cast<uint64_t>(n_rows * n_cols), kOp, "y");
+  INFERSCOPE_BIND_WORDS(xb, device, bias, static_cast<uint64_t>(n_expert * n_cols), kOp, "bias");
+  INFERSCOPE_BIND_WORDS(ib, device, ids, static_cast<uint64_t>(n_rows), kOp, "ids");
+  const uint32_t wg = op_workgroup_size(device, kElementwiseWorkgroup);
+  const uint32_t spec[] = {wg};
+  auto kernel = device.kernel(kOp, 3, spec);
+  if (!kernel) return kernel.status();
+  const AddPush push{static_cast<uint32_t>(n_rows * n_cols), static_cast<uint32_t>(n_cols), 1.0f, yb.first, xb.first,
+                     ib.first};
+  recorder.dispatch(**kernel, {yb.span, xb.span, ib.span}, push,
+                    op_group_count(device, static_cast<uint64_t>(n_rows * n_cols), wg), 1, 1, label);
+  return Status::ok();
+}
+
 Status record_add_scaled(Device& device, Recorder& recorder, BufferSpan y, BufferSpan x, int64_t n, float scale,
                          DispatchLabel label) {
   return record_add_variant(device, recorder, "add_scaled", y, x, static_cast<uint64_t>(n > 0 ? n : 0), n, 1, scale,
@@ -106,7 +128,7 @@ Status record_gelu(Device& device, Recorder& recorder, BufferSpan x, int64_t n, 
 Status record_glu(Device& device, Recorder& recorder, GluKind kind, BufferSpan gate, BufferSpan up, BufferSpan out,
                   int64_t n_rows, int64_t n_cols, int64_t gate_stride, int64_t up_stride, int64_t out_stride,
                   DispatchLabel label, BufferSpan q8) {
-  const char* name = kind == GluKind::GeGlu ? "geglu" : "swiglu";
+  const char* name = kind == GluKind::GeGlu ? "geglu" : kind == GluKind::SwigluOai ? "swiglu_oai" : "swiglu";
   if (n_rows < 0 || n_cols < 0) return Status::error(std::string(name) + ": negative size");
   if (n_rows == 0 || n_cols == 0) return Status::ok();
   if (gate_stride == 0) gate_stride = n_cols;

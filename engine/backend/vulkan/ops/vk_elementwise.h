@@ -29,6 +29,12 @@ Status record_add_scaled(Device& device, Recorder& recorder, BufferSpan y, Buffe
 // x[i] *= scale for i < n (Gemma's embedding scale). Bit-identical to the CPU.
 Status record_scale(Device& device, Recorder& recorder, BufferSpan x, int64_t n, float scale, DispatchLabel label = {});
 
+// y[r][c] += bias[ids[r]][c] for r < n_rows, c < n_cols: each route's row takes its expert's
+// bias row (CpuOps::add_expert_bias). bias: [n_expert][n_cols] F32; ids: [n_rows] int32, each
+// < n_expert (moe_route's output). In place (add.comp EXPERT_BIAS).
+Status record_add_expert_bias(Device& device, Recorder& recorder, BufferSpan y, BufferSpan bias, int64_t n_expert,
+                              BufferSpan ids, int64_t n_rows, int64_t n_cols, DispatchLabel label = {});
+
 // x[i] = cap * tanh(x[i] / cap) for i < n (kernels::softcap; Gemma 2's logits). cap > 0.
 Status record_softcap(Device& device, Recorder& recorder, BufferSpan x, int64_t n, float cap, DispatchLabel label = {});
 
@@ -38,6 +44,7 @@ Status record_gelu(Device& device, Recorder& recorder, BufferSpan x, int64_t n, 
 enum class GluKind {
   SwiGlu,  // silu(gate) * up (kernels::swiglu)
   GeGlu,   // gelu_tanh(gate) * up (kernels::geglu, Gemma)
+  SwigluOai,  // gpt-oss's clamped form (kernels::swiglu_oai)
 };
 
 // out[r][c] = act(gate[r][c]) * up[r][c] for r < n_rows, c < n_cols. Row r of each operand

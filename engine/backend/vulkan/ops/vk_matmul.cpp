@@ -48,7 +48,7 @@ std::string shader_name(const char* family, GgmlType type) {
 }
 
 std::string supported_list() {
-  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, tq1_0, tq2_0";
+  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, mxfp4, tq1_0, tq2_0";
 }
 
 // Checks the weight view common to every op; returns its layout. `bind_bytes` receives the
@@ -298,6 +298,8 @@ std::optional<WeightLayout> weight_layout(GgmlType type) {
     case GgmlType::Q5_0:
     case GgmlType::IQ4_NL:
       return WeightLayout{32, 2};
+    case GgmlType::MXFP4:
+      return WeightLayout{32, 1};
     case GgmlType::Q4_1:
     case GgmlType::Q5_1:
     case GgmlType::F16_2OF4:

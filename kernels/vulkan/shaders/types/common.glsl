@@ -56,6 +56,18 @@ uint q5_high_bytes(uint h) { return ((h & 15u) * 0x00204081u & 0x01010101u) << 4
 // Bits [shift, shift + width) of each byte of w.
 uvec4 bits4(uint w, uint shift, uint mask) { return (uvec4(w) >> (uvec4(0u, 8u, 16u, 24u) + shift)) & mask; }
 
+// A 16-level table of signed bytes (levels 4i..4i+3 in word t_i, low byte first) looked up by
+// the low nibbles of the four bytes of `nibbles`, as four bytes (IQ4_NL, MXFP4): selected with
+// comparisons and a shift instead of an indexed table (an indexed constant array is a memory
+// gather on CPU drivers).
+uint nibble_level_bytes(uint nibbles, uint t0, uint t1, uint t2, uint t3) {
+  uvec4 q = (uvec4(nibbles) >> uvec4(0u, 8u, 16u, 24u)) & 15u;
+  uvec4 w = mix(mix(uvec4(t0), uvec4(t1), greaterThanEqual(q, uvec4(4u))),
+                mix(uvec4(t2), uvec4(t3), greaterThanEqual(q, uvec4(12u))), greaterThanEqual(q, uvec4(8u)));
+  uvec4 b = ((w >> (8u * (q & 3u))) & 0xFFu) << uvec4(0u, 8u, 16u, 24u);
+  return b.x | b.y | b.z | b.w;
+}
+
 // dst[i] = weight bytes [base + 4i, base + 4i + 4) for i < N, for a 2-aligned base. Reads only
 // the words holding those bytes, each once; with LAST_HALF true only bytes [base + 4N - 4,
 // base + 4N - 2) of the last word are needed (the rest is not read and comes back as zeros

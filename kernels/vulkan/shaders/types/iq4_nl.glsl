@@ -16,16 +16,9 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
 }
 
 // The int8 levels {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113} of
-// the low nibbles of the four bytes of `nibbles`, as four bytes: selected with comparisons and
-// a shift instead of an indexed table (an indexed constant array is a memory gather on CPU
-// drivers).
+// the low nibbles of the four bytes of `nibbles`, as four bytes.
 uint iq4nl_level_bytes(uint nibbles) {
-  const uint t0 = 0xBFAD9881u, t1 = 0xF6EADDCFu, t2 = 0x26190D01u, t3 = 0x71594535u;
-  uvec4 q = (uvec4(nibbles) >> uvec4(0u, 8u, 16u, 24u)) & 15u;
-  uvec4 w = mix(mix(uvec4(t0), uvec4(t1), greaterThanEqual(q, uvec4(4u))),
-                mix(uvec4(t2), uvec4(t3), greaterThanEqual(q, uvec4(12u))), greaterThanEqual(q, uvec4(8u)));
-  uvec4 b = ((w >> (8u * (q & 3u))) & 0xFFu) << uvec4(0u, 8u, 16u, 24u);
-  return b.x | b.y | b.z | b.w;
+  return nibble_level_bytes(nibbles, 0xBFAD9881u, 0xF6EADDCFu, 0x26190D01u, 0x71594535u);
 }
 
 void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
