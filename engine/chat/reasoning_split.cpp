@@ -22,13 +22,37 @@ std::string_view trim_end(std::string_view s) {
   return s;
 }
 
+// The channel a harmony header names: the word after "<|channel|>" in it ("analysis", "final",
+// "commentary"); "" when it names none.
+std::string_view harmony_channel(std::string_view header) {
+  const size_t at = header.rfind("<|channel|>");
+  if (at == std::string_view::npos) return {};
+  std::string_view rest = header.substr(at + std::string_view("<|channel|>").size());
+  const size_t end = rest.find_first_of(" <");
+  return rest.substr(0, end);
+}
+
 }  // namespace
 
 ReasoningFormat reasoning_format_of(std::string_view chat_template) {
+  if (chat_template.find("<|channel|>") != std::string_view::npos) return ReasoningFormat::Harmony;
   return chat_template.find(kOpen) != std::string_view::npos ? ReasoningFormat::ThinkTags : ReasoningFormat::None;
 }
 
 ReasoningSplitter::ReasoningSplitter(ReasoningFormat format, std::string_view prompt) : format_(format) {
+  if (format_ == ReasoningFormat::Harmony) {
+    // A generation prompt ending in "<|start|>assistant" leaves the header to the model; one
+    // that ends in "...<|channel|>NAME<|message|>" has opened that channel's message.
+    const size_t start = prompt.rfind("<|start|>");
+    const std::string_view tail = start == std::string_view::npos ? std::string_view() : prompt.substr(start);
+    constexpr std::string_view kMessage = "<|message|>";
+    if (tail.size() >= kMessage.size() && tail.substr(tail.size() - kMessage.size()) == kMessage) {
+      in_reasoning_ = harmony_channel(tail) == "analysis";
+    } else if (!tail.empty() && tail.find("<|end|>") == std::string_view::npos) {
+      harmony_ = HarmonyPart::Header;
+    }
+    return;
+  }
   if (format_ != ReasoningFormat::ThinkTags) return;
   const std::string_view tail = trim_end(prompt);
   in_reasoning_ = tail.size() >= kOpen.size() && tail.substr(tail.size() - kOpen.size()) == kOpen;
@@ -43,7 +67,35 @@ void ReasoningSplitter::append(std::vector<ReasoningSegment>& out, std::string t
   }
 }
 
+void ReasoningSplitter::control(std::string_view token) {
+  if (format_ != ReasoningFormat::Harmony) return;
+  marked_ = true;
+  if (token == "<|start|>") {
+    harmony_ = HarmonyPart::Header;
+    header_.clear();
+  } else if (token == "<|channel|>") {
+    if (harmony_ != HarmonyPart::Header) header_.clear();
+    harmony_ = HarmonyPart::Header;
+    header_ += token;
+  } else if (token == "<|message|>" && harmony_ == HarmonyPart::Header) {
+    in_reasoning_ = harmony_channel(header_) == "analysis";
+    harmony_ = HarmonyPart::Text;
+    header_.clear();
+  } else if (token == "<|end|>" || token == "<|return|>" || token == "<|call|>") {
+    harmony_ = HarmonyPart::Between;
+    in_reasoning_ = false;
+  }
+}
+
+std::vector<ReasoningSegment> ReasoningSplitter::push_harmony(std::string_view text) {
+  std::vector<ReasoningSegment> out;
+  if (harmony_ == HarmonyPart::Text) append(out, std::string(text));
+  if (harmony_ == HarmonyPart::Header) header_ += text;
+  return out;
+}
+
 std::vector<ReasoningSegment> ReasoningSplitter::push(std::string_view piece) {
+  if (format_ == ReasoningFormat::Harmony) return push_harmony(piece);
   std::vector<ReasoningSegment> out;
   std::string text = pending_ + std::string(piece);
   pending_.clear();
@@ -94,6 +146,10 @@ std::vector<ReasoningSegment> ReasoningSplitter::push(std::string_view piece) {
 
 std::vector<ReasoningSegment> ReasoningSplitter::flush() {
   std::vector<ReasoningSegment> out;
+  // A reply in no harmony message at all (no marker came): what was held as a header is the
+  // answer.
+  if (format_ == ReasoningFormat::Harmony && !marked_) append(out, std::move(header_));
+  header_.clear();
   if (pending_.find_first_not_of(" \t\r\n") != std::string::npos || in_reasoning_) append(out, std::move(pending_));
   pending_.clear();
   return out;

@@ -3,8 +3,10 @@
 // The format comes from the chat template (a template that writes <think> is such a model's);
 // a prompt whose generation prompt already opened <think> (the thinking templates of
 // DeepSeek-R1 and Qwen3-2507) starts the reply inside the reasoning.
-// Not handled yet: gpt-oss's harmony channels (<|channel|>analysis ... <|end|>), whose markers
-// are control tokens the detokenizer does not print.
+// gpt-oss's harmony format writes each message as <|channel|>NAME<|message|>TEXT<|end|> (or
+// <|return|> / <|call|> to end the reply), later ones after <|start|>assistant: the "analysis"
+// channel is the reasoning, the others ("final", "commentary") the answer. Its markers are
+// control tokens the detokenizer does not print; control() takes them.
 #pragma once
 
 #include <string>
@@ -13,9 +15,10 @@
 
 namespace inferscope {
 
-enum class ReasoningFormat { None, ThinkTags };
+enum class ReasoningFormat { None, ThinkTags, Harmony };
 
-// ThinkTags when the template text writes "<think>", else None.
+// Harmony when the template text writes "<|channel|>", ThinkTags when it writes "<think>", else
+// None.
 ReasoningFormat reasoning_format_of(std::string_view chat_template);
 
 struct ReasoningSegment {
@@ -31,6 +34,9 @@ class ReasoningSplitter {
   // The next piece of the reply: the segments it completes, in order. A tag split across
   // pieces is held back until it is whole (or turns out not to be a tag).
   std::vector<ReasoningSegment> push(std::string_view text);
+  // A control token of the reply, by its text (TokenEvent::control): harmony's markers move
+  // between channels; other formats ignore them.
+  void control(std::string_view token);
   // What is held back, at the end of the reply.
   std::vector<ReasoningSegment> flush();
 
@@ -38,6 +44,15 @@ class ReasoningSplitter {
 
  private:
   void append(std::vector<ReasoningSegment>& out, std::string text) const;
+  std::vector<ReasoningSegment> push_harmony(std::string_view text);
+
+  // Where a harmony reply is: a message's text (in_reasoning_ says which channel), the header
+  // before it (role, recipient, channel name: not shown), or between messages (nothing shown).
+  // Text before any marker is the answer (a model that does not speak harmony).
+  enum class HarmonyPart { Text, Header, Between };
+  HarmonyPart harmony_ = HarmonyPart::Text;
+  std::string header_;  // the header so far: its channel name decides the message's kind
+  bool marked_ = false;  // a harmony marker came: held header text was no answer
 
   ReasoningFormat format_;
   bool in_reasoning_ = false;

@@ -30,6 +30,7 @@ constexpr std::string_view kEotTexts[] = {
 constexpr std::string_view kEomTexts[] = {"<|eom_id|>"};
 constexpr std::string_view kEogTexts[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>",
+    "<|return|>", "<|call|>",  // o200k_harmony (gpt-oss)
 };
 constexpr std::string_view kFimPadTexts[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>"};
 constexpr std::string_view kFimRepTexts[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>"};
@@ -254,6 +255,14 @@ Status Vocab::read_special_ids(const gguf::File& file) {
   return Status::ok();
 }
 
+// Harmony (gpt-oss): <|end|> closes one message (the reasoning) and the reply goes on; the reply
+// ends at <|return|> or <|call|>. A vocabulary with both of those keeps <|end|> out of the end
+// tokens, as llama.cpp does.
+void Vocab::drop_harmony_message_end() {
+  const int32_t ret = find("<|return|>"), call = find("<|call|>"), end = find("<|end|>");
+  if (ret >= 0 && call >= 0 && end >= 0 && eog_.count(ret) && eog_.count(call)) eog_.erase(end);
+}
+
 void Vocab::detect_special_tokens(const std::string& general_name) {
   // Texts that look like control tokens must behave like them (not be cut out of plain text,
   // stop generation) even when a converter typed them as normal or user-defined.
@@ -295,6 +304,7 @@ void Vocab::detect_special_tokens(const std::string& general_name) {
   for (int32_t id : {eos_, eot_, eom_, fim_pad_, fim_rep_, fim_sep_}) {
     if (id >= 0) eog_.insert(id);
   }
+  drop_harmony_message_end();
 
   for (int32_t id = 0; id < size(); ++id) {
     const TokenData& t = token(id);

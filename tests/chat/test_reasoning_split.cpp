@@ -1,5 +1,6 @@
 // The reasoning splitter: <think> ... </think> apart from the answer however the text is cut
-// into pieces, a generation prompt that opened the reasoning, and replies without any.
+// into pieces, a generation prompt that opened the reasoning, and replies without any; gpt-oss's
+// harmony channels by their control tokens.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -37,6 +38,7 @@ void expect_any_cut(const std::string& prompt, const std::string& text, const Sp
 
 TEST(ReasoningSplit, FormatFromTheTemplate) {
   EXPECT_EQ(reasoning_format_of("{{ '<think>\\n' }}{% if enable_thinking %}"), ReasoningFormat::ThinkTags);
+  EXPECT_EQ(reasoning_format_of("{{- '<|start|>assistant<|channel|>analysis<|message|>' }}"), ReasoningFormat::Harmony);
   EXPECT_EQ(reasoning_format_of("<|im_start|>{{ message.content }}"), ReasoningFormat::None);
 }
 
@@ -70,6 +72,56 @@ TEST(ReasoningSplit, AnUnfinishedReasoningStaysReasoning) {
 
 TEST(ReasoningSplit, ALaterThinkTagInTheAnswerIsText) {
   expect_any_cut("", "<think>a</think>b <think>c</think>", {"a", "b <think>c</think>"});
+}
+
+// A harmony reply as the model writes it: control tokens (in <|...|>) and text pieces.
+Split run_harmony(const std::string& prompt, const std::vector<std::string>& tokens) {
+  ReasoningSplitter s(ReasoningFormat::Harmony, prompt);
+  Split out;
+  auto take = [&](const std::vector<ReasoningSegment>& segments) {
+    for (const ReasoningSegment& seg : segments) (seg.reasoning ? out.reasoning : out.answer) += seg.text;
+  };
+  for (const std::string& t : tokens) {
+    if (t.size() > 4 && t.rfind("<|", 0) == 0 && t.substr(t.size() - 2) == "|>") {
+      s.control(t);
+    } else {
+      take(s.push(t));
+    }
+  }
+  take(s.flush());
+  return out;
+}
+
+// gpt-oss after "<|start|>assistant": the analysis message is the reasoning, the final one the
+// answer; the headers (channel names, the second <|start|>assistant) are neither.
+TEST(ReasoningSplit, HarmonyAnalysisThenFinal) {
+  const Split got = run_harmony("<|start|>user<|message|>2+2?<|end|><|start|>assistant",
+                                {"<|channel|>", "analysis", "<|message|>", "User asks", " a sum.", "<|end|>", "<|start|>",
+                                 "assistant", "<|channel|>", "final", "<|message|>", "It is", " 4."});
+  EXPECT_EQ(got.reasoning, "User asks a sum.");
+  EXPECT_EQ(got.answer, "It is 4.");
+}
+
+// A generation prompt that opened the final channel; a reply that goes straight to it; a model
+// that writes no marker at all (its text is the answer).
+TEST(ReasoningSplit, HarmonyPromptsAndRepliesWithoutAnalysis) {
+  const Split opened = run_harmony("<|start|>assistant<|channel|>final<|message|>", {"Hi", "!", "<|return|>"});
+  EXPECT_EQ(opened.answer, "Hi!");
+  EXPECT_EQ(opened.reasoning, "");
+  const Split direct = run_harmony("<|start|>assistant", {"<|channel|>", "final", "<|message|>", "Hello"});
+  EXPECT_EQ(direct.answer, "Hello");
+  const Split plain = run_harmony("<|start|>assistant", {"just", " text"});
+  EXPECT_EQ(plain.answer, "just text");
+  EXPECT_EQ(plain.reasoning, "");
+}
+
+// A tool call's header names its recipient before the channel; its text is the answer side.
+TEST(ReasoningSplit, HarmonyCommentaryIsNotReasoning) {
+  const Split got = run_harmony("<|start|>assistant", {"<|channel|>", "analysis", "<|message|>", "Need weather.", "<|end|>",
+                                                      "<|start|>", "assistant", " to=functions.get_weather", "<|channel|>",
+                                                      "commentary json", "<|message|>", "{\"city\":\"Oslo\"}", "<|call|>"});
+  EXPECT_EQ(got.reasoning, "Need weather.");
+  EXPECT_EQ(got.answer, "{\"city\":\"Oslo\"}");
 }
 
 }  // namespace

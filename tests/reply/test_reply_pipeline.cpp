@@ -3,13 +3,18 @@
 // after its probe leaves the reply to the local model with a notice; a draft model of another
 // vocabulary fails the reply with the reason; a sink that cancels stops the reply within one
 // step; stop strings cut the reply; the server's way (start, then the LocalReply's tokens and
-// finish) gives the reply answer() gives.
+// finish) gives the reply answer() gives; harmony's control tokens (gpt-oss) move the reply
+// between its reasoning and its answer.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "engine/gguf/gguf_writer.h"
 #include "engine/reply/reply_pipeline.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/stories_server.h"
 #include "tests/support/test_models.h"
 #include "tests/support/testdata.h"
@@ -23,6 +28,7 @@ class RecordingSink : public ReplySink {
   void answering(const ReplyHead& head) override { heads.push_back(head); }
   bool text(const ReplyPiece& piece) override {
     received += piece.text;
+    if (piece.reasoning) reasoning += piece.text;
     if (piece.token >= 0) tokens += 1;
     return true;
   }
@@ -38,6 +44,7 @@ class RecordingSink : public ReplySink {
 
   std::vector<ReplyHead> heads;
   std::string received;
+  std::string reasoning;  // the part of `received` marked as reasoning
   int tokens = 0;
   int cancel_after = 0;  // > 0: cancelled once this many tokens came
   std::vector<std::pair<ReplyNotice, std::string>> notices;
@@ -224,6 +231,52 @@ TEST_F(ReplyPipelineTest, APromptLongerThanTheContextIsABadRequest) {
   ASSERT_TRUE(std::holds_alternative<ReplyError>(result));
   EXPECT_EQ(std::get<ReplyError>(result).kind, ReplyFailure::BadRequest);
   EXPECT_NE(std::get<ReplyError>(result).message.find("the context holds 256"), std::string::npos);
+}
+
+// stories260K with gpt-oss's chat template: the prompt ends in "<|start|>assistant", and the
+// tokens a gpt-oss model writes after it (control tokens by their text, as the generation loop
+// reports them) come apart into the analysis channel's reasoning and the final channel's answer;
+// the outcome's text is the answer alone.
+TEST_F(ReplyPipelineTest, HarmonyChannelsSplitTheReasoningFromTheAnswer) {
+  auto file = gguf::File::open(testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(file) << file.message();
+  std::ifstream in(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/chat/templates/2026/openai-gpt-oss-120b.jinja");
+  const std::string harmony_template((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(harmony_template.empty());
+  gguf::Writer w;
+  w.copy_metadata(**file, "");
+  w.add_string("tokenizer.chat_template", harmony_template);
+  for (const gguf::TensorInfo& t : (*file)->tensors()) w.add_tensor_copy(*file, t);
+  const std::string path = (testing::scratch_dir("harmony-reply") / "m.gguf").string();
+  ASSERT_TRUE(w.write(path));
+  auto model = Model::load(path);
+  ASSERT_TRUE(model) << model.message();
+  auto session = testing::open_test_session(*model);
+  ASSERT_TRUE(session);
+  auto pipeline = ReplyPipeline::create(*session);
+  ASSERT_TRUE(pipeline) << pipeline.message();
+
+  ReplyRequest request = greedy("");
+  request.messages = {{"user", "What is 2+2?"}};
+  RecordingSink sink;
+  StartedReply started = (*pipeline)->start(request, sink);
+  ASSERT_TRUE(std::holds_alternative<LocalReply>(started));
+  LocalReply& local = std::get<LocalReply>(started);
+  const std::string& prompt = local.request().prompt;
+  ASSERT_EQ(prompt.substr(prompt.size() - 18), "<|start|>assistant") << prompt;
+  auto control = [](const char* token) { return TokenEvent{.id = 1, .text = "", .control = token}; };
+  auto text = [](const char* piece) { return TokenEvent{.id = 2, .text = piece}; };
+  for (const TokenEvent& e : {control("<|channel|>"), text("analysis"), control("<|message|>"), text("Simple sum."),
+                              control("<|end|>"), control("<|start|>"), text("assistant"), control("<|channel|>"),
+                              text("final"), control("<|message|>"), text("It is "), text("4.")}) {
+    EXPECT_TRUE(local.on_token(e));
+  }
+  auto finished = local.finish(GenerateResult{});
+  ASSERT_TRUE(std::holds_alternative<ReplyOutcome>(finished));
+  EXPECT_EQ(std::get<ReplyOutcome>(finished).text, "It is 4.");
+  EXPECT_EQ(std::get<ReplyOutcome>(finished).reasoning, "Simple sum.");
+  EXPECT_EQ(sink.reasoning, "Simple sum.");
+  EXPECT_EQ(sink.received, "Simple sum.It is 4.");
 }
 
 }  // namespace

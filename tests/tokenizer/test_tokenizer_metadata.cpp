@@ -155,6 +155,39 @@ TEST(TokenizerSynthetic, BytePairMergesByRank) {
   EXPECT_TRUE((*tok)->is_end_of_generation(7));
 }
 
+// Harmony's control tokens (gpt-oss's o200k_harmony vocabulary): the reply ends at <|return|>
+// or <|call|>, not at <|end|>, which only closes a message (llama.cpp's rule); without
+// <|return|> and <|call|>, <|end|> ends generation as in Phi-3.
+TEST(TokenizerSynthetic, HarmonyEndsAtReturnOrCallNotEnd) {
+  const std::vector<std::string> harmony = {"l", "o", "<|start|>", "<|channel|>", "<|message|>", "<|end|>",
+                                            "<|return|>", "<|call|>", "<|endoftext|>"};
+  GgufBuilder h;
+  h.str("general.architecture", "gpt-oss");
+  h.str("tokenizer.ggml.model", "gpt2");
+  h.str("tokenizer.ggml.pre", "gpt-4o");
+  h.strings("tokenizer.ggml.tokens", harmony);
+  h.ints("tokenizer.ggml.token_type", {1, 1, 3, 3, 3, 3, 3, 3, 3});
+  h.strings("tokenizer.ggml.merges", {"l o"});
+  h.u32("tokenizer.ggml.eos_token_id", 6);
+  auto tok = h.tokenizer();
+  ASSERT_TRUE(tok.is_ok()) << tok.message();
+  EXPECT_TRUE((*tok)->is_end_of_generation(6));   // <|return|>
+  EXPECT_TRUE((*tok)->is_end_of_generation(7));   // <|call|>
+  EXPECT_FALSE((*tok)->is_end_of_generation(5));  // <|end|>
+  EXPECT_FALSE((*tok)->is_end_of_generation(3));  // <|channel|>
+  EXPECT_TRUE((*tok)->is_hidden_in_generated_text(3));
+
+  GgufBuilder phi;
+  phi.str("general.architecture", "phi3");
+  phi.str("tokenizer.ggml.model", "gpt2");
+  phi.strings("tokenizer.ggml.tokens", {"l", "o", "<|end|>", "<|endoftext|>"});
+  phi.ints("tokenizer.ggml.token_type", {1, 1, 3, 3});
+  phi.strings("tokenizer.ggml.merges", {"l o"});
+  auto phi_tok = phi.tokenizer();
+  ASSERT_TRUE(phi_tok.is_ok()) << phi_tok.message();
+  EXPECT_TRUE((*phi_tok)->is_end_of_generation(2));
+}
+
 void expect_error(const GgufBuilder& b, const std::string& key) {
   auto tok = b.tokenizer();
   ASSERT_FALSE(tok.is_ok());
