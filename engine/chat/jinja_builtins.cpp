@@ -314,6 +314,41 @@ int json_indent(const CallArgs& args) {
   return static_cast<int>(n);
 }
 
+// Python's str.format with positional fields: "{}" takes the next argument, "{N}" argument N,
+// "{{" and "}}" are braces (Hunyuan 3's special tokens); named fields and format specs are
+// refused.
+Value formatted(const std::string& s, const CallArgs& args, Budget& budget) {
+  std::string out;
+  size_t next_arg = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if ((c == '{' || c == '}') && i + 1 < s.size() && s[i + 1] == c) {
+      out += c;
+      ++i;
+      continue;
+    }
+    if (c != '{') {
+      if (c == '}') throw JinjaError("format(): a single '}' in the format string");
+      out += c;
+      continue;
+    }
+    const size_t close = s.find('}', i);
+    if (close == std::string::npos) throw JinjaError("format(): an unclosed '{' in the format string");
+    const std::string field = s.substr(i + 1, close - i - 1);
+    size_t index = next_arg++;
+    if (!field.empty()) {
+      if (field.find_first_not_of("0123456789") != std::string::npos || field.size() > 6) {
+        throw JinjaError("format(): only positional fields ({} or {N}) are supported, not {" + field + "}");
+      }
+      index = std::stoul(field);
+    }
+    if (index >= args.positional.size()) throw JinjaError("format(): no argument " + std::to_string(index));
+    out += args.positional[index].to_output(budget);
+    i = close;
+  }
+  return Value::string(budget.built(std::move(out)));
+}
+
 Value replaced(const std::string& s, const CallArgs& args, Budget& budget) {
   return Value::string(replace_all(s, require_string(args.get(0, "old"), "replace"),
                                    require_string(args.get(1, "new"), "replace"), budget));
@@ -410,6 +445,7 @@ Value call_method(const Value& object, std::string_view name, const CallArgs& ar
     if (name == "title") return mapped_string(s, title, budget);
     if (name == "capitalize") return mapped_string(s, capitalize, budget);
     if (name == "replace") return replaced(s, args, budget);
+    if (name == "format") return formatted(s, args, budget);
   } else if (object.is_dict()) {
     if (name == "items") return items_of(object, budget);
     if (name == "keys") return Value::list(as_sequence(object, "keys", budget));

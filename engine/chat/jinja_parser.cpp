@@ -151,12 +151,25 @@ class Parser {
     if (keyword == "for") return parse_for();
     if (keyword == "set") return parse_set();
     if (keyword == "macro") return parse_macro();
+    if (keyword == "generation") return parse_generation();
     if (keyword == "break" || keyword == "continue") {
       auto n = make_node(keyword == "break" ? Node::Kind::Break : Node::Kind::Continue);
       expect_kind(Token::Kind::StmtClose, "'%}'");
       return n;
     }
     fail("unknown or unsupported tag '" + keyword + "'");
+  }
+
+  // transformers' {% generation %}...{% endgeneration %} marks the assistant's text for training
+  // masks; rendering it is rendering its body (an `if` that always holds).
+  std::unique_ptr<Node> parse_generation() {
+    auto n = make_node(Node::Kind::If);
+    expect_kind(Token::Kind::StmtClose, "'%}'");
+    Body body = parse_body({"endgeneration"});
+    next();  // endgeneration
+    expect_kind(Token::Kind::StmtClose, "'%}'");
+    n->branches.emplace_back(literal(Value::boolean(true)), std::move(body));
+    return n;
   }
 
   std::unique_ptr<Node> parse_if() {
