@@ -8,6 +8,8 @@ namespace {
 
 constexpr std::string_view kOpen = "<think>";
 constexpr std::string_view kClose = "</think>";
+constexpr std::string_view kHarmonyMarkers[] = {"<|start|>", "<|channel|>", "<|message|>", "<|constrain|>",
+                                                "<|end|>", "<|return|>", "<|call|>"};
 
 // The longest suffix of `text` that begins `tag` (a tag that may continue in the next piece).
 size_t partial_tag_suffix(std::string_view text, std::string_view tag) {
@@ -67,30 +69,62 @@ void ReasoningSplitter::append(std::vector<ReasoningSegment>& out, std::string t
   }
 }
 
-void ReasoningSplitter::control(std::string_view token) {
-  if (format_ != ReasoningFormat::Harmony) return;
+// Where a marker leads: into a header (<|start|>, <|channel|>), into a message's text
+// (<|message|>: its channel decides which side), between messages (<|end|>, <|return|>,
+// <|call|>). <|constrain|> stays in the header.
+void ReasoningSplitter::harmony_marker(std::string_view marker) {
   marked_ = true;
-  if (token == "<|start|>") {
+  if (marker == "<|start|>") {
     harmony_ = HarmonyPart::Header;
     header_.clear();
-  } else if (token == "<|channel|>") {
+  } else if (marker == "<|channel|>") {
     if (harmony_ != HarmonyPart::Header) header_.clear();
     harmony_ = HarmonyPart::Header;
-    header_ += token;
-  } else if (token == "<|message|>" && harmony_ == HarmonyPart::Header) {
+    header_ += marker;
+  } else if (marker == "<|message|>") {
     in_reasoning_ = harmony_channel(header_) == "analysis";
     harmony_ = HarmonyPart::Text;
     header_.clear();
-  } else if (token == "<|end|>" || token == "<|return|>" || token == "<|call|>") {
+  } else if (marker == "<|constrain|>") {
+    if (harmony_ == HarmonyPart::Header) header_ += marker;
+  } else {
     harmony_ = HarmonyPart::Between;
     in_reasoning_ = false;
   }
 }
 
-std::vector<ReasoningSegment> ReasoningSplitter::push_harmony(std::string_view text) {
-  std::vector<ReasoningSegment> out;
+void ReasoningSplitter::harmony_text(std::vector<ReasoningSegment>& out, std::string_view text) {
   if (harmony_ == HarmonyPart::Text) append(out, std::string(text));
   if (harmony_ == HarmonyPart::Header) header_ += text;
+}
+
+std::vector<ReasoningSegment> ReasoningSplitter::push_harmony(std::string_view piece) {
+  std::vector<ReasoningSegment> out;
+  const std::string text = pending_ + std::string(piece);
+  pending_.clear();
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    size_t at = std::string_view::npos;
+    std::string_view marker;
+    for (std::string_view m : kHarmonyMarkers) {
+      const size_t found = rest.find(m);
+      if (found < at) {
+        at = found;
+        marker = m;
+      }
+    }
+    if (at == std::string_view::npos) {
+      // Hold back what may be a marker's start ("<|" and on).
+      size_t held = 0;
+      for (std::string_view m : kHarmonyMarkers) held = std::max(held, partial_tag_suffix(rest, m));
+      harmony_text(out, rest.substr(0, rest.size() - held));
+      pending_ = std::string(rest.substr(rest.size() - held));
+      return out;
+    }
+    harmony_text(out, rest.substr(0, at));
+    harmony_marker(marker);
+    rest.remove_prefix(at + marker.size());
+  }
   return out;
 }
 
@@ -146,10 +180,18 @@ std::vector<ReasoningSegment> ReasoningSplitter::push(std::string_view piece) {
 
 std::vector<ReasoningSegment> ReasoningSplitter::flush() {
   std::vector<ReasoningSegment> out;
-  // A reply in no harmony message at all (no marker came): what was held as a header is the
-  // answer.
-  if (format_ == ReasoningFormat::Harmony && !marked_) append(out, std::move(header_));
-  header_.clear();
+  if (format_ == ReasoningFormat::Harmony) {
+    // A reply in no harmony message at all (no marker came): what was held as a header is the
+    // answer; a held marker start is text of the part it came in.
+    if (marked_) {
+      harmony_text(out, pending_);
+    } else {
+      append(out, header_ + pending_);
+    }
+    header_.clear();
+    pending_.clear();
+    return out;
+  }
   if (pending_.find_first_not_of(" \t\r\n") != std::string::npos || in_reasoning_) append(out, std::move(pending_));
   pending_.clear();
   return out;

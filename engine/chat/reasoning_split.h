@@ -5,8 +5,9 @@
 // DeepSeek-R1 and Qwen3-2507) starts the reply inside the reasoning.
 // gpt-oss's harmony format writes each message as <|channel|>NAME<|message|>TEXT<|end|> (or
 // <|return|> / <|call|> to end the reply), later ones after <|start|>assistant: the "analysis"
-// channel is the reasoning, the others ("final", "commentary") the answer. Its markers are
-// control tokens the detokenizer does not print; control() takes them.
+// channel is the reasoning, the others ("final", "commentary") the answer; the markers and the
+// headers between them are neither. Its marker tokens print in generated text (the vocabulary
+// makes them user-defined, as llama.cpp does).
 #pragma once
 
 #include <string>
@@ -34,9 +35,6 @@ class ReasoningSplitter {
   // The next piece of the reply: the segments it completes, in order. A tag split across
   // pieces is held back until it is whole (or turns out not to be a tag).
   std::vector<ReasoningSegment> push(std::string_view text);
-  // A control token of the reply, by its text (TokenEvent::control): harmony's markers move
-  // between channels; other formats ignore them.
-  void control(std::string_view token);
   // What is held back, at the end of the reply.
   std::vector<ReasoningSegment> flush();
 
@@ -45,6 +43,8 @@ class ReasoningSplitter {
  private:
   void append(std::vector<ReasoningSegment>& out, std::string text) const;
   std::vector<ReasoningSegment> push_harmony(std::string_view text);
+  void harmony_marker(std::string_view marker);
+  void harmony_text(std::vector<ReasoningSegment>& out, std::string_view text);
 
   // Where a harmony reply is: a message's text (in_reasoning_ says which channel), the header
   // before it (role, recipient, channel name: not shown), or between messages (nothing shown).

@@ -280,13 +280,6 @@ bool LocalReply::deliver(const std::vector<ReasoningSegment>& segments, const To
 }
 
 bool LocalReply::on_token(const TokenEvent& event) {
-  if (!event.control.empty()) {
-    // A marker between messages (harmony): the text before it is released first (no stop
-    // string spans a control token).
-    const bool wanted = deliver(reasoning_split_.push(stops_.flush()), &event);
-    reasoning_split_.control(event.control);
-    return wanted && !sink_->cancelled();
-  }
   const bool wanted = deliver(reasoning_split_.push(stops_.push(event.text)), &event);
   return wanted && !stops_.stopped() && !sink_->cancelled();
 }

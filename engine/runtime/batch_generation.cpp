@@ -277,7 +277,6 @@ Status BatchGeneration::sample(Sequence& seq) {
   seq.sampler.accept(event.id);
   result.token_ids.push_back(event.id);
   event.text = seq.detok.push(event.id);
-  if (tok.is_hidden_in_generated_text(event.id)) event.control = tok.token_text(event.id);
   result.text += event.text;
   if (request.top_logprobs > 0) result.steps.push_back(event.top_logprobs);
   const bool wanted = !seq.on_token || seq.on_token(event);

@@ -57,9 +57,6 @@ struct TokenLogprob {
 struct TokenEvent {
   int32_t id = 0;
   std::string text;  // newly completed UTF-8 text (may be empty mid-character)
-  // A control token's own text (harmony's "<|channel|>"...), which `text` leaves out; "" for
-  // the others. The reasoning split reads the channel markers from it.
-  std::string control;
   std::vector<TokenLogprob> top_logprobs;
 };
 

@@ -225,7 +225,6 @@ Result<GenerateResult> Session::generate_beam(const GenerateRequest& request,
     TokenEvent event;
     event.id = id;
     event.text = detok.push(id);
-    if (tok.is_hidden_in_generated_text(id)) event.control = tok.token_text(id);
     if (on_token) on_token(event);
   });
   if (!ids) return ids.status();

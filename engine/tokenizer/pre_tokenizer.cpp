@@ -151,7 +151,7 @@ std::vector<size_t> PreTokenizer::split_lengths(const std::vector<uint32_t>& cps
 }
 
 void PreTokenizer::split(std::string_view text, std::vector<std::string>& words) const {
-  const std::vector<uint32_t> cps = utf8_to_codepoints(text);
+  const std::vector<uint32_t> cps = utf8_to_codepoints_by_pattern(text);
   size_t start = 0;
   std::string utf8;
   for (size_t length : split_lengths(cps)) {
@@ -163,7 +163,7 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string>& words)
 }
 
 std::vector<std::string> PreTokenizer::split_raw(std::string_view text) const {
-  const std::vector<uint32_t> cps = utf8_to_codepoints(text);
+  const std::vector<uint32_t> cps = utf8_to_codepoints_by_pattern(text);
   std::vector<std::string> words;
   size_t start = 0;
   for (size_t length : split_lengths(cps)) {

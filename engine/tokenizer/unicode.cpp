@@ -179,6 +179,30 @@ std::vector<uint32_t> utf8_to_codepoints(std::string_view text) {
   return cps;
 }
 
+std::vector<uint32_t> utf8_to_codepoints_by_pattern(std::string_view text) {
+  std::vector<uint32_t> cps;
+  cps.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const auto lead = static_cast<uint8_t>(text[pos]);
+    const int len = utf8_sequence_length(lead);
+    uint32_t value = lead < 0x80 ? lead : lead & (0x7F >> len);
+    bool formed = lead < 0x80 || (len > 1 && pos + len <= text.size());
+    for (int i = 1; formed && i < len; ++i) {
+      const auto c = static_cast<uint8_t>(text[pos + i]);
+      formed = (c & 0xC0) == 0x80;
+      value = (value << 6) | (c & 0x3F);
+    }
+    if (!formed || value > 0x10FFFF) {
+      cps.push_back(kReplacementChar);
+      pos += 1;
+      continue;
+    }
+    cps.push_back(value);
+    pos += static_cast<size_t>(len);
+  }
+  return cps;
+}
+
 void append_utf8(uint32_t cp, std::string& out) {
   if (cp < 0x80) {
     out.push_back(static_cast<char>(cp));

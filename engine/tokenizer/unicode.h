@@ -48,6 +48,11 @@ int utf8_sequence_length(uint8_t lead);
 // consumes one byte. Returns the number of bytes consumed.
 size_t utf8_decode(std::string_view text, size_t pos, uint32_t* cp);
 std::vector<uint32_t> utf8_to_codepoints(std::string_view text);
+// As llama.cpp's tokenizer reads text (unicode_cpt_from_utf8): a sequence decodes by its bit
+// pattern alone, so overlong forms and surrogates keep their values (C0 AF reads as '/'); a bad
+// lead or continuation byte, a truncated sequence or a value past U+10FFFF is U+FFFD for one
+// byte, as in utf8_decode.
+std::vector<uint32_t> utf8_to_codepoints_by_pattern(std::string_view text);
 void append_utf8(uint32_t cp, std::string& out);
 std::string codepoints_to_utf8(const std::vector<uint32_t>& cps);
 bool utf8_is_valid(std::string_view text);

@@ -255,12 +255,23 @@ Status Vocab::read_special_ids(const gguf::File& file) {
   return Status::ok();
 }
 
-// Harmony (gpt-oss): <|end|> closes one message (the reasoning) and the reply goes on; the reply
-// ends at <|return|> or <|call|>. A vocabulary with both of those keeps <|end|> out of the end
-// tokens, as llama.cpp does.
-void Vocab::drop_harmony_message_end() {
+// Harmony (gpt-oss), as llama.cpp treats it: its message markers are user-defined tokens (cut
+// out of any text, printed in generated text, where the reasoning split reads them), and
+// <|end|> closes one message while the reply goes on to <|return|> or <|call|>: a vocabulary
+// with both of those keeps <|end|> out of the end tokens and prints it too.
+void Vocab::apply_harmony_rules() {
+  const auto make_user_defined = [&](int32_t id) {
+    uint32_t& attr = tokens_[static_cast<size_t>(id)].attr;
+    attr = (attr & (kAttrLstrip | kAttrRstrip)) | kAttrUserDefined;
+  };
+  for (std::string_view text : {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"}) {
+    if (const int32_t id = find(text); id >= 0) make_user_defined(id);
+  }
   const int32_t ret = find("<|return|>"), call = find("<|call|>"), end = find("<|end|>");
-  if (ret >= 0 && call >= 0 && end >= 0 && eog_.count(ret) && eog_.count(call)) eog_.erase(end);
+  if (ret >= 0 && call >= 0 && end >= 0 && eog_.count(ret) && eog_.count(call)) {
+    eog_.erase(end);
+    make_user_defined(end);
+  }
 }
 
 void Vocab::detect_special_tokens(const std::string& general_name) {
@@ -304,7 +315,7 @@ void Vocab::detect_special_tokens(const std::string& general_name) {
   for (int32_t id : {eos_, eot_, eom_, fim_pad_, fim_rep_, fim_sep_}) {
     if (id >= 0) eog_.insert(id);
   }
-  drop_harmony_message_end();
+  apply_harmony_rules();
 
   for (int32_t id = 0; id < size(); ++id) {
     const TokenData& t = token(id);

@@ -116,7 +116,7 @@ class Vocab {
   Status read(const gguf::File& file);
   Status read_special_ids(const gguf::File& file);
   void detect_special_tokens(const std::string& general_name);
-  void drop_harmony_message_end();
+  void apply_harmony_rules();
 
   VocabKind kind_ = VocabKind::kSentencePiece;
   std::string model_name_;

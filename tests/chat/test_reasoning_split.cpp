@@ -74,22 +74,18 @@ TEST(ReasoningSplit, ALaterThinkTagInTheAnswerIsText) {
   expect_any_cut("", "<think>a</think>b <think>c</think>", {"a", "b <think>c</think>"});
 }
 
-// A harmony reply as the model writes it: control tokens (in <|...|>) and text pieces.
+// A harmony reply as the model writes it, token by token (its markers print as text).
 Split run_harmony(const std::string& prompt, const std::vector<std::string>& tokens) {
-  ReasoningSplitter s(ReasoningFormat::Harmony, prompt);
-  Split out;
-  auto take = [&](const std::vector<ReasoningSegment>& segments) {
-    for (const ReasoningSegment& seg : segments) (seg.reasoning ? out.reasoning : out.answer) += seg.text;
-  };
-  for (const std::string& t : tokens) {
-    if (t.size() > 4 && t.rfind("<|", 0) == 0 && t.substr(t.size() - 2) == "|>") {
-      s.control(t);
-    } else {
-      take(s.push(t));
-    }
+  return run(ReasoningFormat::Harmony, prompt, tokens);
+}
+
+// The same reply cut into two pieces anywhere (a marker split across them too).
+void expect_harmony_any_cut(const std::string& prompt, const std::string& text, const Split& expected) {
+  for (size_t cut = 0; cut <= text.size(); ++cut) {
+    const Split got = run(ReasoningFormat::Harmony, prompt, {text.substr(0, cut), text.substr(cut)});
+    EXPECT_EQ(got.reasoning, expected.reasoning) << "cut at " << cut;
+    EXPECT_EQ(got.answer, expected.answer) << "cut at " << cut;
   }
-  take(s.flush());
-  return out;
 }
 
 // gpt-oss after "<|start|>assistant": the analysis message is the reasoning, the final one the
@@ -100,6 +96,9 @@ TEST(ReasoningSplit, HarmonyAnalysisThenFinal) {
                                  "assistant", "<|channel|>", "final", "<|message|>", "It is", " 4."});
   EXPECT_EQ(got.reasoning, "User asks a sum.");
   EXPECT_EQ(got.answer, "It is 4.");
+  expect_harmony_any_cut("<|start|>assistant",
+                         "<|channel|>analysis<|message|>Sum <|it|>.<|end|><|start|>assistant<|channel|>final<|message|>4",
+                         {"Sum <|it|>.", "4"});
 }
 
 // A generation prompt that opened the final channel; a reply that goes straight to it; a model

@@ -234,9 +234,9 @@ TEST_F(ReplyPipelineTest, APromptLongerThanTheContextIsABadRequest) {
 }
 
 // stories260K with gpt-oss's chat template: the prompt ends in "<|start|>assistant", and the
-// tokens a gpt-oss model writes after it (control tokens by their text, as the generation loop
-// reports them) come apart into the analysis channel's reasoning and the final channel's answer;
-// the outcome's text is the answer alone.
+// tokens a gpt-oss model writes after it (its markers print as text) come apart into the
+// analysis channel's reasoning and the final channel's answer; the outcome's text is the answer
+// alone, and the markers reach the front end nowhere.
 TEST_F(ReplyPipelineTest, HarmonyChannelsSplitTheReasoningFromTheAnswer) {
   auto file = gguf::File::open(testing::testdata("stories260K.gguf"));
   ASSERT_TRUE(file) << file.message();
@@ -264,12 +264,9 @@ TEST_F(ReplyPipelineTest, HarmonyChannelsSplitTheReasoningFromTheAnswer) {
   LocalReply& local = std::get<LocalReply>(started);
   const std::string& prompt = local.request().prompt;
   ASSERT_EQ(prompt.substr(prompt.size() - 18), "<|start|>assistant") << prompt;
-  auto control = [](const char* token) { return TokenEvent{.id = 1, .text = "", .control = token}; };
-  auto text = [](const char* piece) { return TokenEvent{.id = 2, .text = piece}; };
-  for (const TokenEvent& e : {control("<|channel|>"), text("analysis"), control("<|message|>"), text("Simple sum."),
-                              control("<|end|>"), control("<|start|>"), text("assistant"), control("<|channel|>"),
-                              text("final"), control("<|message|>"), text("It is "), text("4.")}) {
-    EXPECT_TRUE(local.on_token(e));
+  for (const char* piece : {"<|channel|>", "analysis", "<|message|>", "Simple sum.", "<|end|>", "<|start|>", "assistant",
+                            "<|channel|>", "final", "<|message|>", "It is ", "4."}) {
+    EXPECT_TRUE(local.on_token(TokenEvent{.id = 2, .text = piece}));
   }
   auto finished = local.finish(GenerateResult{});
   ASSERT_TRUE(std::holds_alternative<ReplyOutcome>(finished));

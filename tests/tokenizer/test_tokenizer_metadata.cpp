@@ -155,8 +155,9 @@ TEST(TokenizerSynthetic, BytePairMergesByRank) {
   EXPECT_TRUE((*tok)->is_end_of_generation(7));
 }
 
-// Harmony's control tokens (gpt-oss's o200k_harmony vocabulary): the reply ends at <|return|>
-// or <|call|>, not at <|end|>, which only closes a message (llama.cpp's rule); without
+// Harmony's special tokens (gpt-oss's o200k_harmony vocabulary), as llama.cpp treats them: the
+// reply ends at <|return|> or <|call|>, not at <|end|>, which only closes a message; the
+// message markers and <|end|> print in generated text and are cut out of plain text. Without
 // <|return|> and <|call|>, <|end|> ends generation as in Phi-3.
 TEST(TokenizerSynthetic, HarmonyEndsAtReturnOrCallNotEnd) {
   const std::vector<std::string> harmony = {"l", "o", "<|start|>", "<|channel|>", "<|message|>", "<|end|>",
@@ -175,7 +176,10 @@ TEST(TokenizerSynthetic, HarmonyEndsAtReturnOrCallNotEnd) {
   EXPECT_TRUE((*tok)->is_end_of_generation(7));   // <|call|>
   EXPECT_FALSE((*tok)->is_end_of_generation(5));  // <|end|>
   EXPECT_FALSE((*tok)->is_end_of_generation(3));  // <|channel|>
-  EXPECT_TRUE((*tok)->is_hidden_in_generated_text(3));
+  EXPECT_FALSE((*tok)->is_hidden_in_generated_text(3));
+  EXPECT_FALSE((*tok)->is_hidden_in_generated_text(5));
+  EXPECT_TRUE((*tok)->is_hidden_in_generated_text(6));
+  EXPECT_EQ((*tok)->encode("<|channel|>l<|end|>", false, false), (Ids{3, 0, 5})) << "cut out of plain text";
 
   GgufBuilder phi;
   phi.str("general.architecture", "phi3");
