@@ -5,7 +5,8 @@
 // ones (measured: 1.2e-4 qwen3moe, 5e-6 gpt-oss: their expert products sum in another order when
 // a chunk routes fewer rows to an expert); speculative decoding by prompt lookup,
 // by the model's own first layer and by a draft model gives the reply without it; quantize's
-// Q8_0 of the file loads and keeps the F32 file's next token on a prompt where it is clear.
+// Q8_0 of the file loads and keeps the F32 file's next token on a prompt where it is clear;
+// compare runs the file with F16 and Q8_0 KV side by side (speed, memory, KL against the first).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/compare/comparison.h"
 #include "engine/model/quantize_model.h"
 #include "engine/model/random_model.h"
 #include "engine/runtime/draft_model.h"
@@ -145,6 +147,31 @@ TEST_P(Architecture2026Paths, QuantizedToQ8_0ItKeepsAClearNextToken) {
   float worst = 0;
   for (size_t i = 0; i < n_vocab; ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
   EXPECT_LT(worst, 0.3f) << "Q8_0 moves a random model's logits a little";
+}
+
+TEST_P(Architecture2026Paths, CompareRunsItsKvTypesSideBySide) {
+  ComparisonOptions o;
+  o.default_model = tiny_model(GetParam());
+  for (const char* text : {"threads=2", "threads=2,cache-type-k=q8_0,cache-type-v=q8_0"}) {
+    auto c = parse_compare_config(text);
+    ASSERT_TRUE(c) << c.message();
+    o.configs.push_back(*c);
+  }
+  o.prompts = {"Once upon a time"};
+  o.reps = 1;
+  o.max_tokens = 8;
+  auto r = run_comparison(o, {});
+  ASSERT_TRUE(r) << r.message();
+  ASSERT_EQ(r->configs.size(), 2u);
+  for (const ConfigResult& c : r->configs) {
+    ASSERT_TRUE(c.ran) << c.refusal;
+    ASSERT_TRUE(c.quality_comparable) << c.quality_note;
+    EXPECT_GT(c.decode_tokens_per_s.median, 0);
+    EXPECT_GT(c.memory.weights_bytes, 0u);
+  }
+  EXPECT_EQ(r->configs[0].quality.mean_kl, 0.0);
+  EXPECT_GT(r->configs[1].quality.mean_kl, 0.0) << "Q8_0 keys and values move the distribution";
+  EXPECT_LT(r->configs[1].quality.mean_kl, 0.05);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Architecture2026Paths,
