@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "engine/chat/jinja_json.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/tokenizer/tokenizer.h"
 
@@ -66,11 +67,27 @@ std::shared_ptr<const jinja::Template> plain_template() {
   return plain;
 }
 
+// A message as the hub library's conversations hold it: role and content, and only when present
+// tool_calls (each {id, type: "function", function: {name, arguments}}) and tool_call_id.
+jinja::Value message_value(const ChatMessage& m) {
+  jinja::ValueDict entries = {{"role", jinja::Value::string(m.role)}, {"content", jinja::Value::string(m.content)}};
+  if (!m.tool_calls.empty()) {
+    jinja::ValueList calls;
+    for (const ChatToolCall& call : m.tool_calls) {
+      const jinja::Value function = jinja::Value::dict(
+          {{"name", jinja::Value::string(call.name)}, {"arguments", jinja::value_from_json_text(call.arguments)}});
+      calls.push_back(jinja::Value::dict(
+          {{"id", jinja::Value::string(call.id)}, {"type", jinja::Value::string("function")}, {"function", function}}));
+    }
+    entries.emplace_back("tool_calls", jinja::Value::list(std::move(calls)));
+  }
+  if (!m.tool_call_id.empty()) entries.emplace_back("tool_call_id", jinja::Value::string(m.tool_call_id));
+  return jinja::Value::dict(std::move(entries));
+}
+
 jinja::Value message_list(const std::vector<ChatMessage>& messages) {
   jinja::ValueList list;
-  for (const ChatMessage& m : messages) {
-    list.push_back(jinja::Value::dict({{"role", jinja::Value::string(m.role)}, {"content", jinja::Value::string(m.content)}}));
-  }
+  for (const ChatMessage& m : messages) list.push_back(message_value(m));
   return jinja::Value::list(std::move(list));
 }
 

@@ -20,9 +20,18 @@ class File;
 }
 class Tokenizer;
 
+// A call an assistant message makes (OpenAI's tool_calls entry).
+struct ChatToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // the arguments object as JSON text (templates see the object)
+};
+
 struct ChatMessage {
-  std::string role;  // "system", "user", "assistant"
+  std::string role;  // "system", "user", "assistant", "tool"
   std::string content;
+  std::vector<ChatToolCall> tool_calls;  // an assistant's calls, if any
+  std::string tool_call_id;              // a "tool" message: the call it answers
 };
 
 enum class ChatFamily { ChatML, Llama2, Llama3, Mistral, Phi3, Gemma, Zephyr, DeepSeek, Other, None };

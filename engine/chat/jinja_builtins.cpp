@@ -269,6 +269,19 @@ Value first_or_last(const Value& input, bool first, Budget& budget) {
   return first ? items.front() : items.back();
 }
 
+// Jinja's min / max filters: the smallest (largest) item by the comparison operators use, the
+// first of equals; undefined for an empty sequence.
+Value extreme(const Value& input, bool smallest, Budget& budget) {
+  ValueList items = as_sequence(input, smallest ? "min" : "max", budget);
+  if (items.empty()) return Value();
+  size_t best = 0;
+  for (size_t i = 1; i < items.size(); ++i) {
+    const int c = compare_values(items[i], items[best], budget);
+    if (smallest ? c < 0 : c > 0) best = i;
+  }
+  return items[best];
+}
+
 Value reversed(const Value& input, Budget& budget) {
   ValueList items = as_sequence(input, "reverse", budget);
   ValueList out(items.rbegin(), items.rend());
@@ -385,6 +398,8 @@ Value apply_filter(std::string_view name, const Value& input, const CallArgs& ar
   if (name == "tojson") return Value::string(input.to_json(json_indent(args), budget));
   if (name == "join") return join(input, args, budget);
   if (name == "replace") return replaced(require_string(input, "replace"), args, budget);
+  if (name == "min") return extreme(input, true, budget);
+  if (name == "max") return extreme(input, false, budget);
   if (name == "first") return first_or_last(input, true, budget);
   if (name == "last") return first_or_last(input, false, budget);
   if (name == "string") return input.is_string() ? input : Value::string(input.to_output(budget));

@@ -42,6 +42,27 @@ TEST_P(ChatTemplates2026, RenderAsTheReferenceRenderer) {
   EXPECT_EQ(*rendered, read(std::string(c.name) + ".expected"));
 }
 
+// A tool call and its result (the conversation in templates/2026/README.md): each family's own
+// rendering of the call (Qwen's <tool_call> JSON, harmony's commentary channel to=functions.*,
+// Mistral's [TOOL_CALLS] with its call id, ...) and of the result, as the reference renderer
+// gives it.
+TEST_P(ChatTemplates2026, RenderAToolCallAndItsResultAsTheReferenceRenderer) {
+  const TemplateCase& c = GetParam();
+  auto t = ChatTemplate::from_source(read(std::string(c.name) + ".jinja"), c.bos, c.eos);
+  ASSERT_TRUE(t) << t.message();
+  ChatMessage call{"assistant", ""};
+  call.tool_calls = {{"call12345", "get_weather", R"({"city": "Oslo", "unit": "celsius"})"}};
+  ChatMessage result{"tool", R"({"temperature": 7, "sky": "rain"})"};
+  result.tool_call_id = "call12345";
+  const std::vector<ChatMessage> conversation = {
+      {"system", "You are a helpful assistant"}, {"user", "What is the weather in Oslo?"}, call, result};
+  jinja::RenderOptions options;
+  options.now_unix_seconds = 1768478400;
+  auto rendered = t->render(conversation, true, options);
+  ASSERT_TRUE(rendered) << rendered.message();
+  EXPECT_EQ(*rendered, read(std::string(c.name) + ".tools.expected"));
+}
+
 // Without tools the templates see tools = None, as the hub library passes it (expected: jinja2
 // with tools=None renders "DN").
 TEST(ChatTemplateGlobals, ToolsIsNoneWhenThereAreNone) {
