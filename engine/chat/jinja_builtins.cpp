@@ -1,5 +1,6 @@
 #include "engine/chat/jinja_builtins.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -173,7 +174,7 @@ ValueList as_sequence(const Value& v, std::string_view what, Budget& budget) {
   if (v.is_dict()) {
     budget.step(static_cast<int64_t>(v.entries().size()));
     ValueList keys;
-    for (const auto& [k, _] : v.entries()) keys.push_back(Value::string(k));
+    for (const DictEntry& e : v.entries()) keys.push_back(e.key);
     return keys;
   }
   if (v.is_string()) return string_chars(v.as_string(), budget);
@@ -247,14 +248,14 @@ Value items_of(const Value& v, Budget& budget) {
   if (!v.is_dict()) throw JinjaError("items() needs a dict, got " + v.type_name());
   budget.step(3 * static_cast<int64_t>(v.entries().size()));  // a pair per entry, and the list of pairs
   ValueList pairs;
-  for (const auto& [k, val] : v.entries()) pairs.push_back(Value::list({Value::string(k), val}));
+  for (const DictEntry& e : v.entries()) pairs.push_back(Value::list({e.key, e.value}));
   return Value::list(std::move(pairs));
 }
 
 Value values_of(const Value& v, Budget& budget) {
   budget.step(static_cast<int64_t>(v.entries().size()));
   ValueList values;
-  for (const auto& [_, val] : v.entries()) values.push_back(val);
+  for (const DictEntry& e : v.entries()) values.push_back(e.value);
   return Value::list(std::move(values));
 }
 
@@ -267,6 +268,29 @@ Value first_or_last(const Value& input, bool first, Budget& budget) {
   ValueList items = as_sequence(input, first ? "first" : "last", budget);
   if (items.empty()) return Value();
   return first ? items.front() : items.back();
+}
+
+// Jinja's dictsort: the (key, value) pairs ordered by key (by value with by="value"), strings
+// case-insensitively unless case_sensitive, reversed with reverse=true.
+Value dict_sorted(const Value& input, const CallArgs& args, Budget& budget) {
+  if (!input.is_dict()) throw JinjaError("dictsort needs a dict, got " + input.type_name());
+  const bool case_sensitive = args.get(0, "case_sensitive").truthy();
+  const Value by = args.get(1, "by");
+  const bool by_value = by.is_string() && by.as_string() == "value";
+  if (by.is_string() && !by_value && by.as_string() != "key") throw JinjaError("dictsort: by must be 'key' or 'value'");
+  const bool reverse = args.get(2, "reverse").truthy();
+  const ValueList pairs = items_of(input, budget).items();
+  auto sort_key = [&](const Value& pair) {
+    const Value& v = pair.items()[by_value ? 1 : 0];
+    return v.is_string() && !case_sensitive ? mapped_string(v.as_string(), to_lower, budget) : v;
+  };
+  ValueList sorted = pairs;
+  budget.step(static_cast<int64_t>(sorted.size()) * 8);
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const Value& a, const Value& b) {
+    const int c = compare_values(sort_key(a), sort_key(b), budget);
+    return reverse ? c > 0 : c < 0;
+  });
+  return Value::list(std::move(sorted));
 }
 
 // Jinja's min / max filters: the smallest (largest) item by the comparison operators use, the
@@ -333,6 +357,7 @@ int json_indent(const CallArgs& args) {
 Value formatted(const std::string& s, const CallArgs& args, Budget& budget) {
   std::string out;
   size_t next_arg = 0;
+  bool automatic = false, manual = false;  // Python refuses to mix "{}" with "{N}"
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if ((c == '{' || c == '}') && i + 1 < s.size() && s[i + 1] == c) {
@@ -348,6 +373,8 @@ Value formatted(const std::string& s, const CallArgs& args, Budget& budget) {
     const size_t close = s.find('}', i);
     if (close == std::string::npos) throw JinjaError("format(): an unclosed '{' in the format string");
     const std::string field = s.substr(i + 1, close - i - 1);
+    (field.empty() ? automatic : manual) = true;
+    if (automatic && manual) throw JinjaError("format(): cannot switch between automatic and manual field numbering");
     size_t index = next_arg++;
     if (!field.empty()) {
       if (field.find_first_not_of("0123456789") != std::string::npos || field.size() > 6) {
@@ -398,6 +425,7 @@ Value apply_filter(std::string_view name, const Value& input, const CallArgs& ar
   if (name == "tojson") return Value::string(input.to_json(json_indent(args), budget));
   if (name == "join") return join(input, args, budget);
   if (name == "replace") return replaced(require_string(input, "replace"), args, budget);
+  if (name == "dictsort") return dict_sorted(input, args, budget);
   if (name == "min") return extreme(input, true, budget);
   if (name == "max") return extreme(input, false, budget);
   if (name == "first") return first_or_last(input, true, budget);

@@ -134,7 +134,7 @@ class Interpreter {
     Value root = Value::dict();
     for (std::string_view name : kBuiltinFunctions) root.set(name, Value::function(std::string(name)));
     if (globals.is_dict()) {
-      for (const auto& [k, v] : globals.entries()) root.set(k, v);
+      for (const DictEntry& e : globals.entries()) root.set(e.key.as_string(), e.value);
     }
     scopes_.push_back(root);
     std::string out;
@@ -295,8 +295,8 @@ class Interpreter {
         ValueDict entries;
         for (size_t i = 0; i + 1 < e.operands.size(); i += 2) {
           const Value key = eval(*e.operands[i]);
-          if (!key.is_string()) throw JinjaError("dict keys must be strings");
-          put(entries, key.as_string(), eval(*e.operands[i + 1]));
+          if (!key.is_string() && key.kind() != Value::Kind::Int) throw JinjaError("dict keys must be strings or integers");
+          put(entries, key, eval(*e.operands[i + 1]));
         }
         return Value::dict(std::move(entries));
       }
@@ -322,10 +322,10 @@ class Interpreter {
   }
 
   // A dict entry: a later key replaces an earlier one, as in Python.
-  static void put(ValueDict& entries, const std::string& key, Value value) {
-    for (auto& [k, v] : entries) {
-      if (k == key) {
-        v = std::move(value);
+  static void put(ValueDict& entries, const Value& key, Value value) {
+    for (DictEntry& e : entries) {
+      if (same_key(e.key, key)) {
+        e.value = std::move(value);
         return;
       }
     }
@@ -398,7 +398,7 @@ class Interpreter {
   }
 
   Value subscript(const Value& object, const Value& index) {
-    if (object.is_dict()) return index.is_string() ? object.get(index.as_string()) : Value();
+    if (object.is_dict()) return object.get(index);
     if (object.is_undefined()) return Value();
     if (!index.is_number()) throw JinjaError("a " + object.type_name() + " index must be a number");
     if (object.is_list()) {
@@ -483,10 +483,12 @@ class Interpreter {
     for (const Value& arg : args.positional) {
       if (!arg.is_dict()) continue;
       budget_.step(static_cast<int64_t>(arg.entries().size()));
-      for (const auto& [k, v] : arg.entries()) put(entries, k, v);
+      for (const DictEntry& e : arg.entries()) {
+        if (e.key.is_string()) put(entries, e.key, e.value);
+      }
     }
     budget_.step(static_cast<int64_t>(args.keyword.size()));
-    for (const auto& [k, v] : args.keyword) put(entries, k, v);
+    for (const auto& [k, v] : args.keyword) put(entries, Value::string(k), v);
     return Value::namespace_of(std::move(entries));
   }
 

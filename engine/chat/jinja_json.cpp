@@ -12,7 +12,7 @@ Value from_json(const Json& j) {
   switch (j.type()) {
     case Json::value_t::object: {
       ValueDict entries;
-      for (const auto& [key, item] : j.items()) entries.emplace_back(key, from_json(item));
+      for (const auto& [key, item] : j.items()) entries.emplace_back(std::string(key), from_json(item));
       return Value::dict(std::move(entries));
     }
     case Json::value_t::array: {

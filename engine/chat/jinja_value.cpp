@@ -130,7 +130,10 @@ Value Value::dict(ValueDict items) {
   Value v;
   v.kind_ = Kind::Dict;
   v.depth_ = 1;
-  for (const auto& [_, item] : items) v.take_depth_of(item);
+  for (const DictEntry& e : items) {
+    if (!e.key.is_string() && e.key.kind() != Kind::Int) throw JinjaError("dict keys must be strings or integers");
+    v.take_depth_of(e.value);
+  }
   v.dict_ = std::make_shared<ValueDict>(std::move(items));
   return v;
 }
@@ -173,20 +176,36 @@ const std::string& Value::as_string() const { return string_ ? *string_ : empty_
 
 Value Value::get(std::string_view key) const {
   if (kind_ != Kind::Dict) return Value();
-  for (const auto& [k, v] : *dict_) {
-    if (k == key) return v;
+  for (const DictEntry& e : *dict_) {
+    if (e.has_key(key)) return e.value;
+  }
+  return Value();
+}
+
+Value Value::get(const Value& key) const {
+  if (kind_ != Kind::Dict) return Value();
+  for (const DictEntry& e : *dict_) {
+    if (same_key(e.key, key)) return e.value;
   }
   return Value();
 }
 
 void Value::set(std::string_view key, Value value) const {
-  for (auto& [k, v] : *dict_) {
-    if (k == key) {
-      v = std::move(value);
+  for (DictEntry& e : *dict_) {
+    if (e.has_key(key)) {
+      e.value = std::move(value);
       return;
     }
   }
   dict_->emplace_back(std::string(key), std::move(value));
+}
+
+DictEntry::DictEntry(std::string k, Value v) : key(Value::string(std::move(k))), value(std::move(v)) {}
+DictEntry::DictEntry(Value k, Value v) : key(std::move(k)), value(std::move(v)) {}
+
+bool same_key(const Value& a, const Value& b) {
+  if (a.is_string() && b.is_string()) return a.as_string() == b.as_string();
+  return a.kind() == Value::Kind::Int && b.kind() == Value::Kind::Int && a.as_int() == b.as_int();
 }
 
 void Value::set_attribute(std::string_view key, Value value) const {
@@ -248,9 +267,10 @@ void Value::append_repr(std::string& out, Budget& budget) const {
       append(out, "{", budget);
       for (size_t i = 0; i < dict_->size(); ++i) {
         if (i) append(out, ", ", budget);
-        budget.fits_string(out.size() + (*dict_)[i].first.size());
-        append(out, string_repr((*dict_)[i].first) + ": ", budget);
-        (*dict_)[i].second.append_repr(out, budget);
+        const DictEntry& e = (*dict_)[i];
+        e.key.append_repr(out, budget);
+        append(out, ": ", budget);
+        e.value.append_repr(out, budget);
       }
       return append(out, "}", budget);
     case Kind::Macro: return append(out, "<macro>", budget);
@@ -284,9 +304,12 @@ void Value::append_json(std::string& out, int indent, int level, Budget& budget)
         if (i) append(out, indent < 0 ? ", " : ",", budget);
         if (indent >= 0) append(out, json_newline(indent, level + 1), budget);
         if (is_dict_value) {
-          budget.fits_string(out.size() + (*dict_)[i].first.size());
-          append(out, json_string((*dict_)[i].first) + ": ", budget);
-          (*dict_)[i].second.append_json(out, indent, level + 1, budget);
+          // JSON keys are strings: json.dumps writes an integer key as its decimal text.
+          const DictEntry& e = (*dict_)[i];
+          const std::string key = e.key.is_string() ? e.key.as_string() : std::to_string(e.key.as_int());
+          budget.fits_string(out.size() + key.size());
+          append(out, json_string(key) + ": ", budget);
+          e.value.append_json(out, indent, level + 1, budget);
         } else {
           (*list_)[i].append_json(out, indent, level + 1, budget);
         }
@@ -341,10 +364,10 @@ bool Value::equal(const Value& a, const Value& b, Budget& budget) {
       if (a.dict_ == b.dict_) return true;
       if (a.dict_->size() != b.dict_->size()) return false;
       for (size_t i = 0; i < a.dict_->size(); ++i) {
-        const auto& [ka, va] = (*a.dict_)[i];
-        const auto& [kb, vb] = (*b.dict_)[i];
-        budget.work(ka.size());
-        if (ka != kb || !equal(va, vb, budget)) return false;
+        const DictEntry& ea = (*a.dict_)[i];
+        const DictEntry& eb = (*b.dict_)[i];
+        budget.work(ea.key.as_string().size());
+        if (!same_key(ea.key, eb.key) || !equal(ea.value, eb.value, budget)) return false;
       }
       return true;
     }

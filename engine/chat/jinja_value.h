@@ -21,9 +21,11 @@ namespace inferscope::jinja {
 
 struct Node;
 class Value;
+struct DictEntry;
 using ValueList = std::vector<Value>;
-// Insertion-ordered, like Python's dict: tojson and items() keep the author's order.
-using ValueDict = std::vector<std::pair<std::string, Value>>;
+// Insertion-ordered, like Python's dict: tojson and items() keep the author's order. Keys are
+// strings or integers (Seed-OSS's `{0: 0, 512: 128}`).
+using ValueDict = std::vector<DictEntry>;
 
 // Lists and dicts nested deeper than this are refused where they are made.
 constexpr int kMaxValueDepth = 64;
@@ -70,6 +72,8 @@ class Value {
 
   // Dict lookup; undefined when absent (or when this is not a dict).
   Value get(std::string_view key) const;
+  // Dict lookup by a string or integer key (subscripts).
+  Value get(const Value& key) const;
   // Dicts only: the interpreter's scopes, and namespace attributes (see set_attribute).
   void set(std::string_view key, Value value) const;
   // {% set ns.key = value %}: throws unless this is a namespace and `value` holds none and is
@@ -102,6 +106,18 @@ class Value {
   std::shared_ptr<ValueDict> dict_;
   const Node* macro_ = nullptr;
 };
+
+struct DictEntry {
+  DictEntry(std::string k, Value v);  // a string key
+  DictEntry(Value k, Value v);        // a string or integer key
+  Value key;
+  Value value;
+
+  bool has_key(std::string_view text) const { return key.is_string() && key.as_string() == text; }
+};
+
+// Whether two dict keys are the same key (strings by text, integers by value).
+bool same_key(const Value& a, const Value& b);
 
 // Python's ordering for numbers and strings; an error for other pairs.
 int compare_values(const Value& a, const Value& b, Budget& budget);

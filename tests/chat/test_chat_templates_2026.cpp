@@ -80,6 +80,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(TemplateCase{"Qwen-Qwen3-0.6B", "", "<|im_end|>"},
                       TemplateCase{"LFM2.5-8B-A1B", "<|startoftext|>", "<|im_end|>"},
                       TemplateCase{"poolside-Laguna-XS.2", "", ""}, TemplateCase{"tencent-Hy3", "", ""},
+                      TemplateCase{"ByteDance-Seed-OSS", "<seed:bos>", "<seed:eos>"},
                       TemplateCase{"HuggingFaceTB-SmolLM3-3B", "", "<|im_end|>"},
                       TemplateCase{"openai-gpt-oss-120b", "<|startoftext|>", "<|return|>"},
                       TemplateCase{"Mistral-Small-3.2-24B-Instruct-2506", "<s>", "</s>"},

@@ -65,6 +65,22 @@ TEST(JinjaExpressions, LiteralsPrintLikePython) {
   EXPECT_EQ(rendered("{{ 'a\\nb\\tc\\u00e9' }}"), "a\nb\tc\xC3\xA9");
 }
 
+// Integer keys as Python keeps them (Seed-OSS's thinking-budget table): printed bare, found by
+// an integer subscript and not by its text, sorted numerically by dictsort; tojson writes them
+// as strings, as json.dumps does. Expected: Python's jinja2 3.1.6 on the same templates.
+TEST(JinjaExpressions, IntegerDictKeys) {
+  EXPECT_EQ(rendered("{% set d = {512: 'b', 0: 'a', 'k': 1} %}{{ d }}|{{ d[512] }}|{{ d['512'] is defined }}|{{ d | tojson }}"),
+            "{512: 'b', 0: 'a', 'k': 1}|b|False|{\"512\": \"b\", \"0\": \"a\", \"k\": 1}");
+  EXPECT_EQ(rendered("{% for k, v in {16: 4, 2: 1, 8: 2} | dictsort %}{{ k }}:{{ v }} {% endfor %}"), "2:1 8:2 16:4 ");
+  EXPECT_EQ(rendered("{% for k, v in {'b': 1, 'A': 2, 'c': 0} | dictsort(by='value', reverse=true) %}{{ k }}{% endfor %}|"
+                     "{% for k, v in {'b': 1, 'A': 2, 'a': 3} | dictsort %}{{ k }}{% endfor %}|"
+                     "{% for k, v in {'b': 1, 'A': 2, 'a': 3} | dictsort(true) %}{{ k }}{% endfor %}"),
+            "Abc|Aab|Aab");
+  EXPECT_EQ(rendered("{{ [3, 1, 2] | min }}{{ [3, 1, 2] | max }}{{ ['b', 'a'] | min }}"), "13a");
+  EXPECT_EQ(rendered("{{ '{}-{}-{{x}}'.format('a', 'b') }}|{{ '{1}-{0}'.format('a', 'b') }}"), "a-b-{x}|b-a");
+  EXPECT_NE(error_of("{{ '{}-{0}'.format('a') }}").find("numbering"), std::string::npos);
+}
+
 TEST(JinjaFilters, StringFilters) {
   EXPECT_EQ(rendered("{{ '  x ' | trim }}|{{ 'Hi' | upper }}|{{ 'Hi' | lower }}|{{ 'hELLO world' | capitalize }}"),
             "x|HI|hi|Hello world");
