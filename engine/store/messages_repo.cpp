@@ -5,27 +5,29 @@ namespace {
 
 constexpr const char* kMessageColumns =
     "SELECT id, session_id, role, content, created_at, tokens, tokens_per_second, ttft_ms, stop_reason, model, "
-    "backend FROM messages ";
+    "backend, reasoning, reasoning_tokens FROM messages ";
 constexpr const char* kInsertMessage =
     "INSERT INTO messages (session_id, role, content, created_at, tokens, tokens_per_second, ttft_ms, stop_reason, "
-    "model, backend) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+    "model, backend, reasoning, reasoning_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
 constexpr const char* kReplaceMessage =
     "UPDATE messages SET content = ?2, tokens = ?3, tokens_per_second = ?4, ttft_ms = ?5, stop_reason = ?6, "
-    "model = ?7, backend = ?8 WHERE id = ?1";
+    "model = ?7, backend = ?8, reasoning = ?9, reasoning_tokens = ?10 WHERE id = ?1";
 constexpr const char* kDeleteAfterFirst =
     "DELETE FROM messages WHERE session_id = ?1 AND id NOT IN "
     "(SELECT id FROM messages WHERE session_id = ?1 ORDER BY id LIMIT ?2)";
 constexpr const char* kSessionDeletedAt = "SELECT deleted_at FROM sessions WHERE id = ?1";
 constexpr const char* kTouchSession = "UPDATE sessions SET updated_at = ?2 WHERE id = ?1";
 
-// Binds stats to the parameters first_index .. first_index + 5.
+// Binds stats to the parameters first_index .. first_index + 7.
 void bind_stats(Statement& stmt, int first_index, const MessageStats& stats) {
   stmt.bind(first_index, stats.tokens)
       .bind(first_index + 1, stats.tokens_per_second)
       .bind(first_index + 2, stats.ttft_ms)
       .bind(first_index + 3, stats.stop_reason)
       .bind(first_index + 4, stats.model)
-      .bind(first_index + 5, stats.backend);
+      .bind(first_index + 5, stats.backend)
+      .bind(first_index + 6, stats.reasoning)
+      .bind(first_index + 7, stats.reasoning_tokens);
 }
 
 Result<MessageRecord> message_from_row(const Statement& row, const std::string& path) {
@@ -34,7 +36,8 @@ Result<MessageRecord> message_from_row(const Statement& row, const std::string& 
   if (!role) return Status::error(path + ": message " + std::to_string(row.int64_at(0)) + " has unknown role \"" +
                                   role_text + "\"");
   MessageStats stats{row.optional_int64_at(5), row.optional_double_at(6), row.optional_double_at(7),
-                     row.optional_text_at(8),  row.optional_text_at(9),   row.optional_text_at(10)};
+                     row.optional_text_at(8),  row.optional_text_at(9),   row.optional_text_at(10),
+                     row.optional_text_at(11), row.optional_int64_at(12)};
   return MessageRecord{row.int64_at(0), row.int64_at(1), *role, row.text_at(3), row.int64_at(4), std::move(stats)};
 }
 

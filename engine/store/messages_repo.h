@@ -21,6 +21,9 @@ struct MessageStats {
   std::optional<std::string> stop_reason;
   std::optional<std::string> model;
   std::optional<std::string> backend;
+  // A thinking model's reasoning before its answer (engine/chat/reasoning_split), and its tokens.
+  std::optional<std::string> reasoning;
+  std::optional<std::int64_t> reasoning_tokens;
 };
 
 struct NewMessage {

@@ -100,12 +100,19 @@ UPDATE semantic_cache SET
 CREATE INDEX semantic_cache_by_expiry ON semantic_cache (expires_at);
 )sql";
 
+// A thinking model's reasoning kept with its reply (shown collapsed when the chat is reopened).
+constexpr const char* kVersion6Reasoning = R"sql(
+ALTER TABLE messages ADD COLUMN reasoning TEXT;
+ALTER TABLE messages ADD COLUMN reasoning_tokens INTEGER;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions, messages, presets, benchmark runs", kVersion1Chats},
     {2, "full-text search over messages", kVersion2MessageSearch},
     {3, "semantic cache", kVersion3SemanticCache},
     {4, "kinds of benchmark runs (bench, compare)", kVersion4RunKinds},
     {5, "semantic cache sizes and expiry", kVersion5SemanticCachePolicy},
+    {6, "reasoning of replies", kVersion6Reasoning},
 };
 
 }  // namespace

@@ -29,7 +29,8 @@ class MessagesTest : public ::testing::Test {
   }
 
   static MessageStats generated_stats() {
-    return MessageStats{42, 31.5, 120.25, std::string("end_of_turn"), std::string("tiny.gguf"), std::string("cpu")};
+    return MessageStats{42,          31.5, 120.25, std::string("end_of_turn"), std::string("tiny.gguf"), std::string("cpu"),
+                        std::string("Two and two make four."), 6};
   }
 
   std::unique_ptr<Store> store_;
@@ -62,6 +63,9 @@ TEST_F(MessagesTest, AppendAndListRoundTripInOrder) {
   EXPECT_EQ(stored.stats.stop_reason, "end_of_turn");
   EXPECT_EQ(stored.stats.model, "tiny.gguf");
   EXPECT_EQ(stored.stats.backend, "cpu");
+  EXPECT_EQ(stored.stats.reasoning, "Two and two make four.");
+  EXPECT_EQ(stored.stats.reasoning_tokens, 6);
+  EXPECT_FALSE(messages[0].stats.reasoning.has_value());
 }
 
 TEST_F(MessagesTest, AppendIsCommittedBeforeReturning) {
@@ -89,6 +93,7 @@ TEST_F(MessagesTest, RegenerateReplacesTheLastAssistantMessage) {
   EXPECT_EQ(messages[1].id, first->id);
   EXPECT_EQ(messages[1].content, "a better joke");
   EXPECT_EQ(messages[1].stats.tokens, 42);
+  EXPECT_EQ(messages[1].stats.reasoning, "Two and two make four.");
 }
 
 TEST_F(MessagesTest, RegenerateNeedsAnAssistantMessageLast) {

@@ -2,8 +2,9 @@
 // regenerate replaces the stored reply, edit-and-resend, delete with undo, the search box, a damaged
 // database file (kept byte for byte, with a notice and a fresh database beside it), and a newer
 // version's file (read-only, with a notice; the chat goes on unsaved), and the next reply waiting
-// for the previous turn's commit.
+// for the previous turn's commit; a thinking model's reasoning is kept with its reply.
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
@@ -14,7 +15,11 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
 #include "engine/store/store.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/testdata.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_controller.h"
 #include "ui/chat/chat_session.h"
@@ -83,6 +88,51 @@ TEST(Persistence, SessionsAndMessagesSurviveARestart) {
   EXPECT_EQ(widgets[1]->text(), reply);
   EXPECT_TRUE(widgets[1]->statsText().contains(QStringLiteral("tokens/s")));
   EXPECT_TRUE(window->chat()->canRegenerate());
+}
+
+// stories260K with a template whose generation prompt opens <think>: everything it writes is
+// reasoning. The reasoning is stored with the reply and comes back, collapsed under its token
+// count, when the chat is opened after a restart.
+TEST(Persistence, ReasoningSurvivesARestart) {
+  auto source = gguf::File::open(inferscope::testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(source) << source.message();
+  gguf::Writer w;
+  w.copy_metadata(**source, "");
+  w.add_string("tokenizer.chat_template",
+               "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+               "{% if add_generation_prompt %}assistant: <think>{% endif %}");
+  for (const gguf::TensorInfo& t : (*source)->tensors()) w.add_tensor_copy(*source, t);
+  const std::string model = (inferscope::testing::scratch_dir("persist-thinking-model") / "thinking.gguf").string();
+  ASSERT_TRUE(w.write(model));
+
+  const QString path = testing::scratchDatabase(QStringLiteral("persist-reasoning"));
+  QString reasoning;
+  {
+    MainWindow window(path);
+    window.show();
+    QSignalSpy loaded(&window, &MainWindow::modelLoaded);
+    window.loadModel(QString::fromStdString(model));
+    ASSERT_TRUE(loaded.wait(kTimeoutMs));
+    window.chat()->setMaxTokens(10);
+    sendAndWait(&window, QStringLiteral("Once upon a time"));
+    const auto& widgets = window.chatView()->messageWidgets();
+    ASSERT_EQ(widgets.size(), 2);
+    reasoning = widgets[1]->findChild<QLabel*>(QStringLiteral("thinking"))->text();
+    ASSERT_FALSE(reasoning.isEmpty());
+    ASSERT_TRUE(waitForStored(path, 2));
+    const auto stored = storedMessages(path);
+    EXPECT_EQ(QString::fromStdString(stored[1].stats.reasoning.value_or("")).trimmed(), reasoning);
+    EXPECT_GT(stored[1].stats.reasoning_tokens.value_or(0), 0);
+  }
+  auto window = testing::windowWithModel(path);
+  ASSERT_TRUE(waitForSessions(window.get(), 1));
+  auto* list = window->sessions()->findChild<QListWidget*>(QStringLiteral("sessionList"));
+  QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualItemRect(list->item(0)).center());
+  const auto& widgets = window->chatView()->messageWidgets();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return widgets.size() == 2; }, kTimeoutMs));
+  EXPECT_TRUE(widgets[1]->thinkingTitle().startsWith(QStringLiteral("Thinking")));
+  EXPECT_FALSE(widgets[1]->thinkingShown());
+  EXPECT_EQ(widgets[1]->findChild<QLabel*>(QStringLiteral("thinking"))->text(), reasoning);
 }
 
 // The next reply is asked of the engine only once the finished reply and the new user message are

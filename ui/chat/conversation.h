@@ -21,8 +21,8 @@ struct ConversationMessage {
   QString text;
   bool streaming = false;             // a reply still being generated
   std::optional<ReplyStats> stats;    // a finished reply's
-  // A reply's thinking before its answer (shown collapsed; not sent back in later turns and not
-  // saved with the chat), and how many tokens it took.
+  // A reply's thinking before its answer (shown collapsed; not sent back in later turns; saved
+  // with the chat), and how many tokens it took.
   QString reasoning;
   int reasoningTokens = 0;
 };

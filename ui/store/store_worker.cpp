@@ -44,8 +44,14 @@ QString titleFrom(const QString& text) {
   return line.size() <= kTitleLength ? line : line.left(kTitleLength - 1) + QChar(0x2026);
 }
 
-store::MessageStats toStoreStats(const std::optional<ReplyStats>& stats) {
+// How a message came about, for the database: a reply's stats and its reasoning.
+store::MessageStats toStoreStats(const ConversationMessage& message) {
   store::MessageStats out;
+  if (!message.reasoning.isEmpty()) {
+    out.reasoning = bytes(message.reasoning);
+    out.reasoning_tokens = message.reasoningTokens;
+  }
+  const std::optional<ReplyStats>& stats = message.stats;
   if (!stats) return out;
   out.tokens = stats->tokens;
   out.tokens_per_second = stats->tokensPerSecond;
@@ -60,6 +66,8 @@ ConversationMessage toMessage(const store::MessageRecord& record) {
   message.role = record.role == store::MessageRole::assistant ? ConversationMessage::Role::Assistant
                                                                : ConversationMessage::Role::User;
   message.text = qstr(record.content);
+  message.reasoning = qstr(record.stats.reasoning.value_or(std::string()));
+  message.reasoningTokens = static_cast<int>(record.stats.reasoning_tokens.value_or(0));
   if (record.stats.tokens) {
     ReplyStats stats;
     stats.tokens = static_cast<int>(*record.stats.tokens);
@@ -82,7 +90,7 @@ bool isLocked(const Status& status) { return store::store_error_kind(status) == 
 store::NewMessage toNewMessage(const ConversationMessage& message) {
   const bool reply = message.role == ConversationMessage::Role::Assistant;
   return {reply ? store::MessageRole::assistant : store::MessageRole::user, bytes(message.text),
-          toStoreStats(message.stats)};
+          toStoreStats(message)};
 }
 
 }  // namespace
@@ -314,7 +322,7 @@ void StoreWorker::replaceLastReply(const ConversationMessage& message) {
     writeToStore([this, session = *m_current, message](store::Store& store) -> Status {
       const qint64 id = storedId(session);
       if (id == 0) return Status::ok();
-      auto replaced = store.messages().replace_last_assistant(id, bytes(message.text), toStoreStats(message.stats));
+      auto replaced = store.messages().replace_last_assistant(id, bytes(message.text), toStoreStats(message));
       if (replaced) emit messageStored(id);
       return statusOf(replaced);
     });
