@@ -39,21 +39,25 @@ Status DecoderGraph::run(const Chunk& chunk, std::span<const int32_t> tokens) {
 }
 
 // x += post_norm(attention(rope(qk_norm(h Wq + bq)), rope(qk_norm(h Wk + bk)), h Wv + bv) Wo),
-// h = rms_norm(x); qk_norm per head (qwen3), where the model has it.
+// h = rms_norm(x), or x itself without pre-norms (olmo2); qk_norm per head (qwen3) or over all
+// of Q and of K (olmo2: one row of the norm's width per token), where the model has it.
 Status DecoderGraph::attention_block(const LayerWeights& l, int64_t il, const Chunk& chunk) {
   const int64_t n = chunk.n;
   const WeightMatrix* qkv[] = {&l.wq, &l.wk, &l.wv};
-  INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, 0, l.attn_norm, Act::H, n, qkv, at(OpKind::Norm, il)));
+  if (l.attn_norm.present()) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, 0, l.attn_norm, Act::H, n, qkv, at(OpKind::Norm, il)));
+  }
+  const Act input = l.attn_norm.present() ? Act::H : Act::X;
   const MatmulOutput projections[] = {{&l.wq, Act::Q}, {&l.wk, Act::K}, {&l.wv, Act::V}};
-  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(projections, Act::H, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(projections, input, n, at(OpKind::Matmul, il)));
   for (auto [bias, act] : {std::pair{&l.bq, Act::Q}, {&l.bk, Act::K}, {&l.bv, Act::V}}) {
     if (bias->present()) INFERSCOPE_RETURN_IF_ERROR(ops_.add_bias(act, *bias, n, at(OpKind::Bias, il)));
   }
   if (l.attn_q_norm.present()) {
-    INFERSCOPE_RETURN_IF_ERROR(
-        ops_.rms_norm(Act::Q, 0, l.attn_q_norm, Act::Q, n * config_.n_head, {}, at(OpKind::Norm, il)));
-    INFERSCOPE_RETURN_IF_ERROR(
-        ops_.rms_norm(Act::K, 0, l.attn_k_norm, Act::K, n * config_.n_head_kv, {}, at(OpKind::Norm, il)));
+    const int64_t q_rows = n * (config_.n_embd_q() / l.attn_q_norm.size);
+    const int64_t k_rows = n * (config_.n_embd_kv() / l.attn_k_norm.size);
+    INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::Q, 0, l.attn_q_norm, Act::Q, q_rows, {}, at(OpKind::Norm, il)));
+    INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::K, 0, l.attn_k_norm, Act::K, k_rows, {}, at(OpKind::Norm, il)));
   }
   const LayerRope rope = config_.layer_rope(il);
   if (rope != LayerRope::None) INFERSCOPE_RETURN_IF_ERROR(ops_.rope(chunk, rope, at(OpKind::Rope, il)));
@@ -69,16 +73,20 @@ Status DecoderGraph::attention_block(const LayerWeights& l, int64_t il, const Ch
   return ops_.add(Act::X, Act::H, n, config_.n_embd, at(OpKind::Add, il));
 }
 
-// x += post_norm(ffn(rms_norm(x))): a GLU FFN, or a mixture of experts.
+// x += post_norm(ffn(rms_norm(x))): a GLU FFN, or a mixture of experts. Without pre-norms
+// (olmo2, dense FFNs only) the FFN reads x itself.
 Status DecoderGraph::ffn_block(const LayerWeights& l, int64_t il, int64_t n) {
   // The normalized rows feed the dense FFN, or the router, the experts and the shared expert.
   const WeightMatrix* consumers[] = {&l.ffn_gate,     &l.ffn_up,       &l.ffn_gate_inp,   &l.ffn_gate_exps,
                                      &l.ffn_up_exps,  &l.ffn_gate_shexp, &l.ffn_up_shexp};
-  INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, 0, l.ffn_norm, Act::H, n, consumers, at(OpKind::Norm, il)));
+  if (l.ffn_norm.present()) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, 0, l.ffn_norm, Act::H, n, consumers, at(OpKind::Norm, il)));
+  }
   if (config_.is_moe()) {
     INFERSCOPE_RETURN_IF_ERROR(moe_ffn(l, il, n));
   } else {
-    INFERSCOPE_RETURN_IF_ERROR(glu_ffn(l.ffn_gate, l.ffn_up, l.ffn_down, Act::FfnOut, il, n));
+    const Act input = l.ffn_norm.present() ? Act::H : Act::X;
+    INFERSCOPE_RETURN_IF_ERROR(glu_ffn(l.ffn_gate, l.ffn_up, l.ffn_down, input, Act::FfnOut, il, n));
   }
   if (l.ffn_post_norm.present()) {
     INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::FfnOut, 0, l.ffn_post_norm, Act::FfnOut, n, {}, at(OpKind::Norm, il)));
@@ -86,11 +94,11 @@ Status DecoderGraph::ffn_block(const LayerWeights& l, int64_t il, int64_t n) {
   return ops_.add(Act::X, Act::FfnOut, n, config_.n_embd, at(OpKind::Add, il));
 }
 
-// out = down(act(gate h) * up h), h = H: the dense FFN, or a mixture's shared expert.
-Status DecoderGraph::glu_ffn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, Act out,
-                             int64_t il, int64_t n) {
+// out = down(act(gate h) * up h), h = `in`: the dense FFN, or a mixture's shared expert.
+Status DecoderGraph::glu_ffn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, Act in,
+                             Act out, int64_t il, int64_t n) {
   const MatmulOutput gate_up[] = {{&gate, Act::FfnA}, {&up, Act::FfnB}};
-  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(gate_up, Act::H, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(gate_up, in, n, at(OpKind::Matmul, il)));
   const WeightMatrix* feeds[] = {&down};
   INFERSCOPE_RETURN_IF_ERROR(
       ops_.glu(config_.ffn_activation, Act::FfnA, Act::FfnB, n, gate.rows, feeds, at(OpKind::Ffn, il)));
@@ -127,7 +135,7 @@ Status DecoderGraph::moe_ffn(const LayerWeights& l, int64_t il, int64_t n) {
     INFERSCOPE_RETURN_IF_ERROR(ops_.add_expert_bias(Act::ExpertOut, l.ffn_down_exps_b, n, k, at(OpKind::Bias, il)));
   }
   if (!l.ffn_gate_shexp.present()) return ops_.moe_combine(n, k, nullptr, at(OpKind::Moe, il));
-  INFERSCOPE_RETURN_IF_ERROR(glu_ffn(l.ffn_gate_shexp, l.ffn_up_shexp, l.ffn_down_shexp, Act::SharedOut, il, n));
+  INFERSCOPE_RETURN_IF_ERROR(glu_ffn(l.ffn_gate_shexp, l.ffn_up_shexp, l.ffn_down_shexp, Act::H, Act::SharedOut, il, n));
   return ops_.moe_combine(n, k, &l.ffn_gate_inp_shexp, at(OpKind::Moe, il));
 }
 

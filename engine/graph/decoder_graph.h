@@ -33,8 +33,8 @@ class DecoderGraph : public ChunkGraph {
  private:
   Status attention_block(const LayerWeights& l, int64_t il, const Chunk& chunk);
   Status ffn_block(const LayerWeights& l, int64_t il, int64_t n);
-  Status glu_ffn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, Act out, int64_t il,
-                 int64_t n);
+  Status glu_ffn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, Act in, Act out,
+                 int64_t il, int64_t n);
   Status moe_ffn(const LayerWeights& l, int64_t il, int64_t n);
   Status output(const Chunk& chunk);
   AttentionShape attention_shape(int64_t il) const;

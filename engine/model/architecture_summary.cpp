@@ -23,7 +23,7 @@ std::string attention(const ModelConfig& c) {
       s += " on every layer";
     }
   }
-  if (c.has_qk_norm) s += "; q/k norms";
+  if (c.has_qk_norm) s += c.qk_norm_whole ? "; q/k norms over all heads" : "; q/k norms";
   if (c.arch == Architecture::GptOss) s += "; learned sinks";
   if (c.attn_softcap > 0) s += "; scores capped at " + number(c.attn_softcap);
   if (c.attn_temp_scale > 0) s += "; temperature " + number(c.attn_temp_scale) + " per " + std::to_string(c.n_ctx_orig) + " positions";
@@ -59,8 +59,10 @@ std::vector<std::pair<std::string, std::string>> architecture_summary(const Mode
       {"Feed-forward", feed_forward(c)},
   };
   if (c.n_rot > 0) rows.emplace_back("RoPE", rope(c));
-  rows.emplace_back("Norms", "RMSNorm, eps " + number(c.rms_eps) +
-                                 (c.has_post_norms ? ", before and after attention and the FFN" : ""));
+  const char* where = !c.has_pre_norms   ? ", after attention and the FFN only"
+                      : c.has_post_norms ? ", before and after attention and the FFN"
+                                         : "";
+  rows.emplace_back("Norms", "RMSNorm, eps " + number(c.rms_eps) + where);
   if (c.embd_scale != 1.0f) rows.emplace_back("Embeddings", "times " + number(c.embd_scale));
   if (c.final_softcap > 0) rows.emplace_back("Logits", "capped at " + number(c.final_softcap));
   rows.emplace_back("Context", std::to_string(c.n_ctx_train) + " trained");

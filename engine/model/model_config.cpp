@@ -25,6 +25,7 @@ constexpr ArchEntry kArchitectures[] = {
     {"smollm3", Architecture::SmolLm3, RopeLayout::Normal},
     {"gpt-oss", Architecture::GptOss, RopeLayout::Neox},
     {"mistral3", Architecture::Mistral3, RopeLayout::Normal},
+    {"olmo2", Architecture::Olmo2, RopeLayout::Neox},
     {"bert", Architecture::Bert, RopeLayout::Normal},
 };
 
@@ -205,6 +206,33 @@ Status read_gpt_oss_options(const gguf::File& f, const std::string& a, ModelConf
   return Status::ok();
 }
 
+// OLMo 2: norms after attention and FFN instead of before, and one RMSNorm over all of Q and of
+// K; OLMo 3 (the same architecture name) adds a window on three of every four layers
+// (attention.sliding_window_pattern, default 4) whose RoPE is unscaled (rope.freq_base_swa,
+// default the global base).
+Status read_olmo2_options(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  if (c.n_expert > 0) return Status::error(f.error_prefix() + "olmo2 has no experts (OLMoE is another architecture)");
+  c.has_post_norms = true;
+  c.has_pre_norms = false;
+  c.has_qk_norm = true;
+  c.qk_norm_whole = true;
+  TRY_ASSIGN(c.n_swa, f.get_int_or(a + "attention.sliding_window", 0));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window", c.n_swa, 0, int64_t(1) << 24));
+  if (c.n_swa == 0) return Status::ok();
+  const gguf::Value* pattern = f.find(a + "attention.sliding_window_pattern");
+  if (pattern != nullptr && pattern->type == gguf::ValueType::ARRAY) {
+    return Status::error(f.error_prefix() + "a per-layer attention.sliding_window_pattern array is not supported");
+  }
+  TRY_ASSIGN(c.swa_period, f.get_int_or(a + "attention.sliding_window_pattern", 4));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window_pattern", c.swa_period, 0, 1 << 16));
+  c.has_swa_rope = true;
+  double base = 0;
+  TRY_ASSIGN(base, f.get_float_or(a + "rope.freq_base_swa", c.rope_freq_base));
+  if (!(base > 0.0)) return Status::error(f.error_prefix() + "rope.freq_base_swa must be positive");
+  c.rope_freq_base_swa = static_cast<float>(base);
+  return Status::ok();
+}
+
 // Gemma: scaled embeddings, GeGLU, and for gemma2 post-norms, soft-capping and a sliding window
 // on even layers; gemma3 above. Phi3: a sliding window on every layer when the file has one.
 // SmolLM3: no RoPE on every 4th layer.
@@ -215,6 +243,7 @@ Status read_architecture_options(const gguf::File& f, const std::string& a, Mode
   }
   if (c.arch == Architecture::Gemma3) return read_gemma3_options(f, a, c);
   if (c.arch == Architecture::GptOss) return read_gpt_oss_options(f, a, c);
+  if (c.arch == Architecture::Olmo2) return read_olmo2_options(f, a, c);
   if (c.arch == Architecture::Mistral3) {
     // Ministral 3's attention temperature over original_context_length positions (llama.cpp's
     // n_attn_temp_floor_scale); every value of a head must rotate for the rope op to scale it.

@@ -13,7 +13,7 @@
 namespace inferscope {
 
 enum class Architecture {
-  Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Mistral3, Bert
+  Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Mistral3, Olmo2, Bert
 };
 
 // NORM rotates adjacent pairs (2i, 2i+1); NEOX rotates (i, i + n_rot/2). Fixed per architecture.
@@ -88,8 +88,13 @@ struct ModelConfig {
   float yarn_beta_slow = 1.0f;   // rope.scaling.yarn_beta_slow
 
   bool has_qkv_bias = false;
-  // qwen3, qwen3moe: RMSNorm of each Q and K head ([head_dim] weights) before RoPE.
+  // qwen3, qwen3moe: RMSNorm of each Q and K head ([head_dim] weights) before RoPE; olmo2: of
+  // all of Q and all of K at once ([n_embd_q] and [n_embd_kv] weights: qk_norm_whole).
   bool has_qk_norm = false;
+  bool qk_norm_whole = false;
+  // false (olmo2): no RMSNorm before attention and FFN; the blocks read the residual stream as it
+  // is and normalize their outputs (has_post_norms).
+  bool has_pre_norms = true;
   FfnActivation ffn_activation = FfnActivation::Silu;
 
   float embd_scale = 1.0f;       // token embeddings times this after lookup (gemma: sqrt(n_embd))

@@ -156,7 +156,7 @@ Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   const int64_t E = c.n_embd, Q = c.n_embd_q(), KV = c.n_embd_kv();
   const Need bias = c.has_qkv_bias ? Need::Required : Need::Optional;
   const Need post_norm = c.has_post_norms ? Need::Required : Need::Optional;
-  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_norm.weight", E, Need::Required, &l.attn_norm));
+  if (c.has_pre_norms) INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_norm.weight", E, Need::Required, &l.attn_norm));
   if (c.arch == Architecture::Phi3) {
     INFERSCOPE_RETURN_IF_ERROR(bind_phi3_fused(b, c, p, l));
   } else {
@@ -169,8 +169,8 @@ Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_k.bias", KV, bias, &l.bk));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_v.bias", KV, bias, &l.bv));
   const Need qk_norm = c.has_qk_norm ? Need::Required : Need::Optional;
-  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_q_norm.weight", c.head_dim, qk_norm, &l.attn_q_norm));
-  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_k_norm.weight", c.head_dim, qk_norm, &l.attn_k_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_q_norm.weight", c.qk_norm_whole ? Q : c.head_dim, qk_norm, &l.attn_q_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_k_norm.weight", c.qk_norm_whole ? KV : c.head_dim, qk_norm, &l.attn_k_norm));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_output.bias", E, Need::Optional, &l.bo));
   if (c.arch == Architecture::GptOss) {
     // gpt-oss's norm before the FFN is named post_attention_norm; its heads have sink logits.
@@ -179,7 +179,7 @@ Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
     return bind_expert_layer(b, c, p, l);
   }
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_attention_norm.weight", E, post_norm, &l.attn_post_norm));
-  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_norm.weight", E, Need::Required, &l.ffn_norm));
+  if (c.has_pre_norms) INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_norm.weight", E, Need::Required, &l.ffn_norm));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_ffw_norm.weight", E, post_norm, &l.ffn_post_norm));
   if (c.arch == Architecture::Phi3) {
     return b.matrix(p + "ffn_down.weight", c.n_ff, E, 1, Need::Required, &l.ffn_down);

@@ -174,6 +174,17 @@ const Preset kPresets[] = {
      {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 96, .n_expert = 4, .n_expert_used = 2,
       .n_ff_expert = 96, .n_ctx = 512, .arch = "gpt-oss", .head_dim = 48, .n_swa = 16, .rope_freq_base = 150000.0f,
       .rope_scaling = "yarn", .rope_scaling_factor = 4.0f, .rope_orig_ctx = 32}},
+    // allenai/OLMo-2-0425-1B: norms after attention and FFN, q/k norms over all heads.
+    {"olmo2-1b",
+     {.n_embd = 2048, .n_layer = 16, .n_head = 16, .n_head_kv = 16, .n_ff = 8192, .n_ctx = 4096, .arch = "olmo2",
+      .rope_freq_base = 500000.0f, .rms_eps = 1e-6f}},
+    {"olmo2-tiny",
+     {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "olmo2",
+      .rope_freq_base = 500000.0f, .rms_eps = 1e-6f}},
+    // OLMo 3's shape of olmo2: a window on three of every four layers (pattern 4 by default).
+    {"olmo3-tiny",
+     {.n_embd = 128, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "olmo2",
+      .n_swa = 16, .rope_freq_base = 500000.0f, .rms_eps = 1e-6f}},
     // mistralai/Mistral-Small-3.2-24B-Instruct-2506 (text model): RoPE base 1e9, heads of 128.
     {"mistral-small-3",
      {.n_embd = 5120, .n_layer = 40, .n_head = 32, .n_head_kv = 8, .n_ff = 32768, .n_ctx = 131072,
@@ -263,7 +274,8 @@ Status check_shape(const RandomModelShape& s) {
   }
   const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen2moe" || s.arch == "qwen3" ||
                      s.arch == "qwen3moe" || s.arch == "phi3" || s.arch == "gemma" || s.arch == "gemma2" ||
-                     s.arch == "gemma3" || s.arch == "smollm3" || s.arch == "gpt-oss" || s.arch == "mistral3";
+                     s.arch == "gemma3" || s.arch == "smollm3" || s.arch == "gpt-oss" || s.arch == "mistral3" ||
+                     s.arch == "olmo2";
   if (!known) {
     return Status::error("cannot write architecture '" + s.arch +
                          "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, "
@@ -358,6 +370,7 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
                         random_matrix(kernels::GgmlType::F32, width, s.n_expert, seed++));
   };
   const bool gpt_oss = s.arch == "gpt-oss";
+  const bool olmo2 = s.arch == "olmo2";  // post-norms only, q/k norms over all heads
   const bool fused = s.arch == "phi3";  // attn_qkv, and ffn_up holding gate then up
 
   matrix("token_embd.weight", s.n_embd, n_vocab);
@@ -379,7 +392,7 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   if (!s.tied_output) matrix("output.weight", s.n_embd, n_vocab);
   for (int64_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
-    norm(p + "attn_norm.weight");
+    if (!olmo2) norm(p + "attn_norm.weight");
     if (fused) {
       matrix(p + "attn_qkv.weight", s.n_embd, n_q + 2 * n_kv);
     } else {
@@ -396,6 +409,10 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
       w.add_tensor(p + "attn_q_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
       w.add_tensor(p + "attn_k_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
     }
+    if (olmo2) {
+      w.add_tensor(p + "attn_q_norm.weight", {n_q}, kernels::GgmlType::F32, near_ones(n_q, seed++));
+      w.add_tensor(p + "attn_k_norm.weight", {n_kv}, kernels::GgmlType::F32, near_ones(n_kv, seed++));
+    }
     matrix(p + "attn_output.weight", n_q, s.n_embd);
     if (gpt_oss) {
       bias(p + "attn_output.bias", s.n_embd);
@@ -405,10 +422,10 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
       for (float& x : sinks) x = 1.0f + 2.0f * rng.symmetric();
       w.add_tensor(p + "attn_sinks.weight", {s.n_head}, kernels::GgmlType::F32, float_bytes(sinks));
       norm(p + "post_attention_norm.weight");
-    } else {
+    } else if (!olmo2) {
       norm(p + "ffn_norm.weight");
     }
-    if (s.arch == "gemma2" || s.arch == "gemma3") {
+    if (s.arch == "gemma2" || s.arch == "gemma3" || olmo2) {
       norm(p + "post_attention_norm.weight");
       norm(p + "post_ffw_norm.weight");
     }
