@@ -150,7 +150,7 @@ void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
           __m512i lo = _mm512_and_si512(v, lo4);
           __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), lo4);
           if constexpr (T == GgmlType::IQ4_NL) {
-            const __m512i levels = iq4nl_unsigned_levels();
+            const __m512i levels = unsigned_levels(T);
             lo = _mm512_shuffle_epi8(levels, lo);
             hi = _mm512_shuffle_epi8(levels, hi);
           } else if constexpr (geo.qh >= 0) {

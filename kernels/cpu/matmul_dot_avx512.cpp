@@ -116,10 +116,14 @@ void float_dot(const MatmulArgs& a) {
 
 // ---------------------------------------------------------------------------------------------
 // Quantized weights, dot form (decode). Blocks are taken in groups that fill a zmm:
-//   Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL: 4 blocks. The 16 qs bytes of block i go to 128-bit
-//         lane i; the low nibbles (elements 0-15) form one vector, the high nibbles (16-31)
-//         another. Q5_x add bit 4 from qh under a byte mask; IQ4_NL looks its levels + 128 up
-//         with vpshufb. The activations are regrouped the same way once per call ("prep").
+//   Q4_0 / Q4_1 / Q5_0 / Q5_1 / IQ4_NL / MXFP4: 4 blocks. The 16 qs bytes of block i go to
+//         128-bit lane i; the low nibbles (elements 0-15) form one vector, the high nibbles
+//         (16-31) another. Q5_x add bit 4 from qh under a byte mask; IQ4_NL and MXFP4 look their
+//         levels + 128 up with vpshufb. MXFP4's levels are small (|q| <= 12), so the +128 offset
+//         would dominate each lane and cancel in float: it takes |q| as the unsigned operand
+//         and the sign of q onto the activations instead (no offset), and its scale is its E8M0
+//         byte (block_scales).
+//         The activations are regrouped the same way once per call ("prep").
 //   Q8_0: 2 blocks, 64 bytes in natural order (w + 128 as the unsigned operand).
 // Every vpdpbusd lane then belongs to one block; its scale dw * da is replicated to the block's
 // lanes with one vpermps from a vector of 16 block scales, converted 16 blocks at a time. A
@@ -144,6 +148,10 @@ struct DecodeToken {
   const int32_t* sum;   // [n_blocks] (points into the packed row)
 };
 
+// The offset that makes the weight operand unsigned in this kernel: none for MXFP4 (|q| and the
+// sign moved to the activations), else q8_weight_offset.
+static constexpr int32_t unsigned_offset(GgmlType w) { return w == GgmlType::MXFP4 ? 0 : q8_weight_offset(w); }
+
 template <GgmlType T>
 void prepare_decode(const MatmulArgs& a, DecodeToken* tokens) {
   using G = QGroup<T>;
@@ -167,7 +175,7 @@ void prepare_decode(const MatmulArgs& a, DecodeToken* tokens) {
       } else {
         std::memcpy(act + g * 64 + 32 * i, qs + b * kQBlock, 32);
       }
-      init[g * 16 + i * G::kLanes] = -q8_weight_offset(T) * sums[b];
+      init[g * 16 + i * G::kLanes] = -unsigned_offset(T) * sums[b];
     }
     tokens[t] = {act, init, reinterpret_cast<const float*>(row + l.d_offset), sums};
   }
@@ -196,7 +204,11 @@ static inline void load_group(const uint8_t* blk, int n, __m512i& lo, __m512i& h
     lo = _mm512_and_si512(v, m4);
     hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
     if constexpr (T == GgmlType::IQ4_NL) {
-      const __m512i levels = iq4nl_unsigned_levels();
+      const __m512i levels = unsigned_levels(T);
+      lo = _mm512_shuffle_epi8(levels, lo);
+      hi = _mm512_shuffle_epi8(levels, hi);
+    } else if constexpr (T == GgmlType::MXFP4) {  // signed levels: see dot_group
+      const __m512i levels = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Levels)));
       lo = _mm512_shuffle_epi8(levels, lo);
       hi = _mm512_shuffle_epi8(levels, hi);
     }
@@ -209,6 +221,32 @@ static inline void load_group(const uint8_t* blk, int n, __m512i& lo, __m512i& h
 static inline void q5_group_masks(__m512i qh, uint64_t lo_bits[4], uint64_t hi_bits[4]) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(lo_bits), _mm512_cvtepi32_epi16(qh));
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(hi_bits), _mm512_cvtepi32_epi16(_mm512_srli_epi32(qh, 16)));
+}
+
+// The block scales d of 16 blocks from the 32-bit words at their starts: an F16 in the low
+// half, or MXFP4's E8M0 byte halved (e8m0_to_fp32_half: 2^(x - 128), x = 0 and 1 subnormal).
+template <GgmlType T>
+static inline __m512 block_scales(__m512i d32) {
+  if constexpr (T == GgmlType::MXFP4) {
+    const __m512i x = _mm512_and_si512(d32, _mm512_set1_epi32(0xFF));
+    const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(x, _mm512_set1_epi32(1)), 23);
+    const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), x);
+    const __mmask16 small = _mm512_cmplt_epu32_mask(x, _mm512_set1_epi32(2));
+    return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, subnormal));
+  } else {
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d32));
+  }
+}
+
+// acc + w . a per int32 lane, w unsigned (u8 x s8); MXFP4's signed w: |w| times a with w's sign.
+template <GgmlType T>
+static inline __m512i dot_group(__m512i acc, __m512i w, __m512i a) {
+  if constexpr (T == GgmlType::MXFP4) {
+    const __mmask64 negative = _mm512_movepi8_mask(w);
+    a = _mm512_mask_sub_epi8(a, negative, _mm512_setzero_si512(), a);
+    w = _mm512_abs_epi8(w);
+  }
+  return _mm512_dpbusd_epi32(acc, w, a);
 }
 
 template <GgmlType T, int R, int NT>
@@ -244,7 +282,7 @@ void quant_dot_tile(const MatmulArgs& a, const DecodeToken* tok, int64_t r0) {
       for (int r = 0; r < R; ++r) {
         // The 32-bit word at each block start holds d in its low half (and m in its high half).
         const __m512i d32 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m16, gather_idx, w[r] + b16 * bsz, 1);
-        const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d32));
+        const __m512 dw = block_scales<T>(d32);
         for (int t = 0; t < NT; ++t) scale[r][t] = _mm512_mul_ps(dw, da[t]);
         if constexpr (geo.has_min) {
           const __m512 mw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(d32, 16)));
@@ -278,8 +316,8 @@ void quant_dot_tile(const MatmulArgs& a, const DecodeToken* tok, int64_t r0) {
         const int8_t* act = tok[t].act + g * G::kActBytes;
         const __m512i a0 = _mm512_loadu_si512(act);
         for (int r = 0; r < R; ++r) {
-          __m512i dot = _mm512_dpbusd_epi32(init, lo[r], a0);
-          if constexpr (G::kBlocks == 4) dot = _mm512_dpbusd_epi32(dot, hi[r], _mm512_loadu_si512(act + 64));
+          __m512i dot = dot_group<T>(init, lo[r], a0);
+          if constexpr (G::kBlocks == 4) dot = dot_group<T>(dot, hi[r], _mm512_loadu_si512(act + 64));
           acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(sidx, scale[r][t]), acc[r][t]);
         }
       }
@@ -343,6 +381,7 @@ void matmul_dot_avx512(const MatmulArgs& a) {
     case GgmlType::Q5_0: quant_dot<GgmlType::Q5_0>(a); break;
     case GgmlType::Q5_1: quant_dot<GgmlType::Q5_1>(a); break;
     case GgmlType::IQ4_NL: quant_dot<GgmlType::IQ4_NL>(a); break;
+    case GgmlType::MXFP4: quant_dot<GgmlType::MXFP4>(a); break;
     default: break;
   }
 }
