@@ -30,8 +30,8 @@ struct ChatToolCall {
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant", "tool"
   std::string content;
-  std::vector<ChatToolCall> tool_calls;  // an assistant's calls, if any
-  std::string tool_call_id;              // a "tool" message: the call it answers
+  std::vector<ChatToolCall> tool_calls = {};  // an assistant's calls, if any
+  std::string tool_call_id = {};              // a "tool" message: the call it answers
 };
 
 enum class ChatFamily { ChatML, Llama2, Llama3, Mistral, Phi3, Gemma, Zephyr, DeepSeek, Other, None };
