@@ -5,7 +5,7 @@
 //   y[t][r] = sum over the row's 32-value parts of q8_part_dot (types/*.glsl): integer sums of
 //             weight integers times the part's int8 x, scaled by the weight scales (and mins)
 //             and the part's x scale.
-// For the 32-block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) these are the CPU backend's
+// For the 32-block types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4) these are the CPU backend's
 // integer block sums (kernels/cpu/matmul.h); the K-quant and ternary types use the same
 // 32-value activation blocks (the CPU's Q8_K has 256-value ones).
 // DOT_PRODUCT, STORAGE16: see q8_dot.glsl and q8_activations.glsl; both variants give
