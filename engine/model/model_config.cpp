@@ -150,6 +150,36 @@ Status read_rope_scaling(const gguf::File& f, const std::string& a, ModelConfig&
   return Status::ok();
 }
 
+// A window on some layers: attention.sliding_window (0: none; `required` refuses a file
+// without it) and attention.sliding_window_pattern (a period, default_period when absent; a
+// per-layer array is refused).
+Status read_window_pattern(const gguf::File& f, const std::string& a, ModelConfig& c, bool required,
+                           int64_t default_period) {
+  if (required) {
+    TRY_ASSIGN(c.n_swa, f.get_int(a + "attention.sliding_window"));
+  } else {
+    TRY_ASSIGN(c.n_swa, f.get_int_or(a + "attention.sliding_window", 0));
+  }
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window", c.n_swa, 0, int64_t(1) << 24));
+  if (c.n_swa == 0 && !required) return Status::ok();
+  const gguf::Value* pattern = f.find(a + "attention.sliding_window_pattern");
+  if (pattern != nullptr && pattern->type == gguf::ValueType::ARRAY) {
+    return Status::error(f.error_prefix() + "a per-layer attention.sliding_window_pattern array is not supported");
+  }
+  TRY_ASSIGN(c.swa_period, f.get_int_or(a + "attention.sliding_window_pattern", default_period));
+  return check_range(f, a + "attention.sliding_window_pattern", c.swa_period, 0, 1 << 16);
+}
+
+// The window layers' own RoPE base (rope.freq_base_swa, `fallback` when absent), unscaled.
+Status read_swa_rope(const gguf::File& f, const std::string& a, ModelConfig& c, double fallback) {
+  c.has_swa_rope = true;
+  double base = 0;
+  TRY_ASSIGN(base, f.get_float_or(a + "rope.freq_base_swa", fallback));
+  if (!(base > 0.0)) return Status::error(f.error_prefix() + "rope.freq_base_swa must be positive");
+  c.rope_freq_base_swa = static_cast<float>(base);
+  return Status::ok();
+}
+
 // Gemma 3: gemma2's post-norms without soft-capping of scores (the logits' is optional), q/k
 // norms, a window on five of every six layers (attention.sliding_window_pattern) with a RoPE
 // of their own (rope.freq_base_swa, unscaled), and the 27B's query scale.
@@ -160,20 +190,9 @@ Status read_gemma3_options(const gguf::File& f, const std::string& a, ModelConfi
   TRY_ASSIGN(cap, f.get_float_or(a + "final_logit_softcapping", 0.0));
   if (cap < 0) return Status::error(f.error_prefix() + "gemma3 final_logit_softcapping must not be negative");
   c.final_softcap = static_cast<float>(cap);
-  TRY_ASSIGN(c.n_swa, f.get_int_or(a + "attention.sliding_window", 0));
-  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window", c.n_swa, 0, int64_t(1) << 24));
+  INFERSCOPE_RETURN_IF_ERROR(read_window_pattern(f, a, c, false, 6));
   if (c.n_swa == 0) return Status::ok();
-  const gguf::Value* pattern = f.find(a + "attention.sliding_window_pattern");
-  if (pattern != nullptr && pattern->type == gguf::ValueType::ARRAY) {
-    return Status::error(f.error_prefix() + "a per-layer attention.sliding_window_pattern array is not supported");
-  }
-  TRY_ASSIGN(c.swa_period, f.get_int_or(a + "attention.sliding_window_pattern", 6));
-  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window_pattern", c.swa_period, 0, 1 << 16));
-  c.has_swa_rope = true;
-  double base = 0;
-  TRY_ASSIGN(base, f.get_float_or(a + "rope.freq_base_swa", 10000.0));
-  if (!(base > 0.0)) return Status::error(f.error_prefix() + "rope.freq_base_swa must be positive");
-  c.rope_freq_base_swa = static_cast<float>(base);
+  INFERSCOPE_RETURN_IF_ERROR(read_swa_rope(f, a, c, 10000.0));
   // llama.cpp (after gemma_pytorch): the 27B (62 layers) scales queries by 1/sqrt(n_embd / n_head).
   if (c.n_layer == 62) c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.n_embd / c.n_head));
   return Status::ok();
@@ -189,14 +208,7 @@ Status read_gpt_oss_options(const gguf::File& f, const std::string& a, ModelConf
   c.gating = ExpertGating::SoftmaxTopKRenormalized;
   TRY_ASSIGN(c.n_ff_expert, f.get_int(a + "expert_feed_forward_length"));
   INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "expert_feed_forward_length", c.n_ff_expert, 1, 1 << 20));
-  TRY_ASSIGN(c.n_swa, f.get_int(a + "attention.sliding_window"));
-  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window", c.n_swa, 0, int64_t(1) << 24));
-  const gguf::Value* pattern = f.find(a + "attention.sliding_window_pattern");
-  if (pattern != nullptr && pattern->type == gguf::ValueType::ARRAY) {
-    return Status::error(f.error_prefix() + "a per-layer attention.sliding_window_pattern array is not supported");
-  }
-  TRY_ASSIGN(c.swa_period, f.get_int_or(a + "attention.sliding_window_pattern", 2));
-  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window_pattern", c.swa_period, 0, 1 << 16));
+  INFERSCOPE_RETURN_IF_ERROR(read_window_pattern(f, a, c, true, 2));
   double base = 0;
   TRY_ASSIGN(base, f.get_float_or(a + "rope.freq_base_swa", c.rope_freq_base));
   if (static_cast<float>(base) != c.rope_freq_base) {
@@ -216,21 +228,9 @@ Status read_olmo2_options(const gguf::File& f, const std::string& a, ModelConfig
   c.has_pre_norms = false;
   c.has_qk_norm = true;
   c.qk_norm_whole = true;
-  TRY_ASSIGN(c.n_swa, f.get_int_or(a + "attention.sliding_window", 0));
-  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window", c.n_swa, 0, int64_t(1) << 24));
+  INFERSCOPE_RETURN_IF_ERROR(read_window_pattern(f, a, c, false, 4));
   if (c.n_swa == 0) return Status::ok();
-  const gguf::Value* pattern = f.find(a + "attention.sliding_window_pattern");
-  if (pattern != nullptr && pattern->type == gguf::ValueType::ARRAY) {
-    return Status::error(f.error_prefix() + "a per-layer attention.sliding_window_pattern array is not supported");
-  }
-  TRY_ASSIGN(c.swa_period, f.get_int_or(a + "attention.sliding_window_pattern", 4));
-  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.sliding_window_pattern", c.swa_period, 0, 1 << 16));
-  c.has_swa_rope = true;
-  double base = 0;
-  TRY_ASSIGN(base, f.get_float_or(a + "rope.freq_base_swa", c.rope_freq_base));
-  if (!(base > 0.0)) return Status::error(f.error_prefix() + "rope.freq_base_swa must be positive");
-  c.rope_freq_base_swa = static_cast<float>(base);
-  return Status::ok();
+  return read_swa_rope(f, a, c, c.rope_freq_base);
 }
 
 // Gemma: scaled embeddings, GeGLU, and for gemma2 post-norms, soft-capping and a sliding window

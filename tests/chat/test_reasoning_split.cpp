@@ -28,9 +28,10 @@ Split run(ReasoningFormat format, const std::string& prompt, const std::vector<s
 }
 
 // Every way of cutting `text` into two pieces gives the same split.
-void expect_any_cut(const std::string& prompt, const std::string& text, const Split& expected) {
+void expect_any_cut(const std::string& prompt, const std::string& text, const Split& expected,
+                    ReasoningFormat format = ReasoningFormat::ThinkTags) {
   for (size_t cut = 0; cut <= text.size(); ++cut) {
-    const Split got = run(ReasoningFormat::ThinkTags, prompt, {text.substr(0, cut), text.substr(cut)});
+    const Split got = run(format, prompt, {text.substr(0, cut), text.substr(cut)});
     EXPECT_EQ(got.reasoning, expected.reasoning) << "cut at " << cut;
     EXPECT_EQ(got.answer, expected.answer) << "cut at " << cut;
   }
@@ -79,15 +80,6 @@ Split run_harmony(const std::string& prompt, const std::vector<std::string>& tok
   return run(ReasoningFormat::Harmony, prompt, tokens);
 }
 
-// The same reply cut into two pieces anywhere (a marker split across them too).
-void expect_harmony_any_cut(const std::string& prompt, const std::string& text, const Split& expected) {
-  for (size_t cut = 0; cut <= text.size(); ++cut) {
-    const Split got = run(ReasoningFormat::Harmony, prompt, {text.substr(0, cut), text.substr(cut)});
-    EXPECT_EQ(got.reasoning, expected.reasoning) << "cut at " << cut;
-    EXPECT_EQ(got.answer, expected.answer) << "cut at " << cut;
-  }
-}
-
 // gpt-oss after "<|start|>assistant": the analysis message is the reasoning, the final one the
 // answer; the headers (channel names, the second <|start|>assistant) are neither.
 TEST(ReasoningSplit, HarmonyAnalysisThenFinal) {
@@ -96,9 +88,10 @@ TEST(ReasoningSplit, HarmonyAnalysisThenFinal) {
                                  "assistant", "<|channel|>", "final", "<|message|>", "It is", " 4."});
   EXPECT_EQ(got.reasoning, "User asks a sum.");
   EXPECT_EQ(got.answer, "It is 4.");
-  expect_harmony_any_cut("<|start|>assistant",
-                         "<|channel|>analysis<|message|>Sum <|it|>.<|end|><|start|>assistant<|channel|>final<|message|>4",
-                         {"Sum <|it|>.", "4"});
+  // Cut into two pieces anywhere (a marker split across them too).
+  expect_any_cut("<|start|>assistant",
+                 "<|channel|>analysis<|message|>Sum <|it|>.<|end|><|start|>assistant<|channel|>final<|message|>4",
+                 {"Sum <|it|>.", "4"}, ReasoningFormat::Harmony);
 }
 
 // A generation prompt that opened the final channel; a reply that goes straight to it; a model

@@ -21,19 +21,5 @@ uint iq4nl_level_bytes(uint nibbles) {
   return nibble_level_bytes(nibbles, 0xBFAD9881u, 0xF6EADDCFu, 0x26190D01u, 0x71594535u);
 }
 
-void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
-  uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
-  lo = k.d * i8x4(iq4nl_level_bytes(k.q[w] >> shift));
-  hi = k.d * i8x4(iq4nl_level_bytes(k.q[w + 1u] >> shift));
-}
-
-#ifdef Q8_DOT
-// dx * d * sum level x over the block.
-float q8_part_dot(Chunk k, uint part, XBlock xb) {
-  int s = 0;
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    s += sdot4(xb.q[i], iq4nl_level_bytes(k.q[i])) + sdot4(xb.q[4u + i], iq4nl_level_bytes(k.q[i] >> 4));
-  }
-  return xb.d * (k.d * float(s));
-}
-#endif
+#define LEVEL_BYTES iq4nl_level_bytes
+#include "types/nibble_table.glsl"

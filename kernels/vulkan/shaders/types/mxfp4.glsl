@@ -32,19 +32,5 @@ uint mxfp4_level_bytes(uint nibbles) {
   return nibble_level_bytes(nibbles, 0x03020100u, 0x0C080604u, 0xFDFEFF00u, 0xF4F8FAFCu);
 }
 
-void decode8(Chunk k, uint part, uint g, out vec4 lo, out vec4 hi) {
-  uint w = 2u * (g & 1u), shift = 4u * (g >> 1);
-  lo = k.d * i8x4(mxfp4_level_bytes(k.q[w] >> shift));
-  hi = k.d * i8x4(mxfp4_level_bytes(k.q[w + 1u] >> shift));
-}
-
-#ifdef Q8_DOT
-// dx * d * sum level x over the block.
-float q8_part_dot(Chunk k, uint part, XBlock xb) {
-  int s = 0;
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    s += sdot4(xb.q[i], mxfp4_level_bytes(k.q[i])) + sdot4(xb.q[4u + i], mxfp4_level_bytes(k.q[i] >> 4));
-  }
-  return xb.d * (k.d * float(s));
-}
-#endif
+#define LEVEL_BYTES mxfp4_level_bytes
+#include "types/nibble_table.glsl"
