@@ -137,35 +137,44 @@ int utf8_sequence_length(uint8_t lead) {
   return 1;
 }
 
-size_t utf8_decode(std::string_view text, size_t pos, uint32_t* cp) {
-  const auto byte = [&](size_t i) { return static_cast<uint8_t>(text[i]); };
-  const uint8_t lead = byte(pos);
+namespace {
+
+// One code point at text[pos] by its bit pattern alone (overlong forms and surrogates keep their
+// values); a bad lead or continuation byte, a truncated sequence or a value past U+10FFFF is
+// U+FFFD for one byte. Returns the bytes consumed.
+size_t utf8_decode_pattern(std::string_view text, size_t pos, uint32_t* cp) {
+  const auto lead = static_cast<uint8_t>(text[pos]);
   if (lead < 0x80) {
     *cp = lead;
     return 1;
   }
   const int len = utf8_sequence_length(lead);
-  if (len == 1 || pos + len > text.size()) {
-    *cp = kReplacementChar;
-    return 1;
-  }
   uint32_t value = lead & (0x7F >> len);
-  for (int i = 1; i < len; ++i) {
-    const uint8_t c = byte(pos + i);
-    if ((c & 0xC0) != 0x80) {
-      *cp = kReplacementChar;
-      return 1;
-    }
+  bool formed = len > 1 && pos + len <= text.size();
+  for (int i = 1; formed && i < len; ++i) {
+    const auto c = static_cast<uint8_t>(text[pos + i]);
+    formed = (c & 0xC0) == 0x80;
     value = (value << 6) | (c & 0x3F);
   }
-  // Overlong forms, surrogates and values past U+10FFFF are not valid UTF-8.
-  static constexpr uint32_t kMinValue[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (value < kMinValue[len] || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
+  if (!formed || value > 0x10FFFF) {
     *cp = kReplacementChar;
     return 1;
   }
   *cp = value;
   return static_cast<size_t>(len);
+}
+
+}  // namespace
+
+size_t utf8_decode(std::string_view text, size_t pos, uint32_t* cp) {
+  const size_t len = utf8_decode_pattern(text, pos, cp);
+  // Overlong forms and surrogates are not valid UTF-8 either.
+  static constexpr uint32_t kMinValue[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (len > 1 && (*cp < kMinValue[len] || (*cp >= 0xD800 && *cp <= 0xDFFF))) {
+    *cp = kReplacementChar;
+    return 1;
+  }
+  return len;
 }
 
 std::vector<uint32_t> utf8_to_codepoints(std::string_view text) {
@@ -183,22 +192,9 @@ std::vector<uint32_t> utf8_to_codepoints_by_pattern(std::string_view text) {
   std::vector<uint32_t> cps;
   cps.reserve(text.size());
   for (size_t pos = 0; pos < text.size();) {
-    const auto lead = static_cast<uint8_t>(text[pos]);
-    const int len = utf8_sequence_length(lead);
-    uint32_t value = lead < 0x80 ? lead : lead & (0x7F >> len);
-    bool formed = lead < 0x80 || (len > 1 && pos + len <= text.size());
-    for (int i = 1; formed && i < len; ++i) {
-      const auto c = static_cast<uint8_t>(text[pos + i]);
-      formed = (c & 0xC0) == 0x80;
-      value = (value << 6) | (c & 0x3F);
-    }
-    if (!formed || value > 0x10FFFF) {
-      cps.push_back(kReplacementChar);
-      pos += 1;
-      continue;
-    }
-    cps.push_back(value);
-    pos += static_cast<size_t>(len);
+    uint32_t cp = 0;
+    pos += utf8_decode_pattern(text, pos, &cp);
+    cps.push_back(cp);
   }
   return cps;
 }
