@@ -81,6 +81,7 @@ int32_t Tokenizer::bos_id() const { return vocab_->bos_id(); }
 int32_t Tokenizer::eos_id() const { return vocab_->eos_id(); }
 int32_t Tokenizer::eot_id() const { return vocab_->eot_id(); }
 bool Tokenizer::add_bos() const { return vocab_->add_bos(); }
+bool Tokenizer::adds_space_prefix() const { return spm_ && vocab_->add_space_prefix(); }
 bool Tokenizer::add_eos() const { return vocab_->add_eos(); }
 bool Tokenizer::is_end_of_generation(int32_t id) const { return vocab_->is_end_of_generation(id); }
 bool Tokenizer::is_valid(int32_t id) const { return vocab_->is_valid(id); }

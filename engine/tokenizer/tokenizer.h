@@ -59,6 +59,8 @@ class Tokenizer {
   int32_t eot_id() const;
   bool add_bos() const;
   bool add_eos() const;
+  // Whether encode puts a space before the text (SentencePiece's add_space_prefix; not Gemma 3).
+  bool adds_space_prefix() const;
   bool is_end_of_generation(int32_t id) const;  // EOS, EOT, EOM and similar end tokens
   bool is_valid(int32_t id) const;
   bool is_control(int32_t id) const;  // control (and unknown) tokens, e.g. to hide in a UI
