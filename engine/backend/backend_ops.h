@@ -40,7 +40,9 @@ struct ForwardPlan {
   int64_t n_ctx = 0;  // positions a sequence may hold
   int n_slots = 1;
   int64_t max_batch = 1;
-  KvLayout kv;  // the KV pool: its K and V types, kv.n_blocks blocks of kv.block_size rows per layer
+  // The KV pools: K and V types, kv.n_blocks blocks of kv.block_size rows per layer of the main
+  // pool, kv.window_blocks per layer of the window pool.
+  KvLayout kv;
   ActivationPlan acts;  // every Act's shape, and the CPU's working memory
   kernels::RopeParams rope;  // freq_factors points into the model's weights (or is null)
   // The sliding-window layers' RoPE when the model gives them their own (has_swa_rope); else rope.
@@ -56,12 +58,18 @@ struct ForwardPlan {
 
 // Rows of one sequence in a chunk: positions pos0 .. pos0 + n - 1 of `slot`, stored and read
 // through the slot's block table `blocks`, which covers positions 0 .. pos0 + n - 1: position x
-// is row x % kv.block_size of block blocks[x / kv.block_size] of every layer.
+// is row x % kv.block_size of block blocks[x / kv.block_size] of every layer of the main pool.
+// With a window pool (kv.has_window_pool()) its layers' rows go through `window_blocks`, over
+// the same positions, whose entries for the positions no query of the chunk sees may be
+// kNoBlock (attention reads only what its window shows).
 struct ChunkSpan {
   int slot = 0;
   int64_t pos0 = 0;
   int64_t n = 0;
   std::span<const BlockId> blocks;
+  std::span<const BlockId> window_blocks;
+
+  std::span<const BlockId> blocks_of(KvPool pool) const { return pool == KvPool::Window ? window_blocks : blocks; }
 };
 
 // One chunk of up to max_batch rows: the rows of `spans` in order (span i's rows follow those of
@@ -205,16 +213,18 @@ class BackendOps {
   virtual Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) = 0;
 
   // --- The KV cache, outside a chunk.
-  // For each copy, rows [0, rows) of block `from` into block `to`, in every layer's K and V
-  // (copy-on-write of a shared block, before the chunk that writes it). Each `to` is a block
-  // just allocated: it differs from every source and from the other copies' destinations.
-  virtual Status kv_copy(std::span<const BlockCopy> copies) = 0;
-  // Re-rotates the keys of every row of each listed block, in every layer that rotates its keys
+  // For each copy, rows [0, rows) of block `from` into block `to` of `pool`, in the K and V of
+  // every layer of that pool (copy-on-write of a shared block, before the chunk that writes
+  // it). Each `to` is a block just allocated: it differs from every source and from the other
+  // copies' destinations.
+  virtual Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) = 0;
+  // Re-rotates the keys of every row of each listed block of `pool`, in every layer of that
+  // pool that rotates its keys
   // (config.layer_rope), by `delta` positions: a key rotated for position p becomes the key of
   // position p + delta (that layer's RoPE frequencies; a pure rotation, without attn_factor's
   // magnitude), re-encoded in the K type (lossy for quantized K). Values are untouched. The blocks are distinct and no other slot
   // reads them (the sliding window and context shift move a sequence's later blocks down).
-  virtual Status kv_rotate(std::span<const BlockId> blocks, int64_t delta) = 0;
+  virtual Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) = 0;
 
   virtual ExecutorMemory memory() const = 0;
   virtual ExecutorCounters counters() const { return {}; }

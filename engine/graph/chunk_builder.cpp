@@ -32,6 +32,11 @@ Status ChunkBuilder::take_rows(std::span<PendingSequence> pending) {
   return Status::ok();
 }
 
+std::span<const BlockId> ChunkBuilder::window_blocks(int slot) const {
+  const BlockTable* window = slots_.window_table(slot);
+  return window ? window->blocks() : std::span<const BlockId>();
+}
+
 Result<Chunk> ChunkBuilder::next(std::span<PendingSequence> pending, float* all_logits, CallShape shape) {
   INFERSCOPE_RETURN_IF_ERROR(take_rows(pending));
   spans_.clear();
@@ -41,14 +46,14 @@ Result<Chunk> ChunkBuilder::next(std::span<PendingSequence> pending, float* all_
     const int64_t body = p.take - (finishing(p) ? 1 : 0);
     if (p.take == 0 || body == 0) continue;
     const BlockTable& t = slots_.table(p.slot);
-    spans_.push_back({p.slot, t.length(), body, t.blocks()});
+    spans_.push_back({p.slot, t.length(), body, t.blocks(), window_blocks(p.slot)});
     const auto from = p.tokens.begin() + static_cast<std::ptrdiff_t>(p.done);
     tokens_.insert(tokens_.end(), from, from + body);
   }
   for (const PendingSequence& p : pending) {
     if (p.take == 0 || !finishing(p)) continue;
     const BlockTable& t = slots_.table(p.slot);
-    spans_.push_back({p.slot, t.length() + p.take - 1, 1, t.blocks()});
+    spans_.push_back({p.slot, t.length() + p.take - 1, 1, t.blocks(), window_blocks(p.slot)});
     tokens_.push_back(p.tokens[p.done + static_cast<size_t>(p.take) - 1]);
     destinations_.push_back(p.logits);
   }

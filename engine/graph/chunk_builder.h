@@ -52,6 +52,7 @@ class ChunkBuilder {
 
  private:
   Status take_rows(std::span<PendingSequence> pending);
+  std::span<const BlockId> window_blocks(int slot) const;
 
   KvSlots& slots_;
   const int64_t max_batch_, n_ctx_, output_width_;

@@ -1,6 +1,7 @@
 #include "engine/graph/forward_pass.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,16 +39,24 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   const bool hidden_states = options.hidden_states && !c.is_encoder();
   plan.output_width = c.is_encoder() || options.hidden_states ? c.n_embd : c.n_vocab;
   INFERSCOPE_RETURN_IF_ERROR(check_kv_block_size(options.kv_block_size));
-  plan.kv = KvLayout::for_model(c.kv_rows(), plan.n_ctx, plan.n_slots, options.kv_types, options.kv_block_size);
+  // StreamingLLM's window moves positions through every layer's blocks alike: no window pool.
+  plan.kv = KvLayout::for_model(c.kv_rows(), plan.n_ctx, plan.n_slots, options.kv_types, options.kv_block_size,
+                                plan.max_batch, options.kv_window == 0);
   // Before anything is sized by the rows: a type the rows cannot hold has rows of 0 bytes.
   INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c.kv_rows(), plan.kv.types));
   plan.acts = ActivationPlan::for_model(c, plan.n_ctx, plan.max_batch, fp->ops_->threads(), plan.output_width);
   plan.rope = rope_params_for_context(c, fp->model_->weights(), plan.n_ctx);
   plan.rope_swa = rope_params_for_window_layers(c, plan.rope);
   plan.profile = &fp->profile_;
-  plan.kv.n_blocks += static_cast<int64_t>(options.kv_cache_budget_bytes / plan.kv.bytes_per_block());
-  const KvSlotsOptions slots{plan.n_slots, plan.n_ctx,      c.n_layer,           c.causal,
-                             options.kv_window, options.kv_sinks, fp->seed_for_prefixes()};
+  if (plan.kv.bytes_per_block() > 0) {
+    plan.kv.n_blocks += static_cast<int64_t>(options.kv_cache_budget_bytes / plan.kv.bytes_per_block());
+  }
+  KvSlotsOptions slots{plan.n_slots,      plan.n_ctx,       c.n_layer, c.causal, options.kv_window,
+                       options.kv_sinks, fp->seed_for_prefixes()};
+  if (plan.kv.has_window_pool()) {
+    slots.layer_window = c.n_swa;
+    slots.window_margin = plan.max_batch;
+  }
   auto kv_slots = KvSlots::create(*fp->ops_, plan.kv, slots);
   if (!kv_slots) return kv_slots.status();
   fp->slots_ = std::move(*kv_slots);
@@ -77,9 +86,14 @@ Status ForwardPass::fit_check() {
 Status ForwardPass::warm_up() {
   const std::vector<int32_t> tokens(static_cast<size_t>(plan_.max_batch), 0);
   for (int64_t n : {int64_t{1}, std::min(plan_.max_batch, plan_.n_ctx)}) {
-    BlockTable scratch = slots_->scratch_table();
-    INFERSCOPE_RETURN_IF_ERROR(slots_->make_writable(scratch, n));
-    const ChunkSpan span{0, 0, n, scratch.blocks()};
+    BlockTable scratch = slots_->scratch_table(KvPool::Main);
+    INFERSCOPE_RETURN_IF_ERROR(slots_->make_writable(scratch, KvPool::Main, n));
+    std::optional<BlockTable> window;
+    if (plan_.kv.has_window_pool()) {
+      window.emplace(slots_->scratch_table(KvPool::Window));
+      INFERSCOPE_RETURN_IF_ERROR(slots_->make_writable(*window, KvPool::Window, n));
+    }
+    const ChunkSpan span{0, 0, n, scratch.blocks(), window ? window->blocks() : std::span<const BlockId>()};
     const Chunk chunk{std::span(&span, 1), n, n, nullptr};
     INFERSCOPE_RETURN_IF_ERROR(ops_->begin_chunk(chunk));
     const Status recorded = graph_->run(chunk, std::span(tokens).first(static_cast<size_t>(n)));

@@ -4,6 +4,13 @@
 // search), the prefix cache, StreamingLLM's window with its attention sinks, context shift, and
 // the shallow rows a self-draft leaves. The rows themselves are copied and re-rotated through
 // the backend's kv_copy and kv_rotate.
+//
+// With a window pool (KvLayout::has_window_pool) each slot has a second table, of the
+// sliding-window layers' blocks, over the same positions: it lets go of the blocks no query of
+// those layers sees any more, a chunk's worth behind the window (what a speculative decoder may
+// truncate back over). A slot cannot be truncated to a length whose window it let go of (it is
+// emptied instead), and a cached prefix is reused as far as the window pool still has the
+// blocks of its last window.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +34,10 @@ struct KvSlotsOptions {
   int64_t kv_window = 0;  // ForwardOptions::kv_window, kv_sinks
   int64_t kv_sinks = 0;
   uint64_t prefix_seed = 0;  // what cached blocks' contents depend on besides their tokens
+  // With a window pool: the sliding-window layers' window, and how many positions behind it
+  // stay held (a chunk's worth).
+  int64_t layer_window = 0;
+  int64_t window_margin = 0;
 };
 
 class KvSlots {
@@ -38,18 +49,24 @@ class KvSlots {
   int n_slots() const { return static_cast<int>(tables_.size()); }
   int64_t length(int slot) const { return tables_[static_cast<size_t>(slot)].length(); }
   const BlockTable& table(int slot) const { return tables_[static_cast<size_t>(slot)]; }
+  // The slot's window-pool table; null without a window pool.
+  const BlockTable* window_table(int slot) const {
+    return window_pool_ ? &window_tables_[static_cast<size_t>(slot)] : nullptr;
+  }
   int64_t window() const { return options_.kv_window; }
   int64_t sinks() const { return options_.kv_sinks; }
-  // An empty table of the pool, for a chunk recorded but never run (ForwardPass's warm-up).
-  BlockTable scratch_table() { return BlockTable(*pool_); }
+  // An empty table of a pool, for a chunk recorded but never run (ForwardPass's warm-up).
+  // Precondition: the pool exists.
+  BlockTable scratch_table(KvPool pool) { return BlockTable(pool == KvPool::Window ? *window_pool_ : *pool_); }
 
   // Fails when the slot's positions from a self-draft hold fewer layers than n_layers.
   Status check_depth(int slot, int64_t n_layers) const;
   // Before n more positions of `slot` with a window: drops the blocks no query sees any more.
   Status slide_window(int slot, int64_t n);
-  // Gives the table the blocks its next n positions go to, copying a shared block written into.
-  Status make_writable(BlockTable& table, int64_t n);
-  Status make_writable(int slot, int64_t n) { return make_writable(tables_[static_cast<size_t>(slot)], n); }
+  // Gives the table (of `pool`) the blocks its next n positions go to, copying a shared block
+  // written into.
+  Status make_writable(BlockTable& table, KvPool pool, int64_t n);
+  Status make_writable(int slot, int64_t n);
   // The slot's next tokens.size() positions hold the KV rows of its first n_layers layers;
   // full blocks whose every row has every layer are offered to the prefix cache.
   void commit(int slot, std::span<const int32_t> tokens, int64_t n_layers);
@@ -65,7 +82,11 @@ class KvSlots {
  private:
   KvSlots(BackendOps& ops, const KvLayout& kv, const KvSlotsOptions& options);
   Status drop_blocks(int slot, size_t first, size_t count);
+  static Status drop_table_blocks(BackendOps& ops, BlockTable& table, KvPool pool, size_t first, size_t count);
   int64_t sink_blocks() const;
+  void release_unseen_window_blocks(int slot);
+  int64_t first_window_block(int64_t length) const;
+  int64_t adopt_window(int slot, std::span<const int32_t> tokens, int64_t n);
 
   // Positions a self-draft appended (forward_layers), from `from` on, hold the KV rows of their
   // first `layers` layers only; layers == 0: none do.
@@ -86,6 +107,8 @@ class KvSlots {
   KvSlotsOptions options_;
   std::unique_ptr<BlockPool> pool_;  // which KV block is whose (the backend holds the rows)
   std::vector<BlockTable> tables_;
+  std::unique_ptr<BlockPool> window_pool_;  // null without a window pool
+  std::vector<BlockTable> window_tables_;
   std::vector<Slot> slots_;
 };
 

@@ -117,18 +117,25 @@ void BlockPool::forget(BlockId id) {
   b.tokens.clear();
 }
 
-std::optional<BlockId> BlockPool::lookup(uint64_t key, uint64_t parent, std::span<const int32_t> tokens) {
-  ++lookups_;
+std::optional<BlockId> BlockPool::find(uint64_t key, uint64_t parent, std::span<const int32_t> tokens) const {
   auto it = by_key_.find(key);
   if (it == by_key_.end()) return std::nullopt;
-  Block& b = blocks_[static_cast<size_t>(it->second)];
+  const Block& b = blocks_[static_cast<size_t>(it->second)];
   if (b.parent != parent || !std::equal(tokens.begin(), tokens.end(), b.tokens.begin(), b.tokens.end())) {
     return std::nullopt;
   }
+  return it->second;
+}
+
+std::optional<BlockId> BlockPool::lookup(uint64_t key, uint64_t parent, std::span<const int32_t> tokens) {
+  ++lookups_;
+  const std::optional<BlockId> found = find(key, parent, tokens);
+  if (!found) return std::nullopt;
+  Block& b = blocks_[static_cast<size_t>(*found)];
   if (b.refs == 0) cached_.erase(b.lru);
   ++b.refs;
   ++hits_;
-  return it->second;
+  return found;
 }
 
 void BlockPool::set_cache_limit(int32_t blocks) {

@@ -28,6 +28,8 @@
 namespace inferscope {
 
 using BlockId = int32_t;
+// A block table's entry for positions whose block it let go of (a window pool's table).
+constexpr BlockId kNoBlock = -1;
 
 // The key of a block of `tokens` after the block keyed `parent` (0 for the first block).
 uint64_t block_key(uint64_t parent, std::span<const int32_t> tokens, uint64_t seed);
@@ -72,6 +74,10 @@ class BlockPool {
   // The block keyed `key` with these tokens after `parent`, retained for the caller; nullopt
   // when none is (never published, or evicted since).
   std::optional<BlockId> lookup(uint64_t key, uint64_t parent, std::span<const int32_t> tokens);
+  // Whether lookup() would find that block (nothing retained, nothing counted).
+  bool holds(uint64_t key, uint64_t parent, std::span<const int32_t> tokens) const {
+    return find(key, parent, tokens).has_value();
+  }
 
   // How many unreferenced blocks stay cached (the rest are evicted, oldest first); default: all.
   void set_cache_limit(int32_t blocks);
@@ -88,6 +94,7 @@ class BlockPool {
     std::vector<int32_t> tokens;
     std::list<BlockId>::iterator lru;  // valid while cached
   };
+  std::optional<BlockId> find(uint64_t key, uint64_t parent, std::span<const int32_t> tokens) const;
   void check_referenced(BlockId id, const char* what) const;
   void evict(BlockId id);
   void trim_cache();

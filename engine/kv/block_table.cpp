@@ -28,7 +28,9 @@ BlockTable& BlockTable::operator=(BlockTable&& other) noexcept {
 
 BlockTable BlockTable::fork() const {
   BlockTable copy(*pool_);
-  for (BlockId id : blocks_) pool_->retain(id);
+  for (BlockId id : blocks_) {
+    if (id != kNoBlock) pool_->retain(id);
+  }
   copy.blocks_ = blocks_;
   copy.keys_ = keys_;
   copy.length_ = length_;
@@ -73,7 +75,7 @@ void BlockTable::truncate(int64_t n) {
   assert(n >= 0 && n <= length_);
   const size_t keep = static_cast<size_t>((n + block_size() - 1) / block_size());
   while (blocks_.size() > keep) {
-    pool_->release(blocks_.back());
+    if (blocks_.back() != kNoBlock) pool_->release(blocks_.back());
     blocks_.pop_back();
   }
   if (keys_.size() > static_cast<size_t>(n / block_size())) keys_.resize(static_cast<size_t>(n / block_size()));
@@ -86,7 +88,7 @@ bool BlockTable::drop_blocks(size_t first, size_t count, std::vector<BlockCopy>*
   const size_t tail = first + count;
   std::vector<size_t> shared;
   for (size_t i = tail; i < blocks_.size(); ++i) {
-    if (pool_->ref_count(blocks_[i]) > 1) shared.push_back(i);
+    if (blocks_[i] != kNoBlock && pool_->ref_count(blocks_[i]) > 1) shared.push_back(i);
   }
   std::vector<BlockId> fresh;
   for (size_t i = 0; i < shared.size(); ++i) {
@@ -105,17 +107,37 @@ bool BlockTable::drop_blocks(size_t first, size_t count, std::vector<BlockCopy>*
     pool_->release(blocks_[at]);
     blocks_[at] = fresh[i];
   }
-  for (size_t i = tail; i < blocks_.size(); ++i) pool_->forget(blocks_[i]);
-  for (size_t i = first; i < tail; ++i) pool_->release(blocks_[i]);
+  for (size_t i = tail; i < blocks_.size(); ++i) {
+    if (blocks_[i] != kNoBlock) pool_->forget(blocks_[i]);
+  }
+  for (size_t i = first; i < tail; ++i) {
+    if (blocks_[i] != kNoBlock) pool_->release(blocks_[i]);
+  }
   blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(first), blocks_.begin() + static_cast<std::ptrdiff_t>(tail));
-  moved->insert(moved->end(), blocks_.begin() + static_cast<std::ptrdiff_t>(first), blocks_.end());
+  for (size_t i = first; i < blocks_.size(); ++i) {
+    if (blocks_[i] != kNoBlock) moved->push_back(blocks_[i]);
+  }
   if (keys_.size() > first) keys_.resize(first);
   length_ -= static_cast<int64_t>(count) * bs;
   return true;
 }
 
+void BlockTable::release_front(size_t end) {
+  for (size_t i = 0; i < std::min(end, blocks_.size()); ++i) {
+    if (blocks_[i] != kNoBlock) pool_->release(blocks_[i]);
+    blocks_[i] = kNoBlock;
+  }
+}
+
+int64_t BlockTable::first_held() const {
+  const auto held = std::find_if(blocks_.begin(), blocks_.end(), [](BlockId id) { return id != kNoBlock; });
+  return std::min<int64_t>(length_, (held - blocks_.begin()) * block_size());
+}
+
 void BlockTable::release_all() {
-  for (BlockId id : blocks_) pool_->release(id);
+  for (BlockId id : blocks_) {
+    if (id != kNoBlock) pool_->release(id);
+  }
   blocks_.clear();
   keys_.clear();
   length_ = 0;
@@ -139,6 +161,51 @@ int64_t BlockTable::adopt_prefix(std::span<const int32_t> tokens, uint64_t seed)
   return length_;
 }
 
+namespace {
+
+// The keys of the first n_blocks blocks of `tokens`, each chained from the one before.
+std::vector<uint64_t> prefix_keys(std::span<const int32_t> tokens, uint64_t seed, size_t n_blocks, int64_t bs) {
+  std::vector<uint64_t> keys;
+  uint64_t parent = 0;
+  for (size_t b = 0; b < n_blocks; ++b) {
+    parent = block_key(parent, tokens.subspan(b * static_cast<size_t>(bs), static_cast<size_t>(bs)), seed);
+    keys.push_back(parent);
+  }
+  return keys;
+}
+
+}  // namespace
+
+bool BlockTable::adopt_blocks(std::span<const int32_t> tokens, uint64_t seed, size_t first, size_t end) {
+  assert(length_ == 0 && blocks_.empty() && first <= end);
+  const int64_t bs = block_size();
+  assert(static_cast<int64_t>(tokens.size()) >= static_cast<int64_t>(end) * bs);
+  keys_ = prefix_keys(tokens, seed, end, bs);
+  blocks_.assign(first, kNoBlock);
+  for (size_t b = first; b < end; ++b) {
+    const auto block_tokens = tokens.subspan(b * static_cast<size_t>(bs), static_cast<size_t>(bs));
+    auto id = pool_->lookup(keys_[b], b == 0 ? 0 : keys_[b - 1], block_tokens);
+    if (!id) {
+      release_all();
+      return false;
+    }
+    blocks_.push_back(*id);
+  }
+  length_ = static_cast<int64_t>(end) * bs;
+  return true;
+}
+
+std::vector<bool> BlockTable::cached_blocks(std::span<const int32_t> tokens, uint64_t seed, size_t n_blocks) const {
+  const int64_t bs = block_size();
+  const std::vector<uint64_t> keys = prefix_keys(tokens, seed, n_blocks, bs);
+  std::vector<bool> cached(n_blocks);
+  for (size_t b = 0; b < n_blocks; ++b) {
+    const auto block_tokens = tokens.subspan(b * static_cast<size_t>(bs), static_cast<size_t>(bs));
+    cached[b] = pool_->holds(keys[b], b == 0 ? 0 : keys[b - 1], block_tokens);
+  }
+  return cached;
+}
+
 void BlockTable::publish_full_blocks(std::span<const int32_t> tokens, uint64_t seed) {
   assert(static_cast<int64_t>(tokens.size()) >= length_);
   const int64_t bs = block_size();
@@ -146,7 +213,7 @@ void BlockTable::publish_full_blocks(std::span<const int32_t> tokens, uint64_t s
     const auto block_tokens = tokens.subspan(b * static_cast<size_t>(bs), static_cast<size_t>(bs));
     const uint64_t parent = b == 0 ? 0 : keys_[b - 1];
     const uint64_t key = block_key(parent, block_tokens, seed);
-    pool_->publish(blocks_[b], key, parent, block_tokens);
+    if (blocks_[b] != kNoBlock) pool_->publish(blocks_[b], key, parent, block_tokens);
     keys_.push_back(key);
   }
 }

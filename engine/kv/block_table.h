@@ -3,7 +3,8 @@
 // its blocks and gives it back when it drops the block (truncate, destruction, assignment), so
 // a block cannot be used through a table after its release. fork() shares every block; a
 // write into a shared or keyed block goes to a private copy first (copy-on-write), whose rows
-// the backend copies as prepare_write() lists them.
+// the backend copies as prepare_write() lists them. A window pool's table lets go of the blocks
+// its layers no longer see (release_front): their entries become kNoBlock, never read.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,10 @@ class BlockTable {
   void commit(int64_t n);
   // Keeps positions [0, n) (n <= length()) and releases the blocks past them.
   void truncate(int64_t n);
+  // Releases the blocks before index `end`, leaving kNoBlock in their entries.
+  void release_front(size_t end);
+  // The first position whose block the table still holds (0 unless release_front()).
+  int64_t first_held() const;
 
   // Removes the `count` full blocks from index `first` on: the positions after them move down
   // by count * block_size (the sliding window's eviction, context shift). The blocks that move
@@ -60,6 +65,12 @@ class BlockTable {
   // the longest prefix of whole blocks, leaving at least one token to prefill (its logits are
   // the reply's first); returns the positions reused.
   int64_t adopt_prefix(std::span<const int32_t> tokens, uint64_t seed);
+  // Starting from an empty table: the cached blocks [first, end) of the prefix of `tokens`, the
+  // entries before them kNoBlock; false, with the table empty, when one is not cached.
+  // Precondition: tokens.size() >= end * block_size().
+  bool adopt_blocks(std::span<const int32_t> tokens, uint64_t seed, size_t first, size_t end);
+  // Whether the pool has each of the first n_blocks blocks of `tokens`' prefix cached (or held).
+  std::vector<bool> cached_blocks(std::span<const int32_t> tokens, uint64_t seed, size_t n_blocks) const;
   // Keys the table's full blocks not keyed yet, for later prompts to find. tokens.size() >=
   // length().
   void publish_full_blocks(std::span<const int32_t> tokens, uint64_t seed);

@@ -16,7 +16,8 @@ MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config
     if (auto plan = plan_quantization(file, *weights_as)) e.weights_bytes = plan->bytes_after();
   }
   e.kv_types = kv_types;
-  e.kv_cache_bytes = KvLayout::for_model(config.kv_rows(), n_ctx, 1, kv_types).bytes();
+  e.kv_cache_bytes =
+      KvLayout::for_model(config.kv_rows(), n_ctx, 1, kv_types, kDefaultKvBlockSize, max_batch, true).bytes();
   const int64_t output_width = config.is_encoder() ? config.n_embd : config.n_vocab;
   e.scratch_bytes = ActivationPlan::for_model(config, n_ctx, max_batch, n_threads, output_width).host_bytes();
   return e;

@@ -1,7 +1,7 @@
 // What loading a model and opening a session would cost, computed from the file alone: the
-// weights as stored, the KV cache (of the chosen K and V types) at a context length, and the
-// forward pass's activation
-// buffers. Used by `inspect` and the desktop app's model info dialog.
+// weights as stored, the KV cache (of the chosen K and V types) at a context length, its
+// sliding-window layers holding only their window pool (engine/kv/kv_layout.h), and the forward
+// pass's activation buffers. Used by `inspect` and the desktop app's model info dialog.
 #pragma once
 
 #include <cstdint>

@@ -336,6 +336,14 @@ const char* supported_architectures() {
   return "llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, gpt-oss, mistral3, bert";
 }
 
+KvRowShape ModelConfig::kv_rows() const {
+  KvRowShape rows{n_layer, n_embd_kv(), {}, 0};
+  if (n_swa <= 0 || !causal) return rows;
+  rows.window = n_swa;
+  for (int64_t l = 0; l < n_layer; ++l) rows.window_layer.push_back(uses_sliding_window(l) ? 1 : 0);
+  return rows;
+}
+
 Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   ModelConfig c;
   TRY_ASSIGN(c.arch_name, f.get_string("general.architecture"));

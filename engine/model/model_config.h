@@ -118,7 +118,7 @@ struct ModelConfig {
 
   int64_t n_embd_kv() const { return head_dim * n_head_kv; }
   // The K and V rows each position stores (the KV cache's shape).
-  KvRowShape kv_rows() const { return {n_layer, n_embd_kv()}; }
+  KvRowShape kv_rows() const;
   bool is_encoder() const { return arch == Architecture::Bert; }
   int64_t n_embd_q() const { return head_dim * n_head; }
   bool is_moe() const { return n_expert > 0; }

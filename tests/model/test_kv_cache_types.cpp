@@ -203,7 +203,7 @@ TEST(KvCacheTypes, BeamSearchRunsOnEveryType) {
 }
 
 TEST(KvCacheTypes, CopyBlockCopiesTypedRowsOfEveryLayer) {
-  const KvLayout layout{both(KvType::Q4_0), 2, 64, 4, 3};  // 2 layers, 3 blocks of 4 rows
+  const KvLayout layout{both(KvType::Q4_0), 2, 64, 4, 3, {}, 0};  // 2 layers, 3 blocks of 4 rows
   auto cache = KvCache::create(layout);
   ASSERT_TRUE(cache);
   KvCache& kv = **cache;
@@ -214,7 +214,7 @@ TEST(KvCacheTypes, CopyBlockCopiesTypedRowsOfEveryLayer) {
       std::memset(kv.value(l, r), 0x80 + static_cast<int>(l * 16 + r), static_cast<size_t>(vb));
     }
   }
-  kv.copy_block({2, 0, 3});  // rows 0..2 of block 2 into block 0
+  kv.copy_block(KvPool::Main, {2, 0, 3});  // rows 0..2 of block 2 into block 0
   for (int64_t l = 0; l < 2; ++l) {
     for (int64_t r = 0; r < 3; ++r) {
       EXPECT_EQ(kv.key(l, r)[kb - 1], l * 16 + 8 + r);

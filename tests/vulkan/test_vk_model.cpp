@@ -143,6 +143,31 @@ TEST_P(VulkanReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, VulkanReference2026, ::testing::ValuesIn(testing::kGpuReferences2026),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
+// The window models in chunks of 4 rows: their window layers hold only the window pool's blocks
+// (the window tables with the entries they let go of), and still give the reference's steps.
+class VulkanWindowPool : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(VulkanWindowPool, MatchesTheReference) {
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
+  auto ref = testing::load_reference_2026(GetParam());
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  SessionOptions so;
+  so.n_ctx = 256;
+  so.max_batch = 4;
+  so.n_threads = 2;
+  so.backend.backend = "vulkan";
+  auto gpu = Session::create(*model, so);
+  ASSERT_TRUE(gpu) << gpu.message();
+  EXPECT_LT((*gpu)->executor().memory().kv_cache_bytes,
+            KvLayout::for_model((*model)->config().kv_rows(), 256, 1, {}).bytes());
+  testing::expect_matches_reference_2026((*gpu)->executor(), *ref);
+}
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, VulkanWindowPool, ::testing::Values("gemma3-tiny-f32", "gpt-oss-tiny-f32-seed7"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
+
 // Every architecture and RoPE variant the CPU backend runs, as tiny random models.
 class VulkanArchitecture : public ::testing::TestWithParam<const char*> {};
 

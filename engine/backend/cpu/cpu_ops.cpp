@@ -95,7 +95,7 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
        try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.expert_rows) &&
        try_resize(gathered_routes_, p.batch) && try_resize(expert_order_, std::max<int64_t>(1, c.n_expert)) &&
        try_resize(row_pos_, p.batch) && try_resize(row_span_last_, p.batch) && try_resize(row_blocks_, p.batch) &&
-       try_resize(attention_runs_, p.batch) && try_resize(row_visible_, p.batch) &&
+       try_resize(row_window_blocks_, p.batch) && try_resize(attention_runs_, p.batch) && try_resize(row_visible_, p.batch) &&
        try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv());
   if (!ok) return Status::error("out of memory allocating activation buffers for a batch of " + std::to_string(p.batch));
   scratch_bytes_ = p.host_bytes();
@@ -116,6 +116,7 @@ Status CpuOps::begin_chunk(const Chunk& chunk) {
       row_pos_[static_cast<size_t>(row)] = span.pos0 + t;
       row_span_last_[static_cast<size_t>(row)] = span.pos0 + span.n - 1;
       row_blocks_[static_cast<size_t>(row)] = span.blocks.data();
+      row_window_blocks_[static_cast<size_t>(row)] = span.window_blocks.data();
       kernels::rope_angles(span.pos0 + t, n_rot, plan_.rope, rope_cos_.data() + row * half,
                            rope_sin_.data() + row * half);
       if (rope_swa_offset_ > 0) {
@@ -278,17 +279,23 @@ Status CpuOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
   return Status::ok();
 }
 
+// Per row of the chunk: the block table `layer`'s pool reads it through.
+const std::vector<const BlockId*>& CpuOps::blocks_of_rows(int64_t layer) const {
+  return kv_->layout().pool_of(layer) == KvPool::Window ? row_window_blocks_ : row_blocks_;
+}
+
 Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   const int64_t KV = model_->config().n_embd_kv();
   const KvLayout& kv = kv_->layout();
   const float* k = act(Act::K);
   const float* v = act(Act::V);
+  const std::vector<const BlockId*>& tables = blocks_of_rows(layer);
   for_rows(pool_, chunk.n, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t x = row_pos_[static_cast<size_t>(t)];
       const int64_t row =
-          int64_t(row_blocks_[static_cast<size_t>(t)][x / kv.block_size]) * kv.block_size + x % kv.block_size;
+          int64_t(tables[static_cast<size_t>(t)][x / kv.block_size]) * kv.block_size + x % kv.block_size;
       kernels::kv_quantize_row(kv.types.k, k + t * KV, kv_->key(layer, row), KV);
       kernels::kv_quantize_row(kv.types.v, v + t * KV, kv_->value(layer, row), KV);
     }
@@ -328,13 +335,14 @@ Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape
   const int block_shift = std::countr_zero(static_cast<uint32_t>(kv.block_size));
   const float* q = act(Act::Q);
   float* out = act(Act::Attn);
+  const std::vector<const BlockId*>& tables = blocks_of_rows(layer);
   pool_.run([&](int ith, int nth) {
     float* scratch = scores_.data() + ith * per_thread;
     for (int64_t item = ith; item < items; item += nth) {
       // KV head outermost: a thread's consecutive items read the same head's rows (in L2).
       const AttentionRun& run = attention_runs_[static_cast<size_t>(item / parts % runs)];
       const int64_t kvh = item / (parts * runs), part = item % parts;
-      const BlockId* blocks = row_blocks_[static_cast<size_t>(run.row0)];
+      const BlockId* blocks = tables[static_cast<size_t>(run.row0)];
       const kernels::KvRows k{kv.types.k, kv_->key(layer, 0), kv.k_row_bytes(), kvh * hd,
                               blocks, block_shift, run.start, run.sinks};
       const kernels::KvRows v{kv.types.v, kv_->value(layer, 0), kv.v_row_bytes(), kvh * hd,
@@ -477,14 +485,14 @@ Status CpuOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate
   return Status::ok();
 }
 
-Status CpuOps::kv_copy(std::span<const BlockCopy> copies) {
-  for (const BlockCopy& copy : copies) kv_->copy_block(copy);
+Status CpuOps::kv_copy(KvPool pool, std::span<const BlockCopy> copies) {
+  for (const BlockCopy& copy : copies) kv_->copy_block(pool, copy);
   return Status::ok();
 }
 
 // Row by row: decode the K row, rotate each head's first n_rot values by the angles of `delta`
 // (attn_factor 1: a pure rotation), encode it again. Blocks x layers split across the pool.
-Status CpuOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
+Status CpuOps::kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) {
   const ModelConfig& c = model_->config();
   const KvLayout& kv = kv_->layout();
   const int64_t KV = c.n_embd_kv();
@@ -505,7 +513,7 @@ Status CpuOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
     for (int64_t item = ith; item < items; item += nth) {
       const int64_t layer = item % kv.n_layer;
       const LayerRope which = c.layer_rope(layer);
-      if (which == LayerRope::None) continue;
+      if (which == LayerRope::None || kv.pool_of(layer) != pool) continue;
       const float* cs = rope_cos_.data() + (which == LayerRope::Full ? 0 : half);
       const float* sn = rope_sin_.data() + (which == LayerRope::Full ? 0 : half);
       const int64_t row0 = int64_t(blocks[static_cast<size_t>(item / kv.n_layer)]) * kv.block_size;

@@ -57,8 +57,8 @@ class CpuOps : public BackendOps {
   Status add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
-  Status kv_copy(std::span<const BlockCopy> copies) override;
-  Status kv_rotate(std::span<const BlockId> blocks, int64_t delta) override;
+  Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
+  Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
   ExecutorMemory memory() const override { return {0, kv_ ? kv_->bytes() : 0, scratch_bytes_}; }
 
   // Sees the input rows ([n][cols], cols = outputs[0].w->cols) of every matmul before the
@@ -80,6 +80,7 @@ class CpuOps : public BackendOps {
   // Groups the chunk's n rows for attention (attention_runs_, row_visible_); returns the number
   // of runs.
   int64_t group_attention_rows(const AttentionShape& shape, int64_t n, int64_t max_run);
+  const std::vector<const BlockId*>& blocks_of_rows(int64_t layer) const;
 
   std::shared_ptr<const Model> model_;
   ThreadPool& pool_;
@@ -99,6 +100,7 @@ class CpuOps : public BackendOps {
   std::vector<int64_t> row_pos_;            // per row of the chunk: its position
   std::vector<int64_t> row_span_last_;      // per row: the last position of its span
   std::vector<const BlockId*> row_blocks_;  // per row: its sequence's block table
+  std::vector<const BlockId*> row_window_blocks_;  // per row: its window-pool table (with one)
   // Attention's runs: consecutive rows of one sequence that read the same rows (the same window
   // start and sinks; only how many differs), whose queries share each decoded K/V tile.
   struct AttentionRun {

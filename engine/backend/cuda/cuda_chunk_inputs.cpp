@@ -11,20 +11,22 @@ ChunkInputLayout ChunkInputLayout::for_plan(const ForwardPlan& plan) {
   ChunkInputLayout l;
   l.max_batch = std::max<int64_t>(1, plan.max_batch);
   const int64_t per_table = std::max<int64_t>(1, KvLayout::blocks_for(plan.n_ctx, plan.kv.block_size));
-  l.table_capacity = 2 * std::max(1, plan.n_slots) * per_table;
+  l.table_capacity = (plan.kv.has_window_pool() ? 2 : 1) * 2 * std::max(1, plan.n_slots) * per_table;
   return l;
 }
 
 Status pack_chunk_rows(const Chunk& chunk, bool causal, const ChunkInputLayout& layout, int32_t* region) {
+  int64_t entries = 0;
+  for (const ChunkSpan& s : chunk.spans) entries += static_cast<int64_t>(s.blocks.size() + s.window_blocks.size());
+  if (entries > layout.table_capacity) {
+    return Status::error("cuda: block tables of more than " + std::to_string(layout.table_capacity) +
+                         " entries in one chunk");
+  }
   int64_t row = 0, entry = 0;
   for (const ChunkSpan& s : chunk.spans) {
     if (s.n < 0 || s.pos0 < 0) return Status::error("cuda: a chunk span with a negative size or position");
     if (row + s.n > layout.max_batch) {
       return Status::error("cuda: a chunk of more than " + std::to_string(layout.max_batch) + " rows");
-    }
-    if (entry + static_cast<int64_t>(s.blocks.size()) > layout.table_capacity) {
-      return Status::error("cuda: block tables of more than " + std::to_string(layout.table_capacity) +
-                           " entries in one chunk");
     }
     for (int64_t i = 0; i < s.n; ++i, ++row) {
       const int64_t pos = s.pos0 + i;
@@ -34,6 +36,12 @@ Status pack_chunk_rows(const Chunk& chunk, bool causal, const ChunkInputLayout& 
     }
     std::copy(s.blocks.begin(), s.blocks.end(), region + layout.tables() + entry);
     entry += static_cast<int64_t>(s.blocks.size());
+  }
+  row = 0;
+  for (const ChunkSpan& s : chunk.spans) {
+    for (int64_t i = 0; i < s.n; ++i, ++row) region[layout.window_table() + row] = static_cast<int32_t>(entry);
+    std::copy(s.window_blocks.begin(), s.window_blocks.end(), region + layout.tables() + entry);
+    entry += static_cast<int64_t>(s.window_blocks.size());
   }
   if (row != chunk.n) {
     return Status::error("cuda: a chunk of " + std::to_string(chunk.n) + " rows whose spans hold " +
@@ -98,10 +106,10 @@ Result<const int32_t*> ChunkInputs::upload_blocks(std::span<const BlockId> block
   return device_.as<const int32_t>() + layout_.tables();
 }
 
-cuda_kernels::ChunkRows ChunkInputs::rows(int64_t first) const {
+cuda_kernels::ChunkRows ChunkInputs::rows(int64_t first, KvPool pool) const {
   const int32_t* base = device_.as<const int32_t>();
-  return {base + layout_.pos() + first, base + layout_.n_kv() + first, base + layout_.table() + first,
-          base + layout_.tables()};
+  const int64_t table = pool == KvPool::Window ? layout_.window_table() : layout_.table();
+  return {base + layout_.pos() + first, base + layout_.n_kv() + first, base + table + first, base + layout_.tables()};
 }
 
 }  // namespace inferscope::cuda

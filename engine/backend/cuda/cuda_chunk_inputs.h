@@ -1,5 +1,6 @@
 // What the device reads about a chunk besides the activations: its token ids, and per row the
-// position, the positions its query sees and its block table (kernels/cuda/chunk_rows.h). The
+// position, the positions its query sees and its block table, and its window-pool table with a
+// window pool (kernels/cuda/chunk_rows.h). The
 // host packs them into pinned staging memory and one cudaMemcpyAsync per region moves them to
 // the device, so a decode step captured as a CUDA graph takes each step's values from the same
 // addresses when it is replayed.
@@ -20,22 +21,25 @@ namespace inferscope::cuda {
 // Where each array sits in the region, in int32 entries.
 struct ChunkInputLayout {
   int64_t max_batch = 0;
-  int64_t table_capacity = 0;  // block-table entries of a chunk: two tables a slot, a whole context each
-  int64_t id_lists = 2;        // id lists after the tokens (add_rows: BERT's positions and token types)
+  // Block-table entries of a chunk: two tables a slot, a whole context each, twice that with a
+  // window pool (the main tables, then the window tables).
+  int64_t table_capacity = 0;
+  int64_t id_lists = 2;  // id lists after the tokens (add_rows: BERT's positions and token types)
 
   static ChunkInputLayout for_plan(const ForwardPlan& plan);
   int64_t ids(int64_t list) const { return list * max_batch; }  // list 0: the tokens
   int64_t pos() const { return (1 + id_lists) * max_batch; }
   int64_t n_kv() const { return pos() + max_batch; }
-  int64_t table() const { return n_kv() + max_batch; }
-  int64_t tables() const { return table() + max_batch; }
+  int64_t table() const { return n_kv() + max_batch; }  // per row: its main table's first entry
+  int64_t window_table() const { return table() + max_batch; }  // per row: its window table's
+  int64_t tables() const { return window_table() + max_batch; }
   int64_t entries() const { return tables() + table_capacity; }
 };
 
-// Fills pos, n_kv, table and tables (entries of `layout` in `region`) for `chunk`: rows in span
-// order, row i of a span at position pos0 + i; n_kv = pos + 1, or the span's pos0 + n for
-// every row of an encoder's (non-causal) span; each span's block table copied after the
-// previous one's. Fails when the chunk has more rows than the layout or its tables more entries.
+// Fills pos, n_kv, table, window_table and tables (entries of `layout` in `region`) for
+// `chunk`: rows in span order, row i of a span at position pos0 + i; n_kv = pos + 1, or the
+// span's pos0 + n for every row of an encoder's (non-causal) span; each span's block table
+// copied after the previous one's, then their window tables likewise. Fails when the chunk has more rows than the layout or its tables more entries.
 Status pack_chunk_rows(const Chunk& chunk, bool causal, const ChunkInputLayout& layout, int32_t* region);
 
 class ChunkInputs {
@@ -54,9 +58,9 @@ class ChunkInputs {
   // Packs a list of blocks as table 0 (kv_rotate) and enqueues its copy; returns the device copy.
   Result<const int32_t*> upload_blocks(std::span<const BlockId> blocks, cudaStream_t stream);
 
-  // The device arrays of the staged rows from row `first` on (a launch for those rows alone);
-  // `tables` stays whole, as the rows' table offsets index it.
-  cuda_kernels::ChunkRows rows(int64_t first = 0) const;
+  // The device arrays of the staged rows from row `first` on (a launch for those rows alone),
+  // reading the tables of `pool`; `tables` stays whole, as the rows' table offsets index it.
+  cuda_kernels::ChunkRows rows(int64_t first = 0, KvPool pool = KvPool::Main) const;
   // The largest n_kv of the staged rows.
   int64_t max_kv() const { return max_kv_; }
   uint64_t bytes() const { return host_.bytes() + device_.bytes(); }

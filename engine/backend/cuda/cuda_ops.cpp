@@ -152,7 +152,7 @@ Status CudaOps::allocate(const ForwardPlan& plan) {
 
   for (int64_t il = 0; il < c.n_layer; ++il) {
     for (const bool keys : {true, false}) {
-      const uint64_t bytes = static_cast<uint64_t>(plan.kv.rows()) *
+      const uint64_t bytes = static_cast<uint64_t>(plan.kv.rows_of_layer(il)) *
                              static_cast<uint64_t>(keys ? plan.kv.k_row_bytes() : plan.kv.v_row_bytes());
       auto b = memory_.allocate(bytes + 16, MemoryUse::Kv,
                                 std::string(keys ? "K" : "V") + " cache of layer " + std::to_string(il));
@@ -372,7 +372,7 @@ Status CudaOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   const int64_t width = model_->config().n_embd_kv();
   return issue(label, {u64(layer), u64(chunk.n)}, [&] {
     return cuda_status(ck::launch_kv_store(act(Act::K), act(Act::V), pool(layer, true), pool(layer, false), width,
-                                           inputs_->rows(), chunk.n, stream()),
+                                           inputs_->rows(0, plan_.kv.pool_of(layer)), chunk.n, stream()),
                        "kv_store");
   });
 }
@@ -404,7 +404,8 @@ Status CudaOps::attention(int64_t layer, const Chunk& chunk, const AttentionShap
                [&]() -> Status {
     for (int64_t r = 0; r < launches; ++r) {
       INFERSCOPE_RETURN_IF_ERROR(cuda_status(
-          ck::launch_attention(act(Act::Q) + r * width, pool(layer, true), pool(layer, false), inputs_->rows(r), rows,
+          ck::launch_attention(act(Act::Q) + r * width, pool(layer, true), pool(layer, false),
+                               inputs_->rows(r, plan_.kv.pool_of(layer)), rows,
                                max_kv, args, act(Act::Attn) + r * width, act_->attention_scratch.as<float>(), stream()),
           "attention"));
     }
@@ -502,18 +503,19 @@ Status CudaOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gat
 
 // Outside a chunk: each copy is one stretch of bytes per layer and cache (a block's rows are
 // contiguous), then the stream is waited for.
-Status CudaOps::kv_copy(std::span<const BlockCopy> copies) {
+Status CudaOps::kv_copy(KvPool kv_pool, std::span<const BlockCopy> copies) {
   if (copies.empty()) return Status::ok();
   INFERSCOPE_RETURN_IF_ERROR(context_->make_current());
-  const int64_t bs = plan_.kv.block_size;
+  const int64_t bs = plan_.kv.block_size, n_blocks = plan_.kv.blocks_in(kv_pool);
   for (const BlockCopy& cp : copies) {
-    if (cp.from < 0 || cp.to < 0 || cp.from >= plan_.kv.n_blocks || cp.to >= plan_.kv.n_blocks || cp.from == cp.to ||
+    if (cp.from < 0 || cp.to < 0 || cp.from >= n_blocks || cp.to >= n_blocks || cp.from == cp.to ||
         cp.rows < 0 || cp.rows > bs) {
       return Status::error("cuda: a KV block copy from " + std::to_string(cp.from) + " to " + std::to_string(cp.to) +
                            " of " + std::to_string(cp.rows) + " rows outside the pool");
     }
   }
   for (size_t il = 0; il < k_pools_.size(); ++il) {
+    if (plan_.kv.pool_of(static_cast<int64_t>(il)) != kv_pool) continue;
     for (const bool keys : {true, false}) {
       const ck::KvPool p = pool(static_cast<int64_t>(il), keys);
       for (const BlockCopy& cp : copies) {
@@ -529,7 +531,7 @@ Status CudaOps::kv_copy(std::span<const BlockCopy> copies) {
   return context_->synchronize();
 }
 
-Status CudaOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
+Status CudaOps::kv_rotate(KvPool kv_pool, std::span<const BlockId> blocks, int64_t delta) {
   if (blocks.empty()) return Status::ok();
   INFERSCOPE_RETURN_IF_ERROR(context_->make_current());
   const ModelConfig& c = model_->config();
@@ -539,7 +541,7 @@ Status CudaOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
   if (!ids) return ids.status();
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const LayerRope which = c.layer_rope(il);
-    if (which == LayerRope::None) continue;
+    if (which == LayerRope::None || plan_.kv.pool_of(il) != kv_pool) continue;
     ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope_of(which), c.n_rot);
     angles.attn_factor = 1.0f;  // a pure rotation
     INFERSCOPE_RETURN_IF_ERROR(cuda_status(

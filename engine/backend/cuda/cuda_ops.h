@@ -72,8 +72,8 @@ class CudaOps : public BackendOps {
   Status add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
-  Status kv_copy(std::span<const BlockCopy> copies) override;
-  Status kv_rotate(std::span<const BlockId> blocks, int64_t delta) override;
+  Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
+  Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
 
   ExecutorMemory memory() const override;
   ExecutorCounters counters() const override;

@@ -10,10 +10,12 @@ namespace inferscope::vulkan {
 namespace {
 
 // Entries of the block table buffer: a chunk has at most two spans per slot (a sequence's body
-// and its last row), each with its table of a whole context's blocks (at least one).
+// and its last row), each with its table of a whole context's blocks (at least one), and as
+// many again with a window pool (its tables cover the same positions).
 uint64_t block_table_capacity(const ForwardPlan& plan) {
   const auto entries = static_cast<uint64_t>(std::max<int64_t>(1, KvLayout::blocks_for(plan.n_ctx, plan.kv.block_size)));
-  return 2 * static_cast<uint64_t>(std::max(1, plan.n_slots)) * entries;
+  const uint64_t pools = plan.kv.has_window_pool() ? 2 : 1;
+  return pools * 2 * static_cast<uint64_t>(std::max(1, plan.n_slots)) * entries;
 }
 
 // The host-visible copy of every layer's expert choices in a chunk (the profile's counts).

@@ -42,7 +42,8 @@ struct ChunkBuffers {
   std::unique_ptr<Buffer> expert_w;         // [max_batch][k]
   std::unique_ptr<Buffer> logits_host;      // [max_batch][plan.output_width], host-visible copy of Logits
   // The block tables of the chunk's spans back to back (room for 2 * n_slots tables of
-  // ceil(n_ctx / block_size) int32 entries), written in begin_chunk(): directly where the device
+  // ceil(n_ctx / block_size) int32 entries, twice that with a window pool: the spans' main
+  // tables, then their window tables), written in begin_chunk(): directly where the device
   // buffer is host-visible, else through block_table_staging and a copy at the start of the
   // recording. kv_rotate writes its list of blocks there too.
   std::unique_ptr<Buffer> block_table, block_table_staging;

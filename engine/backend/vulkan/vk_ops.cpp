@@ -21,10 +21,13 @@ DispatchLabel dispatch_label(OpLabel l) { return {static_cast<int>(l.kind), stat
 
 BufferSpan whole(const std::unique_ptr<Buffer>& b) { return BufferSpan::whole(*b); }
 
-// The layout of one layer's own cache buffers (see KvCacheLayout): the plan's pool, one layer.
-KvCacheLayout layer_layout(const KvLayout& kv) {
+// The layout of one layer's own cache buffers (see KvCacheLayout): the plan's `pool`, one layer.
+KvCacheLayout layer_layout(const KvLayout& kv, KvPool pool) {
   KvLayout one = kv;
   one.n_layer = 1;
+  one.n_blocks = kv.blocks_in(pool);
+  one.window_layer.clear();
+  one.window_blocks = 0;
   return {one};
 }
 
@@ -75,7 +78,7 @@ Status VulkanOps::supports(const ForwardPlan& plan) const {
 // beyond the device's memory is left to the fit check, whose message says so.
 Status VulkanOps::check_kv_pool_binding(const ForwardPlan& plan) const {
   if (plan.kv.bytes() > device_->info().memory_bytes) return Status::ok();
-  const KvCacheLayout layout = layer_layout(plan.kv);
+  const KvCacheLayout layout = layer_layout(plan.kv, KvPool::Main);  // the larger pool
   const uint64_t limit = std::min<uint64_t>(device_->max_storage_buffer_range(), UINT32_MAX);
   for (const KvPart part : {KvPart::K, KvPart::V}) {
     const uint64_t bytes = layout.buffer_bytes(part);
@@ -96,8 +99,10 @@ DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
   auto weight_bytes = DeviceWeights::bytes_needed(*device_, model_->weights());
   // A tensor that cannot be placed at all fails the upload with its own message.
   n.weight_bytes = weight_bytes ? *weight_bytes : 0;
-  const KvCacheLayout layout = layer_layout(plan.kv);
-  n.kv_bytes = (layout.buffer_bytes(KvPart::K) + layout.buffer_bytes(KvPart::V)) * static_cast<uint64_t>(c.n_layer);
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    const KvCacheLayout layout = layer_layout(plan.kv, plan.kv.pool_of(il));
+    n.kv_bytes += layout.buffer_bytes(KvPart::K) + layout.buffer_bytes(KvPart::V);
+  }
   n.scratch_bytes = ChunkBuffers::bytes_needed(plan, c);
   return n;
 }
@@ -118,10 +123,10 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
   auto buffers = ChunkBuffers::create(dev, plan, c, static_cast<int64_t>((*embd)->parts.size()));
   if (!buffers) return buffers.status();
   act_ = std::move(*buffers);
-  layer_kv_ = layer_layout(plan.kv);
+  pool_kv_ = {layer_layout(plan.kv, KvPool::Main), layer_layout(plan.kv, KvPool::Window)};
   for (int64_t il = 0; il < c.n_layer; ++il) {
     for (const KvPart part : {KvPart::K, KvPart::V}) {
-      auto b = dev.create_buffer(layer_kv_.buffer_bytes(part), MemoryUse::Kv);
+      auto b = dev.create_buffer(layer_kv(il).buffer_bytes(part), MemoryUse::Kv);
       if (!b) return b.status();
       (part == KvPart::K ? k_cache_ : v_cache_).push_back(std::move(*b));
     }
@@ -197,7 +202,7 @@ Status VulkanOps::begin_chunk(const Chunk& chunk) {
 Status VulkanOps::write_block_tables(std::span<const ChunkSpan> spans) {
   ChunkBuffers& a = *act_;
   uint64_t entries = 0;
-  for (const ChunkSpan& s : spans) entries += s.blocks.size();
+  for (const ChunkSpan& s : spans) entries += s.blocks.size() + s.window_blocks.size();
   const uint64_t bytes = entries * sizeof(BlockId);
   if (bytes > a.block_table->size()) {
     return Status::error("vulkan: block tables of " + std::to_string(entries) + " blocks in all exceed the " +
@@ -206,10 +211,13 @@ Status VulkanOps::write_block_tables(std::span<const ChunkSpan> spans) {
   }
   if (bytes == 0) return Status::ok();
   auto* dst = static_cast<uint8_t*>(a.block_table->mapped() ? a.block_table->mapped() : a.block_table_staging->mapped());
-  for (const ChunkSpan& s : spans) {
-    if (s.blocks.empty()) continue;
-    std::memcpy(dst, s.blocks.data(), s.blocks.size_bytes());
-    dst += s.blocks.size_bytes();
+  for (const KvPool pool : {KvPool::Main, KvPool::Window}) {
+    for (const ChunkSpan& s : spans) {
+      const std::span<const BlockId> blocks = s.blocks_of(pool);
+      if (blocks.empty()) continue;
+      std::memcpy(dst, blocks.data(), blocks.size_bytes());
+      dst += blocks.size_bytes();
+    }
   }
   if (!a.block_table->mapped()) recorder_->copy(whole(a.block_table_staging), whole(a.block_table), bytes);
   return Status::ok();
@@ -223,14 +231,18 @@ BufferSpan VulkanOps::rows_from(Act a, int64_t row0, int64_t width) const {
 }
 
 template <class F>
-Status VulkanOps::for_each_span(const Chunk& chunk, F&& f) const {
+Status VulkanOps::for_each_span(const Chunk& chunk, KvPool pool, F&& f) const {
   int64_t row0 = 0;
-  uint64_t entry0 = 0;
+  uint64_t entry0 = 0;  // the window tables follow every main one
+  if (pool == KvPool::Window) {
+    for (const ChunkSpan& s : chunk.spans) entry0 += s.blocks.size();
+  }
   for (const ChunkSpan& s : chunk.spans) {
-    const KvBlockTable table{BufferSpan{act_->block_table.get(), entry0 * sizeof(BlockId), 0}, s.blocks};
+    const std::span<const BlockId> blocks = s.blocks_of(pool);
+    const KvBlockTable table{BufferSpan{act_->block_table.get(), entry0 * sizeof(BlockId), 0}, blocks};
     if (s.n > 0) INFERSCOPE_RETURN_IF_ERROR(f(s, row0, table));
     row0 += s.n;
-    entry0 += s.blocks.size();
+    entry0 += blocks.size();
   }
   return Status::ok();
 }
@@ -362,7 +374,7 @@ Status VulkanOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
   const RopeDims dims{c.n_head, c.n_head_kv, c.head_dim, c.n_rot, c.rope_layout == RopeLayout::Neox};
   wrote(Act::Q);
   wrote(Act::K);
-  return for_each_span(chunk, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable&) {
+  return for_each_span(chunk, KvPool::Main, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable&) {
     return record_rope(*device_, *recorder_, rows_from(Act::Q, row0, c.n_embd_q()), rows_from(Act::K, row0, c.n_embd_kv()),
                        *factors, dims, plan_.rope_of(which), s.n, s.pos0, dispatch_label(label));
   });
@@ -372,9 +384,10 @@ Status VulkanOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
 Status VulkanOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   const auto il = static_cast<size_t>(layer);
   const int64_t width = model_->config().n_embd_kv();
-  return for_each_span(chunk, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable& table) {
+  const KvPool pool = plan_.kv.pool_of(layer);
+  return for_each_span(chunk, pool, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable& table) {
     return record_kv_store(*device_, *recorder_, rows_from(Act::K, row0, width), rows_from(Act::V, row0, width),
-                           whole(k_cache_[il]), whole(v_cache_[il]), layer_kv_, 0, table, s.pos0, s.n,
+                           whole(k_cache_[il]), whole(v_cache_[il]), layer_kv(layer), 0, table, s.pos0, s.n,
                            dispatch_label(label));
   });
 }
@@ -410,10 +423,11 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
   const bool one_recording = chunk.spans.size() == 1 && !by_row;
   auto record = [&](int64_t row0, int64_t n, int64_t pos0, const KvBlockTable& table) {
     return record_attention(*device_, *recorder_, rows_from(Act::Q, row0, width), whole(k_cache_[il]),
-                            whole(v_cache_[il]), layer_kv_, 0, table, rows_from(Act::Attn, row0, width), ap, n, pos0,
+                            whole(v_cache_[il]), layer_kv(layer), 0, table, rows_from(Act::Attn, row0, width), ap, n, pos0,
                             dispatch_label(label), split, one_recording ? q8 : BufferSpan{});
   };
-  INFERSCOPE_RETURN_IF_ERROR(for_each_span(chunk, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable& table) {
+  const KvPool pool = plan_.kv.pool_of(layer);
+  INFERSCOPE_RETURN_IF_ERROR(for_each_span(chunk, pool, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable& table) {
     if (!by_row) return record(row0, s.n, s.pos0, table);
     for (int64_t t = 0; t < s.n; ++t) INFERSCOPE_RETURN_IF_ERROR(record(row0 + t, 1, s.pos0 + t, table));
     return Status::ok();
@@ -494,14 +508,16 @@ Status VulkanOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_g
 
 // One submission of its own, waited for: the copies are done before the chunk that writes the
 // blocks is recorded.
-Status VulkanOps::kv_copy(std::span<const BlockCopy> copies) {
-  INFERSCOPE_RETURN_IF_ERROR(check_block_copies(layer_kv_, copies));
+Status VulkanOps::kv_copy(KvPool pool, std::span<const BlockCopy> copies) {
+  const KvCacheLayout& layout = pool_kv_[static_cast<size_t>(pool)];
+  INFERSCOPE_RETURN_IF_ERROR(check_block_copies(layout, copies));
   if (copies.empty()) return Status::ok();
   Recorder& rec = *recorder_;
   INFERSCOPE_RETURN_IF_ERROR(rec.begin(false));
   for (size_t il = 0; il < k_cache_.size(); ++il) {
-    record_kv_copy(rec, whole(k_cache_[il]), layer_kv_, KvPart::K, 0, copies);
-    record_kv_copy(rec, whole(v_cache_[il]), layer_kv_, KvPart::V, 0, copies);
+    if (plan_.kv.pool_of(static_cast<int64_t>(il)) != pool) continue;
+    record_kv_copy(rec, whole(k_cache_[il]), layout, KvPart::K, 0, copies);
+    record_kv_copy(rec, whole(v_cache_[il]), layout, KvPart::V, 0, copies);
   }
   INFERSCOPE_RETURN_IF_ERROR(rec.submit_and_wait());
   counters_.submissions += 1;
@@ -510,7 +526,7 @@ Status VulkanOps::kv_copy(std::span<const BlockCopy> copies) {
 
 // Like kv_copy, one submission of its own, waited for: per layer, the K rows of the blocks in
 // passes through the largest activation buffer (whose contents no chunk carries over).
-Status VulkanOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
+Status VulkanOps::kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) {
   if (blocks.empty()) return Status::ok();
   const ModelConfig& c = model_->config();
   auto factors = freq_factors();
@@ -518,13 +534,13 @@ Status VulkanOps::kv_rotate(std::span<const BlockId> blocks, int64_t delta) {
   const RopeDims dims{c.n_head, c.n_head_kv, c.head_dim, c.n_rot, c.rope_layout == RopeLayout::Neox};
   Recorder& rec = *recorder_;
   INFERSCOPE_RETURN_IF_ERROR(rec.begin(false));
-  const ChunkSpan list{0, 0, 0, blocks};
+  const ChunkSpan list{0, 0, 0, blocks, {}};
   Status st = write_block_tables({&list, 1});
   const KvBlockTable table{whole(act_->block_table), blocks};
   for (size_t il = 0; st && il < k_cache_.size(); ++il) {
     const LayerRope which = c.layer_rope(static_cast<int64_t>(il));
-    if (which == LayerRope::None) continue;
-    st = record_kv_rotate(*device_, rec, whole(k_cache_[il]), layer_kv_, 0, table, *factors, dims,
+    if (which == LayerRope::None || plan_.kv.pool_of(static_cast<int64_t>(il)) != pool) continue;
+    st = record_kv_rotate(*device_, rec, whole(k_cache_[il]), pool_kv_[static_cast<size_t>(pool)], 0, table, *factors, dims,
                           plan_.rope_of(which), delta, rotate_scratch());
   }
   if (!st) {

@@ -69,8 +69,8 @@ class VulkanOps : public BackendOps {
   Status add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
 
-  Status kv_copy(std::span<const BlockCopy> copies) override;
-  Status kv_rotate(std::span<const BlockId> blocks, int64_t delta) override;
+  Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
+  Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
   ExecutorMemory memory() const override;
   ExecutorCounters counters() const override { return counters_; }
 
@@ -88,15 +88,16 @@ class VulkanOps : public BackendOps {
   Result<const DeviceMatrix*> device_matrix(const WeightMatrix& w) const;
   Result<BufferSpan> device_vector(const float* data) const;
   Status check_kv_pool_binding(const ForwardPlan& plan) const;
-  // The spans' block tables into act_->block_table, back to back from entry 0, for the
-  // recording to read (through the staging buffer and a copy where it is not host-visible).
+  // The spans' block tables into act_->block_table, back to back from entry 0 (their main
+  // tables, then their window tables), for the recording to read (through the staging buffer
+  // and a copy where it is not host-visible).
   Status write_block_tables(std::span<const ChunkSpan> spans);
   // rows [row0, ...) of an activation of `width` values a row.
   BufferSpan rows_from(Act a, int64_t row0, int64_t width) const;
-  // The spans of the chunk in order, each with its first row and its table as begin_chunk wrote
-  // it: f(span, row0, table) -> Status, stopping at the first error.
+  // The spans of the chunk in order, each with its first row and its table of `pool` as
+  // begin_chunk wrote it: f(span, row0, table) -> Status, stopping at the first error.
   template <class F>
-  Status for_each_span(const Chunk& chunk, F&& f) const;
+  Status for_each_span(const Chunk& chunk, KvPool pool, F&& f) const;
   // RoPE's per-pair frequency divisors on the device, or BufferSpan{} when the model has none.
   Result<BufferSpan> freq_factors() const;
   // Scratch for kv_rotate between chunks: the largest activation buffer.
@@ -110,8 +111,13 @@ class VulkanOps : public BackendOps {
   std::unique_ptr<DeviceWeights> weights_;
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<ChunkBuffers> act_;
-  std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer: [plan.kv.rows()] rows
-  KvCacheLayout layer_kv_;  // one layer's buffers: plan.kv with n_layer 1
+  std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer: the rows of its pool's blocks
+  // One layer's buffers in each pool (KvPool::Main, Window): plan.kv with n_layer 1 and that
+  // pool's blocks.
+  std::array<KvCacheLayout, 2> pool_kv_;
+  const KvCacheLayout& layer_kv(int64_t layer) const {
+    return pool_kv_[static_cast<size_t>(plan_.kv.pool_of(layer))];
+  }
   std::array<BufferSpan, kActCount> q8_{};  // per activation: its int8 copy, when the producer wrote one
   ForwardPlan plan_;
   TokenBatching batching_ = TokenBatching::Fastest;  // the chunk's (Chunk::batch_invariant)

@@ -53,7 +53,7 @@ TEST(CudaChunkInputs, PacksRowsPositionsAndBlockTablesOfEverySpan) {
   const ChunkInputLayout layout = ChunkInputLayout::for_plan(plan);
   EXPECT_EQ(layout.table_capacity, 2 * 2 * 4);
   const std::vector<BlockId> a_blocks = {5, 2}, b_blocks = {7};
-  const ChunkSpan spans[] = {{0, 20, 3, a_blocks}, {1, 4, 2, b_blocks}};
+  const ChunkSpan spans[] = {{0, 20, 3, a_blocks, {}}, {1, 4, 2, b_blocks, {}}};
   const Chunk chunk{spans, 5, 1, nullptr};
   std::vector<int32_t> region(static_cast<size_t>(layout.entries()), -1);
   ASSERT_TRUE(pack_chunk_rows(chunk, true, layout, region.data()));
@@ -75,8 +75,35 @@ TEST(CudaChunkInputs, PacksRowsPositionsAndBlockTablesOfEverySpan) {
   const Chunk wrong{spans, 6, 1, nullptr};
   EXPECT_FALSE(pack_chunk_rows(wrong, true, layout, region.data()));
   const std::vector<BlockId> long_table(17, 1);
-  const ChunkSpan too_long[] = {{0, 0, 1, long_table}};
+  const ChunkSpan too_long[] = {{0, 0, 1, long_table, {}}};
   EXPECT_FALSE(pack_chunk_rows(Chunk{too_long, 1, 1, nullptr}, true, layout, region.data()));
+}
+
+// With a window pool the spans' window tables follow all their main tables, and each row points
+// at its span's (entries the window let go of stay kNoBlock).
+TEST(CudaChunkInputs, PacksWindowTablesAfterTheMainOnes) {
+  ForwardPlan plan;
+  plan.max_batch = 8;
+  plan.n_slots = 2;
+  plan.n_ctx = 64;
+  plan.kv.block_size = 16;
+  plan.kv.n_layer = 2;
+  plan.kv.window_layer = {1, 0};
+  plan.kv.window_blocks = 6;
+  const ChunkInputLayout layout = ChunkInputLayout::for_plan(plan);
+  EXPECT_EQ(layout.table_capacity, 2 * 2 * 2 * 4);
+  const std::vector<BlockId> a_blocks = {5, 2}, b_blocks = {7}, a_window = {kNoBlock, 4}, b_window = {1};
+  const ChunkSpan spans[] = {{0, 20, 3, a_blocks, a_window}, {1, 4, 2, b_blocks, b_window}};
+  std::vector<int32_t> region(static_cast<size_t>(layout.entries()), -7);
+  ASSERT_TRUE(pack_chunk_rows(Chunk{spans, 5, 1, nullptr}, true, layout, region.data()));
+  auto at = [&](int64_t i) { return region[static_cast<size_t>(i)]; };
+  const int32_t want_table[] = {0, 0, 0, 2, 2}, want_window[] = {3, 3, 3, 5, 5};
+  for (int r = 0; r < 5; ++r) {
+    EXPECT_EQ(at(layout.table() + r), want_table[r]);
+    EXPECT_EQ(at(layout.window_table() + r), want_window[r]);
+  }
+  const int32_t want_entries[] = {5, 2, 7, kNoBlock, 4, 1};
+  for (int e = 0; e < 6; ++e) EXPECT_EQ(at(layout.tables() + e), want_entries[e]);
 }
 
 TEST(CudaMatmulPlan, DecodeRunsTheGemvAndPrefillCublas) {

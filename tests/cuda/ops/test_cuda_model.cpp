@@ -121,6 +121,24 @@ TEST_P(CudaReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CudaReference2026, ::testing::ValuesIn(testing::kGpuReferences2026),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
+// The window models in chunks of 4 rows: their window layers hold only the window pool's blocks
+// (the window tables with the entries they let go of), and still give the reference's steps.
+class CudaWindowPool : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CudaWindowPool, MatchesTheReference) {
+  auto ref = testing::load_reference_2026(GetParam());
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  auto gpu = cuda_forward(*model, small_forward(256, 4));
+  ASSERT_TRUE(gpu) << gpu.message();
+  ASSERT_TRUE((*gpu)->plan().kv.has_window_pool());
+  testing::expect_matches_reference_2026(**gpu, *ref);
+}
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CudaWindowPool, ::testing::Values("gemma3-tiny-f32", "gpt-oss-tiny-f32-seed7"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
+
 // Every architecture and RoPE variant the CPU backend runs, as tiny random models with F32
 // matrices: prefill multiplies them in F32 as the CPU does. (With F16 matrices prefill rounds
 // the inputs of the products to F16 for the tensor cores, which moves the hidden states by

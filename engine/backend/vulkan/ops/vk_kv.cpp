@@ -116,6 +116,7 @@ Status check_block_table(const KvCacheLayout& layout, const KvBlockTable& table,
                          " blocks; the block table has " + std::to_string(table.ids.size()));
   }
   for (const int32_t id : table.ids) {
+    if (id == kNoBlock) continue;  // a window pool's entry no query reads
     if (id < 0 || id >= layout.kv.n_blocks) {
       return Status::error(std::string(op) + ": block table entry " + std::to_string(id) + " is outside the pool of " +
                            std::to_string(layout.kv.n_blocks) + " blocks");

@@ -73,8 +73,9 @@ struct KvBlockTable {
   std::span<const int32_t> ids;
 };
 
-// OK when the table covers positions [0, positions) and names blocks of the pool only; else an
-// error naming the op.
+// OK when the table covers positions [0, positions) and names blocks of the pool only, or
+// kNoBlock (a window pool's table where it let go of a block: no query of the window reads
+// those positions); else an error naming the op.
 Status check_block_table(const KvCacheLayout& layout, const KvBlockTable& table, int64_t positions, const char* op);
 
 // Encodes k and v ([n_tokens][n_embd_kv] F32 each) as rows of layout.kv.types.k and .v, byte-
