@@ -227,9 +227,6 @@ std::string matmul_kernel_name(GgmlType w, int64_t k, int64_t n_tokens) {
   if (level == SimdLevel::Scalar) return "scalar reference";
   const std::string isa = level == SimdLevel::Avx2 ? "AVX2" : "AVX-512";
   if (w == GgmlType::F16_2OF4) return isa + " 2:4 sparse rows (gathers), F32 activations";
-  if (w == GgmlType::MXFP4 && (level == SimdLevel::Avx2 || n_tokens >= detail::kQuantPanelMinTokens)) {
-    return "AVX2 int8, Q8_0 activations";  // run_simd_kernel's choice: no AVX-512 panel form yet
-  }
   if (detail::is_q8k_weight(w)) {
     const bool panels = n_tokens >= detail::kKQuantPanelMinTokens;
     return isa + (level == SimdLevel::Avx2 ? " int8" : " VNNI int8") + (panels ? " panels" : " dot") +
@@ -260,14 +257,6 @@ void run_simd_kernel(const MatmulArgs& a, SimdLevel level) {
     } else {
       detail::matmul_kquant_avx512(a);  // Amx too: no AMX tiles for the super-block types
     }
-    return;
-  }
-  if (a.type == GgmlType::MXFP4 && (level == SimdLevel::Avx2 || detail::kernel_tokens(a) >= detail::kQuantPanelMinTokens)) {
-    detail::matmul_avx2(a);  // no AVX-512 panel form for its E8M0 scales yet; the dot form below
-    return;
-  }
-  if (a.type == GgmlType::MXFP4) {
-    detail::matmul_dot_avx512(a);
     return;
   }
   switch (level) {

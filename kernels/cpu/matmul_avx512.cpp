@@ -31,9 +31,10 @@ namespace {
 //
 // Panel of 32 rows (two groups of 16), per 32-block b (1152 bytes, 1280 with mins):
 //   uint8 u[8][2][16][4]: u[j][g][lane] = unsigned values k = 4j..4j+3 of row 16g+lane
-//   float dw[2][16]
+//                        (IQ4_NL and MXFP4: their levels + 128, looked up from the nibbles)
+//   float dw[2][16]      (MXFP4: its E8M0 exponent as the halved scale, e8m0_to_fp32_half)
 //   float m[2][16]      (Q4_1 / Q5_1 only)
-// Rows past the range get zero scales (their products vanish).
+// Rows past the range get zero scales, or zero levels (their products vanish).
 
 constexpr int kPanelRows = 32;
 
@@ -98,6 +99,16 @@ static inline void prefetch_part(const uint8_t* p, int64_t bytes, int64_t i, int
   }
 }
 
+// e8m0_to_fp32_half of the low byte x of each lane: 2^(x - 128), as F32 bits (x - 1) << 23,
+// and the subnormals 2^-128, 2^-127 for x = 0, 1.
+static inline __m512 e8m0_half_16(__m512i words) {
+  const __m512i x = _mm512_and_si512(words, _mm512_set1_epi32(0xFF));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(x, _mm512_set1_epi32(1)), 23);
+  const __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), x);
+  const __mmask16 small = _mm512_cmplt_epi32_mask(x, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, subnormal));
+}
+
 template <GgmlType T>
 void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
   constexpr Q32Block geo = q32_block(T);
@@ -120,10 +131,15 @@ void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
       }
       uint8_t* out = panel + b * panel_block_bytes<T>();
       // Scale: the 32-bit word starting at each row's d, its low 16 bits (the high 16 bits are
-      // m where there is one). Rows past the range get 0.
+      // m where there is one); MXFP4's low byte, an E8M0 exponent. Rows past the range get 0
+      // (MXFP4: 2^-128, times their zero levels).
       const __m512i dword = first_words_16(row);
-      const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dword));
-      _mm512_storeu_ps(reinterpret_cast<float*>(out + 8 * 128 + 64 * g), dw);
+      if constexpr (T == GgmlType::MXFP4) {
+        _mm512_storeu_ps(reinterpret_cast<float*>(out + 8 * 128 + 64 * g), e8m0_half_16(dword));
+      } else {
+        const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dword));
+        _mm512_storeu_ps(reinterpret_cast<float*>(out + 8 * 128 + 64 * g), dw);
+      }
       if constexpr (geo.has_min) {
         const __m512 mw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dword, 16)));
         _mm512_storeu_ps(reinterpret_cast<float*>(out + 8 * 128 + 128 + 64 * g), mw);
@@ -149,7 +165,7 @@ void repack_quant_panel(const MatmulArgs& a, int64_t r0, uint8_t* panel) {
           const __m512i v = words[j];
           __m512i lo = _mm512_and_si512(v, lo4);
           __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), lo4);
-          if constexpr (T == GgmlType::IQ4_NL) {
+          if constexpr (q32_levels(T) != nullptr) {
             const __m512i levels = unsigned_levels(T);
             lo = _mm512_shuffle_epi8(levels, lo);
             hi = _mm512_shuffle_epi8(levels, hi);
@@ -551,6 +567,7 @@ void panels(const MatmulArgs& a) {
     case GgmlType::Q5_0: quant_panels<GgmlType::Q5_0>(a); break;
     case GgmlType::Q5_1: quant_panels<GgmlType::Q5_1>(a); break;
     case GgmlType::IQ4_NL: quant_panels<GgmlType::IQ4_NL>(a); break;
+    case GgmlType::MXFP4: quant_panels<GgmlType::MXFP4>(a); break;
     default: break;
   }
 }
