@@ -14,6 +14,7 @@ struct AwqRewriter::Search {
   const AwqOptions& options;
   ThreadPool& pool;
   QuantModelInfo info;
+  std::string architecture;  // general.architecture
   AwqRewriter& out;
 
   const gguf::TensorInfo* tensor(const std::string& name) const { return file.find_tensor(name); }
@@ -37,18 +38,26 @@ struct AwqRewriter::Search {
   }
 
   // Searches the group of `matrices` (sharing one input) and records the folds: the matrices'
-  // columns, and `fold` (a norm vector, or a matrix whose rows produce the input).
+  // columns, and `fold` (a norm vector, or a matrix whose rows produce the input). Experts'
+  // matrices (3-D) are not observed by the calibration: their group gives the input they share
+  // (`shared_input`) and the unquantized tensors that read it too (`followers`: their columns
+  // are scaled as well).
   void group(const std::string& label, const std::vector<std::string>& matrices, const std::string& fold,
-             bool fold_is_rows) {
+             bool fold_is_rows, const CalibrationInput* shared_input = nullptr,
+             const std::vector<std::string>& followers = {}) {
     std::vector<AwqMatrix> sampled;
-    const CalibrationInput* input = nullptr;
+    const CalibrationInput* input = shared_input;
     for (const std::string& name : matrices) {
       const gguf::TensorInfo* t = tensor(name);
-      if (!t || t->n_dims != 2) return;
-      const CalibrationInput* in = calibration.input_of(name);
+      if (!t || t->n_dims < 2 || (!shared_input && t->n_dims != 2)) return;
+      const CalibrationInput* in = shared_input ? shared_input : calibration.input_of(name);
       if (!in || in->cols != t->ne[0] || (input && in != input)) return;
       input = in;
       sampled.push_back(sample(*t));
+    }
+    for (const std::string& name : followers) {
+      const gguf::TensorInfo* t = tensor(name);
+      if (!t || !input || t->ne[0] != input->cols) return;
     }
     const gguf::TensorInfo* target = tensor(fold);
     if (!input || input->n() == 0 || !target) return;
@@ -61,7 +70,28 @@ struct AwqRewriter::Search {
     out.choices_.push_back({label, c.alpha, c.error, c.error_plain});
     if (c.alpha == 0.0) return;
     for (const std::string& name : matrices) out.multiply_columns_[name] = c.scales;
+    for (const std::string& name : followers) out.multiply_columns_[name] = c.scales;
     (fold_is_rows ? out.divide_rows_ : out.divide_columns_)[fold] = c.scales;
+  }
+
+  // A MoE layer's experts' gate and up, and its shared expert's, read the FFN norm's output as
+  // the router does: the router's calibration input stands for theirs (each expert sees a subset
+  // of those rows), and the router's columns and the shared expert's gate vector take the scales
+  // too. Their down matrices' inputs are never observed: rounded plainly.
+  void experts(const std::string& p) {
+    if (!tensor(p + "ffn_gate_exps.weight")) return;
+    // gpt-oss names the norm before its FFN post_attention_norm.
+    const std::string norm = tensor(p + "ffn_norm.weight") ? p + "ffn_norm.weight"
+                             : architecture == "gpt-oss"  ? p + "post_attention_norm.weight"
+                                                          : "";
+    if (norm.empty()) return;
+    std::vector<std::string> searched = {p + "ffn_gate_exps.weight", p + "ffn_up_exps.weight"};
+    std::vector<std::string> followers = {p + "ffn_gate_inp.weight"};
+    if (tensor(p + "ffn_gate_shexp.weight")) {
+      searched.insert(searched.end(), {p + "ffn_gate_shexp.weight", p + "ffn_up_shexp.weight"});
+    }
+    if (tensor(p + "ffn_gate_inp_shexp.weight")) followers.push_back(p + "ffn_gate_inp_shexp.weight");
+    group(p + "experts gate,up", searched, norm, false, calibration.input_of(p + "ffn_gate_inp.weight"), followers);
   }
 
   void layer(int64_t i) {
@@ -72,6 +102,7 @@ struct AwqRewriter::Search {
     group(p + "q,k,v", {p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"}, p + "attn_norm.weight", false);
     group(p + "down", {p + "ffn_down.weight"}, p + "ffn_up.weight", true);
     group(p + "gate,up", {p + "ffn_gate.weight", p + "ffn_up.weight"}, p + "ffn_norm.weight", false);
+    experts(p);
   }
 };
 
@@ -79,7 +110,9 @@ Result<std::shared_ptr<AwqRewriter>> AwqRewriter::search(const gguf::File& file,
                                                          const QuantMix& mix, const AwqOptions& options,
                                                          ThreadPool& pool) {
   auto rewriter = std::shared_ptr<AwqRewriter>(new AwqRewriter());
-  Search s{file, calibration, mix, options, pool, QuantModelInfo::from_gguf(file), *rewriter};
+  auto architecture = file.get_string_or("general.architecture", "");
+  Search s{file,           calibration, mix, options, pool, QuantModelInfo::from_gguf(file),
+           architecture.is_ok() ? architecture.value() : "", *rewriter};
   for (int64_t i = 0; i < s.info.n_layer; ++i) s.layer(i);
   if (s.info.has_output) s.group("output", {"output.weight"}, "output_norm.weight", false);
   return rewriter;

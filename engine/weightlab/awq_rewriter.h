@@ -6,6 +6,9 @@
 //   gate, up  columns x s, ffn_norm / s
 //   wo        columns x s, attn_v's rows / s  (only without GQA: a V row feeds one wo column)
 //   output    columns x s, output_norm / s    (not when token_embd doubles as the output)
+//   experts' gate, up (and a shared expert's)  columns x s, the FFN norm / s, the router's
+//             columns (and the shared expert's gate vector) x s  (the router's input stands for
+//             theirs: the calibration does not observe expert products)
 // Searched in that order per layer, each on the weights the earlier folds left.
 #pragma once
 

@@ -7,7 +7,8 @@
 // each from an empty KV cache. Matrices that share an input (q, k, v; gate, up) share one
 // CalibrationInput. Memory: max_tokens x the widths of the distinct inputs (a 1.1B model,
 // 1024 tokens: about 1 GB). Expert matrices of MoE models see no calibration (they are
-// multiplied by matmul_experts, not matmul); methods fall back to plain rounding for them.
+// multiplied by matmul_experts, not matmul): GPTQ rounds them plainly, AWQ takes the router's
+// input for the experts' gate and up.
 #pragma once
 
 #include <cstdint>

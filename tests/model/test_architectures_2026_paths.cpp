@@ -8,9 +8,9 @@
 // Q8_0 of the file loads and keeps the F32 file's next token on a prompt where it is clear;
 // compare runs the file with F16 and Q8_0 KV side by side (speed, memory, KL against the first);
 // the weight lab's GPTQ and AWQ at Q4_0 write files that load; GPTQ is closer to the source than
-// round-to-nearest (KL on the shipped held-out text), and so is AWQ on the dense models (its
-// search covers the attention and dense FFN matrices, not the experts: on the MoE models it
-// measured 3-7% above round-to-nearest).
+// round-to-nearest (KL on the shipped held-out text), and so is AWQ on the dense models. On the
+// MoE ones AWQ stays within 10% of it (measured: qwen3moe +2.4%, gpt-oss +2.0%; without the
+// search of the experts' gate and up on the router's input, +2.7% and +6.7%).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -195,8 +195,7 @@ TEST_P(Architecture2026Paths, GptqAndAwqBeatRoundToNearest) {
   EXPECT_LT(gptq, rtn);
   auto model = load(source);
   ASSERT_TRUE(model);
-  if (model->config().n_expert == 0) EXPECT_LT(awq, rtn);
-  EXPECT_LT(awq, 1.5 * rtn);
+  EXPECT_LT(awq, (model->config().n_expert == 0 ? 1.0 : 1.1) * rtn);
 }
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Architecture2026Paths,
