@@ -228,7 +228,8 @@ TEST(TokenizerVectorsDiscovery, FindsEveryVocabWithVectors) {
   for (const VocabCase& c : discover_cases()) names.push_back(c.name);
   const std::vector<std::string> expected = {"bert-bge", "deepseek-coder", "deepseek-llm", "falcon",
                                              "gemma3",   "gpt-2",    "llama-bpe",      "llama-spm",    "mpt",
-                                             "o200k-harmony", "phi-3", "qwen2",         "refact",       "starcoder"};
+                                             "o200k-harmony", "phi-3", "qwen2",         "refact",       "starcoder",
+                                             "tekken"};
   EXPECT_EQ(names, expected);
 }
 
