@@ -105,6 +105,11 @@ void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok,
               (long long)e.n_ctx, format_bytes(e.weights_bytes).c_str(), format_bytes(e.kv_cache_bytes).c_str(),
               kv_types_label(e.kv_types).c_str(),
               format_bytes(e.scratch_bytes).c_str(), format_bytes(e.total_bytes()).c_str());
+  if (e.kv_window_layers > 0) {
+    std::printf("  the %lld sliding-window layers keep %lld positions each (their window, two batches and a cached "
+                "prefix's), the others the whole context\n",
+                (long long)e.kv_window_layers, (long long)e.kv_window_positions);
+  }
 }
 
 nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const ChatTemplateInfo& chat,
@@ -134,6 +139,8 @@ nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenize
                           {"kv_cache_bytes", e.kv_cache_bytes},
                           {"kv_cache_type_k", std::string(kernels::kv_type_name(e.kv_types.k))},
                           {"kv_cache_type_v", std::string(kernels::kv_type_name(e.kv_types.v))},
+                          {"kv_window_layers", e.kv_window_layers},
+                          {"kv_window_positions", e.kv_window_positions},
                           {"scratch_bytes", e.scratch_bytes},
                           {"total_bytes", e.total_bytes()}};
   return j;

@@ -16,8 +16,12 @@ MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config
     if (auto plan = plan_quantization(file, *weights_as)) e.weights_bytes = plan->bytes_after();
   }
   e.kv_types = kv_types;
-  e.kv_cache_bytes =
-      KvLayout::for_model(config.kv_rows(), n_ctx, 1, kv_types, kDefaultKvBlockSize, max_batch, true).bytes();
+  const KvLayout kv = KvLayout::for_model(config.kv_rows(), n_ctx, 1, kv_types, kDefaultKvBlockSize, max_batch, true);
+  e.kv_cache_bytes = kv.bytes();
+  if (kv.has_window_pool()) {
+    e.kv_window_layers = kv.layers_in(KvPool::Window);
+    e.kv_window_positions = kv.window_blocks * kv.block_size;
+  }
   const int64_t output_width = config.is_encoder() ? config.n_embd : config.n_vocab;
   e.scratch_bytes = ActivationPlan::for_model(config, n_ctx, max_batch, n_threads, output_width).host_bytes();
   return e;

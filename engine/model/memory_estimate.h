@@ -19,6 +19,9 @@ struct MemoryEstimate {
   uint64_t weights_bytes = 0;
   uint64_t kv_cache_bytes = 0;  // one sequence slot
   KvTypes kv_types;
+  // With a window pool: its layers, and the positions each of them holds (the others n_ctx).
+  int64_t kv_window_layers = 0;
+  int64_t kv_window_positions = 0;
   uint64_t scratch_bytes = 0;
 
   uint64_t total_bytes() const { return weights_bytes + kv_cache_bytes + scratch_bytes; }

@@ -12,6 +12,8 @@
 
 #include "engine/core/thread_pool.h"
 #include "engine/graph/forward_pass.h"
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/memory_estimate.h"
 #include "tests/support/cpu_forward_pass.h"
 #include "tests/support/logit_comparison.h"
 #include "tests/support/reference_2026.h"
@@ -67,6 +69,26 @@ TEST_P(WindowPool, HoldsLessThanFullContextsAndMatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, WindowPool,
                          ::testing::Values("gemma3-tiny-f32", "gpt-oss-tiny-f32-seed7", "olmo3-tiny-f32"),
                          [](const auto& info) { return testing::case_name(info.param); });
+
+// The estimate counts what the pools hold: gemma3-tiny (6 layers of 2 KV heads of 64, the sixth
+// global) at 4096 positions keeps 4096 F16 K and V rows in the global layer and, in each of the
+// five window layers, its window of 16 and two batches of 256 in 16-row blocks (33, plus 2), for
+// the slot and a cached prefix.
+TEST(WindowPoolEstimate, CountsTheWindowLayersWindowOnly) {
+  auto ref = testing::load_reference_2026("gemma3-tiny-f32");
+  ASSERT_TRUE(ref) << ref.message();
+  auto file = gguf::File::open(ref->model_path);
+  ASSERT_TRUE(file) << file.message();
+  auto config = ModelConfig::from_gguf(**file);
+  ASSERT_TRUE(config) << config.message();
+  ASSERT_EQ(config->n_layer, 6);
+  ASSERT_EQ(config->n_embd_kv(), 128);
+  const MemoryEstimate e = estimate_memory(**file, *config, 4096, 1, 256);
+  const uint64_t row = 2 * 128 * 2;  // K and V, F16
+  EXPECT_EQ(e.kv_window_layers, 5);
+  EXPECT_EQ(e.kv_window_positions, 2 * (33 + 2) * 16);
+  EXPECT_EQ(e.kv_cache_bytes, row * (4096 + 5 * 2 * (33 + 2) * 16));
+}
 
 // The reference's prompt and steps: 58 positions, past the window of 16 several times.
 std::vector<int32_t> long_sequence(const testing::Reference2026& ref) {
