@@ -226,10 +226,10 @@ INSTANTIATE_TEST_SUITE_P(Vocab, TokenizerVectors, ::testing::ValuesIn(discover_c
 TEST(TokenizerVectorsDiscovery, FindsEveryVocabWithVectors) {
   std::vector<std::string> names;
   for (const VocabCase& c : discover_cases()) names.push_back(c.name);
-  const std::vector<std::string> expected = {"bert-bge", "deepseek-coder", "deepseek-llm", "falcon",
-                                             "gemma3",   "gpt-2",    "llama-bpe",      "llama-spm",    "mpt",
-                                             "o200k-harmony", "phi-3", "qwen2",         "refact",       "starcoder",
-                                             "tekken"};
+  const std::vector<std::string> expected = {
+      "bert-bge", "deepseek-coder", "deepseek-llm", "falcon",     "gemma3",    "gpt-2",
+      "llama-bpe", "llama-bpe-2026", "llama-spm",   "mpt",        "o200k-harmony", "phi-3",
+      "qwen2",    "qwen2-2026",     "refact",       "starcoder",  "tekken"};
   EXPECT_EQ(names, expected);
 }
 
