@@ -78,22 +78,22 @@ Status KvSlots::shift_context(int slot) {
 }
 
 // The blocks after `first` move down: their keys are re-rotated for their new positions.
-Status KvSlots::drop_table_blocks(BackendOps& ops, BlockTable& table, KvPool pool, size_t first, size_t count) {
+Status KvSlots::drop_table_blocks(BlockTable& table, KvPool pool, size_t first, size_t count) {
   std::vector<BlockCopy> copies;
   std::vector<BlockId> moved;
   if (!table.drop_blocks(first, count, &copies, &moved)) {
     return Status::error("the KV cache has no free block to move a shared block of the sliding window into");
   }
-  if (!copies.empty()) INFERSCOPE_RETURN_IF_ERROR(ops.kv_copy(pool, copies));
+  if (!copies.empty()) INFERSCOPE_RETURN_IF_ERROR(ops_.kv_copy(pool, copies));
   const int64_t bs = table.block_size();
-  if (!moved.empty()) INFERSCOPE_RETURN_IF_ERROR(ops.kv_rotate(pool, moved, -static_cast<int64_t>(count) * bs));
+  if (!moved.empty()) INFERSCOPE_RETURN_IF_ERROR(ops_.kv_rotate(pool, moved, -static_cast<int64_t>(count) * bs));
   return Status::ok();
 }
 
 Status KvSlots::drop_blocks(int slot, size_t first, size_t count) {
   const auto i = static_cast<size_t>(slot);
-  INFERSCOPE_RETURN_IF_ERROR(drop_table_blocks(ops_, tables_[i], KvPool::Main, first, count));
-  if (window_pool_) INFERSCOPE_RETURN_IF_ERROR(drop_table_blocks(ops_, window_tables_[i], KvPool::Window, first, count));
+  INFERSCOPE_RETURN_IF_ERROR(drop_table_blocks(tables_[i], KvPool::Main, first, count));
+  if (window_pool_) INFERSCOPE_RETURN_IF_ERROR(drop_table_blocks(window_tables_[i], KvPool::Window, first, count));
   const int64_t bs = pool_->block_size();
   Slot& s = slots_[static_cast<size_t>(slot)];
   s.tokens.erase(s.tokens.begin() + static_cast<std::ptrdiff_t>(first) * bs,

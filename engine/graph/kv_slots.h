@@ -82,7 +82,7 @@ class KvSlots {
  private:
   KvSlots(BackendOps& ops, const KvLayout& kv, const KvSlotsOptions& options);
   Status drop_blocks(int slot, size_t first, size_t count);
-  static Status drop_table_blocks(BackendOps& ops, BlockTable& table, KvPool pool, size_t first, size_t count);
+  Status drop_table_blocks(BlockTable& table, KvPool pool, size_t first, size_t count);
   int64_t sink_blocks() const;
   void release_unseen_window_blocks(int slot);
   int64_t first_window_block(int64_t length) const;

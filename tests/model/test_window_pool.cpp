@@ -4,7 +4,8 @@
 // chunks of 4 rows so that blocks leave the pool within the prompt: the reference's tokens and
 // log-probabilities, in less KV memory than every layer's full context; a warm prompt gives the
 // cold logits bit for bit; truncating within the chunk's margin keeps the positions, further
-// back empties the slot (the window is gone); beams fork both tables.
+// back empties the slot (the window is gone); beams fork both tables; a context shift gives the
+// logits of a pass without the window pool.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -30,7 +31,7 @@ struct WindowPass {
   std::unique_ptr<ForwardPass> fp;
 };
 
-WindowPass open_pass(const std::string& reference, int n_slots = 1) {
+WindowPass open_pass(const std::string& reference, int n_slots = 1, int64_t n_ctx = kContext) {
   WindowPass p;
   auto ref = testing::load_reference_2026(reference);
   EXPECT_TRUE(ref) << ref.message();
@@ -40,7 +41,7 @@ WindowPass open_pass(const std::string& reference, int n_slots = 1) {
   if (!model) return p;
   p.model = *model;
   ForwardOptions options;
-  options.n_ctx = kContext;
+  options.n_ctx = n_ctx;
   options.n_slots = n_slots;
   options.max_batch = kBatch;
   auto fp = cpu_forward_pass(p.model, *p.threads, options);
@@ -158,6 +159,35 @@ TEST(WindowPoolSlots, ForkedSlotsShareBothTablesAndDiverge) {
   ASSERT_TRUE(beams.fp->forward(1, std::span(full).last(2), false, logits.data()));
   ASSERT_TRUE(cold.fp->forward(0, full, false, expected.data()));
   EXPECT_EQ(std::memcmp(logits.data(), expected.data(), logits.size() * sizeof(float)), 0);
+}
+
+// A context shift moves both tables' later blocks down and re-rotates what the window pool still
+// holds: the same logits, bit for bit, as a pass whose window layers keep the whole context (a
+// context of 128 positions is no larger than the window pool would be, so there is none).
+TEST(WindowPoolSlots, AContextShiftGivesTheFullPoolsLogits) {
+  auto ref = testing::load_reference_2026("gemma3-tiny-f32");
+  ASSERT_TRUE(ref) << ref.message();
+  std::vector<int32_t> tokens;
+  while (tokens.size() < 120) {
+    const std::vector<int32_t> more = long_sequence(*ref);
+    tokens.insert(tokens.end(), more.begin() + 1, more.end());
+  }
+  tokens.resize(120);
+  WindowPass pooled = open_pass("gemma3-tiny-f32"), whole = open_pass("gemma3-tiny-f32", 1, 128);
+  ASSERT_TRUE(pooled.fp && whole.fp);
+  ASSERT_TRUE(pooled.fp->plan().kv.has_window_pool());
+  ASSERT_FALSE(whole.fp->plan().kv.has_window_pool());
+  const int64_t n_vocab = pooled.fp->output_width();
+  std::vector<float> a(static_cast<size_t>(n_vocab)), b(static_cast<size_t>(n_vocab));
+  for (WindowPass* p : {&pooled, &whole}) {
+    std::vector<float>& logits = p == &pooled ? a : b;
+    ASSERT_TRUE(p->fp->forward(0, tokens, false, logits.data()));
+    ASSERT_TRUE(p->fp->shift_context(0));
+    ASSERT_TRUE(p->fp->forward(0, std::span(tokens).first(6), false, logits.data()));
+  }
+  EXPECT_LT(pooled.fp->kv_length(0), 120);
+  EXPECT_EQ(pooled.fp->kv_length(0), whole.fp->kv_length(0));
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
 }
 
 }  // namespace
