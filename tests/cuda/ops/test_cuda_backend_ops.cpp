@@ -44,12 +44,18 @@ std::shared_ptr<const Model> load(const char* file) {
   return model ? *model : nullptr;
 }
 
-TEST(CudaChunkInputs, PacksRowsPositionsAndBlockTablesOfEverySpan) {
+// Chunks of up to 8 rows, 2 slots of 64 positions in blocks of 16.
+ForwardPlan small_plan() {
   ForwardPlan plan;
   plan.max_batch = 8;
   plan.n_slots = 2;
   plan.n_ctx = 64;
   plan.kv.block_size = 16;
+  return plan;
+}
+
+TEST(CudaChunkInputs, PacksRowsPositionsAndBlockTablesOfEverySpan) {
+  const ForwardPlan plan = small_plan();
   const ChunkInputLayout layout = ChunkInputLayout::for_plan(plan);
   EXPECT_EQ(layout.table_capacity, 2 * 2 * 4);
   const std::vector<BlockId> a_blocks = {5, 2}, b_blocks = {7};
@@ -82,11 +88,7 @@ TEST(CudaChunkInputs, PacksRowsPositionsAndBlockTablesOfEverySpan) {
 // With a window pool the spans' window tables follow all their main tables, and each row points
 // at its span's (entries the window let go of stay kNoBlock).
 TEST(CudaChunkInputs, PacksWindowTablesAfterTheMainOnes) {
-  ForwardPlan plan;
-  plan.max_batch = 8;
-  plan.n_slots = 2;
-  plan.n_ctx = 64;
-  plan.kv.block_size = 16;
+  ForwardPlan plan = small_plan();
   plan.kv.n_layer = 2;
   plan.kv.window_layer = {1, 0};
   plan.kv.window_blocks = 6;

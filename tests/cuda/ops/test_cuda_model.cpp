@@ -108,14 +108,23 @@ INSTANTIATE_TEST_SUITE_P(
 // The architectures of 2025-2026 against the 2026 reference (tests/support/reference_2026.h).
 class CudaReference2026 : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(CudaReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
-  auto ref = testing::load_reference_2026(GetParam());
+// The reference `name` on the emulated device with `options`; with_window_pool: its window
+// layers must have their own pool.
+void expect_cuda_matches_reference(const char* name, const ForwardOptions& options, bool with_window_pool) {
+  auto ref = testing::load_reference_2026(name);
   ASSERT_TRUE(ref) << ref.message();
   auto model = Model::load(ref->model_path);
   ASSERT_TRUE(model) << model.message();
-  auto gpu = cuda_forward(*model, small_forward(256));
+  auto gpu = cuda_forward(*model, options);
   ASSERT_TRUE(gpu) << gpu.message();
+  if (with_window_pool) {
+    ASSERT_TRUE((*gpu)->plan().kv.has_window_pool());
+  }
   testing::expect_matches_reference_2026(**gpu, *ref);
+}
+
+TEST_P(CudaReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
+  expect_cuda_matches_reference(GetParam(), small_forward(256), false);
 }
 
 INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CudaReference2026, ::testing::ValuesIn(testing::kGpuReferences2026),
@@ -125,16 +134,7 @@ INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CudaReference2026, ::testing::ValuesIn(te
 // (the window tables with the entries they let go of), and still give the reference's steps.
 class CudaWindowPool : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(CudaWindowPool, MatchesTheReference) {
-  auto ref = testing::load_reference_2026(GetParam());
-  ASSERT_TRUE(ref) << ref.message();
-  auto model = Model::load(ref->model_path);
-  ASSERT_TRUE(model) << model.message();
-  auto gpu = cuda_forward(*model, small_forward(256, 4));
-  ASSERT_TRUE(gpu) << gpu.message();
-  ASSERT_TRUE((*gpu)->plan().kv.has_window_pool());
-  testing::expect_matches_reference_2026(**gpu, *ref);
-}
+TEST_P(CudaWindowPool, MatchesTheReference) { expect_cuda_matches_reference(GetParam(), small_forward(256, 4), true); }
 
 INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CudaWindowPool, ::testing::Values("gemma3-tiny-f32", "gpt-oss-tiny-f32-seed7"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
