@@ -21,6 +21,7 @@
 #include "engine/core/status.h"
 #include "engine/kv/block_table.h"
 #include "engine/kv/kv_layout.h"
+#include "engine/kv/recurrent_layout.h"
 #include "engine/metrics/op_profile.h"
 #include "engine/model/activation_plan.h"
 #include "engine/model/model_config.h"
@@ -43,6 +44,7 @@ struct ForwardPlan {
   // The KV pools: K and V types, kv.n_blocks blocks of kv.block_size rows per layer of the main
   // pool, kv.window_blocks per layer of the window pool.
   KvLayout kv;
+  RecurrentLayout recurrent;  // a hybrid model's states per slot; empty for every other model
   ActivationPlan acts;  // every Act's shape, and the CPU's working memory
   kernels::RopeParams rope;  // freq_factors points into the model's weights (or is null)
   // The sliding-window layers' RoPE when the model gives them their own (has_swa_rope); else rope.
@@ -97,7 +99,7 @@ struct Chunk {
 struct DeviceNeeds {
   uint64_t memory_bytes = 0;  // the device's memory; 0 when the backend runs in host memory
   uint64_t weight_bytes = 0;  // the weights as the device would hold them
-  uint64_t kv_bytes = 0;
+  uint64_t kv_bytes = 0;  // the KV cache and the recurrent states
   uint64_t scratch_bytes = 0;
 };
 
@@ -124,6 +126,12 @@ struct AttentionShape {
 };
 
 using Feeds = std::span<const WeightMatrix* const>;
+
+// A Gated DeltaNet layer's per-head vectors (engine/model/model_config.h DeltaNetShape).
+struct DeltaNetWeights {
+  const WeightVector* dt = nullptr;  // [n_v_heads] the decay's bias (ssm_dt.bias)
+  const WeightVector* a = nullptr;   // [n_v_heads] the decay's negative rate (ssm_a: -exp(A_log))
+};
 
 // The rows an expert product reads: one per token (shared by its k choices), or one per route.
 enum class ExpertInput { PerToken, PerRoute };
@@ -211,6 +219,19 @@ class BackendOps {
   // FfnOut[t] = sum over t's choices, in ascending expert id, of weight * ExpertOut[t * k + j];
   // with shared_gate: += sigmoid(shared_gate . H[t]) * SharedOut[t].
   virtual Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) = 0;
+
+  // --- A hybrid model's Gated DeltaNet layers (ModelConfig::delta_net, plan.recurrent): each
+  // span's rows in order, from its slot's state in `layer` (a zero state for a span starting at
+  // position 0), which the op leaves at the span's last row. Several spans of one slot in a
+  // chunk follow each other.
+  // Conv[t] = silu(sum_j kernel[c][j] * in[t - (K-1) + j][c]) per channel c, the rows before
+  // the span's first coming from the state; kernel: F32 [channels] x [K] (ssm_conv1d).
+  virtual Status ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) = 0;
+  // Attn[t] ([n_v_heads * head_dim]) = the DeltaNet recurrence over Conv's q, k, v (l2-normalized
+  // q and k, eps rms_eps), with decay g = softplus(Alpha[t] + dt) * a and beta = sigmoid(Beta[t])
+  // per value head. A backend may run a span's rows chunk-wise (the chunked form) or one by one:
+  // the same within float rounding.
+  virtual Status delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) = 0;
 
   // --- The KV cache, outside a chunk.
   // For each copy, rows [0, rows) of block `from` into block `to` of `pool`, in the K and V of

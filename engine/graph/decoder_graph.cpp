@@ -32,7 +32,7 @@ Status DecoderGraph::run(const Chunk& chunk, std::span<const int32_t> tokens) {
   const int64_t n_layers = chunk.n_layers > 0 ? chunk.n_layers : config_.n_layer;
   for (int64_t il = 0; il < n_layers; ++il) {
     const LayerWeights& l = w.layers[static_cast<size_t>(il)];
-    INFERSCOPE_RETURN_IF_ERROR(attention_block(l, il, chunk));
+    INFERSCOPE_RETURN_IF_ERROR(config_.is_recurrent(il) ? delta_net_block(l, il, chunk) : attention_block(l, il, chunk));
     INFERSCOPE_RETURN_IF_ERROR(ffn_block(l, il, chunk.n));
   }
   return chunk.n_logits > 0 ? output(chunk) : Status::ok();
@@ -43,13 +43,16 @@ Status DecoderGraph::run(const Chunk& chunk, std::span<const int32_t> tokens) {
 // of Q and of K (olmo2: one row of the norm's width per token), where the model has it.
 Status DecoderGraph::attention_block(const LayerWeights& l, int64_t il, const Chunk& chunk) {
   const int64_t n = chunk.n;
-  const WeightMatrix* qkv[] = {&l.wq, &l.wk, &l.wv};
+  const bool gated = l.wq_gate.present();
+  const WeightMatrix* qkv[] = {&l.wq, &l.wk, &l.wv, &l.wq_gate};
   if (l.attn_norm.present()) {
-    INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, 0, l.attn_norm, Act::H, n, qkv, at(OpKind::Norm, il)));
+    INFERSCOPE_RETURN_IF_ERROR(
+        ops_.rms_norm(Act::X, 0, l.attn_norm, Act::H, n, std::span(qkv).first(gated ? 4 : 3), at(OpKind::Norm, il)));
   }
   const Act input = l.attn_norm.present() ? Act::H : Act::X;
-  const MatmulOutput projections[] = {{&l.wq, Act::Q}, {&l.wk, Act::K}, {&l.wv, Act::V}};
-  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(projections, input, n, at(OpKind::Matmul, il)));
+  const MatmulOutput projections[] = {{&l.wq, Act::Q}, {&l.wk, Act::K}, {&l.wv, Act::V}, {&l.wq_gate, Act::Gate}};
+  INFERSCOPE_RETURN_IF_ERROR(
+      ops_.matmul(std::span(projections).first(gated ? 4 : 3), input, n, at(OpKind::Matmul, il)));
   for (auto [bias, act] : {std::pair{&l.bq, Act::Q}, {&l.bk, Act::K}, {&l.bv, Act::V}}) {
     if (bias->present()) INFERSCOPE_RETURN_IF_ERROR(ops_.add_bias(act, *bias, n, at(OpKind::Bias, il)));
   }
@@ -63,13 +66,41 @@ Status DecoderGraph::attention_block(const LayerWeights& l, int64_t il, const Ch
   if (rope != LayerRope::None) INFERSCOPE_RETURN_IF_ERROR(ops_.rope(chunk, rope, at(OpKind::Rope, il)));
   INFERSCOPE_RETURN_IF_ERROR(ops_.kv_store(il, chunk, at(OpKind::KvStore, il)));
   const WeightMatrix* wo[] = {&l.wo};
-  INFERSCOPE_RETURN_IF_ERROR(ops_.attention(il, chunk, attention_shape(il), wo, at(OpKind::Attention, il)));
+  INFERSCOPE_RETURN_IF_ERROR(
+      ops_.attention(il, chunk, attention_shape(il), gated ? Feeds() : Feeds(wo), at(OpKind::Attention, il)));
+  if (gated) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_.glu(FfnActivation::Sigmoid, Act::Gate, Act::Attn, n, config_.n_embd_q(), wo,
+                                        at(OpKind::Attention, il)));
+  }
   const MatmulOutput out[] = {{&l.wo, Act::H}};
-  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(out, Act::Attn, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(out, gated ? Act::Gate : Act::Attn, n, at(OpKind::Matmul, il)));
   if (l.bo.present()) INFERSCOPE_RETURN_IF_ERROR(ops_.add_bias(Act::H, l.bo, n, at(OpKind::Bias, il)));
   if (l.attn_post_norm.present()) {
     INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::H, 0, l.attn_post_norm, Act::H, n, {}, at(OpKind::Norm, il)));
   }
+  return ops_.add(Act::X, Act::H, n, config_.n_embd, at(OpKind::Add, il));
+}
+
+// x += silu(h Wz) * rms_norm(delta_net(silu(conv(h Wqkv)))) Wout, h = rms_norm(x): the Gated
+// DeltaNet's q, k and v convolved together, the recurrence per value head from the slot's
+// state, each head's output normalized and gated.
+Status DecoderGraph::delta_net_block(const LayerWeights& l, int64_t il, const Chunk& chunk) {
+  const int64_t n = chunk.n;
+  const DeltaNetShape& d = config_.delta_net;
+  const WeightMatrix* inputs[] = {&l.ssm_qkv, &l.ssm_z, &l.ssm_alpha, &l.ssm_beta};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, 0, l.attn_norm, Act::H, n, inputs, at(OpKind::Norm, il)));
+  const MatmulOutput projections[] = {
+      {&l.ssm_qkv, Act::Conv}, {&l.ssm_z, Act::Gate}, {&l.ssm_alpha, Act::Alpha}, {&l.ssm_beta, Act::Beta}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(projections, Act::H, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.ssm_conv(il, chunk, l.ssm_conv1d, at(OpKind::Recurrent, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.delta_net(il, chunk, {&l.ssm_dt, &l.ssm_a}, at(OpKind::Recurrent, il)));
+  INFERSCOPE_RETURN_IF_ERROR(
+      ops_.rms_norm(Act::Attn, 0, l.ssm_norm, Act::Attn, n * d.n_v_heads, {}, at(OpKind::Norm, il)));
+  const WeightMatrix* out_feeds[] = {&l.ssm_out};
+  INFERSCOPE_RETURN_IF_ERROR(
+      ops_.glu(FfnActivation::Silu, Act::Gate, Act::Attn, n, d.value_dim(), out_feeds, at(OpKind::Recurrent, il)));
+  const MatmulOutput out[] = {{&l.ssm_out, Act::H}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(out, Act::Gate, n, at(OpKind::Matmul, il)));
   return ops_.add(Act::X, Act::H, n, config_.n_embd, at(OpKind::Add, il));
 }
 

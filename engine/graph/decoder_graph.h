@@ -14,6 +14,10 @@
 //                                                      shared expert: qwen2moe)
 //   logits = rms_norm(x) Wout                          gemma2: soft-capped
 //
+// Hybrid models (qwen35) replace attention on their recurrent layers by a Gated DeltaNet
+// (ModelConfig::delta_net): x += silu(x Wz) * rms_norm(delta_net(conv(h Wqkv))) Wout, and gate
+// the other layers' attention output by sigmoid(h Wq_gate).
+//
 // An architecture's differences are the ModelConfig switches and the optional tensors read in
 // decoder_graph.cpp, and nowhere else. A self-draft's chunk (Chunk::n_layers) stops after its
 // first layers; with GraphOptions::hidden_states the output is rms_norm(x) itself.
@@ -32,6 +36,7 @@ class DecoderGraph : public ChunkGraph {
 
  private:
   Status attention_block(const LayerWeights& l, int64_t il, const Chunk& chunk);
+  Status delta_net_block(const LayerWeights& l, int64_t il, const Chunk& chunk);
   Status ffn_block(const LayerWeights& l, int64_t il, int64_t n);
   Status glu_ffn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, Act in, Act out,
                  int64_t il, int64_t n);

@@ -15,7 +15,8 @@ Result<KvType> parse_kv_type_name(const std::string& name) {
 
 KvLayout KvLayout::for_model(const KvRowShape& rows, int64_t n_ctx, int n_slots, KvTypes types, int32_t block_size,
                              int64_t max_batch, bool with_window_pool) {
-  KvLayout kv{types, rows.n_layer, rows.n_embd_kv, block_size, n_slots * blocks_for(n_ctx, block_size), {}, 0};
+  KvLayout kv{types, rows.n_layer, rows.n_embd_kv, block_size, n_slots * blocks_for(n_ctx, block_size), {}, 0,
+              rows.recurrent_layer};
   if (!with_window_pool || rows.window <= 0 || rows.window_layer.empty()) return kv;
   const int64_t window_blocks = (n_slots + 1) * window_blocks_per_slot(rows.window, max_batch, block_size);
   if (window_blocks >= kv.n_blocks) return kv;
@@ -25,11 +26,9 @@ KvLayout KvLayout::for_model(const KvRowShape& rows, int64_t n_ctx, int n_slots,
 }
 
 int64_t KvLayout::layers_in(KvPool pool) const {
-  int64_t window = 0;
-  if (has_window_pool()) {
-    for (uint8_t w : window_layer) window += w;
-  }
-  return pool == KvPool::Window ? window : n_layer - window;
+  int64_t count = 0;
+  for (int64_t l = 0; l < n_layer; ++l) count += pool_of(l) == pool ? 1 : 0;
+  return count;
 }
 
 Status check_kv_types(const KvRowShape& rows, KvTypes types) {

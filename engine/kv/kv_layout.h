@@ -37,18 +37,21 @@ Result<KvType> parse_kv_type_name(const std::string& name);
 constexpr int32_t kDefaultKvBlockSize = 16;
 
 // What a model stores per position: a K and a V row of n_embd_kv values (all KV heads) in each
-// of n_layer layers (ModelConfig::kv_rows()). Sliding-window layers (window_layer[l] == 1) see
-// only the last `window` positions.
+// of n_layer layers (ModelConfig::kv_rows()), but for its recurrent layers (recurrent_layer[l]
+// == 1: a hybrid model's Gated DeltaNet layers, whose memory is a state per sequence,
+// engine/kv/recurrent_layout.h). Sliding-window layers (window_layer[l] == 1) see only the last
+// `window` positions.
 struct KvRowShape {
   int64_t n_layer = 0;
   int64_t n_embd_kv = 0;
   std::vector<uint8_t> window_layer;  // per layer; empty: no sliding-window layer
   int64_t window = 0;
+  std::vector<uint8_t> recurrent_layer;  // per layer; empty: every layer keeps KV rows
 };
 
-// The two pools of blocks: every layer's rows live in the main one, but for the sliding-window
-// layers when the layout gives them a window pool.
-enum class KvPool { Main, Window };
+// The pools of blocks: every layer's rows live in the main one, but for the sliding-window
+// layers when the layout gives them a window pool; a recurrent layer has none (KvPool::None).
+enum class KvPool { Main, Window, None };
 
 struct KvLayout {
   KvTypes types;
@@ -61,6 +64,7 @@ struct KvLayout {
   // sees any more). window_blocks == 0: no window pool, every layer in the main pool.
   std::vector<uint8_t> window_layer;  // per layer: 1 when its rows are in the window pool
   int64_t window_blocks = 0;
+  std::vector<uint8_t> recurrent_layer;  // per layer: 1 when it keeps no rows; empty: none such
 
   // The pools that hold n_slots whole contexts of n_ctx positions in chunks of up to max_batch
   // rows; with with_window_pool, the sliding-window layers' pool holds each slot's window, the
@@ -78,9 +82,12 @@ struct KvLayout {
 
   bool has_window_pool() const { return window_blocks > 0; }
   KvPool pool_of(int64_t layer) const {
+    if (!recurrent_layer.empty() && recurrent_layer[static_cast<size_t>(layer)]) return KvPool::None;
     return has_window_pool() && window_layer[static_cast<size_t>(layer)] ? KvPool::Window : KvPool::Main;
   }
-  int64_t blocks_in(KvPool pool) const { return pool == KvPool::Window ? window_blocks : n_blocks; }
+  int64_t blocks_in(KvPool pool) const {
+    return pool == KvPool::Window ? window_blocks : pool == KvPool::Main ? n_blocks : 0;
+  }
   int64_t layers_in(KvPool pool) const;
   int64_t rows() const { return n_blocks * block_size; }  // rows per layer of the main pool
   int64_t rows_of_layer(int64_t layer) const { return blocks_in(pool_of(layer)) * block_size; }

@@ -11,12 +11,13 @@ namespace inferscope {
 
 // What an op does, as the profiler names it: embedding rows, a norm, a matrix product, a bias
 // added, RoPE, storing K and V, attention, an FFN activation (GLU), MoE routing and combining,
-// a residual add, the output head's own steps.
-enum class OpKind { Embed, Norm, Matmul, Bias, Rope, KvStore, Attention, Ffn, Moe, Add, Output, Count };
+// a residual add, the output head's own steps, a recurrent layer's convolution and recurrence
+// (Gated DeltaNet).
+enum class OpKind { Embed, Norm, Matmul, Bias, Rope, KvStore, Attention, Ffn, Moe, Add, Output, Recurrent, Count };
 
 inline const char* op_kind_name(OpKind k) {
   constexpr const char* kNames[] = {"embed",     "norm",    "matmul",    "bias", "rope",  "kv-store",
-                                    "attention", "ffn-act", "moe-route", "add",  "output"};
+                                    "attention", "ffn-act", "moe-route", "add",  "output",  "recurrent"};
   static_assert(std::size(kNames) == static_cast<size_t>(OpKind::Count));
   return kNames[static_cast<int>(k)];
 }

@@ -22,7 +22,12 @@ ActivationPlan ActivationPlan::for_model(const ModelConfig& c, int64_t n_ctx, in
   p.routes = c.is_moe() ? B * c.n_expert_used : 0;
   const auto set = [&](Act a, int64_t rows, int64_t width) { p.acts[static_cast<size_t>(a)] = {width > 0 ? rows : 0, width}; };
   for (Act a : {Act::X, Act::H, Act::FfnOut}) set(a, B, E);
-  for (Act a : {Act::Q, Act::Attn}) set(a, B, c.n_embd_q());
+  const DeltaNetShape& d = c.delta_net;
+  set(Act::Q, B, c.n_embd_q());
+  set(Act::Attn, B, std::max(c.n_embd_q(), d.value_dim()));
+  set(Act::Gate, B, c.has_attn_gate || c.is_hybrid() ? std::max(c.n_embd_q(), d.value_dim()) : 0);
+  set(Act::Conv, B, d.channels());
+  for (Act a : {Act::Alpha, Act::Beta}) set(a, B, d.n_v_heads);
   for (Act a : {Act::K, Act::V}) set(a, B, c.n_embd_kv());
   for (Act a : {Act::FfnA, Act::FfnB}) set(a, B, F);
   set(Act::Router, B, c.is_moe() ? c.n_expert : 0);
@@ -36,7 +41,7 @@ ActivationPlan ActivationPlan::for_model(const ModelConfig& c, int64_t n_ctx, in
   size_t packed = 0;
   for (kernels::GgmlType t : {kernels::GgmlType::F32, kernels::GgmlType::F16, kernels::GgmlType::BF16,
                               kernels::GgmlType::Q8_0, kernels::GgmlType::Q4_0}) {
-    for (int64_t k : {E, c.n_embd_q(), F, c.n_ff_expert}) {
+    for (int64_t k : {E, c.n_embd_q(), F, c.n_ff_expert, d.value_dim()}) {
       if (k > 0) packed = std::max(packed, kernels::packed_activation_bytes(t, k, B));
     }
   }
@@ -46,7 +51,7 @@ ActivationPlan ActivationPlan::for_model(const ModelConfig& c, int64_t n_ctx, in
 
 int64_t ActivationPlan::product_input_width() const {
   int64_t widest = 0;
-  for (Act a : {Act::X, Act::H, Act::Attn, Act::FfnA, Act::ExpertA}) widest = std::max(widest, (*this)[a].width);
+  for (Act a : {Act::X, Act::H, Act::Attn, Act::Gate, Act::FfnA, Act::ExpertA}) widest = std::max(widest, (*this)[a].width);
   return widest;
 }
 
@@ -60,7 +65,7 @@ uint64_t ActivationPlan::activation_bytes() const {
 
 uint64_t ActivationPlan::host_bytes() const {
   const int64_t floats = scores + 2 * rope + expert_rows + routes;  // routes: the choices' weights
-  return activation_bytes() + static_cast<uint64_t>(floats) * sizeof(float) + 3 * packed_region +
+  return activation_bytes() + static_cast<uint64_t>(floats) * sizeof(float) + kPackedRegions * packed_region +
          static_cast<uint64_t>(routes) * sizeof(int32_t) + static_cast<uint64_t>(batch) * sizeof(int64_t);
 }
 

@@ -20,7 +20,11 @@ enum class Act {
   H,          // [batch][n_embd] a normalized copy, or a block's output before the residual add
   Q,          // [batch][n_embd_q]
   K, V,       // [batch][n_embd_kv] this chunk's new keys and values
-  Attn,       // [batch][n_embd_q] attention output
+  Attn,       // [batch][max(n_embd_q, DeltaNet value_dim)] attention's (or DeltaNet's) output
+  Gate,       // [batch][max(n_embd_q, value_dim)] qwen35: attention's output gate, DeltaNet's z
+  Conv,       // [batch][DeltaNet channels] q, k, v before and after the convolution
+  Alpha,      // [batch][DeltaNet n_v_heads] the decay's and the update's logits per value head
+  Beta,
   FfnA, FfnB, // [batch][ffn width] the dense FFN's (or the shared expert's) gate and up
               // projections; FfnA also holds the GLU's output
   FfnOut,     // [batch][n_embd]
@@ -39,13 +43,17 @@ struct ActShape {
   int64_t floats() const { return rows * width; }
 };
 
+// Products sharing one input at most (BackendOps::matmul: qwen35's DeltaNet projections are
+// four), each with a region for the input packed for its weight type.
+inline constexpr int kPackedRegions = 4;
+
 struct ActivationPlan {
   int64_t batch = 0;   // rows of a chunk at most
   int64_t routes = 0;  // batch * n_expert_used: the (token, choice) pairs of a MoE layer; 0 when dense
   std::array<ActShape, kActCount> acts{};
   // The CPU backend's working memory besides the activations: attention scores (floats, for
   // all threads), RoPE cos and sin tables (floats each), the rows routed to one expert gathered
-  // (floats: its input and two outputs) and packed activations (three regions of packed_region
+  // (floats: its input and two outputs) and packed activations (kPackedRegions regions of packed_region
   // bytes).
   int64_t scores = 0, rope = 0, expert_rows = 0;
   size_t packed_region = 0;

@@ -26,6 +26,9 @@ constexpr ArchEntry kArchitectures[] = {
     {"gpt-oss", Architecture::GptOss, RopeLayout::Neox},
     {"mistral3", Architecture::Mistral3, RopeLayout::Normal},
     {"olmo2", Architecture::Olmo2, RopeLayout::Neox},
+    // Qwen3.5's RoPE is llama.cpp's IMROPE, whose sections rotate a text token's equal
+    // positions exactly as NEOX does: text only here.
+    {"qwen35", Architecture::Qwen35, RopeLayout::Neox},
     {"bert", Architecture::Bert, RopeLayout::Normal},
 };
 
@@ -233,6 +236,49 @@ Status read_olmo2_options(const gguf::File& f, const std::string& a, ModelConfig
   return read_swa_rope(f, a, c, c.rope_freq_base);
 }
 
+// Qwen3.5 (llama.cpp's qwen35): Gated DeltaNet layers (DeltaNetShape) with full-attention ones
+// every full_attention_interval-th layer (default 4: layers 3, 7, ...), those with per-head
+// q/k norms, partial RoPE (rope.dimension_sections: text positions only) and a gated output.
+// block_count counts the multi-token-prediction layers (nextn_predict_layers) after the others.
+Status read_qwen35_options(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  c.has_qk_norm = true;
+  c.has_attn_gate = true;
+  TRY_ASSIGN(c.n_nextn, f.get_int_or(a + "nextn_predict_layers", 0));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "nextn_predict_layers", c.n_nextn, 0, c.n_layer - 1));
+  c.n_layer -= c.n_nextn;
+  DeltaNetShape& d = c.delta_net;
+  int64_t inner = 0;
+  TRY_ASSIGN(d.conv_kernel, f.get_int(a + "ssm.conv_kernel"));
+  TRY_ASSIGN(inner, f.get_int(a + "ssm.inner_size"));
+  TRY_ASSIGN(d.head_dim, f.get_int(a + "ssm.state_size"));
+  TRY_ASSIGN(d.n_v_heads, f.get_int(a + "ssm.time_step_rank"));
+  TRY_ASSIGN(d.n_k_heads, f.get_int(a + "ssm.group_count"));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "ssm.conv_kernel", d.conv_kernel, 2, 16));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "ssm.state_size", d.head_dim, 1, 1024));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "ssm.group_count", d.n_k_heads, 1, 1024));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "ssm.time_step_rank", d.n_v_heads, d.n_k_heads, 1024));
+  if (d.n_v_heads % d.n_k_heads != 0 || inner != d.value_dim()) {
+    return Status::error(f.error_prefix() + "the DeltaNet value heads (ssm.time_step_rank " +
+                         std::to_string(d.n_v_heads) + ") must be a multiple of its key heads (ssm.group_count " +
+                         std::to_string(d.n_k_heads) + ") and ssm.inner_size (" + std::to_string(inner) +
+                         ") their total size, value heads x ssm.state_size");
+  }
+  if (f.find(a + "attention.recurrent_layers") != nullptr) {
+    std::vector<int64_t> flags;
+    TRY_ASSIGN(flags, f.get_int_array(a + "attention.recurrent_layers"));
+    if (static_cast<int64_t>(flags.size()) < c.n_layer) {
+      return Status::error(f.error_prefix() + "attention.recurrent_layers has fewer entries than layers");
+    }
+    for (int64_t l = 0; l < c.n_layer; ++l) c.recurrent_layer.push_back(flags[static_cast<size_t>(l)] != 0 ? 1 : 0);
+  } else {
+    int64_t interval = 0;
+    TRY_ASSIGN(interval, f.get_int_or(a + "full_attention_interval", 4));
+    INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "full_attention_interval", interval, 1, 1024));
+    for (int64_t l = 0; l < c.n_layer; ++l) c.recurrent_layer.push_back((l + 1) % interval != 0 ? 1 : 0);
+  }
+  return Status::ok();
+}
+
 // Gemma: scaled embeddings, GeGLU, and for gemma2 post-norms, soft-capping and a sliding window
 // on even layers; gemma3 above. Phi3: a sliding window on every layer when the file has one.
 // SmolLM3: no RoPE on every 4th layer.
@@ -244,6 +290,7 @@ Status read_architecture_options(const gguf::File& f, const std::string& a, Mode
   if (c.arch == Architecture::Gemma3) return read_gemma3_options(f, a, c);
   if (c.arch == Architecture::GptOss) return read_gpt_oss_options(f, a, c);
   if (c.arch == Architecture::Olmo2) return read_olmo2_options(f, a, c);
+  if (c.arch == Architecture::Qwen35) return read_qwen35_options(f, a, c);
   if (c.arch == Architecture::Mistral3) {
     // Ministral 3's attention temperature over original_context_length positions (llama.cpp's
     // n_attn_temp_floor_scale); every value of a head must rotate for the rope op to scale it.
@@ -318,6 +365,7 @@ const char* ffn_activation_name(FfnActivation activation) {
     case FfnActivation::Silu: return "swiglu";
     case FfnActivation::GeluTanh: return "geglu";
     case FfnActivation::SwigluOai: return "swiglu-oai";
+    case FfnActivation::Sigmoid: return "sigmoid-gate";
   }
   return "?";
 }
@@ -333,11 +381,12 @@ const char* rope_scaling_name(RopeScaling scaling) {
 }
 
 const char* supported_architectures() {
-  return "llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, gpt-oss, mistral3, bert";
+  return "llama, qwen2, qwen2moe, qwen3, qwen3moe, qwen35, phi3, gemma, gemma2, gemma3, smollm3, gpt-oss, mistral3, "
+         "olmo2, bert";
 }
 
 KvRowShape ModelConfig::kv_rows() const {
-  KvRowShape rows{n_layer, n_embd_kv(), {}, 0};
+  KvRowShape rows{n_layer, n_embd_kv(), {}, 0, recurrent_layer};
   if (n_swa <= 0 || !causal) return rows;
   rows.window = n_swa;
   for (int64_t l = 0; l < n_layer; ++l) rows.window_layer.push_back(uses_sliding_window(l) ? 1 : 0);

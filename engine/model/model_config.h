@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/core/status.h"
 #include "engine/gguf/gguf_file.h"
@@ -13,7 +14,7 @@
 namespace inferscope {
 
 enum class Architecture {
-  Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Mistral3, Olmo2, Bert
+  Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Mistral3, Olmo2, Qwen35, Bert
 };
 
 // NORM rotates adjacent pairs (2i, 2i+1); NEOX rotates (i, i + n_rot/2). Fixed per architecture.
@@ -31,7 +32,8 @@ enum class ExpertGating { None, SoftmaxTopKRenormalized, SoftmaxTopK };
 // The gated FFN's activation: down(act(gate x) * up x). Gemma uses gelu (tanh approximation);
 // gpt-oss a clamped SwiGLU, down(g sigmoid(1.702 g) (u + 1)) with g = min(gate x, 7) and
 // u = clamp(up x, -7, 7) (kernels/cpu/ops.h swiglu_oai).
-enum class FfnActivation { Silu, GeluTanh, SwigluOai };
+// Sigmoid: a gate rather than an FFN, sigmoid(gate) * x (qwen35's gated attention output).
+enum class FfnActivation { Silu, GeluTanh, SwigluOai, Sigmoid };
 
 // How an encoder's token states become one embedding (`<arch>.pooling_type`, llama.cpp's
 // numbering): the mean of the rows, the first row ([CLS]) or the last row.
@@ -40,6 +42,28 @@ enum class Pooling { None = 0, Mean = 1, Cls = 2, Last = 3 };
 // How a layer rotates its queries and keys: with the model's RoPE, with the sliding-window
 // layers' own (gemma3: another base, no scaling), or not at all (smollm3's every 4th layer).
 enum class LayerRope { Full, SlidingWindow, None };
+
+// A Gated DeltaNet layer's shape (qwen35: llama.cpp's ssm.* keys). Its token mixer is linear
+// attention with a fixed-size state per sequence instead of KV rows per position:
+//   [q k v] = silu(causal_conv(x W_qkv)),  q, k l2-normalized per head,
+//   per value head h:  S_h = exp(g) S_h,  S_h += beta (v - S_h k) k^T,  o = S_h q / sqrt(head_dim)
+// (S_h is [head_dim values][head_dim keys]; g = softplus(x W_alpha + dt) * a < 0 the decay,
+// beta = sigmoid(x W_beta)), then rms_norm(o) * silu(x W_z) and the output projection. Value
+// head h reads key head h % n_k_heads (llama.cpp's tiling).
+struct DeltaNetShape {
+  int64_t conv_kernel = 0;  // ssm.conv_kernel: the convolution's taps (4)
+  int64_t n_k_heads = 0;    // ssm.group_count
+  int64_t n_v_heads = 0;    // ssm.time_step_rank
+  int64_t head_dim = 0;     // ssm.state_size: every key and value head's size
+
+  int64_t key_dim() const { return head_dim * n_k_heads; }
+  int64_t value_dim() const { return head_dim * n_v_heads; }
+  // The convolved channels: q, k and v of every head.
+  int64_t channels() const { return 2 * key_dim() + value_dim(); }
+  // A sequence's state in one layer: the convolution's last inputs and the heads' matrices.
+  int64_t conv_floats() const { return (conv_kernel - 1) * channels(); }
+  int64_t matrix_floats() const { return n_v_heads * head_dim * head_dim; }
+};
 
 struct ModelConfig {
   std::string arch_name;  // general.architecture
@@ -116,6 +140,20 @@ struct ModelConfig {
   Pooling pooling = Pooling::None;
   int64_t n_token_types = 0;
 
+  // Hybrid models (qwen35): per layer, 1 for a Gated DeltaNet layer (a recurrent state, no KV
+  // rows), 0 for a full-attention one; empty for every other model.
+  std::vector<uint8_t> recurrent_layer;
+  DeltaNetShape delta_net;
+  // qwen35: the Q projection gives each head's queries and an output gate, attention's output
+  // times sigmoid(gate) (the file interleaves them per head; ModelWeights splits them).
+  bool has_attn_gate = false;
+  // Multi-token-prediction layers after the n_layer (nextn_predict_layers): not run yet.
+  int64_t n_nextn = 0;
+
+  bool is_hybrid() const { return !recurrent_layer.empty(); }
+  bool is_recurrent(int64_t layer) const {
+    return is_hybrid() && recurrent_layer[static_cast<size_t>(layer)] != 0;
+  }
   int64_t n_embd_kv() const { return head_dim * n_head_kv; }
   // The K and V rows each position stores (the KV cache's shape).
   KvRowShape kv_rows() const;

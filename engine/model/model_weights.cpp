@@ -2,6 +2,7 @@
 #include "engine/model/model_weights.h"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "kernels/cpu/dequantize.h"
@@ -61,6 +62,19 @@ class Binder {
     *out = WeightVector{copy.get(), size};
     weights_.converted.push_back(std::move(copy));
     return Status::ok();
+  }
+
+  // A copy of `m` whose rows are reordered by `source_row` (row r of the copy is row
+  // source_row(r) of m), in memory the weights own.
+  WeightMatrix reordered_rows(const WeightMatrix& m, const std::function<int64_t(int64_t)>& source_row) {
+    auto bytes = std::make_unique<uint8_t[]>(static_cast<size_t>(m.rows * m.row_bytes));
+    for (int64_t r = 0; r < m.rows; ++r) {
+      std::memcpy(bytes.get() + r * m.row_bytes, m.row(source_row(r)), static_cast<size_t>(m.row_bytes));
+    }
+    WeightMatrix copy = m;
+    copy.data = bytes.get();
+    weights_.reblocked.push_back(std::move(bytes));
+    return copy;
   }
 
  private:
@@ -150,9 +164,63 @@ Status bind_encoder_layer(Binder& b, const ModelConfig& c, const std::string& p,
 
 Status bind_expert_layer(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& l);
 
+// qwen35's full-attention layer: attn_q gives per head head_dim query rows then head_dim gate
+// rows, reordered here into every query row then every gate row; per-head q/k norms; the FFN's
+// norm is named post_attention_norm.
+Status bind_gated_attention(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& l) {
+  const int64_t E = c.n_embd, Q = c.n_embd_q(), KV = c.n_embd_kv(), hd = c.head_dim;
+  const Need r = Need::Required;
+  WeightMatrix q_gate;
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_q.weight", E, 2 * Q, 1, r, &q_gate));
+  const WeightMatrix split = b.reordered_rows(q_gate, [&](int64_t row) {
+    const int64_t part = row / Q, head = row % Q / hd;  // part 0: query rows, 1: gate rows
+    return (2 * head + part) * hd + row % hd;
+  });
+  l.wq = split.row_slice(0, Q);
+  l.wq_gate = split.row_slice(Q, Q);
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_k.weight", E, KV, 1, r, &l.wk));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_v.weight", E, KV, 1, r, &l.wv));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_output.weight", Q, E, 1, r, &l.wo));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_q_norm.weight", hd, r, &l.attn_q_norm));
+  return b.vector(p + "attn_k_norm.weight", hd, r, &l.attn_k_norm);
+}
+
+// qwen35's Gated DeltaNet layer (ModelConfig::delta_net).
+Status bind_delta_net(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& l) {
+  const DeltaNetShape& d = c.delta_net;
+  const int64_t E = c.n_embd, H = d.n_v_heads;
+  const Need r = Need::Required;
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_qkv.weight", E, d.channels(), 1, r, &l.ssm_qkv));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_gate.weight", E, d.value_dim(), 1, r, &l.ssm_z));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_alpha.weight", E, H, 1, r, &l.ssm_alpha));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_beta.weight", E, H, 1, r, &l.ssm_beta));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_conv1d.weight", d.conv_kernel, d.channels(), 1, r, &l.ssm_conv1d));
+  if (l.ssm_conv1d.type != kernels::GgmlType::F32) {
+    return Status::error(b.file().error_prefix() + "tensor '" + p + "ssm_conv1d.weight' must be F32");
+  }
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ssm_dt.bias", H, r, &l.ssm_dt));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ssm_a", H, r, &l.ssm_a));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ssm_norm.weight", d.head_dim, r, &l.ssm_norm));
+  return b.matrix(p + "ssm_out.weight", d.value_dim(), E, 1, r, &l.ssm_out);
+}
+
+// qwen35: a DeltaNet or a gated attention layer, then a dense SwiGLU FFN after
+// post_attention_norm.
+Status bind_hybrid_layer(Binder& b, const ModelConfig& c, int64_t i, const std::string& p, LayerWeights& l) {
+  const int64_t E = c.n_embd;
+  const Need r = Need::Required;
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_norm.weight", E, r, &l.attn_norm));
+  INFERSCOPE_RETURN_IF_ERROR(c.is_recurrent(i) ? bind_delta_net(b, c, p, l) : bind_gated_attention(b, c, p, l));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_attention_norm.weight", E, r, &l.ffn_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate.weight", E, c.n_ff, 1, r, &l.ffn_gate));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up.weight", E, c.n_ff, 1, r, &l.ffn_up));
+  return b.matrix(p + "ffn_down.weight", c.n_ff, E, 1, r, &l.ffn_down);
+}
+
 Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   const std::string p = "blk." + std::to_string(i) + ".";
   if (c.is_encoder()) return bind_encoder_layer(b, c, p, l);
+  if (c.arch == Architecture::Qwen35) return bind_hybrid_layer(b, c, i, p, l);
   const int64_t E = c.n_embd, Q = c.n_embd_q(), KV = c.n_embd_kv();
   const Need bias = c.has_qkv_bias ? Need::Required : Need::Optional;
   const Need post_norm = c.has_post_norms ? Need::Required : Need::Optional;
@@ -310,7 +378,8 @@ void ModelWeights::for_each_matrix(const std::function<void(const WeightMatrix&)
   for (const WeightMatrix* m : {&token_embd, &position_embd, &token_types}) visit(*m);
   if (!tied_output) visit(output);
   for (const LayerWeights& l : layers) {
-    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_gate_inp,
+    for (const WeightMatrix* m : {&l.wq, &l.wq_gate, &l.wk, &l.wv, &l.wo, &l.ssm_qkv, &l.ssm_z, &l.ssm_alpha,
+                                  &l.ssm_beta, &l.ssm_conv1d, &l.ssm_out, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_gate_inp,
                                   &l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps, &l.ffn_gate_exps_b,
                                   &l.ffn_up_exps_b, &l.ffn_down_exps_b, &l.ffn_gate_shexp, &l.ffn_up_shexp,
                                   &l.ffn_down_shexp}) {
@@ -331,7 +400,8 @@ void ModelWeights::for_each_vector(const std::function<void(const WeightVector&)
     for (const WeightVector* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.attn_q_norm, &l.attn_k_norm, &l.attn_sinks,
                                   &l.ffn_gate_inp_b, &l.attn_post_norm, &l.ffn_norm, &l.ffn_post_norm,
                                   &l.ffn_gate_inp_shexp, &l.bo, &l.attn_output_norm, &l.attn_output_norm_b, &l.ffn_up_b,
-                                  &l.ffn_down_b, &l.layer_output_norm, &l.layer_output_norm_b}) {
+                                  &l.ffn_down_b, &l.layer_output_norm, &l.layer_output_norm_b, &l.ssm_dt, &l.ssm_a,
+                                  &l.ssm_norm}) {
       visit(*v);
     }
   }

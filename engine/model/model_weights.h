@@ -60,6 +60,21 @@ struct LayerWeights {
   WeightVector attn_q_norm, attn_k_norm;  // qwen3: [head_dim], each Q and K head's RMSNorm
   WeightVector attn_sinks;  // gpt-oss: [n_head], each head's learned sink logit
   WeightVector attn_post_norm;  // gemma2: [n_embd], applied to the attention output
+  // qwen35: each head's output gate, attention's output times sigmoid(h wq_gate) (the file's
+  // attn_q interleaves each head's query and gate rows; bind() reorders them into memory the
+  // weights own, wq and wq_gate then row slices of it).
+  WeightMatrix wq_gate;  // [n_embd] -> [head_dim * n_head]
+
+  // A Gated DeltaNet layer (qwen35; ModelConfig::delta_net, D = its shape).
+  WeightMatrix ssm_qkv;     // attn_qkv: [n_embd] -> [D.channels()] q, k, v of every head
+  WeightMatrix ssm_z;       // attn_gate: [n_embd] -> [D.value_dim()] the output norm's gate
+  WeightMatrix ssm_alpha;   // [n_embd] -> [D.n_v_heads] the decay's logits
+  WeightMatrix ssm_beta;    // [n_embd] -> [D.n_v_heads] the update's logits
+  WeightMatrix ssm_conv1d;  // F32 [D.channels()] x [D.conv_kernel]: each channel's taps
+  WeightVector ssm_dt;      // [D.n_v_heads] the decay's bias
+  WeightVector ssm_a;       // [D.n_v_heads] -exp(A_log): the decay's rate, negative
+  WeightVector ssm_norm;    // [D.head_dim] the output's per-head RMSNorm
+  WeightMatrix ssm_out;     // [D.value_dim()] -> [n_embd]
   WeightVector ffn_norm;    // [n_embd]
   WeightVector ffn_post_norm;   // gemma2: [n_embd], applied to the FFN output
 

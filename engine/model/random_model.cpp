@@ -195,6 +195,17 @@ const Preset kPresets[] = {
      {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "mistral3",
       .rope_freq_base = 1e6f, .rope_scaling = "yarn", .rope_scaling_factor = 16.0f, .rope_orig_ctx = 8,
       .rope_yarn_log_mul = 1.0f, .attn_temp_scale = 0.1f}},
+    // Qwen/Qwen3.5-0.8B: three Gated DeltaNet layers (16 heads of 128) to one gated attention
+    // layer (8 heads of 256, 2 KV heads, a quarter of each head rotated), RoPE base 1e7.
+    {"qwen3.5-0.8b",
+     {.n_embd = 1024, .n_layer = 24, .n_head = 8, .n_head_kv = 2, .n_ff = 3584, .n_ctx = 262144, .tied_output = true,
+      .arch = "qwen35", .head_dim = 256, .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 64, .ssm_k_heads = 16,
+      .ssm_v_heads = 16, .ssm_head_dim = 128}},
+    // Eight layers (6 DeltaNet, 2 attention), more value heads than key heads, a partial RoPE.
+    {"qwen3.5-tiny",
+     {.n_embd = 128, .n_layer = 8, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "qwen35",
+      .head_dim = 64, .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 16, .ssm_k_heads = 2, .ssm_v_heads = 4,
+      .ssm_head_dim = 32}},
     {"qwen3moe-tiny",
      {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_expert = 8, .n_expert_used = 3,
       .n_ff_expert = 64, .n_ctx = 512, .arch = "qwen3moe", .head_dim = 48, .rope_freq_base = 1e6f,
@@ -275,12 +286,18 @@ Status check_shape(const RandomModelShape& s) {
   const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen2moe" || s.arch == "qwen3" ||
                      s.arch == "qwen3moe" || s.arch == "phi3" || s.arch == "gemma" || s.arch == "gemma2" ||
                      s.arch == "gemma3" || s.arch == "smollm3" || s.arch == "gpt-oss" || s.arch == "mistral3" ||
-                     s.arch == "olmo2";
+                     s.arch == "olmo2" || s.arch == "qwen35";
   if (!known) {
     return Status::error("cannot write architecture '" + s.arch +
                          "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, "
-                         "gpt-oss, mistral3)");
+                         "gpt-oss, mistral3, olmo2, qwen35)");
   }
+  if ((s.arch == "qwen35") != (s.ssm_head_dim > 0) ||
+      (s.ssm_head_dim > 0 && (s.ssm_k_heads <= 0 || s.ssm_v_heads % s.ssm_k_heads != 0 || s.ssm_conv_kernel < 2 ||
+                              s.full_attn_interval < 1))) {
+    return Status::error("qwen35 needs DeltaNet heads (ssm_k_heads dividing ssm_v_heads, ssm_head_dim) and nothing else has them");
+  }
+  if (s.n_rot < 0 || s.n_rot % 2 != 0) return Status::error("the rotated dimensions must be even");
   return Status::ok();
 }
 
@@ -296,6 +313,7 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   const int64_t n_vocab = static_cast<int64_t>((*tokens)->size());
   const int64_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
   const int64_t n_q = head_dim * s.n_head, n_kv = head_dim * s.n_head_kv;
+  const int64_t n_rot = s.n_rot > 0 ? s.n_rot : head_dim;
 
   gguf::Writer w;
   const std::string a = s.arch + ".";
@@ -314,7 +332,7 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   }
   w.add_f32(a + "attention.layer_norm_rms_epsilon", s.rms_eps);
   w.add_f32(a + "rope.freq_base", s.rope_freq_base);
-  w.add_u32(a + "rope.dimension_count", static_cast<uint32_t>(head_dim));
+  w.add_u32(a + "rope.dimension_count", static_cast<uint32_t>(n_rot));
   w.add_u32(a + "vocab_size", static_cast<uint32_t>(n_vocab));
   if (s.n_swa > 0) w.add_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.n_swa));
   if (s.attn_temp_scale > 0.0f) w.add_f32(a + "attention.temperature_scale", s.attn_temp_scale);
@@ -350,6 +368,19 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
     w.add_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(s.rope_orig_ctx));
     w.add_f32(a + "rope.scaling.attn_factor", static_cast<float>(attn));
   }
+  const int64_t ssm_key = s.ssm_k_heads * s.ssm_head_dim, ssm_value = s.ssm_v_heads * s.ssm_head_dim;
+  const int64_t ssm_channels = 2 * ssm_key + ssm_value;
+  if (s.arch == "qwen35") {
+    // Text positions only: the sections split n_rot / 2 pairs as Qwen3.5's 11/11/10 of 32 do.
+    const int32_t pairs = static_cast<int32_t>(n_rot / 2), first = (pairs * 11 + 31) / 32;
+    w.add_i32_array(a + "rope.dimension_sections", {first, first, pairs - 2 * first, 0});
+    w.add_u32(a + "ssm.conv_kernel", static_cast<uint32_t>(s.ssm_conv_kernel));
+    w.add_u32(a + "ssm.inner_size", static_cast<uint32_t>(ssm_value));
+    w.add_u32(a + "ssm.state_size", static_cast<uint32_t>(s.ssm_head_dim));
+    w.add_u32(a + "ssm.time_step_rank", static_cast<uint32_t>(s.ssm_v_heads));
+    w.add_u32(a + "ssm.group_count", static_cast<uint32_t>(s.ssm_k_heads));
+    w.add_u32(a + "full_attention_interval", static_cast<uint32_t>(s.full_attn_interval));
+  }
   w.copy_metadata(**vocab, "tokenizer.");
 
   uint64_t seed = spec.seed;
@@ -372,6 +403,14 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   const bool gpt_oss = s.arch == "gpt-oss";
   const bool olmo2 = s.arch == "olmo2";  // post-norms only, q/k norms over all heads
   const bool fused = s.arch == "phi3";  // attn_qkv, and ffn_up holding gate then up
+  // qwen35's per-head vectors: norms near one, the decay's rate a = -exp(A_log) in [-2, -0.1)
+  // and its bias small, so every head forgets at a rate of its own.
+  auto head_values = [&](const std::string& name, int64_t n, float lo, float hi) {
+    Rng rng(seed++ * 0x3C6EF372 + 11);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = lo + (hi - lo) * 0.5f * (rng.symmetric() + 1.0f);
+    w.add_tensor(name, {n}, kernels::GgmlType::F32, float_bytes(v));
+  };
 
   matrix("token_embd.weight", s.n_embd, n_vocab);
   norm("output_norm.weight");
@@ -392,6 +431,33 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   if (!s.tied_output) matrix("output.weight", s.n_embd, n_vocab);
   for (int64_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
+    if (s.arch == "qwen35") {
+      norm(p + "attn_norm.weight");
+      if ((i + 1) % s.full_attn_interval != 0) {
+        matrix(p + "attn_qkv.weight", s.n_embd, ssm_channels);
+        matrix(p + "attn_gate.weight", s.n_embd, ssm_value);
+        matrix(p + "ssm_alpha.weight", s.n_embd, s.ssm_v_heads);
+        matrix(p + "ssm_beta.weight", s.n_embd, s.ssm_v_heads);
+        w.add_tensor_source(p + "ssm_conv1d.weight", {s.ssm_conv_kernel, ssm_channels}, kernels::GgmlType::F32,
+                            random_matrix(kernels::GgmlType::F32, s.ssm_conv_kernel, ssm_channels, seed++));
+        head_values(p + "ssm_dt.bias", s.ssm_v_heads, -0.5f, 0.5f);
+        head_values(p + "ssm_a", s.ssm_v_heads, -2.0f, -0.1f);
+        w.add_tensor(p + "ssm_norm.weight", {s.ssm_head_dim}, kernels::GgmlType::F32, near_ones(s.ssm_head_dim, seed++));
+        matrix(p + "ssm_out.weight", ssm_value, s.n_embd);
+      } else {
+        matrix(p + "attn_q.weight", s.n_embd, 2 * n_q);  // each head's query rows, then its gate rows
+        matrix(p + "attn_k.weight", s.n_embd, n_kv);
+        matrix(p + "attn_v.weight", s.n_embd, n_kv);
+        w.add_tensor(p + "attn_q_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
+        w.add_tensor(p + "attn_k_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
+        matrix(p + "attn_output.weight", n_q, s.n_embd);
+      }
+      norm(p + "post_attention_norm.weight");
+      matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
+      matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
+      matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
+      continue;
+    }
     if (!olmo2) norm(p + "attn_norm.weight");
     if (fused) {
       matrix(p + "attn_qkv.weight", s.n_embd, n_q + 2 * n_kv);

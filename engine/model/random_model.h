@@ -25,7 +25,7 @@ struct RandomModelShape {
   int64_t n_ctx = 2048;
   bool tied_output = false;   // omit output.weight (use token_embd)
   // general.architecture: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3,
-  // gpt-oss, mistral3
+  // gpt-oss, mistral3, olmo2, qwen35
   std::string arch = "llama";
   int64_t head_dim = 0;        // 0 = n_embd / n_head; else written as attention.key_length
   int64_t n_swa = 0;           // phi3 / gemma2 / gemma3 attention.sliding_window; 0 = none
@@ -48,6 +48,13 @@ struct RandomModelShape {
   int64_t rope_orig_ctx = 8192;        // original (pre-extension) training context
   float rope_yarn_log_mul = 0.0f;      // yarn only: rope.scaling.yarn_log_multiplier when > 0
   float attn_temp_scale = 0.0f;        // mistral3: attention.temperature_scale when > 0
+  int64_t n_rot = 0;                   // rope.dimension_count; 0 = the head size
+  // qwen35: Gated DeltaNet layers (ModelConfig::delta_net) but every full_attn_interval-th.
+  int64_t ssm_k_heads = 0;
+  int64_t ssm_v_heads = 0;
+  int64_t ssm_head_dim = 0;
+  int64_t ssm_conv_kernel = 4;
+  int64_t full_attn_interval = 4;
 };
 
 // Llama 3.1's per-pair frequency divisors ("llama3" rope_type): 1 for wavelengths shorter than

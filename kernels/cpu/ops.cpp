@@ -116,6 +116,10 @@ void geglu(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) gate[i] = gelu_tanh(gate[i]) * up[i];
 }
 
+void sigmoid_gate(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) gate[i] = up[i] / (1.0f + std::exp(-gate[i]));
+}
+
 void swiglu_oai(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = std::min(gate[i], kSwigluOaiLimit);

@@ -46,6 +46,9 @@ constexpr float kSwigluOaiAlpha = 1.702f;
 constexpr float kSwigluOaiLimit = 7.0f;
 void swiglu_oai(float* gate, const float* up, int64_t n);
 
+// gate[i] = sigmoid(gate[i]) * up[i]: an output gate (Qwen3.5's gated attention).
+void sigmoid_gate(float* gate, const float* up, int64_t n);
+
 // x[i] = gelu(x[i]) (the tanh approximation above): BERT's FFN activation.
 void gelu(float* x, int64_t n);
 

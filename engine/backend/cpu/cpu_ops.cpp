@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/delta_net.h"
 #include "kernels/cpu/dequantize.h"
 #include "kernels/cpu/kv_quant.h"
 #include "kernels/cpu/matmul.h"
@@ -91,12 +92,14 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
   }
   rope_swa_offset_ = c.has_swa_rope ? p.rope / 2 : 0;
   ok = ok && try_resize(scores_, p.scores) && try_resize(rope_cos_, p.rope) && try_resize(rope_sin_, p.rope) &&
-       try_resize(packed_, static_cast<int64_t>(3 * p.packed_region)) && try_resize(expert_ids_, p.routes) &&
+       try_resize(packed_, static_cast<int64_t>(kPackedRegions * p.packed_region)) && try_resize(expert_ids_, p.routes) &&
        try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.expert_rows) &&
        try_resize(gathered_routes_, p.batch) && try_resize(expert_order_, std::max<int64_t>(1, c.n_expert)) &&
        try_resize(row_pos_, p.batch) && try_resize(row_span_last_, p.batch) && try_resize(row_blocks_, p.batch) &&
        try_resize(row_window_blocks_, p.batch) && try_resize(attention_runs_, p.batch) && try_resize(row_visible_, p.batch) &&
-       try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv());
+       try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv()) &&
+       try_resize(recurrent_states_, plan.recurrent.floats_per_slot() * plan.n_slots) &&
+       try_resize(delta_net_scratch_, plan.recurrent.empty() ? 0 : pool_.size() * kernels::delta_net_chunk_scratch(c.delta_net.head_dim));
   if (!ok) return Status::error("out of memory allocating activation buffers for a batch of " + std::to_string(p.batch));
   scratch_bytes_ = p.host_bytes();
   return Status::ok();
@@ -185,9 +188,9 @@ Status CpuOps::add_rows(const WeightMatrix& table, std::span<const int32_t> rows
 Status CpuOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   if (matmul_observer_) matmul_observer_(outputs, act(in), n);
-  const WeightMatrix* ws[3] = {};
-  float* ys[3] = {};
-  if (outputs.size() > 3) return Status::error("internal: at most three products share an input");
+  const WeightMatrix* ws[kPackedRegions] = {};
+  float* ys[kPackedRegions] = {};
+  if (outputs.size() > kPackedRegions) return Status::error("internal: at most four products share an input");
   for (size_t i = 0; i < outputs.size(); ++i) {
     ws[i] = outputs[i].w;
     ys[i] = act(outputs[i].out);
@@ -203,7 +206,7 @@ void CpuOps::matmul_shared_input(std::span<const WeightMatrix* const> ws, const 
   const float llm_int8 = model_->weights().llm_int8_threshold;
   auto decomposed = [llm_int8](const WeightMatrix& w) { return llm_int8 > 0 && w.i8 != nullptr; };
   // Pack the input once per weight type (most often all share one); LLM.int8() decomposes it.
-  void* packed[3] = {};
+  void* packed[kPackedRegions] = {};
   bool prepared = false;
   for (size_t i = 0; i < ws.size(); ++i) {
     if (decomposed(*ws[i])) {
@@ -367,6 +370,8 @@ void CpuOps::glu_rows(FfnActivation activation, float* a, const float* b, int64_
       kernels::geglu(a + t * width, b + t * width, width);
     } else if (activation == FfnActivation::SwigluOai) {
       kernels::swiglu_oai(a + t * width, b + t * width, width);
+    } else if (activation == FfnActivation::Sigmoid) {
+      kernels::sigmoid_gate(a + t * width, b + t * width, width);
     } else {
       kernels::swiglu(a + t * width, b + t * width, width);
     }
@@ -481,6 +486,72 @@ Status CpuOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate
     for (int64_t i = 0; i < E; ++i) dot += shared_gate->data[i] * ht[i];
     const float gate = 1.0f / (1.0f + std::exp(-dot));
     kernels::add_scaled(out + t * E, act(Act::SharedOut) + t * E, E, gate);
+  }
+  return Status::ok();
+}
+
+float* CpuOps::conv_state(int slot, int64_t layer) {
+  const RecurrentLayout& r = plan_.recurrent;
+  const int64_t index = r.index[static_cast<size_t>(layer)];
+  return recurrent_states_.data() + slot * r.floats_per_slot() + index * (r.conv_floats + r.matrix_floats);
+}
+
+// Channels split across the pool, every row of a span in order.
+Status CpuOps::ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  const int64_t channels = kernel.rows, taps = kernel.cols;
+  const auto* weights = reinterpret_cast<const float*>(kernel.data);
+  float* x = act(Act::Conv);
+  for (const ChunkSpan& span : chunk.spans) {
+    float* state = conv_state(span.slot, layer);
+    if (span.pos0 == 0) std::fill_n(state, plan_.recurrent.conv_floats, 0.0f);
+    pool_.run([&](int ith, int nth) {
+      const int64_t c0 = channels * ith / nth, c1 = channels * (ith + 1) / nth;
+      kernels::causal_conv_silu(x, span.n, channels, weights, taps, state, c0, c1);
+    });
+    x += span.n * channels;
+  }
+  return Status::ok();
+}
+
+// The chunk's q, k, decays and updates made ready at once; then each span's rows, its value
+// heads split across the pool: one by one for a decode step or a verification (whose rows
+// must equal decoding's), else chunk-wise.
+Status CpuOps::delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  const DeltaNetShape& d = model_->config().delta_net;
+  const int64_t channels = d.channels(), hd = d.head_dim, H = d.n_v_heads;
+  float* conv = act(Act::Conv);
+  float* alpha = act(Act::Alpha);
+  float* beta = act(Act::Beta);
+  for_rows(pool_, chunk.n, [&](int64_t t0, int64_t t1) {
+    kernels::delta_net_prepare(conv + t0 * channels, conv + t0 * channels + d.key_dim(), channels, d.n_k_heads, hd,
+                               alpha + t0 * H, beta + t0 * H, H, w.dt->data, w.a->data, t1 - t0,
+                               model_->config().rms_eps);
+  });
+  const int64_t scratch = kernels::delta_net_chunk_scratch(hd);
+  int64_t row0 = 0;
+  for (const ChunkSpan& span : chunk.spans) {
+    float* states = matrix_state(span.slot, layer);
+    if (span.pos0 == 0) std::fill_n(states, plan_.recurrent.matrix_floats, 0.0f);
+    const bool steps = span.n == 1 || batching_ == kernels::TokenBatching::Invariant;
+    pool_.run([&](int ith, int nth) {
+      for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; ++h) {
+        const int64_t kh = h % d.n_k_heads;
+        const float* first = conv + row0 * channels;
+        const kernels::DeltaNetHeadRows rows{first + kh * hd,     first + d.key_dim() + kh * hd,
+                                             first + 2 * d.key_dim() + h * hd, channels,
+                                             alpha + row0 * H + h, beta + row0 * H + h, H,
+                                             act(Act::Attn) + row0 * d.value_dim() + h * hd, d.value_dim()};
+        float* state = states + h * hd * hd;
+        if (steps) {
+          kernels::delta_net_steps(rows, span.n, hd, state);
+        } else {
+          kernels::delta_net_chunks(rows, span.n, hd, state, delta_net_scratch_.data() + ith * scratch);
+        }
+      }
+    });
+    row0 += span.n;
   }
   return Status::ok();
 }

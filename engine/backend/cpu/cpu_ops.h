@@ -56,10 +56,14 @@ class CpuOps : public BackendOps {
                         OpLabel label) override;
   Status add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
+  Status ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) override;
+  Status delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) override;
 
   Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
   Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
-  ExecutorMemory memory() const override { return {0, kv_ ? kv_->bytes() : 0, scratch_bytes_}; }
+  ExecutorMemory memory() const override {
+    return {0, (kv_ ? kv_->bytes() : 0) + plan_.recurrent.bytes(), scratch_bytes_};
+  }
 
   // Sees the input rows ([n][cols], cols = outputs[0].w->cols) of every matmul before the
   // product: the weight lab's calibration (engine/weightlab/calibration.h). Expert products
@@ -81,6 +85,10 @@ class CpuOps : public BackendOps {
   // of runs.
   int64_t group_attention_rows(const AttentionShape& shape, int64_t n, int64_t max_run);
   const std::vector<const BlockId*>& blocks_of_rows(int64_t layer) const;
+  // A slot's recurrent state in `layer` (RecurrentLayout): the convolution's inputs, then the
+  // value heads' matrices.
+  float* conv_state(int slot, int64_t layer);
+  float* matrix_state(int slot, int64_t layer) { return conv_state(slot, layer) + plan_.recurrent.conv_floats; }
 
   std::shared_ptr<const Model> model_;
   ThreadPool& pool_;
@@ -109,7 +117,7 @@ class CpuOps : public BackendOps {
   std::vector<AttentionRun> attention_runs_;  // [max_batch]
   std::vector<int64_t> row_visible_;          // per row: the KV rows it sees
   std::vector<float> rotate_rows_;          // kv_rotate's scratch: a row per thread
-  std::vector<uint8_t> packed_;  // activations packed for the dot kernels: 3 regions
+  std::vector<uint8_t> packed_;  // activations packed for the dot kernels: kPackedRegions regions
   // MoE: each route's expert and weight (moe_route), and for matmul_experts the input rows of
   // the routes to one expert gathered, then its outputs before they go to their routes' rows
   // (expert_rows_: three regions of [max_batch][max(n_embd, n_ff_expert)]), and which route
@@ -119,6 +127,8 @@ class CpuOps : public BackendOps {
   std::vector<float> expert_rows_;
   std::vector<int64_t> gathered_routes_;
   std::vector<int32_t> expert_order_;  // moe_route's scratch: [n_expert]
+  std::vector<float> recurrent_states_;  // [n_slots][recurrent layers][conv, matrices]
+  std::vector<float> delta_net_scratch_;  // per thread: the chunked form's
 };
 
 }  // namespace inferscope

@@ -71,6 +71,9 @@ class CudaOps : public BackendOps {
                         OpLabel label) override;
   Status add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
+  // Hybrid models are refused by supports() for now: these only say so.
+  Status ssm_conv(int64_t, const Chunk&, const WeightMatrix&, OpLabel) override { return hybrid_unsupported(); }
+  Status delta_net(int64_t, const Chunk&, const DeltaNetWeights&, OpLabel) override { return hybrid_unsupported(); }
 
   Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
   Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
@@ -79,6 +82,9 @@ class CudaOps : public BackendOps {
   ExecutorCounters counters() const override;
 
  private:
+  static Status hybrid_unsupported() {
+    return Status::error("cuda: Gated DeltaNet layers (a hybrid model) run on the CPU backend only so far");
+  }
   struct Activations;
 
   // Runs `device_work` unless the step replays a graph, then marks the op's end on a timed

@@ -68,6 +68,9 @@ class VulkanOps : public BackendOps {
                         OpLabel label) override;
   Status add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
+  // Hybrid models are refused by supports() for now: these only say so.
+  Status ssm_conv(int64_t, const Chunk&, const WeightMatrix&, OpLabel) override { return hybrid_unsupported(); }
+  Status delta_net(int64_t, const Chunk&, const DeltaNetWeights&, OpLabel) override { return hybrid_unsupported(); }
 
   Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
   Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
@@ -77,6 +80,9 @@ class VulkanOps : public BackendOps {
   Device& device() { return *device_; }
 
  private:
+  static Status hybrid_unsupported() {
+    return Status::error("vulkan: Gated DeltaNet layers (a hybrid model) run on the CPU backend only so far");
+  }
   BufferSpan span(Act a) const;
   MatmulInput input(Act a) const { return MatmulInput(span(a), q8_[static_cast<size_t>(a)]); }
   // The quantized copy the op writing `a` also writes, when one of `feeds` multiplies rows x

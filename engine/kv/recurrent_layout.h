@@ -1,0 +1,37 @@
+// The recurrent states of a hybrid model's Gated DeltaNet layers (ModelConfig::delta_net), shared
+// by every backend, the memory estimate and the UI: where a KV layer keeps rows per position, a
+// recurrent layer keeps a fixed-size state per sequence slot, whatever its length: the
+// convolution's last conv_kernel - 1 inputs ([conv_kernel - 1][channels], oldest first) and each
+// value head's matrix ([n_v_heads][head_dim values][head_dim keys]), F32. Backends own the
+// storage; a span starting at position 0 starts from a zero state, any other continues its
+// slot's state (engine/backend/backend_ops.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace inferscope {
+
+struct RecurrentLayout {
+  int64_t n_layer = 0;         // the model's layers
+  std::vector<int64_t> index;  // per layer: its recurrent index, or -1 for a KV layer
+  int64_t n_recurrent = 0;     // layers with a state
+  int64_t conv_floats = 0;     // per slot and layer
+  int64_t matrix_floats = 0;   // per slot and layer
+  int n_slots = 0;
+
+  // Every recurrent layer of `recurrent_layer` (ModelConfig::recurrent_layer), a state per slot.
+  static RecurrentLayout for_layers(const std::vector<uint8_t>& recurrent_layer, int64_t conv_floats,
+                                    int64_t matrix_floats, int n_slots) {
+    RecurrentLayout r{static_cast<int64_t>(recurrent_layer.size()), {}, 0, conv_floats, matrix_floats, n_slots};
+    for (uint8_t is_recurrent : recurrent_layer) r.index.push_back(is_recurrent ? r.n_recurrent++ : -1);
+    return r;
+  }
+
+  bool empty() const { return n_recurrent == 0; }
+  int64_t floats_per_slot() const { return n_recurrent * (conv_floats + matrix_floats); }
+  uint64_t bytes_per_slot() const { return static_cast<uint64_t>(floats_per_slot()) * sizeof(float); }
+  uint64_t bytes() const { return bytes_per_slot() * static_cast<uint64_t>(n_slots); }
+};
+
+}  // namespace inferscope
