@@ -232,6 +232,9 @@ class BackendOps {
   // per value head. A backend may run a span's rows chunk-wise (the chunked form) or one by one:
   // the same within float rounding.
   virtual Status delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) = 0;
+  // Outside a chunk: every recurrent layer's state `from` over state `to`, one copy after the
+  // other (plan.recurrent numbers the states: the slots', then the checkpoints).
+  virtual Status recurrent_copy(std::span<const StateCopy> copies) = 0;
 
   // --- The KV cache, outside a chunk.
   // For each copy, rows [0, rows) of block `from` into block `to` of `pool`, in the K and V of

@@ -62,6 +62,7 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   auto kv_slots = KvSlots::create(*fp->ops_, plan.kv, slots);
   if (!kv_slots) return kv_slots.status();
   fp->slots_ = std::move(*kv_slots);
+  if (!plan.recurrent.empty()) fp->states_ = std::make_unique<RecurrentStates>(*fp->ops_, plan.recurrent);
   fp->chunks_ = std::make_unique<ChunkBuilder>(*fp->slots_, plan.max_batch, plan.n_ctx, plan.output_width);
   fp->graph_ = make_chunk_graph(*fp->model_, *fp->ops_, {options.kv_window, options.kv_sinks, hidden_states});
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->supports(plan));
@@ -110,8 +111,31 @@ Status ForwardPass::forward(int slot, std::span<const int32_t> tokens, bool all_
   const SequenceTokens sequence{slot, tokens, logits};
   INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layer));
   if (model_->config().is_encoder()) INFERSCOPE_RETURN_IF_ERROR(check_encoder_input(slot, tokens.size(), all_logits));
+  INFERSCOPE_RETURN_IF_ERROR(catch_up(slot));
+  if (states_ && !all_logits && tokens.size() > 1 && !slots_->shifted(slot)) {
+    return forward_prompt_with_checkpoint(slot, tokens, logits);
+  }
   PendingSequence pending{slot, tokens, all_logits ? nullptr : logits};
   return run_sequences(std::span(&pending, 1), all_logits ? logits : nullptr, {n_layer, false});
+}
+
+// A hybrid model's prompt: all but its last token, a checkpoint of the state there, then the
+// last token (the same prompt again can then reuse all it may).
+Status ForwardPass::forward_prompt_with_checkpoint(int slot, std::span<const int32_t> tokens, float* logits) {
+  const int64_t n_layer = model_->config().n_layer;
+  PendingSequence body{slot, tokens.first(tokens.size() - 1), nullptr};
+  INFERSCOPE_RETURN_IF_ERROR(run_sequences(std::span(&body, 1), nullptr, {n_layer, false}));
+  INFERSCOPE_RETURN_IF_ERROR(states_->save(slot, slots_->tokens(slot)));
+  PendingSequence last{slot, tokens.last(1), logits};
+  return run_sequences(std::span(&last, 1), nullptr, {n_layer, false});
+}
+
+Status ForwardPass::catch_up(int slot) {
+  if (!states_ || states_->replay(slot).empty()) return Status::ok();
+  const std::vector<int32_t> tokens = std::move(states_->replay(slot));
+  states_->replay(slot).clear();
+  PendingSequence pending{slot, tokens, nullptr};
+  return run_sequences(std::span(&pending, 1), nullptr, {model_->config().n_layer, true});
 }
 
 Status ForwardPass::verify(int slot, std::span<const int32_t> tokens, float* logits) {
@@ -119,6 +143,8 @@ Status ForwardPass::verify(int slot, std::span<const int32_t> tokens, float* log
   const int64_t n_layer = model_->config().n_layer;
   const SequenceTokens sequence{slot, tokens, logits};
   INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layer));
+  INFERSCOPE_RETURN_IF_ERROR(catch_up(slot));
+  if (states_ && !slots_->shifted(slot)) INFERSCOPE_RETURN_IF_ERROR(states_->save(slot, slots_->tokens(slot)));
   PendingSequence pending{slot, tokens, nullptr};
   return run_sequences(std::span(&pending, 1), logits, {n_layer, true});
 }
@@ -131,6 +157,10 @@ Status ForwardPass::forward_layers(int slot, std::span<const int32_t> tokens, in
                          std::to_string(n_layers));
   }
   if (slots_->window() > 0) return Status::error("a self-draft does not run with a KV window");
+  if (states_) {
+    return Status::error("a self-draft through the first layers of a hybrid model would move its recurrent "
+                         "state past tokens the full model never saw; draft with another model");
+  }
   if (!logits) return Status::error("a self-draft needs a place for its logits");
   const SequenceTokens sequence{slot, tokens, logits};
   INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layers));
@@ -144,6 +174,7 @@ Status ForwardPass::forward_batch(std::span<const SequenceTokens> sequences) {
   const int64_t n_layer = model_->config().n_layer;
   INFERSCOPE_RETURN_IF_ERROR(check_input(sequences, n_layer));
   std::vector<PendingSequence> pending;
+  for (const SequenceTokens& s : sequences) INFERSCOPE_RETURN_IF_ERROR(catch_up(s.slot));
   for (const SequenceTokens& s : sequences) {
     if (!s.logits) return Status::error("a batched sequence needs a place for its logits");
     pending.push_back({s.slot, s.tokens, s.logits});
@@ -213,6 +244,72 @@ Status ForwardPass::run_chunk(const Chunk& chunk, std::span<const int32_t> token
 
 void ForwardPass::clear() {
   for (int s = 0; s < n_slots(); ++s) slots_->truncate(s, 0);
+  for (int s = 0; states_ && s < n_slots(); ++s) states_->replay(s).clear();
+}
+
+void ForwardPass::clear_with_prefixes() {
+  slots_->clear_with_prefixes();
+  if (states_) states_->clear();
+}
+
+int64_t ForwardPass::kv_length(int slot) const {
+  return slots_->length(slot) + (states_ ? static_cast<int64_t>(states_->replay(slot).size()) : 0);
+}
+
+Status ForwardPass::shift_context(int slot) {
+  INFERSCOPE_RETURN_IF_ERROR(catch_up(slot));
+  return slots_->shift_context(slot);
+}
+
+Status ForwardPass::reorder(std::span<const int32_t> parents) {
+  INFERSCOPE_RETURN_IF_ERROR(slots_->reorder(parents));
+  return states_ ? states_->reorder(parents) : Status::ok();
+}
+
+// Back to the newest checkpoint at or before `length` (a zero state without one), the tokens
+// from there to `length` replayed at the slot's next call.
+void ForwardPass::truncate(int slot, int64_t length) {
+  if (!states_) return slots_->truncate(slot, length);
+  std::vector<int32_t>& replay = states_->replay(slot);
+  std::vector<int32_t> all(slots_->tokens(slot).begin(), slots_->tokens(slot).end());
+  all.insert(all.end(), replay.begin(), replay.end());
+  const int64_t held = slots_->length(slot);
+  if (length >= held) {
+    replay.resize(static_cast<size_t>(std::min<int64_t>(length, static_cast<int64_t>(all.size())) - held));
+    return;
+  }
+  RecurrentStates::Match back = length > 0 ? states_->find(all, length) : RecurrentStates::Match{};
+  if (!states_->restore(back, slot)) back = {};
+  slots_->truncate(slot, back.length);
+  replay.assign(all.begin() + back.length, all.begin() + length);
+}
+
+int64_t ForwardPass::reuse_prefix(int slot, std::span<const int32_t> tokens) {
+  return states_ ? reuse_hybrid_prefix(slot, tokens) : slots_->reuse_prefix(slot, tokens);
+}
+
+// What the slot holds when the tokens go on from it; else the longest checkpoint within what the
+// slot holds of them; else the prefix cache's blocks as far as a checkpoint ends within them. The
+// slot's own state is kept as a checkpoint first, for whoever asks for its tokens next.
+int64_t ForwardPass::reuse_hybrid_prefix(int slot, std::span<const int32_t> tokens) {
+  std::vector<int32_t> all(slots_->tokens(slot).begin(), slots_->tokens(slot).end());
+  const std::vector<int32_t>& replay = states_->replay(slot);
+  all.insert(all.end(), replay.begin(), replay.end());
+  const int64_t limit = static_cast<int64_t>(tokens.size()) - 1;
+  int64_t common = 0;
+  while (common < limit && common < static_cast<int64_t>(all.size()) && all[common] == tokens[common]) ++common;
+  if (!all.empty() && common == static_cast<int64_t>(all.size()) && !slots_->shifted(slot)) return common;
+  const int64_t held = slots_->length(slot);
+  const bool kept = held == 0 || slots_->shifted(slot) || static_cast<bool>(states_->save(slot, slots_->tokens(slot)));
+  RecurrentStates::Match back = kept ? states_->find(tokens, std::min(common, held)) : RecurrentStates::Match{};
+  if (back.length == 0) {
+    const int64_t cached = slots_->reuse_prefix(slot, tokens);
+    back = states_->find(tokens, cached);
+  }
+  if (!states_->restore(back, slot)) back = {};
+  slots_->truncate(slot, back.length);
+  states_->replay(slot).clear();
+  return back.length;
 }
 
 // The model file, the KV types, the RoPE settings and the block size: two blocks of the same

@@ -18,6 +18,7 @@
 #include "engine/graph/chunk_graph.h"
 #include "engine/graph/forward_executor.h"
 #include "engine/graph/kv_slots.h"
+#include "engine/graph/recurrent_states.h"
 #include "engine/model/model.h"
 
 namespace inferscope {
@@ -64,17 +65,20 @@ class ForwardPass : public ForwardExecutor {
   Status verify(int slot, std::span<const int32_t> tokens, float* logits) override;
   Status forward_batch(std::span<const SequenceTokens> sequences) override;
   Status forward_layers(int slot, std::span<const int32_t> tokens, int64_t n_layers, float* logits) override;
-  Status shift_context(int slot) override { return slots_->shift_context(slot); }
+  Status shift_context(int slot) override;
 
   int64_t output_width() const override { return plan_.output_width; }
   int64_t n_ctx() const override { return plan_.n_ctx; }
   int n_slots() const override { return slots_->n_slots(); }
-  int64_t kv_length(int slot) const override { return slots_->length(slot); }
+  int64_t kv_length(int slot) const override;
   void clear() override;
-  void clear_with_prefixes() override { slots_->clear_with_prefixes(); }
-  void truncate(int slot, int64_t length) override { slots_->truncate(slot, length); }
-  int64_t reuse_prefix(int slot, std::span<const int32_t> tokens) override { return slots_->reuse_prefix(slot, tokens); }
-  Status reorder(std::span<const int32_t> parents) override { return slots_->reorder(parents); }
+  void clear_with_prefixes() override;
+  // A hybrid model's slot goes back through a checkpoint of its recurrent state
+  // (engine/graph/recurrent_states.h): the tokens after it are replayed at its next call.
+  void truncate(int slot, int64_t length) override;
+  // A hybrid model reuses what its slot holds, or a prefix that ends at a checkpoint.
+  int64_t reuse_prefix(int slot, std::span<const int32_t> tokens) override;
+  Status reorder(std::span<const int32_t> parents) override;
   ExecutorMemory memory() const override { return ops_->memory(); }
   KvBlockStats kv_blocks() const override { return slots_->stats(); }
   ExecutorCounters counters() const override;
@@ -92,12 +96,18 @@ class ForwardPass : public ForwardExecutor {
   Status check_encoder_input(int slot, size_t n, bool all_logits) const;
   Status run_sequences(std::span<PendingSequence> pending, float* all_logits, CallShape shape);
   Status run_chunk(const Chunk& chunk, std::span<const int32_t> tokens);
+  // A hybrid model's slot given again the tokens it went back over (RecurrentStates::replay),
+  // each row as a decode step computes it.
+  Status catch_up(int slot);
+  Status forward_prompt_with_checkpoint(int slot, std::span<const int32_t> tokens, float* logits);
+  int64_t reuse_hybrid_prefix(int slot, std::span<const int32_t> tokens);
   uint64_t seed_for_prefixes() const;
 
   std::shared_ptr<const Model> model_;
   std::unique_ptr<BackendOps> ops_;
   ForwardPlan plan_;
   std::unique_ptr<KvSlots> slots_;
+  std::unique_ptr<RecurrentStates> states_;  // a hybrid model's; null otherwise
   std::unique_ptr<ChunkBuilder> chunks_;
   std::unique_ptr<ChunkGraph> graph_;
   OpProfile profile_;

@@ -48,6 +48,10 @@ class KvSlots {
 
   int n_slots() const { return static_cast<int>(tables_.size()); }
   int64_t length(int slot) const { return tables_[static_cast<size_t>(slot)].length(); }
+  // The tokens of the slot's positions, and whether blocks left it (a window, a context shift):
+  // then its positions no longer hold all it was given.
+  std::span<const int32_t> tokens(int slot) const { return slots_[static_cast<size_t>(slot)].tokens; }
+  bool shifted(int slot) const { return slots_[static_cast<size_t>(slot)].shifted; }
   const BlockTable& table(int slot) const { return tables_[static_cast<size_t>(slot)]; }
   // The slot's window-pool table; null without a window pool.
   const BlockTable* window_table(int slot) const {

@@ -3,8 +3,9 @@
 // recurrent layer keeps a fixed-size state per sequence slot, whatever its length: the
 // convolution's last conv_kernel - 1 inputs ([conv_kernel - 1][channels], oldest first) and each
 // value head's matrix ([n_v_heads][head_dim values][head_dim keys]), F32. Backends own the
-// storage; a span starting at position 0 starts from a zero state, any other continues its
-// slot's state (engine/backend/backend_ops.h).
+// storage: states 0 .. n_slots - 1 are the slots', then n_checkpoints copies kept for going back
+// (engine/graph/recurrent_states.h) and one spare for swaps. A span starting at position 0
+// starts from a zero state, any other continues its slot's state (engine/backend/backend_ops.h).
 #pragma once
 
 #include <cstdint>
@@ -19,19 +20,31 @@ struct RecurrentLayout {
   int64_t conv_floats = 0;     // per slot and layer
   int64_t matrix_floats = 0;   // per slot and layer
   int n_slots = 0;
+  int n_checkpoints = 0;
 
-  // Every recurrent layer of `recurrent_layer` (ModelConfig::recurrent_layer), a state per slot.
+  // Every recurrent layer of `recurrent_layer` (ModelConfig::recurrent_layer): a state per slot,
+  // and two checkpoints per slot and two more (a prompt's end and a verification's start each,
+  // and room for prefixes other requests left).
   static RecurrentLayout for_layers(const std::vector<uint8_t>& recurrent_layer, int64_t conv_floats,
                                     int64_t matrix_floats, int n_slots) {
-    RecurrentLayout r{static_cast<int64_t>(recurrent_layer.size()), {}, 0, conv_floats, matrix_floats, n_slots};
+    RecurrentLayout r{static_cast<int64_t>(recurrent_layer.size()), {}, 0, conv_floats, matrix_floats, n_slots, 0};
     for (uint8_t is_recurrent : recurrent_layer) r.index.push_back(is_recurrent ? r.n_recurrent++ : -1);
+    if (r.n_recurrent > 0) r.n_checkpoints = 2 * n_slots + 2;
     return r;
   }
 
   bool empty() const { return n_recurrent == 0; }
-  int64_t floats_per_slot() const { return n_recurrent * (conv_floats + matrix_floats); }
-  uint64_t bytes_per_slot() const { return static_cast<uint64_t>(floats_per_slot()) * sizeof(float); }
-  uint64_t bytes() const { return bytes_per_slot() * static_cast<uint64_t>(n_slots); }
+  int n_states() const { return empty() ? 0 : n_slots + n_checkpoints + 1; }
+  int spare_state() const { return n_states() - 1; }
+  int64_t floats_per_state() const { return n_recurrent * (conv_floats + matrix_floats); }
+  uint64_t bytes_per_state() const { return static_cast<uint64_t>(floats_per_state()) * sizeof(float); }
+  uint64_t bytes() const { return bytes_per_state() * static_cast<uint64_t>(n_states()); }
+};
+
+// One state copied over another (BackendOps::recurrent_copy).
+struct StateCopy {
+  int from = 0;
+  int to = 0;
 };
 
 }  // namespace inferscope

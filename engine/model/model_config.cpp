@@ -381,8 +381,8 @@ const char* rope_scaling_name(RopeScaling scaling) {
 }
 
 const char* supported_architectures() {
-  return "llama, qwen2, qwen2moe, qwen3, qwen3moe, qwen35, phi3, gemma, gemma2, gemma3, smollm3, gpt-oss, mistral3, "
-         "olmo2, bert";
+  return "llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, gpt-oss, mistral3, olmo2, "
+         "qwen35, bert";
 }
 
 KvRowShape ModelConfig::kv_rows() const {

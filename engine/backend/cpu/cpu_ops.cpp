@@ -98,7 +98,7 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
        try_resize(row_pos_, p.batch) && try_resize(row_span_last_, p.batch) && try_resize(row_blocks_, p.batch) &&
        try_resize(row_window_blocks_, p.batch) && try_resize(attention_runs_, p.batch) && try_resize(row_visible_, p.batch) &&
        try_resize(rotate_rows_, int64_t(pool_.size()) * c.n_embd_kv()) &&
-       try_resize(recurrent_states_, plan.recurrent.floats_per_slot() * plan.n_slots) &&
+       try_resize(recurrent_states_, plan.recurrent.floats_per_state() * plan.recurrent.n_states()) &&
        try_resize(delta_net_scratch_, plan.recurrent.empty() ? 0 : pool_.size() * kernels::delta_net_chunk_scratch(c.delta_net.head_dim));
   if (!ok) return Status::error("out of memory allocating activation buffers for a batch of " + std::to_string(p.batch));
   scratch_bytes_ = p.host_bytes();
@@ -493,7 +493,13 @@ Status CpuOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate
 float* CpuOps::conv_state(int slot, int64_t layer) {
   const RecurrentLayout& r = plan_.recurrent;
   const int64_t index = r.index[static_cast<size_t>(layer)];
-  return recurrent_states_.data() + slot * r.floats_per_slot() + index * (r.conv_floats + r.matrix_floats);
+  return state(slot) + index * (r.conv_floats + r.matrix_floats);
+}
+
+Status CpuOps::recurrent_copy(std::span<const StateCopy> copies) {
+  const int64_t floats = plan_.recurrent.floats_per_state();
+  for (const StateCopy& c : copies) std::copy_n(state(c.from), floats, state(c.to));
+  return Status::ok();
 }
 
 // Channels split across the pool, every row of a span in order.

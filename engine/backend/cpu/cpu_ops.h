@@ -58,6 +58,7 @@ class CpuOps : public BackendOps {
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
   Status ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) override;
   Status delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) override;
+  Status recurrent_copy(std::span<const StateCopy> copies) override;
 
   Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
   Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
@@ -86,8 +87,9 @@ class CpuOps : public BackendOps {
   int64_t group_attention_rows(const AttentionShape& shape, int64_t n, int64_t max_run);
   const std::vector<const BlockId*>& blocks_of_rows(int64_t layer) const;
   // A slot's recurrent state in `layer` (RecurrentLayout): the convolution's inputs, then the
-  // value heads' matrices.
+  // value heads' matrices; a state's layers follow each other.
   float* conv_state(int slot, int64_t layer);
+  float* state(int index) { return recurrent_states_.data() + index * plan_.recurrent.floats_per_state(); }
   float* matrix_state(int slot, int64_t layer) { return conv_state(slot, layer) + plan_.recurrent.conv_floats; }
 
   std::shared_ptr<const Model> model_;
@@ -127,7 +129,7 @@ class CpuOps : public BackendOps {
   std::vector<float> expert_rows_;
   std::vector<int64_t> gathered_routes_;
   std::vector<int32_t> expert_order_;  // moe_route's scratch: [n_expert]
-  std::vector<float> recurrent_states_;  // [n_slots][recurrent layers][conv, matrices]
+  std::vector<float> recurrent_states_;  // [n_states][recurrent layers][conv, matrices]
   std::vector<float> delta_net_scratch_;  // per thread: the chunked form's
 };
 

@@ -71,6 +71,7 @@ class VulkanOps : public BackendOps {
   // Hybrid models are refused by supports() for now: these only say so.
   Status ssm_conv(int64_t, const Chunk&, const WeightMatrix&, OpLabel) override { return hybrid_unsupported(); }
   Status delta_net(int64_t, const Chunk&, const DeltaNetWeights&, OpLabel) override { return hybrid_unsupported(); }
+  Status recurrent_copy(std::span<const StateCopy>) override { return hybrid_unsupported(); }
 
   Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
   Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
