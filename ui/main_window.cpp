@@ -414,7 +414,8 @@ void MainWindow::connectPerformance() {
     m_performance->addDecodeSample(m_clock.elapsed() / 1000.0, sample.decodeTokensPerSecond);
     m_performance->setMemory(m_memoryOnDevice ? sample.deviceWeightsBytes : sample.weightsBytes, sample.kvCacheBytes,
                              sample.scratchBytes, sample.kvBlocks,
-                             m_memoryOnDevice ? sample.draftModelDeviceBytes : sample.draftModelBytes);
+                             m_memoryOnDevice ? sample.draftModelDeviceBytes : sample.draftModelBytes,
+                             sample.recurrentBytes);
     m_performance->setOpTimes(sample.opSeconds, m_loaded.backendShort);
     m_profiler->showSample(sample);
     if (m_chat->isBusy()) m_replyHasDecodeSample = true;

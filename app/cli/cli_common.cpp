@@ -126,10 +126,12 @@ void print_memory(const MemoryUsage& m) {
   const std::string device =
       m.device_weights_bytes ? ", on the device: weights " + format_bytes(m.device_weights_bytes) : std::string();
   const std::string draft = m.draft_model_bytes ? ", draft model " + format_bytes(m.draft_model_bytes) : std::string();
-  std::fprintf(stderr, "memory: weights %s, KV cache %s (%s), scratch %s%s%s (peak RSS %s)\n",
+  const std::string recurrent =
+      m.recurrent_bytes ? ", recurrent state " + format_bytes(m.recurrent_bytes) : std::string();
+  std::fprintf(stderr, "memory: weights %s, KV cache %s (%s)%s, scratch %s%s%s (peak RSS %s)\n",
                format_bytes(m.weights_bytes).c_str(), format_bytes(m.kv_cache_bytes).c_str(),
-               kv_types_label(m.kv_types).c_str(), format_bytes(m.scratch_bytes).c_str(), device.c_str(),
-               draft.c_str(), format_bytes(m.peak_rss_bytes).c_str());
+               kv_types_label(m.kv_types).c_str(), recurrent.c_str(), format_bytes(m.scratch_bytes).c_str(),
+               device.c_str(), draft.c_str(), format_bytes(m.peak_rss_bytes).c_str());
 }
 
 nlohmann::json memory_json(const MemoryUsage& m) {
@@ -145,6 +147,7 @@ nlohmann::json memory_json(const MemoryUsage& m) {
                          {"prefix_lookups", b.prefix_lookups}}},
           {"device_weights_bytes", m.device_weights_bytes},
           {"kv_cache_bytes", m.kv_cache_bytes},
+          {"recurrent_bytes", m.recurrent_bytes},
           {"kv_cache_type_k", std::string(kernels::kv_type_name(m.kv_types.k))},
           {"kv_cache_type_v", std::string(kernels::kv_type_name(m.kv_types.v))},
           {"scratch_bytes", m.scratch_bytes},

@@ -101,14 +101,21 @@ void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok,
     std::printf("  %-40s %-22s %-8s %12llu\n", t.name.c_str(), t.shape_string().c_str(), kernels::type_name(t.type),
                 (unsigned long long)t.n_bytes);
   }
-  std::printf("\nmemory estimate at the model's context of %lld tokens: weights %s + KV cache %s (%s) + scratch %s = %s\n",
+  const std::string recurrent =
+      e.recurrent_bytes > 0 ? " + recurrent state " + format_bytes(e.recurrent_bytes) : std::string();
+  std::printf("\nmemory estimate at the model's context of %lld tokens: weights %s + KV cache %s (%s)%s + scratch %s = %s\n",
               (long long)e.n_ctx, format_bytes(e.weights_bytes).c_str(), format_bytes(e.kv_cache_bytes).c_str(),
-              kv_types_label(e.kv_types).c_str(),
+              kv_types_label(e.kv_types).c_str(), recurrent.c_str(),
               format_bytes(e.scratch_bytes).c_str(), format_bytes(e.total_bytes()).c_str());
   if (e.kv_window_layers > 0) {
     std::printf("  the %lld sliding-window layers keep %lld positions each (their window, two batches and a cached "
                 "prefix's), the others the whole context\n",
                 (long long)e.kv_window_layers, (long long)e.kv_window_positions);
+  }
+  if (e.recurrent_layers > 0) {
+    std::printf("  hybrid: %lld layers keep KV rows, %lld a recurrent state of fixed size (%s with its checkpoints, "
+                "whatever the context)\n",
+                (long long)e.kv_layers, (long long)e.recurrent_layers, format_bytes(e.recurrent_bytes).c_str());
   }
 }
 
@@ -141,6 +148,9 @@ nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenize
                           {"kv_cache_type_v", std::string(kernels::kv_type_name(e.kv_types.v))},
                           {"kv_window_layers", e.kv_window_layers},
                           {"kv_window_positions", e.kv_window_positions},
+                          {"kv_layers", e.kv_layers},
+                          {"recurrent_layers", e.recurrent_layers},
+                          {"recurrent_bytes", e.recurrent_bytes},
                           {"scratch_bytes", e.scratch_bytes},
                           {"total_bytes", e.total_bytes()}};
   return j;

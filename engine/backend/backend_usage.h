@@ -9,6 +9,8 @@ namespace inferscope {
 struct ExecutorMemory {
   uint64_t device_weight_bytes = 0;  // weights copied to the device (0 on the CPU backend)
   uint64_t kv_cache_bytes = 0;
+  // A hybrid model's recurrent states: each slot's and the checkpoints (RecurrentLayout).
+  uint64_t recurrent_bytes = 0;
   uint64_t scratch_bytes = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engine/model/quantize_model.h"
+#include "engine/kv/recurrent_layout.h"
 #include "engine/model/activation_plan.h"
 
 namespace inferscope {
@@ -18,6 +19,11 @@ MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config
   e.kv_types = kv_types;
   const KvLayout kv = KvLayout::for_model(config.kv_rows(), n_ctx, 1, kv_types, kDefaultKvBlockSize, max_batch, true);
   e.kv_cache_bytes = kv.bytes();
+  e.kv_layers = kv.layers_in(KvPool::Main) + kv.layers_in(KvPool::Window);
+  const RecurrentLayout states = RecurrentLayout::for_layers(config.recurrent_layer, config.delta_net.conv_floats(),
+                                                             config.delta_net.matrix_floats(), 1);
+  e.recurrent_layers = states.n_recurrent;
+  e.recurrent_bytes = states.bytes();
   if (kv.has_window_pool()) {
     e.kv_window_layers = kv.layers_in(KvPool::Window);
     e.kv_window_positions = kv.window_blocks * kv.block_size;

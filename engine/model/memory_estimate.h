@@ -1,7 +1,7 @@
 // What loading a model and opening a session would cost, computed from the file alone: the
 // weights as stored, the KV cache (of the chosen K and V types) at a context length, its
 // sliding-window layers holding only their window pool (engine/kv/kv_layout.h), and the forward
-// pass's activation buffers. Used by `inspect` and the desktop app's model info dialog.
+// pass's activation buffers, and a hybrid model's recurrent states (engine/kv/recurrent_layout.h). Used by `inspect` and the desktop app's model info dialog.
 #pragma once
 
 #include <cstdint>
@@ -22,9 +22,14 @@ struct MemoryEstimate {
   // With a window pool: its layers, and the positions each of them holds (the others n_ctx).
   int64_t kv_window_layers = 0;
   int64_t kv_window_positions = 0;
+  // A hybrid model: the layers with KV rows and those with a recurrent state, and the states'
+  // bytes (the slot's and its checkpoints'); KV types apply to the KV layers only.
+  int64_t kv_layers = 0;
+  int64_t recurrent_layers = 0;
+  uint64_t recurrent_bytes = 0;
   uint64_t scratch_bytes = 0;
 
-  uint64_t total_bytes() const { return weights_bytes + kv_cache_bytes + scratch_bytes; }
+  uint64_t total_bytes() const { return weights_bytes + kv_cache_bytes + recurrent_bytes + scratch_bytes; }
 };
 
 // n_ctx > 0; n_threads >= 1; max_batch as the session will use (SessionOptions::max_batch).

@@ -40,6 +40,10 @@ Status check_draft_source(const DraftOptions& draft, const Model& model) {
     return Status::error("layer-skip drafts run through 1 to " + std::to_string(model.config().n_layer) +
                          " layers of this model, not " + std::to_string(draft.layers));
   }
+  if (draft.source == DraftSource::LayerSkip && model.config().is_hybrid()) {
+    return Status::error("layer-skip drafts through the first layers of a hybrid model would move its recurrent "
+                         "state past tokens the full model never saw; draft with a draft model or lookup instead");
+  }
   return Status::ok();
 }
 

@@ -75,6 +75,7 @@ struct MemoryUsage {
   uint64_t weights_bytes = 0;          // in host memory (the file's tensors)
   uint64_t device_weights_bytes = 0;   // copied to a GPU backend's device memory
   uint64_t kv_cache_bytes = 0;
+  uint64_t recurrent_bytes = 0;        // a hybrid model's recurrent states (ExecutorMemory)
   KvTypes kv_types;                    // what the KV cache stores
   uint64_t scratch_bytes = 0;
   uint64_t peak_rss_bytes = 0;  // whole process, as the OS counts it

@@ -23,6 +23,7 @@ MemoryUsage GenerationContext::memory() const {
   const ExecutorMemory em = executor->memory();
   m.device_weights_bytes = em.device_weight_bytes;
   m.kv_cache_bytes = em.kv_cache_bytes;
+  m.recurrent_bytes = em.recurrent_bytes;
   m.scratch_bytes = em.scratch_bytes;
   m.peak_rss_bytes = peak_rss_bytes();
   m.kv_blocks = executor->kv_blocks();

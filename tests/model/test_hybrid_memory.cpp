@@ -12,6 +12,7 @@
 
 #include "engine/core/thread_pool.h"
 #include "engine/graph/forward_pass.h"
+#include "engine/model/memory_estimate.h"
 #include "tests/support/cpu_forward_pass.h"
 #include "tests/support/reference_2026.h"
 
@@ -90,7 +91,25 @@ TEST(HybridMemory, StatesAndCheckpointsAreCountedApartFromTheKvCache) {
   // conv: 3 taps of q, k (2 heads of 32) and v (4 heads of 32); matrices: 4 heads of 32 x 32.
   EXPECT_EQ(plan.recurrent.conv_floats, 3 * (2 * 64 + 128));
   EXPECT_EQ(plan.recurrent.matrix_floats, 4 * 32 * 32);
-  EXPECT_EQ(p.fp->memory().kv_cache_bytes, plan.kv.bytes() + plan.recurrent.bytes());
+  EXPECT_EQ(p.fp->memory().kv_cache_bytes, plan.kv.bytes());
+  EXPECT_EQ(p.fp->memory().recurrent_bytes, plan.recurrent.bytes());
+  // Two slots, six checkpoints and a spare, each 6 layers of both parts, F32.
+  EXPECT_EQ(plan.recurrent.bytes(), 9u * 6 * (3 * 256 + 4 * 32 * 32) * 4);
+}
+
+// The estimate (inspect, the app's model info) counts the two kinds apart, as one slot allocates.
+TEST(HybridMemory, TheEstimateCountsStatesAndKvAsAllocated) {
+  HybridPass p = open_pass(1);
+  ASSERT_TRUE(p.fp);
+  const MemoryEstimate e = estimate_memory(p.model->file(), p.model->config(), 256, 2, 16);
+  const ExecutorMemory measured = p.fp->memory();
+  EXPECT_EQ(e.kv_layers, 2);
+  EXPECT_EQ(e.recurrent_layers, 6);
+  EXPECT_EQ(e.kv_cache_bytes, measured.kv_cache_bytes);
+  EXPECT_EQ(e.recurrent_bytes, measured.recurrent_bytes);
+  const double total = static_cast<double>(p.model->weights().total_bytes + measured.kv_cache_bytes +
+                                           measured.recurrent_bytes + measured.scratch_bytes);
+  EXPECT_NEAR(static_cast<double>(e.total_bytes()) / total, 1.0, 0.05);
 }
 
 TEST(HybridMemory, ReusedPrefixesGiveWhatARequestAloneGives) {

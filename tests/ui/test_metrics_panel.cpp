@@ -39,20 +39,22 @@ TEST(PerformancePanel, CsvHoldsEveryRecordedSampleExactly) {
   panel.setMemory(1048576, 65536, 12345, {16, 3, 5, 8});
   panel.setMemory(1048576, 65536, 12345, {16, 3, 5, 8}, 777216);  // a reply drafting with a draft model
   panel.addPrefixReuse(2, 120, 96);
+  panel.setMemory(1048576, 65536, 12345, {16, 3, 5, 8}, 0, 4096);  // a hybrid model's recurrent states
 
   const QStringList lines = panel.metricsCsv().split('\n', Qt::SkipEmptyParts);
-  ASSERT_EQ(lines.size(), 8);
+  ASSERT_EQ(lines.size(), 9);
   EXPECT_EQ(lines[0],
             "series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes,draft_model_bytes,"
-            "kv_blocks_in_use,kv_blocks_cached,kv_blocks_free,prompt_tokens,reused_tokens");
-  EXPECT_EQ(lines[1], "decode,0.1,,,42.5,,,,,,,,,");
+            "kv_blocks_in_use,kv_blocks_cached,kv_blocks_free,prompt_tokens,reused_tokens,recurrent_bytes");
+  EXPECT_EQ(lines[1], "decode,0.1,,,42.5,,,,,,,,,,");
   EXPECT_EQ(lines[2].section(',', 4, 4).toDouble(), 1.0 / 3.0);  // round-trips bit for bit
-  EXPECT_EQ(lines[3], "reply,,1,123.25,41,,,,,,,,,");
-  EXPECT_EQ(lines[4], "reply,,2,98,39.75,,,,,,,,,");
-  EXPECT_EQ(lines[5], "memory,,,,,1048576,65536,12345,0,3,5,8,,");
-  EXPECT_EQ(lines[6], "memory,,,,,1048576,65536,12345,777216,3,5,8,,");
-  EXPECT_EQ(lines[7], "prefix,,2,,,,,,,,,,120,96");
-  for (const QString& line : lines) EXPECT_EQ(line.count(','), 13) << line.toStdString();
+  EXPECT_EQ(lines[3], "reply,,1,123.25,41,,,,,,,,,,");
+  EXPECT_EQ(lines[4], "reply,,2,98,39.75,,,,,,,,,,");
+  EXPECT_EQ(lines[5], "memory,,,,,1048576,65536,12345,0,3,5,8,,,0");
+  EXPECT_EQ(lines[6], "memory,,,,,1048576,65536,12345,777216,3,5,8,,,0");
+  EXPECT_EQ(lines[7], "memory,,,,,1048576,65536,12345,0,3,5,8,,,4096");
+  EXPECT_EQ(lines[8], "prefix,,2,,,,,,,,,,120,96,");
+  for (const QString& line : lines) EXPECT_EQ(line.count(','), 14) << line.toStdString();
 }
 
 TEST(PerformancePanel, RecordsMemoryOnlyWhenItChanges) {
@@ -62,8 +64,8 @@ TEST(PerformancePanel, RecordsMemoryOnlyWhenItChanges) {
   panel.setMemory(100, 400, 300);
   const QStringList lines = panel.metricsCsv().split('\n', Qt::SkipEmptyParts);
   ASSERT_EQ(lines.size(), 3);
-  EXPECT_EQ(lines[1], "memory,,,,,100,200,300,0,0,0,0,,");
-  EXPECT_EQ(lines[2], "memory,,,,,100,400,300,0,0,0,0,,");
+  EXPECT_EQ(lines[1], "memory,,,,,100,200,300,0,0,0,0,,,0");
+  EXPECT_EQ(lines[2], "memory,,,,,100,400,300,0,0,0,0,,,0");
 }
 
 TEST(PerformancePanel, ClearForgetsEverySample) {

@@ -64,7 +64,8 @@ ModelSummary summarize(const QString& path, const Model& model, Session& session
   s.backendShort = backendShortName(backend, s.deviceName);
   const MemoryUsage memory = session.memory();
   s.deviceWeightsBytes = static_cast<qint64>(memory.device_weights_bytes);
-  s.kvCacheBytes = static_cast<qint64>(memory.kv_cache_bytes);
+  // What the sequences hold: KV rows, and a hybrid model's recurrent states.
+  s.kvCacheBytes = static_cast<qint64>(memory.kv_cache_bytes + memory.recurrent_bytes);
   s.kvTypes = memory.kv_types;
   s.kvBlocks = toKvBlockCounts(memory.kv_blocks);
   s.cachePolicy = session.options().cache;

@@ -25,6 +25,7 @@ struct MetricsSample {
   quint64 weightsBytes = 0;
   quint64 deviceWeightsBytes = 0;  // 0 on the CPU
   quint64 kvCacheBytes = 0;
+  quint64 recurrentBytes = 0;  // a hybrid model's recurrent states (MemoryUsage::recurrent_bytes)
   QString kvCacheType;  // "f16", "q8_0", or "k q8_0, v f16"
   KvBlockCounts kvBlocks;  // how the KV cache's bytes divide
   quint64 scratchBytes = 0;

@@ -44,6 +44,7 @@ MetricsSample sampleMetrics(Session& session, const OpProfile& replyStart, const
   sample.weightsBytes = memory.weights_bytes;
   sample.deviceWeightsBytes = memory.device_weights_bytes;
   sample.kvCacheBytes = memory.kv_cache_bytes;
+  sample.recurrentBytes = memory.recurrent_bytes;
   sample.kvCacheType = QString::fromStdString(kv_types_label(memory.kv_types));
   const KvBlockStats& b = memory.kv_blocks;
   sample.kvBlocks = {b.block_size, b.referenced, b.cached, b.free};

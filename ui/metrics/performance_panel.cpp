@@ -184,16 +184,19 @@ void PerformancePanel::createMemoryChart() {
   p->yAxis->setTicks(false);
   p->yAxis->grid()->setVisible(false);
   p->yAxis->setRange(kMemoryBarKey - 0.6, kMemoryBarKey + 0.6);
-  const QStringList names{tr("weights"), tr("KV in use"), tr("KV cached"), tr("KV free"), tr("scratch"),
-                          tr("draft model")};
+  const QStringList names{tr("weights"),         tr("KV in use"), tr("KV cached"),  tr("KV free"),
+                          tr("recurrent state"), tr("scratch"),   tr("draft model")};
   for (size_t i = 0; i < m_memoryBars.size(); ++i) {
     m_memoryBars[i] = new QCPBars(p->yAxis, p->xAxis);
     m_memoryBars[i]->setName(names[static_cast<int>(i)]);
     m_memoryBars[i]->setWidth(0.6);
     if (i > 0) m_memoryBars[i]->moveAbove(m_memoryBars[i - 1]);
   }
-  draftModelBars()->setVisible(false);  // until a reply drafts with a draft model
-  draftModelBars()->removeFromLegend();
+  // Until a reply drafts with a draft model, and for a model with recurrent layers only.
+  for (QCPBars* part : {draftModelBars(), recurrentBars()}) {
+    part->setVisible(false);
+    part->removeFromLegend();
+  }
   m_ramLine = new QCPItemStraightLine(p);
   m_ramText = new QCPItemText(p);
   m_ramText->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
@@ -262,8 +265,8 @@ void PerformancePanel::applyPalette() {
   m_replyRateGraph->setPen(QPen(seriesColor(pal, 1)));
   // The KV cache's three parts share its color: in use full, cached lighter, free faint.
   const QColor kv = seriesColor(pal, 1);
-  const std::array<QColor, 6> memoryColors{first, kv, kv.lighter(140), fillColor(kv), seriesColor(pal, 2),
-                                           oppositeColor(first)};
+  const std::array<QColor, 7> memoryColors{first, kv, kv.lighter(140), fillColor(kv), kv.darker(160),
+                                           seriesColor(pal, 2), oppositeColor(first)};
   for (size_t i = 0; i < m_memoryBars.size(); ++i) styleBars(m_memoryBars[i], memoryColors[i]);
   styleBars(m_reusedBars, kv);
   styleBars(m_prefilledBars, fillColor(first));
@@ -334,8 +337,8 @@ void PerformancePanel::setKvCacheType(const QString& label) {
 }
 
 void PerformancePanel::setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes,
-                                 KvBlockCounts kvBlocks, quint64 draftModelBytes) {
-  const MemorySample sample{weightsBytes, kvCacheBytes, scratchBytes, kvBlocks, draftModelBytes};
+                                 KvBlockCounts kvBlocks, quint64 draftModelBytes, quint64 recurrentBytes) {
+  const MemorySample sample{weightsBytes, kvCacheBytes, scratchBytes, kvBlocks, draftModelBytes, recurrentBytes};
   if (!m_memory.empty() && m_memory.back() == sample) return;
   m_memory.push_back(sample);
   updateMemorySummary();
@@ -478,7 +481,7 @@ void PerformancePanel::rescaleMemory() {
   const double top = ramInView ? std::max(ram, used) * 1.05 : used * 1.25;
   const ByteUnit unit = unitFor(top);
   const std::array<quint64, 3> kv = kvParts(now);
-  const std::array<quint64, 6> parts{now.weights, kv[0], kv[1], kv[2], now.scratch, now.draftModel};
+  const std::array<quint64, 7> parts{now.weights, kv[0], kv[1], kv[2], now.recurrent, now.scratch, now.draftModel};
   for (size_t i = 0; i < parts.size(); ++i) {
     m_memoryBars[i]->data()->clear();
     if (!m_memory.empty()) m_memoryBars[i]->addData(kMemoryBarKey, static_cast<double>(parts[i]) / unit.bytes);
@@ -488,12 +491,13 @@ void PerformancePanel::rescaleMemory() {
   m_ramLine->point1->setCoords(ram / unit.bytes, 0);
   m_ramLine->point2->setCoords(ram / unit.bytes, 1);
   m_ramText->position->setCoords(ram / unit.bytes, kMemoryBarKey + 0.55);
-  showDraftModel(now.draftModel > 0);
+  showPart(draftModelBars(), now.draftModel > 0);
+  showPart(recurrentBars(), now.recurrent > 0);
 }
 
-// The draft model's part and legend entry come and go with it; the legend wraps anew.
-void PerformancePanel::showDraftModel(bool shown) {
-  QCPBars* bars = draftModelBars();
+// The draft model's and the recurrent state's parts and legend entries come and go with them;
+// the legend wraps anew.
+void PerformancePanel::showPart(QCPBars* bars, bool shown) {
   if (bars->visible() == shown) return;
   bars->setVisible(shown);
   if (shown) bars->addToLegend();
@@ -525,12 +529,11 @@ void PerformancePanel::updateMemorySummary() {
   const double share = limitBytes() ? 100.0 * static_cast<double>(m.total()) / static_cast<double>(limitBytes()) : 0;
   const QString kv = m_kvCacheType.isEmpty() ? sizeText(m.kvCache)
                                              : tr("%1 (%2)").arg(sizeText(m.kvCache), m_kvCacheType);
-  const QString sum = m.draftModel == 0
-                          ? tr("Weights %1 + KV cache %2 + scratch %3 = %4")
-                                .arg(sizeText(m.weights), kv, sizeText(m.scratch), sizeText(m.total()))
-                          : tr("Weights %1 + KV cache %2 + scratch %3 + draft model %4 = %5")
-                                .arg(sizeText(m.weights), kv, sizeText(m.scratch), sizeText(m.draftModel),
-                                     sizeText(m.total()));
+  QString sum = tr("Weights %1 + KV cache %2").arg(sizeText(m.weights), kv);
+  if (m.recurrent > 0) sum += tr(" + recurrent state %1").arg(sizeText(m.recurrent));
+  sum += tr(" + scratch %1").arg(sizeText(m.scratch));
+  if (m.draftModel > 0) sum += tr(" + draft model %1").arg(sizeText(m.draftModel));
+  sum += tr(" = %1").arg(sizeText(m.total()));
   const QString percent = QLocale().toString(share, 'g', 2);
   QString text = m_deviceName.isEmpty()
                      ? tr("%1 (%2% of %3 RAM).").arg(sum, percent, limit)
@@ -554,25 +557,26 @@ bool PerformancePanel::exportChartPng(const QString& path, Chart which) {
 QString PerformancePanel::metricsCsv() const {
   QString csv = QStringLiteral(
       "series,time_s,reply,ttft_ms,tokens_per_s,weights_bytes,kv_cache_bytes,scratch_bytes,draft_model_bytes,"
-      "kv_blocks_in_use,kv_blocks_cached,kv_blocks_free,prompt_tokens,reused_tokens\n");
+      "kv_blocks_in_use,kv_blocks_cached,kv_blocks_free,prompt_tokens,reused_tokens,recurrent_bytes\n");
   for (const DecodeSample& s : m_decode) {
-    csv += QStringLiteral("decode,%1,,,%2,,,,,,,,,\n").arg(exact(s.seconds), exact(s.tokensPerSecond));
+    csv += QStringLiteral("decode,%1,,,%2,,,,,,,,,,\n").arg(exact(s.seconds), exact(s.tokensPerSecond));
   }
   for (const ReplySample& r : m_replies) {
-    csv += QStringLiteral("reply,,%1,%2,%3,,,,,,,,,\n").arg(r.index).arg(exact(r.ttftMs), exact(r.tokensPerSecond));
+    csv += QStringLiteral("reply,,%1,%2,%3,,,,,,,,,,\n").arg(r.index).arg(exact(r.ttftMs), exact(r.tokensPerSecond));
   }
   for (const MemorySample& m : m_memory) {
-    csv += QStringLiteral("memory,,,,,%1,%2,%3,%4,%5,%6,%7,,\n")
+    csv += QStringLiteral("memory,,,,,%1,%2,%3,%4,%5,%6,%7,,,%8\n")
                .arg(m.weights)
                .arg(m.kvCache)
                .arg(m.scratch)
                .arg(m.draftModel)
                .arg(m.kvBlocks.inUse)
                .arg(m.kvBlocks.cached)
-               .arg(m.kvBlocks.free);
+               .arg(m.kvBlocks.free)
+               .arg(m.recurrent);
   }
   for (const PrefixSample& r : m_prefix) {
-    csv += QStringLiteral("prefix,,%1,,,,,,,,,,%2,%3\n").arg(r.index).arg(r.promptTokens).arg(r.reusedTokens);
+    csv += QStringLiteral("prefix,,%1,,,,,,,,,,%2,%3,\n").arg(r.index).arg(r.promptTokens).arg(r.reusedTokens);
   }
   return csv;
 }

@@ -58,7 +58,7 @@ class PerformancePanel : public QWidget {
   // decoding's draft model (its weights, KV cache and scratch; on a device, the part there),
   // shown only when not 0.
   void setMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes, KvBlockCounts kvBlocks = {},
-                 quint64 draftModelBytes = 0);
+                 quint64 draftModelBytes = 0, quint64 recurrentBytes = 0);
   // What the KV cache stores ("f16", "q8_0", "k q8_0, v f16"), named beside its bar and size.
   void setKvCacheType(const QString& label);
   // Where that memory is: `deviceName` empty for the host (against the machine's RAM), else a
@@ -98,7 +98,8 @@ class PerformancePanel : public QWidget {
     quint64 scratch;
     KvBlockCounts kvBlocks;
     quint64 draftModel = 0;
-    quint64 total() const { return weights + kvCache + scratch + draftModel; }
+    quint64 recurrent = 0;
+    quint64 total() const { return weights + kvCache + scratch + draftModel + recurrent; }
     bool operator==(const MemorySample&) const = default;
   };
   static constexpr int kChartCount = 4;
@@ -124,7 +125,7 @@ class PerformancePanel : public QWidget {
   void rescaleMemory();
   void rescalePrefix();
   void updateMemorySummary();
-  void showDraftModel(bool shown);
+  void showPart(QCPBars* bars, bool shown);
 
   QCustomPlot*& plot(Chart chart) { return m_plots[static_cast<size_t>(chart)]; }
 
@@ -154,7 +155,9 @@ class PerformancePanel : public QWidget {
   QString m_kvCacheType;  // "" until a model is loaded
   // Weights, KV in use, KV cached, KV free, scratch, draft model (stacked in that order; the
   // last shown, and in the legend, only while not 0).
-  std::array<QCPBars*, 6> m_memoryBars{};
+  // weights, KV in use, cached and free, recurrent state, scratch, draft model.
+  std::array<QCPBars*, 7> m_memoryBars{};
+  QCPBars* recurrentBars() const { return m_memoryBars[4]; }
   QCPBars* draftModelBars() const { return m_memoryBars.back(); }
   QCPBars* m_reusedBars = nullptr;     // prompt tokens per reply: reused, with prefilled above
   QCPBars* m_prefilledBars = nullptr;

@@ -64,6 +64,7 @@ void MemoryEstimateBox::createRows(QFormLayout* layout) {
   connect(m_kvType, &QComboBox::currentIndexChanged, this, &MemoryEstimateBox::updateEstimate);
   layout->addRow(tr("KV cache type"), m_kvType);
   m_kvCache = addRow(layout, "estimateKvCache", tr("KV cache"));
+  m_recurrent = addRow(layout, "estimateRecurrent", tr("Recurrent state"));
   m_scratch = addRow(layout, "estimateScratch", tr("Scratch buffers"));
   m_total = addRow(layout, "estimateTotal", tr("Total"));
   QFont bold = m_total->font();
@@ -99,8 +100,13 @@ void MemoryEstimateBox::updateEstimate() {
     m_kvCache->setText(tr("not possible"));
     m_kvCache->setToolTip(QString::fromStdString(storable.message()));
   }
-  showBytes(m_scratch, e.scratch_bytes);
-  showBytes(m_total, e.total_bytes());
+  showBytes(m_recurrent, e.recurrent_bytes);
+  m_recurrent->setToolTip(
+      e.recurrent_layers == 0 ? tr("Every layer keeps KV rows")
+                              : tr("%1 of %2 layers keep a fixed-size state per sequence instead of KV rows; with "
+                                   "the checkpoints kept for reusing prompts and rolling back drafts")
+                                    .arg(e.recurrent_layers)
+                                    .arg(e.recurrent_layers + e.kv_layers));
   m_scratch->setToolTip(m_scratch->toolTip() + tr(", for %n thread(s)", nullptr, m_threads));
 }
 

@@ -37,6 +37,7 @@ class MemoryEstimateBox : public QGroupBox {
   QLabel* m_weights = nullptr;
   QComboBox* m_kvType = nullptr;  // K and V stored alike
   QLabel* m_kvCache = nullptr;
+  QLabel* m_recurrent = nullptr;  // a hybrid model's recurrent states
   QLabel* m_scratch = nullptr;
   QLabel* m_total = nullptr;
 };

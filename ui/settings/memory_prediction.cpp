@@ -70,7 +70,7 @@ void MemoryPrediction::predict(const MemoryPredictionInput& in) {
   const QuantMix* mix = !in.weights.isEmpty() && recipe && recipe->kv_groups_removed == 0 ? &recipe->mix : nullptr;
   const MemoryEstimate e = estimate_memory(*m_file, *m_config, n_ctx, threads, 256, in.kvTypes, mix);
   setRow(kWeights, e.weights_bytes);
-  setRow(kKvCache, e.kv_cache_bytes);
+  setRow(kKvCache, e.kv_cache_bytes + e.recurrent_bytes);
   setRow(kScratch, e.scratch_bytes);
   setRow(kTotal, e.total_bytes());
   m_predictedTotal = e.total_bytes();

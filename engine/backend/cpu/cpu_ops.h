@@ -63,7 +63,7 @@ class CpuOps : public BackendOps {
   Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
   Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
   ExecutorMemory memory() const override {
-    return {0, (kv_ ? kv_->bytes() : 0) + plan_.recurrent.bytes(), scratch_bytes_};
+    return {0, kv_ ? kv_->bytes() : 0, plan_.recurrent.bytes(), scratch_bytes_};
   }
 
   // Sees the input rows ([n][cols], cols = outputs[0].w->cols) of every matmul before the
