@@ -29,6 +29,8 @@ constexpr ArchEntry kArchitectures[] = {
     // Qwen3.5's RoPE is llama.cpp's IMROPE, whose sections rotate a text token's equal
     // positions exactly as NEOX does: text only here.
     {"qwen35", Architecture::Qwen35, RopeLayout::Neox},
+    {"qwen35moe", Architecture::Qwen35Moe, RopeLayout::Neox},
+    {"qwen3next", Architecture::Qwen3Next, RopeLayout::Neox},
     {"bert", Architecture::Bert, RopeLayout::Normal},
 };
 
@@ -236,7 +238,8 @@ Status read_olmo2_options(const gguf::File& f, const std::string& a, ModelConfig
   return read_swa_rope(f, a, c, c.rope_freq_base);
 }
 
-// Qwen3.5 (llama.cpp's qwen35): Gated DeltaNet layers (DeltaNetShape) with full-attention ones
+// Qwen3.5 (llama.cpp's qwen35, and qwen35moe with its experts) and Qwen3-Next (qwen3next: Qwen3.5
+// MoE's layers before it, its RoPE plain NEOX): Gated DeltaNet layers (DeltaNetShape) with full-attention ones
 // every full_attention_interval-th layer (default 4: layers 3, 7, ...), those with per-head
 // q/k norms, partial RoPE (rope.dimension_sections: text positions only) and a gated output.
 // block_count counts the multi-token-prediction layers (nextn_predict_layers) after the others.
@@ -263,6 +266,7 @@ Status read_qwen35_options(const gguf::File& f, const std::string& a, ModelConfi
                          std::to_string(d.n_k_heads) + ") and ssm.inner_size (" + std::to_string(inner) +
                          ") their total size, value heads x ssm.state_size");
   }
+  d.grouped_heads = c.arch == Architecture::Qwen3Next;
   if (f.find(a + "attention.recurrent_layers") != nullptr) {
     std::vector<int64_t> flags;
     TRY_ASSIGN(flags, f.get_int_array(a + "attention.recurrent_layers"));
@@ -290,7 +294,9 @@ Status read_architecture_options(const gguf::File& f, const std::string& a, Mode
   if (c.arch == Architecture::Gemma3) return read_gemma3_options(f, a, c);
   if (c.arch == Architecture::GptOss) return read_gpt_oss_options(f, a, c);
   if (c.arch == Architecture::Olmo2) return read_olmo2_options(f, a, c);
-  if (c.arch == Architecture::Qwen35) return read_qwen35_options(f, a, c);
+  if (c.arch == Architecture::Qwen35 || c.arch == Architecture::Qwen35Moe || c.arch == Architecture::Qwen3Next) {
+    return read_qwen35_options(f, a, c);
+  }
   if (c.arch == Architecture::Mistral3) {
     // Ministral 3's attention temperature over original_context_length positions (llama.cpp's
     // n_attn_temp_floor_scale); every value of a head must rotate for the rope op to scale it.
@@ -382,7 +388,7 @@ const char* rope_scaling_name(RopeScaling scaling) {
 
 const char* supported_architectures() {
   return "llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, gpt-oss, mistral3, olmo2, "
-         "qwen35, bert";
+         "qwen35, qwen35moe, qwen3next, bert";
 }
 
 KvRowShape ModelConfig::kv_rows() const {
@@ -458,7 +464,8 @@ Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "expert_count", c.n_expert, 0, 256));
   INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "expert_used_count", c.n_expert_used, c.n_expert > 0 ? 1 : 0,
                                          c.n_expert));
-  if ((c.arch == Architecture::Qwen2Moe || c.arch == Architecture::Qwen3Moe) && c.n_expert == 0) {
+  const bool shared_expert = c.arch == Architecture::Qwen35Moe || c.arch == Architecture::Qwen3Next;
+  if ((c.arch == Architecture::Qwen2Moe || c.arch == Architecture::Qwen3Moe || shared_expert) && c.n_expert == 0) {
     return Result<ModelConfig>::error(f.error_prefix() + c.arch_name + " requires expert_count > 0");
   }
   c.has_qkv_bias = c.arch == Architecture::Qwen2 || c.arch == Architecture::Qwen2Moe;
@@ -472,6 +479,10 @@ Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   } else if (c.arch == Architecture::Qwen3Moe) {
     c.gating = ExpertGating::SoftmaxTopKRenormalized;
     TRY_ASSIGN(c.n_ff_expert, f.get_int_or(a + "expert_feed_forward_length", c.n_ff / c.n_expert_used));
+  } else if (shared_expert) {  // qwen35moe, qwen3next: normalized top-k, and a gated shared expert
+    c.gating = ExpertGating::SoftmaxTopKRenormalized;
+    TRY_ASSIGN(c.n_ff_expert, f.get_int_or(a + "expert_feed_forward_length", c.n_ff / c.n_expert_used));
+    TRY_ASSIGN(c.n_ff_shared, f.get_int_or(a + "expert_shared_feed_forward_length", c.n_ff));
   } else if (c.n_expert > 0 && c.arch != Architecture::GptOss) {  // Mixtral-style llama files
     c.gating = ExpertGating::SoftmaxTopKRenormalized;
     c.n_ff_expert = c.n_ff;

@@ -14,7 +14,7 @@
 namespace inferscope {
 
 enum class Architecture {
-  Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Mistral3, Olmo2, Qwen35, Bert
+  Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Mistral3, Olmo2, Qwen35, Qwen35Moe, Qwen3Next, Bert
 };
 
 // NORM rotates adjacent pairs (2i, 2i+1); NEOX rotates (i, i + n_rot/2). Fixed per architecture.
@@ -49,13 +49,18 @@ enum class LayerRope { Full, SlidingWindow, None };
 //   per value head h:  S_h = exp(g) S_h,  S_h += beta (v - S_h k) k^T,  o = S_h q / sqrt(head_dim)
 // (S_h is [head_dim values][head_dim keys]; g = softplus(x W_alpha + dt) * a < 0 the decay,
 // beta = sigmoid(x W_beta)), then rms_norm(o) * silu(x W_z) and the output projection. Value
-// head h reads key head h % n_k_heads (llama.cpp's tiling).
+// head h reads key head key_head(h): h % n_k_heads (qwen35: llama.cpp tiles the key heads), or
+// h / (n_v_heads / n_k_heads) (qwen3next: each key head's value heads together).
 struct DeltaNetShape {
   int64_t conv_kernel = 0;  // ssm.conv_kernel: the convolution's taps (4)
   int64_t n_k_heads = 0;    // ssm.group_count
   int64_t n_v_heads = 0;    // ssm.time_step_rank
   int64_t head_dim = 0;     // ssm.state_size: every key and value head's size
+  bool grouped_heads = false;
 
+  int64_t key_head(int64_t value_head) const {
+    return grouped_heads ? value_head / (n_v_heads / n_k_heads) : value_head % n_k_heads;
+  }
   int64_t key_dim() const { return head_dim * n_k_heads; }
   int64_t value_dim() const { return head_dim * n_v_heads; }
   // The convolved channels: q, k and v of every head.

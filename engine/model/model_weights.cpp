@@ -185,15 +185,40 @@ Status bind_gated_attention(Binder& b, const ModelConfig& c, const std::string& 
   return b.vector(p + "attn_k_norm.weight", hd, r, &l.attn_k_norm);
 }
 
-// qwen35's Gated DeltaNet layer (ModelConfig::delta_net).
+// qwen3next's ssm_ba: per key head, its value heads' update rows then their decay rows,
+// reordered into every update row, then every decay row.
+Status bind_beta_alpha(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& l) {
+  const DeltaNetShape& d = c.delta_net;
+  const int64_t H = d.n_v_heads, per_key = H / d.n_k_heads;
+  WeightMatrix ba;
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_ba.weight", c.n_embd, 2 * H, 1, Need::Required, &ba));
+  const WeightMatrix split = b.reordered_rows(ba, [&](int64_t row) {
+    const int64_t head = row % H, part = row / H;  // part 0: beta, 1: alpha
+    return head / per_key * 2 * per_key + part * per_key + head % per_key;
+  });
+  l.ssm_beta = split.row_slice(0, H);
+  l.ssm_alpha = split.row_slice(H, H);
+  return Status::ok();
+}
+
+// qwen35's (and qwen3next's) Gated DeltaNet layer (ModelConfig::delta_net).
 Status bind_delta_net(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& l) {
   const DeltaNetShape& d = c.delta_net;
   const int64_t E = c.n_embd, H = d.n_v_heads;
   const Need r = Need::Required;
+  if (b.file().find_tensor(p + "ssm_in.weight") != nullptr && b.file().find_tensor(p + "attn_qkv.weight") == nullptr) {
+    return Status::error(b.file().error_prefix() + "tensor '" + p + "ssm_in.weight' is the first Qwen3-Next GGUFs' "
+                         "joint q/k/v/z projection, which is not supported: convert the model again with a current "
+                         "llama.cpp (attn_qkv and attn_gate)");
+  }
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_qkv.weight", E, d.channels(), 1, r, &l.ssm_qkv));
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_gate.weight", E, d.value_dim(), 1, r, &l.ssm_z));
-  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_alpha.weight", E, H, 1, r, &l.ssm_alpha));
-  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_beta.weight", E, H, 1, r, &l.ssm_beta));
+  if (c.arch == Architecture::Qwen3Next) {
+    INFERSCOPE_RETURN_IF_ERROR(bind_beta_alpha(b, c, p, l));
+  } else {
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_alpha.weight", E, H, 1, r, &l.ssm_alpha));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_beta.weight", E, H, 1, r, &l.ssm_beta));
+  }
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_conv1d.weight", d.conv_kernel, d.channels(), 1, r, &l.ssm_conv1d));
   if (l.ssm_conv1d.type != kernels::GgmlType::F32) {
     return Status::error(b.file().error_prefix() + "tensor '" + p + "ssm_conv1d.weight' must be F32");
@@ -204,14 +229,15 @@ Status bind_delta_net(Binder& b, const ModelConfig& c, const std::string& p, Lay
   return b.matrix(p + "ssm_out.weight", d.value_dim(), E, 1, r, &l.ssm_out);
 }
 
-// qwen35: a DeltaNet or a gated attention layer, then a dense SwiGLU FFN after
-// post_attention_norm.
+// qwen35: a DeltaNet or a gated attention layer, then a dense SwiGLU FFN (qwen35moe: experts and
+// a gated shared expert) after post_attention_norm.
 Status bind_hybrid_layer(Binder& b, const ModelConfig& c, int64_t i, const std::string& p, LayerWeights& l) {
   const int64_t E = c.n_embd;
   const Need r = Need::Required;
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_norm.weight", E, r, &l.attn_norm));
   INFERSCOPE_RETURN_IF_ERROR(c.is_recurrent(i) ? bind_delta_net(b, c, p, l) : bind_gated_attention(b, c, p, l));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_attention_norm.weight", E, r, &l.ffn_norm));
+  if (c.is_moe()) return bind_expert_layer(b, c, p, l);
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate.weight", E, c.n_ff, 1, r, &l.ffn_gate));
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up.weight", E, c.n_ff, 1, r, &l.ffn_up));
   return b.matrix(p + "ffn_down.weight", c.n_ff, E, 1, r, &l.ffn_down);
@@ -220,7 +246,7 @@ Status bind_hybrid_layer(Binder& b, const ModelConfig& c, int64_t i, const std::
 Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   const std::string p = "blk." + std::to_string(i) + ".";
   if (c.is_encoder()) return bind_encoder_layer(b, c, p, l);
-  if (c.arch == Architecture::Qwen35) return bind_hybrid_layer(b, c, i, p, l);
+  if (c.is_hybrid()) return bind_hybrid_layer(b, c, i, p, l);
   const int64_t E = c.n_embd, Q = c.n_embd_q(), KV = c.n_embd_kv();
   const Need bias = c.has_qkv_bias ? Need::Required : Need::Optional;
   const Need post_norm = c.has_post_norms ? Need::Required : Need::Optional;
@@ -280,7 +306,7 @@ Status bind_expert_layer(Binder& b, const ModelConfig& c, const std::string& p, 
       }
     }
   }
-  if (c.arch == Architecture::Qwen2Moe) {
+  if (c.n_ff_shared > 0) {  // qwen2moe, qwen35moe, qwen3next
     const int64_t S = c.n_ff_shared;
     INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_gate_inp_shexp.weight", E, Need::Required, &l.ffn_gate_inp_shexp));
     INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate_shexp.weight", E, S, 1, Need::Required, &l.ffn_gate_shexp));

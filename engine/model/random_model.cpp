@@ -206,6 +206,28 @@ const Preset kPresets[] = {
      {.n_embd = 128, .n_layer = 8, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "qwen35",
       .head_dim = 64, .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 16, .ssm_k_heads = 2, .ssm_v_heads = 4,
       .ssm_head_dim = 32}},
+    // Qwen/Qwen3.5-35B-A3B: 40 layers (30 DeltaNet with 16 key and 32 value heads of 128), 256
+    // experts of 512 (8 used) and a gated shared expert of 512.
+    {"qwen3.5-35b-a3b",
+     {.n_embd = 2048, .n_layer = 40, .n_head = 16, .n_head_kv = 2, .n_ff = 512, .n_expert = 256, .n_expert_used = 8,
+      .n_ff_expert = 512, .n_ff_shared = 512, .n_ctx = 262144, .arch = "qwen35moe", .head_dim = 256,
+      .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 64, .ssm_k_heads = 16, .ssm_v_heads = 32,
+      .ssm_head_dim = 128}},
+    {"qwen3.5moe-tiny",
+     {.n_embd = 128, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_expert = 8, .n_expert_used = 3,
+      .n_ff_expert = 64, .n_ff_shared = 96, .n_ctx = 512, .arch = "qwen35moe", .head_dim = 64,
+      .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 16, .ssm_k_heads = 2, .ssm_v_heads = 4, .ssm_head_dim = 32}},
+    // Qwen/Qwen3-Next-80B-A3B: 48 layers (36 DeltaNet with 16 key and 32 value heads of 128), 512
+    // experts of 512 (10 used) and a gated shared expert of 512.
+    {"qwen3-next-80b-a3b",
+     {.n_embd = 2048, .n_layer = 48, .n_head = 16, .n_head_kv = 2, .n_ff = 5120, .n_expert = 512,
+      .n_expert_used = 10, .n_ff_expert = 512, .n_ff_shared = 512, .n_ctx = 262144, .arch = "qwen3next",
+      .head_dim = 256, .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 64, .ssm_k_heads = 16, .ssm_v_heads = 32,
+      .ssm_head_dim = 128}},
+    {"qwen3next-tiny",
+     {.n_embd = 128, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_expert = 8, .n_expert_used = 3,
+      .n_ff_expert = 64, .n_ff_shared = 96, .n_ctx = 512, .arch = "qwen3next", .head_dim = 64,
+      .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 16, .ssm_k_heads = 2, .ssm_v_heads = 4, .ssm_head_dim = 32}},
     {"qwen3moe-tiny",
      {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_expert = 8, .n_expert_used = 3,
       .n_ff_expert = 64, .n_ctx = 512, .arch = "qwen3moe", .head_dim = 48, .rope_freq_base = 1e6f,
@@ -264,13 +286,16 @@ Status check_shape(const RandomModelShape& s) {
   if (s.n_expert < 0 || s.n_expert_used < 0 || s.n_expert_used > s.n_expert || (s.n_expert > 0) != (s.n_expert_used > 0)) {
     return Status::error("experts used must be between 1 and the expert count (or both 0)");
   }
-  const bool moe_arch = s.arch == "qwen2moe" || s.arch == "qwen3moe" || s.arch == "gpt-oss";
+  const bool moe_arch = s.arch == "qwen2moe" || s.arch == "qwen3moe" || s.arch == "gpt-oss" || s.arch == "qwen35moe" ||
+                        s.arch == "qwen3next";
   if (s.n_expert > 0 && s.arch != "llama" && !moe_arch) {
     return Status::error("experts are only written for the llama, qwen2moe and qwen3moe layouts");
   }
   if (moe_arch && s.n_expert == 0) return Status::error(s.arch + " needs experts (n_expert)");
-  if ((s.arch == "qwen2moe") != (s.n_expert > 0 && s.n_ff_shared > 0)) {
-    return Status::error("qwen2moe has routed experts and a shared expert (n_expert and n_ff_shared), nothing else does");
+  const bool shared_arch = s.arch == "qwen2moe" || s.arch == "qwen35moe" || s.arch == "qwen3next";
+  if (shared_arch != (s.n_expert > 0 && s.n_ff_shared > 0)) {
+    return Status::error("qwen2moe and qwen35moe have routed experts and a shared expert (n_expert and n_ff_shared), "
+                         "nothing else does");
   }
   if (s.n_ff_expert < 0 || (s.n_ff_expert > 0 && !moe_arch)) {
     return Status::error("an expert FFN width of its own is written for qwen2moe and qwen3moe only");
@@ -286,13 +311,14 @@ Status check_shape(const RandomModelShape& s) {
   const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen2moe" || s.arch == "qwen3" ||
                      s.arch == "qwen3moe" || s.arch == "phi3" || s.arch == "gemma" || s.arch == "gemma2" ||
                      s.arch == "gemma3" || s.arch == "smollm3" || s.arch == "gpt-oss" || s.arch == "mistral3" ||
-                     s.arch == "olmo2" || s.arch == "qwen35";
+                     s.arch == "olmo2" || s.arch == "qwen35" || s.arch == "qwen35moe" || s.arch == "qwen3next";
   if (!known) {
     return Status::error("cannot write architecture '" + s.arch +
                          "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, "
                          "gpt-oss, mistral3, olmo2, qwen35)");
   }
-  if ((s.arch == "qwen35") != (s.ssm_head_dim > 0) ||
+  const bool hybrid = s.arch == "qwen35" || s.arch == "qwen35moe" || s.arch == "qwen3next";
+  if (hybrid != (s.ssm_head_dim > 0) ||
       (s.ssm_head_dim > 0 && (s.ssm_k_heads <= 0 || s.ssm_v_heads % s.ssm_k_heads != 0 || s.ssm_conv_kernel < 2 ||
                               s.full_attn_interval < 1))) {
     return Status::error("qwen35 needs DeltaNet heads (ssm_k_heads dividing ssm_v_heads, ssm_head_dim) and nothing else has them");
@@ -347,10 +373,11 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
     w.add_u32(a + "expert_count", static_cast<uint32_t>(s.n_expert));
     w.add_u32(a + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
   }
-  if (s.arch == "qwen2moe" || s.arch == "qwen3moe" || s.arch == "gpt-oss") {
+  if (s.arch == "qwen2moe" || s.arch == "qwen3moe" || s.arch == "gpt-oss" || s.arch == "qwen35moe" ||
+      s.arch == "qwen3next") {
     w.add_u32(a + "expert_feed_forward_length", static_cast<uint32_t>(n_ff_expert));
   }
-  if (s.arch == "qwen2moe") {
+  if (s.arch == "qwen2moe" || s.arch == "qwen35moe" || s.arch == "qwen3next") {
     w.add_u32(a + "expert_shared_feed_forward_length", static_cast<uint32_t>(s.n_ff_shared));
   }
   if (s.rope_scaling == "linear" || s.rope_scaling == "yarn") {
@@ -370,10 +397,13 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   }
   const int64_t ssm_key = s.ssm_k_heads * s.ssm_head_dim, ssm_value = s.ssm_v_heads * s.ssm_head_dim;
   const int64_t ssm_channels = 2 * ssm_key + ssm_value;
-  if (s.arch == "qwen35") {
+  const bool hybrid = s.arch == "qwen35" || s.arch == "qwen35moe" || s.arch == "qwen3next";
+  if (hybrid && s.arch != "qwen3next") {
     // Text positions only: the sections split n_rot / 2 pairs as Qwen3.5's 11/11/10 of 32 do.
     const int32_t pairs = static_cast<int32_t>(n_rot / 2), first = (pairs * 11 + 31) / 32;
     w.add_i32_array(a + "rope.dimension_sections", {first, first, pairs - 2 * first, 0});
+  }
+  if (hybrid) {
     w.add_u32(a + "ssm.conv_kernel", static_cast<uint32_t>(s.ssm_conv_kernel));
     w.add_u32(a + "ssm.inner_size", static_cast<uint32_t>(ssm_value));
     w.add_u32(a + "ssm.state_size", static_cast<uint32_t>(s.ssm_head_dim));
@@ -431,13 +461,17 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   if (!s.tied_output) matrix("output.weight", s.n_embd, n_vocab);
   for (int64_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
-    if (s.arch == "qwen35") {
+    if (hybrid) {
       norm(p + "attn_norm.weight");
       if ((i + 1) % s.full_attn_interval != 0) {
         matrix(p + "attn_qkv.weight", s.n_embd, ssm_channels);
         matrix(p + "attn_gate.weight", s.n_embd, ssm_value);
-        matrix(p + "ssm_alpha.weight", s.n_embd, s.ssm_v_heads);
-        matrix(p + "ssm_beta.weight", s.n_embd, s.ssm_v_heads);
+        if (s.arch == "qwen3next") {
+          matrix(p + "ssm_ba.weight", s.n_embd, 2 * s.ssm_v_heads);  // per key head: betas, alphas
+        } else {
+          matrix(p + "ssm_alpha.weight", s.n_embd, s.ssm_v_heads);
+          matrix(p + "ssm_beta.weight", s.n_embd, s.ssm_v_heads);
+        }
         w.add_tensor_source(p + "ssm_conv1d.weight", {s.ssm_conv_kernel, ssm_channels}, kernels::GgmlType::F32,
                             random_matrix(kernels::GgmlType::F32, s.ssm_conv_kernel, ssm_channels, seed++));
         head_values(p + "ssm_dt.bias", s.ssm_v_heads, -0.5f, 0.5f);
@@ -453,6 +487,18 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
         matrix(p + "attn_output.weight", n_q, s.n_embd);
       }
       norm(p + "post_attention_norm.weight");
+      if (s.n_expert > 0) {
+        w.add_tensor_source(p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, kernels::GgmlType::F32,
+                            random_matrix(kernels::GgmlType::F32, s.n_embd, s.n_expert, seed++));
+        matrix(p + "ffn_gate_exps.weight", s.n_embd, n_ff_expert, s.n_expert);
+        matrix(p + "ffn_up_exps.weight", s.n_embd, n_ff_expert, s.n_expert);
+        matrix(p + "ffn_down_exps.weight", n_ff_expert, s.n_embd, s.n_expert);
+        bias(p + "ffn_gate_inp_shexp.weight", s.n_embd);
+        matrix(p + "ffn_gate_shexp.weight", s.n_embd, s.n_ff_shared);
+        matrix(p + "ffn_up_shexp.weight", s.n_embd, s.n_ff_shared);
+        matrix(p + "ffn_down_shexp.weight", s.n_ff_shared, s.n_embd);
+        continue;
+      }
       matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
       matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
       matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);

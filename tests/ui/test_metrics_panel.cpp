@@ -172,7 +172,7 @@ TEST(PerformancePanel, TheKvCacheDividesIntoBlocksInUseCachedAndFree) {
   QTest::qWait(200);  // the redraw timer rescales the bars
   auto* plot = panel.findChild<QCustomPlot*>("Memory");
   ASSERT_NE(plot, nullptr);
-  ASSERT_EQ(plot->plottableCount(), 6);  // the sixth, the draft model's, empty here
+  ASSERT_EQ(plot->plottableCount(), 7);  // the recurrent state's and the draft model's empty here
   std::array<double, 5> parts{};
   for (int i = 0; i < 5; ++i) {
     auto* bars = qobject_cast<QCPBars*>(plot->plottable(i));
@@ -202,9 +202,9 @@ TEST(PerformancePanel, ADraftModelStacksAboveTheOthersOnlyWhileItHasMemory) {
   panel.show();
   auto* plot = panel.findChild<QCustomPlot*>("Memory");
   ASSERT_NE(plot, nullptr);
-  ASSERT_EQ(plot->plottableCount(), 6);
-  auto* scratch = qobject_cast<QCPBars*>(plot->plottable(4));
-  auto* draft = qobject_cast<QCPBars*>(plot->plottable(5));
+  ASSERT_EQ(plot->plottableCount(), 7);
+  auto* scratch = qobject_cast<QCPBars*>(plot->plottable(5));
+  auto* draft = qobject_cast<QCPBars*>(plot->plottable(6));
   ASSERT_TRUE(scratch && draft);
   EXPECT_EQ(draft->name(), "draft model");
   EXPECT_EQ(draft->barBelow(), scratch);
@@ -242,6 +242,35 @@ TEST(PerformancePanel, ADraftModelStacksAboveTheOthersOnlyWhileItHasMemory) {
   EXPECT_FALSE(draft->visible());
   EXPECT_FALSE(plot->legend->hasItemWithPlottable(draft));
   EXPECT_FALSE(panel.memorySummary().contains("draft model"));
+}
+
+// A hybrid model's recurrent states: a part of their own above the KV cache's, in the legend and
+// the summary only while there are any.
+TEST(PerformancePanel, RecurrentStatesShowOnlyForAHybridModel) {
+  PerformancePanel panel;
+  panel.resize(700, 900);
+  panel.show();
+  auto* plot = panel.findChild<QCustomPlot*>("Memory");
+  ASSERT_NE(plot, nullptr);
+  auto* recurrent = qobject_cast<QCPBars*>(plot->plottable(4));
+  ASSERT_NE(recurrent, nullptr);
+  EXPECT_EQ(recurrent->name(), "recurrent state");
+  EXPECT_EQ(recurrent->barBelow(), qobject_cast<QCPBars*>(plot->plottable(3)));  // above "KV free"
+  panel.setMemory(3 << 20, 1 << 20, 1 << 19);
+  QTest::qWait(200);
+  EXPECT_FALSE(recurrent->visible());
+  EXPECT_FALSE(panel.memorySummary().contains("recurrent")) << panel.memorySummary().toStdString();
+  panel.setMemory(3 << 20, 1 << 20, 1 << 19, {}, 0, 2 << 20);
+  QTest::qWait(200);
+  EXPECT_TRUE(recurrent->visible());
+  EXPECT_TRUE(plot->legend->hasItemWithPlottable(recurrent));
+  const double weights = qobject_cast<QCPBars*>(plot->plottable(0))->data()->at(0)->value;
+  EXPECT_NEAR(recurrent->data()->at(0)->value / weights, 2.0 / 3.0, 1e-9);
+  const QLocale locale;
+  const QString summary = panel.memorySummary();
+  EXPECT_TRUE(summary.contains("recurrent state " + locale.formattedDataSize(2 << 20))) << summary.toStdString();
+  EXPECT_TRUE(summary.contains("= " + locale.formattedDataSize((3 << 20) + (1 << 20) + (1 << 19) + (2 << 20))))
+      << summary.toStdString();
 }
 
 // Four in a row when wide, two by two at medium width, stacked when narrow.

@@ -107,6 +107,8 @@ void MemoryEstimateBox::updateEstimate() {
                                    "the checkpoints kept for reusing prompts and rolling back drafts")
                                     .arg(e.recurrent_layers)
                                     .arg(e.recurrent_layers + e.kv_layers));
+  showBytes(m_scratch, e.scratch_bytes);
+  showBytes(m_total, e.total_bytes());
   m_scratch->setToolTip(m_scratch->toolTip() + tr(", for %n thread(s)", nullptr, m_threads));
 }
 

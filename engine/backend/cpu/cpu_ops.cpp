@@ -543,7 +543,7 @@ Status CpuOps::delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeight
     const bool steps = span.n == 1 || batching_ == kernels::TokenBatching::Invariant;
     pool_.run([&](int ith, int nth) {
       for (int64_t h = H * ith / nth; h < H * (ith + 1) / nth; ++h) {
-        const int64_t kh = h % d.n_k_heads;
+        const int64_t kh = d.key_head(h);
         const float* first = conv + row0 * channels;
         const kernels::DeltaNetHeadRows rows{first + kh * hd,     first + d.key_dim() + kh * hd,
                                              first + 2 * d.key_dim() + h * hd, channels,
