@@ -4,7 +4,7 @@
 // convolution's last conv_kernel - 1 inputs ([conv_kernel - 1][channels], oldest first) and each
 // value head's matrix ([n_v_heads][head_dim values][head_dim keys]), F32. Backends own the
 // storage: states 0 .. n_slots - 1 are the slots', then n_checkpoints copies kept for going back
-// (engine/graph/recurrent_states.h) and one spare for swaps. A span starting at position 0
+// (engine/graph/recurrent_states.h) and, with several slots, one spare for beams that swap. A span starting at position 0
 // starts from a zero state, any other continues its slot's state (engine/backend/backend_ops.h).
 #pragma once
 
@@ -23,19 +23,19 @@ struct RecurrentLayout {
   int n_checkpoints = 0;
 
   // Every recurrent layer of `recurrent_layer` (ModelConfig::recurrent_layer): a state per slot,
-  // and two checkpoints per slot and two more (a prompt's end and a verification's start each,
-  // and room for prefixes other requests left).
+  // and a checkpoint per slot and one more (a state is large: Qwen3.5-35B-A3B's is 63 MiB; the
+  // least recently used checkpoint makes room).
   static RecurrentLayout for_layers(const std::vector<uint8_t>& recurrent_layer, int64_t conv_floats,
                                     int64_t matrix_floats, int n_slots) {
     RecurrentLayout r{static_cast<int64_t>(recurrent_layer.size()), {}, 0, conv_floats, matrix_floats, n_slots, 0};
     for (uint8_t is_recurrent : recurrent_layer) r.index.push_back(is_recurrent ? r.n_recurrent++ : -1);
-    if (r.n_recurrent > 0) r.n_checkpoints = 2 * n_slots + 2;
+    if (r.n_recurrent > 0) r.n_checkpoints = n_slots + 1;
     return r;
   }
 
   bool empty() const { return n_recurrent == 0; }
-  int n_states() const { return empty() ? 0 : n_slots + n_checkpoints + 1; }
-  int spare_state() const { return n_states() - 1; }
+  int n_states() const { return empty() ? 0 : n_slots + n_checkpoints + (n_slots > 1 ? 1 : 0); }
+  int spare_state() const { return n_slots + n_checkpoints; }  // with several slots
   int64_t floats_per_state() const { return n_recurrent * (conv_floats + matrix_floats); }
   uint64_t bytes_per_state() const { return static_cast<uint64_t>(floats_per_state()) * sizeof(float); }
   uint64_t bytes() const { return bytes_per_state() * static_cast<uint64_t>(n_states()); }

@@ -93,8 +93,8 @@ TEST(HybridMemory, StatesAndCheckpointsAreCountedApartFromTheKvCache) {
   EXPECT_EQ(plan.recurrent.matrix_floats, 4 * 32 * 32);
   EXPECT_EQ(p.fp->memory().kv_cache_bytes, plan.kv.bytes());
   EXPECT_EQ(p.fp->memory().recurrent_bytes, plan.recurrent.bytes());
-  // Two slots, six checkpoints and a spare, each 6 layers of both parts, F32.
-  EXPECT_EQ(plan.recurrent.bytes(), 9u * 6 * (3 * 256 + 4 * 32 * 32) * 4);
+  // Two slots, three checkpoints and a spare, each 6 layers of both parts, F32.
+  EXPECT_EQ(plan.recurrent.bytes(), 6u * 6 * (3 * 256 + 4 * 32 * 32) * 4);
 }
 
 // The estimate (inspect, the app's model info) counts the two kinds apart, as one slot allocates.
