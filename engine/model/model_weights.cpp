@@ -64,6 +64,23 @@ class Binder {
     return Status::ok();
   }
 
+  // `m` decoded to F32 into memory the weights own, where it is stored otherwise (a DeltaNet's
+  // convolution taps, which the ops read as floats).
+  Status as_f32(WeightMatrix& m) {
+    if (m.type == kernels::GgmlType::F32) return Status::ok();
+    const int64_t rb = m.cols * static_cast<int64_t>(sizeof(float));
+    auto bytes = std::make_unique<uint8_t[]>(static_cast<size_t>(m.rows * rb));
+    for (int64_t r = 0; r < m.rows; ++r) {
+      if (!kernels::dequantize_row(m.type, m.row(r), reinterpret_cast<float*>(bytes.get() + r * rb), m.cols)) {
+        return Status::error(file_.error_prefix() + "tensor '" + m.tensor->name + "' has type " +
+                             kernels::type_name(m.type) + ", which cannot be decoded");
+      }
+    }
+    m = WeightMatrix{m.tensor, kernels::GgmlType::F32, bytes.get(), m.cols, m.rows, 1, rb};
+    weights_.reblocked.push_back(std::move(bytes));
+    return Status::ok();
+  }
+
   // A copy of `m` whose rows are reordered by `source_row` (row r of the copy is row
   // source_row(r) of m), in memory the weights own.
   WeightMatrix reordered_rows(const WeightMatrix& m, const std::function<int64_t(int64_t)>& source_row) {
@@ -220,9 +237,7 @@ Status bind_delta_net(Binder& b, const ModelConfig& c, const std::string& p, Lay
     INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_beta.weight", E, H, 1, r, &l.ssm_beta));
   }
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ssm_conv1d.weight", d.conv_kernel, d.channels(), 1, r, &l.ssm_conv1d));
-  if (l.ssm_conv1d.type != kernels::GgmlType::F32) {
-    return Status::error(b.file().error_prefix() + "tensor '" + p + "ssm_conv1d.weight' must be F32");
-  }
+  INFERSCOPE_RETURN_IF_ERROR(b.as_f32(l.ssm_conv1d));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ssm_dt.bias", H, r, &l.ssm_dt));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ssm_a", H, r, &l.ssm_a));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ssm_norm.weight", d.head_dim, r, &l.ssm_norm));

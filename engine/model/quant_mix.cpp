@@ -204,8 +204,9 @@ QuantModelInfo QuantModelInfo::from_gguf(const gguf::File& file) {
 bool is_quantizable_tensor(std::string_view name, int n_dims) {
   const std::string_view suffix = "weight";
   if (n_dims < 2 || name.size() < suffix.size() || name.substr(name.size() - suffix.size()) != suffix) return false;
+  // As llama.cpp: nor a DeltaNet's (or Mamba's) few convolution taps per channel.
   return !contains(name, "_norm") && !contains(name, "ffn_gate_inp.weight") && !contains(name, "pos_embd") &&
-         !contains(name, "token_types");
+         !contains(name, "token_types") && !contains(name, "ssm_conv1d");
 }
 
 kernels::GgmlType choose_tensor_type(const QuantMix& mix, const QuantModelInfo& model, std::string_view name,
