@@ -80,10 +80,7 @@ struct AwqRewriter::Search {
   // too. Their down matrices' inputs are never observed: rounded plainly.
   void experts(const std::string& p) {
     if (!tensor(p + "ffn_gate_exps.weight")) return;
-    // gpt-oss names the norm before its FFN post_attention_norm.
-    const std::string norm = tensor(p + "ffn_norm.weight") ? p + "ffn_norm.weight"
-                             : architecture == "gpt-oss"  ? p + "post_attention_norm.weight"
-                                                          : "";
+    const std::string norm = ffn_norm(p);
     if (norm.empty()) return;
     std::vector<std::string> searched = {p + "ffn_gate_exps.weight", p + "ffn_up_exps.weight"};
     std::vector<std::string> followers = {p + "ffn_gate_inp.weight"};
@@ -94,14 +91,26 @@ struct AwqRewriter::Search {
     group(p + "experts gate,up", searched, norm, false, calibration.input_of(p + "ffn_gate_inp.weight"), followers);
   }
 
+  // The norm before the FFN: ffn_norm, named post_attention_norm by gpt-oss and the Qwen3.5
+  // family (whose post_attention_norm is no post-norm); "" for none.
+  std::string ffn_norm(const std::string& p) const {
+    if (tensor(p + "ffn_norm.weight")) return p + "ffn_norm.weight";
+    const bool named_post = architecture == "gpt-oss" || architecture == "qwen35" || architecture == "qwen35moe" ||
+                            architecture == "qwen3next";
+    return named_post ? p + "post_attention_norm.weight" : "";
+  }
+
   void layer(int64_t i) {
     const std::string p = "blk." + std::to_string(i) + ".";
+    // A Gated DeltaNet layer's four projections share attn_norm's output.
+    group(p + "deltanet in", {p + "attn_qkv.weight", p + "attn_gate.weight", p + "ssm_alpha.weight", p + "ssm_beta.weight"},
+          p + "attn_norm.weight", false);
     if (info.n_head == info.n_head_kv) {
       group(p + "wo", {p + "attn_output.weight"}, p + "attn_v.weight", true);
     }
     group(p + "q,k,v", {p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"}, p + "attn_norm.weight", false);
     group(p + "down", {p + "ffn_down.weight"}, p + "ffn_up.weight", true);
-    group(p + "gate,up", {p + "ffn_gate.weight", p + "ffn_up.weight"}, p + "ffn_norm.weight", false);
+    if (!ffn_norm(p).empty()) group(p + "gate,up", {p + "ffn_gate.weight", p + "ffn_up.weight"}, ffn_norm(p), false);
     experts(p);
   }
 };
