@@ -54,6 +54,19 @@ TEST(KvCacheSettings, RequestsTheChosenTypesOnApply) {
   EXPECT_FALSE(apply->isEnabled());
 }
 
+// A hybrid model: the note says which layers the types apply to, and that the size counts the
+// recurrent states of the others.
+TEST(KvCacheSettings, SaysWhichLayersOfAHybridModelTheTypesApplyTo) {
+  SettingsDock dock;
+  dock.showKvCache({}, 1024);
+  EXPECT_FALSE(dock.findChild<QLabel*>("kvNote")->text().contains("recurrent"));
+  dock.showLayerKinds(6, 18);
+  dock.showKvCache({}, 4096);
+  const QString note = dock.findChild<QLabel*>("kvNote")->text();
+  EXPECT_TRUE(note.contains("6 attention layers")) << note.toStdString();
+  EXPECT_TRUE(note.contains("18 keep a recurrent state")) << note.toStdString();
+}
+
 // The cache group: the policy is requested only on Apply; a refusal puts back what holds.
 TEST(CachePolicySettings, RequestsThePolicyOnApplyAndRevertsARefusal) {
   SettingsDock dock;

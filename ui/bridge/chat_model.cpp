@@ -67,6 +67,9 @@ ModelSummary summarize(const QString& path, const Model& model, Session& session
   // What the sequences hold: KV rows, and a hybrid model's recurrent states.
   s.kvCacheBytes = static_cast<qint64>(memory.kv_cache_bytes + memory.recurrent_bytes);
   s.kvTypes = memory.kv_types;
+  const ModelConfig& config = session.model().config();
+  s.recurrentLayers = static_cast<int>(std::count(config.recurrent_layer.begin(), config.recurrent_layer.end(), 1));
+  s.kvLayers = static_cast<int>(config.n_layer) - s.recurrentLayers;
   s.kvBlocks = toKvBlockCounts(memory.kv_blocks);
   s.cachePolicy = session.options().cache;
   s.scratchBytes = static_cast<qint64>(memory.scratch_bytes);

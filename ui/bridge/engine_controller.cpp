@@ -81,7 +81,7 @@ void EngineController::runSetKvTypes(const KvTypes& types) {
   const Status changed = session.set_kv_types(types);
   if (!changed) emit kvCacheRefused(qstr(changed.message()));
   const MemoryUsage memory = session.memory();
-  emit kvCacheChanged(memory.kv_types, memory.kv_cache_bytes);
+  emit kvCacheChanged(memory.kv_types, memory.kv_cache_bytes + memory.recurrent_bytes);
   m_replies->publish(*m_chat, QString(), 0, 0);
 }
 

@@ -30,8 +30,10 @@ struct ModelSummary {
   qint64 deviceMemoryBytes = 0;  // the device's memory; 0 on the CPU
   // The session's memory right after loading (MemoryUsage).
   qint64 deviceWeightsBytes = 0;  // weights copied to the device; 0 on the CPU
-  qint64 kvCacheBytes = 0;
+  qint64 kvCacheBytes = 0;  // with a hybrid model's recurrent states
   KvTypes kvTypes;  // what the KV cache stores
+  int kvLayers = 0;         // layers keeping KV rows
+  int recurrentLayers = 0;  // a hybrid model's layers keeping a recurrent state instead
   KvBlockCounts kvBlocks;
   CachePolicy cachePolicy;  // how it is paged and what it keeps
   qint64 scratchBytes = 0;

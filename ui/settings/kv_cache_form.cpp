@@ -69,10 +69,21 @@ void KvCacheForm::setTypes(const inferscope::KvTypes& types) {
 
 void KvCacheForm::showCurrent(const inferscope::KvTypes& types, quint64 bytes) {
   m_current = types;
-  m_note->setText(tr("Now: %1, %2")
-                      .arg(QString::fromStdString(kv_types_label(types)),
-                           QLocale().formattedDataSize(static_cast<qint64>(bytes))));
+  QString text = tr("Now: %1, %2").arg(QString::fromStdString(kv_types_label(types)),
+                                       QLocale().formattedDataSize(static_cast<qint64>(bytes)));
+  if (m_recurrentLayers > 0) {
+    text += QLatin1Char(' ') + tr("(the types apply to the %1 attention layers; the other %2 keep a recurrent "
+                                  "state of fixed size, counted here)")
+                                   .arg(m_kvLayers)
+                                   .arg(m_recurrentLayers);
+  }
+  m_note->setText(text);
   updateApply();
+}
+
+void KvCacheForm::setLayerKinds(int kvLayers, int recurrentLayers) {
+  m_kvLayers = kvLayers;
+  m_recurrentLayers = recurrentLayers;
 }
 
 void KvCacheForm::showRefused(const QString& reason) {

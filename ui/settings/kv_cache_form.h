@@ -24,8 +24,12 @@ class KvCacheForm : public QWidget {
   inferscope::KvTypes types() const;
   // Shows `types` as chosen, without requesting a change.
   void setTypes(const inferscope::KvTypes& types);
-  // What the cache holds now (after a load or a change): its types and size.
+  // What the cache holds now (after a load or a change): its types and size (a hybrid model's:
+  // with its recurrent states).
   void showCurrent(const inferscope::KvTypes& types, quint64 bytes);
+  // The loaded model's layers that keep KV rows, and those that keep a recurrent state instead
+  // (0 for every model but a hybrid one): the types apply to the first only.
+  void setLayerKinds(int kvLayers, int recurrentLayers);
   void showRefused(const QString& reason);
 
  signals:
@@ -40,6 +44,7 @@ class KvCacheForm : public QWidget {
   QPushButton* m_apply = nullptr;
   QLabel* m_note = nullptr;
   inferscope::KvTypes m_current;  // what the engine holds
+  int m_kvLayers = 0, m_recurrentLayers = 0;
 };
 
 }  // namespace inferscope::ui

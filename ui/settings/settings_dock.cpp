@@ -91,6 +91,10 @@ void SettingsDock::showMeasuredMemory(quint64 weightsBytes, quint64 kvCacheBytes
 
 void SettingsDock::showKvCacheRefused(const QString& reason) { m_kvCache->showRefused(reason); }
 
+void SettingsDock::showLayerKinds(int kvLayers, int recurrentLayers) {
+  m_kvCache->setLayerKinds(kvLayers, recurrentLayers);
+}
+
 inferscope::CachePolicy SettingsDock::cachePolicy() const { return m_cache->policy(); }
 
 void SettingsDock::showCachePolicy(const inferscope::CachePolicy& policy) { m_cache->showCurrent(policy); }
