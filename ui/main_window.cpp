@@ -648,7 +648,7 @@ void MainWindow::onModelLoaded(const ModelSummary& summary) {
                            summary.kvBlocks);
   m_performance->setOpTimes({}, summary.backendShort);  // a new session measures from zero
   m_performance->setKvCacheType(QString::fromStdString(kv_types_label(summary.kvTypes)));
-  m_settings->showLayerKinds(summary.kvLayers, summary.recurrentLayers);
+  m_settings->showLayerKinds(summary.kvLayers, summary.recurrentLayers, summary.sharedKvLayers);
   m_settings->showKvCache(summary.kvTypes, static_cast<quint64>(summary.kvCacheBytes));
   m_settings->showMeasuredMemory(static_cast<quint64>(m_memoryOnDevice ? summary.deviceWeightsBytes : summary.weightsBytes),
                                  static_cast<quint64>(summary.kvCacheBytes), static_cast<quint64>(summary.scratchBytes));

@@ -112,6 +112,10 @@ void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok,
                 "prefix's), the others the whole context\n",
                 (long long)e.kv_window_layers, (long long)e.kv_window_positions);
   }
+  if (e.shared_kv_layers > 0) {
+    std::printf("  shared KV: %lld layers keep KV rows, the last %lld read an earlier layer's instead of storing any\n",
+                (long long)e.kv_layers, (long long)e.shared_kv_layers);
+  }
   if (e.recurrent_layers > 0) {
     std::printf("  hybrid: %lld layers keep KV rows, %lld a recurrent state of fixed size (%s with its checkpoints, "
                 "whatever the context)\n",
@@ -150,6 +154,7 @@ nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenize
                           {"kv_window_positions", e.kv_window_positions},
                           {"kv_layers", e.kv_layers},
                           {"recurrent_layers", e.recurrent_layers},
+                          {"shared_kv_layers", e.shared_kv_layers},
                           {"recurrent_bytes", e.recurrent_bytes},
                           {"scratch_bytes", e.scratch_bytes},
                           {"total_bytes", e.total_bytes()}};

@@ -203,6 +203,15 @@ class BackendOps {
   virtual Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) = 0;
   // x = cap * tanh(x / cap) over n rows of `width`.
   virtual Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) = 0;
+  // x *= s over n rows of `width`.
+  virtual Status scale(Act x, int64_t n, int64_t width, float s, OpLabel label) = 0;
+  // out[i] = row tokens[i] of `table` (decoded, table.cols values) * s, for i < tokens.size():
+  // gemma4's per-layer input rows.
+  virtual Status lookup(const WeightMatrix& table, std::span<const int32_t> tokens, float s, Act out,
+                        OpLabel label) = 0;
+  // dst[t][i] *= src[t][src_col0 + i] for t < n, i < width (src's rows as wide as its plan's:
+  // gemma4's gate times one layer's slice of the per-layer inputs).
+  virtual Status mul_columns(Act dst, Act src, int64_t src_col0, int64_t n, int64_t width, OpLabel label) = 0;
   // From Router's logits: softmax over n_expert, the k most probable (ties: lower index),
   // their weights (renormalized over the k, or not); kept by the backend for the next two ops.
   virtual Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) = 0;

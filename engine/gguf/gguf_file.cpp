@@ -427,7 +427,7 @@ Result<std::vector<int64_t>> File::get_int_array(std::string_view key) const {
   using R = Result<std::vector<int64_t>>;
   const Value* v = find(key);
   if (!v) return missing<std::vector<int64_t>>(*this, key, "array of integers");
-  if (v->type != ValueType::ARRAY || !is_integer(v->array_type)) {
+  if (v->type != ValueType::ARRAY || !(is_integer(v->array_type) || v->array_type == ValueType::BOOL)) {
     return R::error(error_prefix() + "metadata key '" + std::string(key) + "' is not an array of integers");
   }
   return v->integers;

@@ -76,6 +76,7 @@ class File {
   // Arrays with checked element types.
   Result<const std::vector<std::string>*> get_string_array(std::string_view key) const;
   Result<std::vector<float>> get_float_array(std::string_view key) const;
+  // Integers, or booleans as 0 and 1.
   Result<std::vector<int64_t>> get_int_array(std::string_view key) const;
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }

@@ -1,5 +1,6 @@
 #include "engine/graph/decoder_graph.h"
 
+#include <cmath>
 #include <utility>
 
 namespace inferscope {
@@ -29,47 +30,101 @@ AttentionShape DecoderGraph::attention_shape(int64_t il) const {
 Status DecoderGraph::run(const Chunk& chunk, std::span<const int32_t> tokens) {
   const ModelWeights& w = model_.weights();
   INFERSCOPE_RETURN_IF_ERROR(ops_.embed(tokens, at(OpKind::Embed)));
+  if (config_.n_embd_per_layer > 0) INFERSCOPE_RETURN_IF_ERROR(per_layer_inputs(tokens, chunk.n));
   const int64_t n_layers = chunk.n_layers > 0 ? chunk.n_layers : config_.n_layer;
   for (int64_t il = 0; il < n_layers; ++il) {
     const LayerWeights& l = w.layers[static_cast<size_t>(il)];
     INFERSCOPE_RETURN_IF_ERROR(config_.is_recurrent(il) ? delta_net_block(l, il, chunk) : attention_block(l, il, chunk));
     INFERSCOPE_RETURN_IF_ERROR(ffn_block(l, il, chunk.n));
+    if (l.per_layer_gate.present()) INFERSCOPE_RETURN_IF_ERROR(per_layer_block(l, il, chunk.n));
+    if (l.out_scale.present()) {
+      INFERSCOPE_RETURN_IF_ERROR(ops_.scale(Act::X, chunk.n, config_.n_embd, l.out_scale.data[0], at(OpKind::Add, il)));
+    }
   }
   return chunk.n_logits > 0 ? output(chunk) : Status::ok();
+}
+
+// gemma4: every layer's input for each token at once (ModelWeights::per_layer_token_embd):
+// PerLayer = (rms_norm(X Wproj / sqrt(n_embd)) * proj_norm + the tokens' table rows * sqrt(P))
+// / sqrt(2), X the scaled embedding, the norm over each layer's P values.
+Status DecoderGraph::per_layer_inputs(std::span<const int32_t> tokens, int64_t n) {
+  const ModelWeights& w = model_.weights();
+  const int64_t P = config_.n_embd_per_layer, LP = config_.n_layer * P;
+  const MatmulOutput projection[] = {{&w.per_layer_model_proj, Act::PerLayer}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(projection, Act::X, n, at(OpKind::Matmul)));
+  const float inv_sqrt_embd = 1.0f / std::sqrt(static_cast<float>(config_.n_embd));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.scale(Act::PerLayer, n, LP, inv_sqrt_embd, at(OpKind::Embed)));
+  INFERSCOPE_RETURN_IF_ERROR(
+      ops_.rms_norm(Act::PerLayer, 0, w.per_layer_proj_norm, Act::PerLayer, n * config_.n_layer, {}, at(OpKind::Norm)));
+  const float sqrt_p = std::sqrt(static_cast<float>(P));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.lookup(w.per_layer_token_embd, tokens, sqrt_p, Act::PerLayerRows, at(OpKind::Embed)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.add(Act::PerLayer, Act::PerLayerRows, n, LP, at(OpKind::Embed)));
+  return ops_.scale(Act::PerLayer, n, LP, 1.0f / std::sqrt(2.0f), at(OpKind::Embed));
+}
+
+// gemma4: x += post_norm(proj(gelu(x Wgate) * the layer's slice of PerLayer)).
+Status DecoderGraph::per_layer_block(const LayerWeights& l, int64_t il, int64_t n) {
+  const int64_t P = config_.n_embd_per_layer;
+  const MatmulOutput gate[] = {{&l.per_layer_gate, Act::FfnA}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(gate, Act::X, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.activate(FfnActivation::GeluTanh, Act::FfnA, n, P, {}, at(OpKind::Ffn, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.mul_columns(Act::FfnA, Act::PerLayer, il * P, n, P, at(OpKind::Ffn, il)));
+  const MatmulOutput proj[] = {{&l.per_layer_proj, Act::H}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(proj, Act::FfnA, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::H, 0, l.per_layer_post_norm, Act::H, n, {}, at(OpKind::Norm, il)));
+  return ops_.add(Act::X, Act::H, n, config_.n_embd, at(OpKind::Add, il));
 }
 
 // x += post_norm(attention(rope(qk_norm(h Wq + bq)), rope(qk_norm(h Wk + bk)), h Wv + bv) Wo),
 // h = rms_norm(x), or x itself without pre-norms (olmo2); qk_norm per head (qwen3) or over all
 // of Q and of K (olmo2: one row of the norm's width per token), where the model has it.
+// A shared-KV layer (gemma4) projects only Q and attends over kv_layer(il)'s rows (rope then
+// turns the K left from an earlier layer too, which nothing reads); a layer without attn_v
+// takes V from K's projection (gemma4), V normalized where the model says (has_v_norm).
 Status DecoderGraph::attention_block(const LayerWeights& l, int64_t il, const Chunk& chunk) {
   const int64_t n = chunk.n;
   const bool gated = l.wq_gate.present();
-  const WeightMatrix* qkv[] = {&l.wq, &l.wk, &l.wv, &l.wq_gate};
+  const bool stores = config_.stores_kv(il);
+  const WeightMatrix& wv = l.wv.present() ? l.wv : l.wk;
+  MatmulOutput projections[4] = {{&l.wq, Act::Q}};
+  size_t count = 1;
+  if (stores) {
+    projections[count++] = {&l.wk, Act::K};
+    projections[count++] = {&wv, Act::V};
+  }
+  if (gated) projections[count++] = {&l.wq_gate, Act::Gate};
+  const WeightMatrix* consumers[4] = {};
+  for (size_t i = 0; i < count; ++i) consumers[i] = projections[i].w;
   if (l.attn_norm.present()) {
     INFERSCOPE_RETURN_IF_ERROR(
-        ops_.rms_norm(Act::X, 0, l.attn_norm, Act::H, n, std::span(qkv).first(gated ? 4 : 3), at(OpKind::Norm, il)));
+        ops_.rms_norm(Act::X, 0, l.attn_norm, Act::H, n, std::span(consumers, count), at(OpKind::Norm, il)));
   }
   const Act input = l.attn_norm.present() ? Act::H : Act::X;
-  const MatmulOutput projections[] = {{&l.wq, Act::Q}, {&l.wk, Act::K}, {&l.wv, Act::V}, {&l.wq_gate, Act::Gate}};
-  INFERSCOPE_RETURN_IF_ERROR(
-      ops_.matmul(std::span(projections).first(gated ? 4 : 3), input, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(std::span(projections, count), input, n, at(OpKind::Matmul, il)));
   for (auto [bias, act] : {std::pair{&l.bq, Act::Q}, {&l.bk, Act::K}, {&l.bv, Act::V}}) {
     if (bias->present()) INFERSCOPE_RETURN_IF_ERROR(ops_.add_bias(act, *bias, n, at(OpKind::Bias, il)));
   }
+  const int64_t kv_width = config_.layer_kv_width(il);
   if (l.attn_q_norm.present()) {
-    const int64_t q_rows = n * (config_.n_embd_q() / l.attn_q_norm.size);
-    const int64_t k_rows = n * (config_.n_embd_kv() / l.attn_k_norm.size);
+    const int64_t q_rows = n * (config_.layer_q_width(il) / l.attn_q_norm.size);
     INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::Q, 0, l.attn_q_norm, Act::Q, q_rows, {}, at(OpKind::Norm, il)));
+  }
+  if (l.attn_k_norm.present()) {
+    const int64_t k_rows = n * (kv_width / l.attn_k_norm.size);
     INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::K, 0, l.attn_k_norm, Act::K, k_rows, {}, at(OpKind::Norm, il)));
+  }
+  if (l.attn_v_norm.present()) {
+    const int64_t v_rows = n * (kv_width / l.attn_v_norm.size);
+    INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::V, 0, l.attn_v_norm, Act::V, v_rows, {}, at(OpKind::Norm, il)));
   }
   const LayerRope rope = config_.layer_rope(il);
   if (rope != LayerRope::None) INFERSCOPE_RETURN_IF_ERROR(ops_.rope(chunk, rope, at(OpKind::Rope, il)));
-  INFERSCOPE_RETURN_IF_ERROR(ops_.kv_store(il, chunk, at(OpKind::KvStore, il)));
+  if (stores) INFERSCOPE_RETURN_IF_ERROR(ops_.kv_store(il, chunk, at(OpKind::KvStore, il)));
   const WeightMatrix* wo[] = {&l.wo};
-  INFERSCOPE_RETURN_IF_ERROR(
-      ops_.attention(il, chunk, attention_shape(il), gated ? Feeds() : Feeds(wo), at(OpKind::Attention, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.attention(config_.kv_layer(il), chunk, attention_shape(il),
+                                            gated ? Feeds() : Feeds(wo), at(OpKind::Attention, il)));
   if (gated) {
-    INFERSCOPE_RETURN_IF_ERROR(ops_.glu(FfnActivation::Sigmoid, Act::Gate, Act::Attn, n, config_.n_embd_q(), wo,
+    INFERSCOPE_RETURN_IF_ERROR(ops_.glu(FfnActivation::Sigmoid, Act::Gate, Act::Attn, n, config_.layer_q_width(il), wo,
                                         at(OpKind::Attention, il)));
   }
   const MatmulOutput out[] = {{&l.wo, Act::H}};

@@ -18,6 +18,11 @@
 // (ModelConfig::delta_net): x += silu(x Wz) * rms_norm(delta_net(conv(h Wqkv))) Wout, and gate
 // the other layers' attention output by sigmoid(h Wq_gate).
 //
+// Gemma 4 adds per-layer inputs (made from the tokens and the scaled embedding before the first
+// layer; each layer adds x += post_norm(proj(gelu(x Wgate) * its input)) after its FFN, then
+// scales x by its out_scale), normalizes V, and its last layers attend over earlier layers' KV
+// without storing any (ModelConfig::kv_layer).
+//
 // An architecture's differences are the ModelConfig switches and the optional tensors read in
 // decoder_graph.cpp, and nowhere else. A self-draft's chunk (Chunk::n_layers) stops after its
 // first layers; with GraphOptions::hidden_states the output is rms_norm(x) itself.
@@ -41,6 +46,8 @@ class DecoderGraph : public ChunkGraph {
   Status glu_ffn(const WeightMatrix& gate, const WeightMatrix& up, const WeightMatrix& down, Act in, Act out,
                  int64_t il, int64_t n);
   Status moe_ffn(const LayerWeights& l, int64_t il, int64_t n);
+  Status per_layer_inputs(std::span<const int32_t> tokens, int64_t n);
+  Status per_layer_block(const LayerWeights& l, int64_t il, int64_t n);
   Status output(const Chunk& chunk);
   AttentionShape attention_shape(int64_t il) const;
 

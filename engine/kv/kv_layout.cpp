@@ -16,7 +16,7 @@ Result<KvType> parse_kv_type_name(const std::string& name) {
 KvLayout KvLayout::for_model(const KvRowShape& rows, int64_t n_ctx, int n_slots, KvTypes types, int32_t block_size,
                              int64_t max_batch, bool with_window_pool) {
   KvLayout kv{types, rows.n_layer, rows.n_embd_kv, block_size, n_slots * blocks_for(n_ctx, block_size), {}, 0,
-              rows.recurrent_layer};
+              rows.rowless_layer};
   if (!with_window_pool || rows.window <= 0 || rows.window_layer.empty()) return kv;
   const int64_t window_blocks = (n_slots + 1) * window_blocks_per_slot(rows.window, max_batch, block_size);
   if (window_blocks >= kv.n_blocks) return kv;
@@ -32,9 +32,9 @@ int64_t KvLayout::layers_in(KvPool pool) const {
 }
 
 Status check_kv_types(const KvRowShape& rows, KvTypes types) {
-  const int64_t n = rows.n_embd_kv;
   for (const KvType t : {types.k, types.v}) {
     const int64_t granule = kernels::kv_row_granule(t);
+    const int64_t n = rows.n_embd_kv_window % granule != 0 ? rows.n_embd_kv_window : rows.n_embd_kv;
     if (n % granule != 0) {
       return Status::error("KV cache type " + std::string(kernels::kv_type_name(t)) + " stores rows in blocks of " +
                            std::to_string(granule) + " values, but this model's KV rows have " + std::to_string(n) +

@@ -37,20 +37,23 @@ Result<KvType> parse_kv_type_name(const std::string& name);
 constexpr int32_t kDefaultKvBlockSize = 16;
 
 // What a model stores per position: a K and a V row of n_embd_kv values (all KV heads) in each
-// of n_layer layers (ModelConfig::kv_rows()), but for its recurrent layers (recurrent_layer[l]
-// == 1: a hybrid model's Gated DeltaNet layers, whose memory is a state per sequence,
-// engine/kv/recurrent_layout.h). Sliding-window layers (window_layer[l] == 1) see only the last
-// `window` positions.
+// of n_layer layers (ModelConfig::kv_rows()), but for its rowless layers (rowless_layer[l] == 1:
+// a hybrid model's Gated DeltaNet layers, whose memory is a state per sequence,
+// engine/kv/recurrent_layout.h, and Gemma 4's shared-KV layers, which read an earlier layer's
+// rows). Sliding-window layers (window_layer[l] == 1) see only the last `window` positions;
+// with n_embd_kv_window > 0 (gemma4's smaller window heads) they use that many of each row's
+// values, the rows staying n_embd_kv wide.
 struct KvRowShape {
   int64_t n_layer = 0;
   int64_t n_embd_kv = 0;
   std::vector<uint8_t> window_layer;  // per layer; empty: no sliding-window layer
   int64_t window = 0;
-  std::vector<uint8_t> recurrent_layer;  // per layer; empty: every layer keeps KV rows
+  std::vector<uint8_t> rowless_layer;  // per layer; empty: every layer keeps KV rows
+  int64_t n_embd_kv_window = 0;
 };
 
 // The pools of blocks: every layer's rows live in the main one, but for the sliding-window
-// layers when the layout gives them a window pool; a recurrent layer has none (KvPool::None).
+// layers when the layout gives them a window pool; a rowless layer has none (KvPool::None).
 enum class KvPool { Main, Window, None };
 
 struct KvLayout {
@@ -64,7 +67,7 @@ struct KvLayout {
   // sees any more). window_blocks == 0: no window pool, every layer in the main pool.
   std::vector<uint8_t> window_layer;  // per layer: 1 when its rows are in the window pool
   int64_t window_blocks = 0;
-  std::vector<uint8_t> recurrent_layer;  // per layer: 1 when it keeps no rows; empty: none such
+  std::vector<uint8_t> rowless_layer;  // per layer: 1 when it keeps no rows; empty: none such
 
   // The pools that hold n_slots whole contexts of n_ctx positions in chunks of up to max_batch
   // rows; with with_window_pool, the sliding-window layers' pool holds each slot's window, the
@@ -82,7 +85,7 @@ struct KvLayout {
 
   bool has_window_pool() const { return window_blocks > 0; }
   KvPool pool_of(int64_t layer) const {
-    if (!recurrent_layer.empty() && recurrent_layer[static_cast<size_t>(layer)]) return KvPool::None;
+    if (!rowless_layer.empty() && rowless_layer[static_cast<size_t>(layer)]) return KvPool::None;
     return has_window_pool() && window_layer[static_cast<size_t>(layer)] ? KvPool::Window : KvPool::Main;
   }
   int64_t blocks_in(KvPool pool) const {

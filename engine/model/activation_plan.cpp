@@ -29,19 +29,20 @@ ActivationPlan ActivationPlan::for_model(const ModelConfig& c, int64_t n_ctx, in
   set(Act::Conv, B, d.channels());
   for (Act a : {Act::Alpha, Act::Beta}) set(a, B, d.n_v_heads);
   for (Act a : {Act::K, Act::V}) set(a, B, c.n_embd_kv());
-  for (Act a : {Act::FfnA, Act::FfnB}) set(a, B, F);
+  for (Act a : {Act::FfnA, Act::FfnB}) set(a, B, std::max(F, c.n_embd_per_layer));
+  for (Act a : {Act::PerLayer, Act::PerLayerRows}) set(a, B, c.n_layer * c.n_embd_per_layer);
   set(Act::Router, B, c.is_moe() ? c.n_expert : 0);
   for (Act a : {Act::ExpertA, Act::ExpertB}) set(a, p.routes, c.is_moe() ? c.n_ff_expert : 0);
   set(Act::ExpertOut, p.routes, E);
   set(Act::SharedOut, B, c.n_ff_shared > 0 ? E : 0);
   set(Act::Logits, B, output_width);
-  p.scores = n_threads * kernels::attention_scratch_floats(n_ctx, c.head_dim);
-  p.rope = B * c.n_rot / 2 * (c.has_swa_rope ? 2 : 1);  // the window layers' angles after the others'
+  p.scores = n_threads * kernels::attention_scratch_floats(n_ctx, c.max_head_dim());
+  p.rope = B * c.n_rot / 2 + (c.has_swa_rope ? B * c.window_n_rot() / 2 : 0);  // the window layers' after the others'
   p.expert_rows = c.is_moe() ? 3 * B * std::max(E, c.n_ff_expert) : 0;
   size_t packed = 0;
   for (kernels::GgmlType t : {kernels::GgmlType::F32, kernels::GgmlType::F16, kernels::GgmlType::BF16,
                               kernels::GgmlType::Q8_0, kernels::GgmlType::Q4_0}) {
-    for (int64_t k : {E, c.n_embd_q(), F, c.n_ff_expert, d.value_dim()}) {
+    for (int64_t k : {E, c.n_embd_q(), F, c.n_ff_expert, d.value_dim(), c.n_embd_per_layer}) {
       if (k > 0) packed = std::max(packed, kernels::packed_activation_bytes(t, k, B));
     }
   }

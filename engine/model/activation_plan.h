@@ -33,6 +33,8 @@ enum class Act {
   ExpertB,    //   (token, choice), and its up projection; ExpertA also holds the GLU's output
   ExpertOut,  // [batch * n_expert_used][n_embd] a routed expert's output per (token, choice)
   SharedOut,  // [batch][n_embd] the shared expert's output (qwen2moe)
+  PerLayer,   // [batch][n_layer * n_embd_per_layer] gemma4's per-layer inputs, made at embedding
+  PerLayerRows,  // [batch][n_layer * n_embd_per_layer] their table rows, while they are made
   Logits,     // [batch][output_width]: logits, or the final token states
 };
 inline constexpr size_t kActCount = static_cast<size_t>(Act::Logits) + 1;

@@ -1,5 +1,6 @@
 #include "engine/model/architecture_summary.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace inferscope {
@@ -17,7 +18,11 @@ std::string attention(const ModelConfig& c) {
                   std::to_string(c.n_head_kv) + " KV heads";
   if (c.n_swa > 0) {
     s += "; window " + std::to_string(c.n_swa);
-    if (c.swa_period > 1) {
+    if (!c.window_layers.empty()) {
+      const auto windowed = std::count(c.window_layers.begin(), c.window_layers.end(), 1);
+      s += " on " + std::to_string(windowed) + " of " + std::to_string(c.n_layer) + " layers";
+      if (c.head_dim_swa > 0) s += " (heads of " + std::to_string(c.head_dim_swa) + ")";
+    } else if (c.swa_period > 1) {
       s += " on " + std::to_string(c.swa_period - 1) + " of every " + std::to_string(c.swa_period) + " layers";
     } else {
       s += " on every layer";
@@ -25,6 +30,7 @@ std::string attention(const ModelConfig& c) {
   }
   if (c.has_qk_norm) s += c.qk_norm_whole ? "; q/k norms over all heads" : "; q/k norms";
   if (c.arch == Architecture::GptOss) s += "; learned sinks";
+  if (c.n_kv_shared > 0) s += "; the last " + std::to_string(c.n_kv_shared) + " layers reuse earlier layers' KV";
   if (c.attn_softcap > 0) s += "; scores capped at " + number(c.attn_softcap);
   if (c.attn_temp_scale > 0) s += "; temperature " + number(c.attn_temp_scale) + " per " + std::to_string(c.n_ctx_orig) + " positions";
   return s;
@@ -63,7 +69,11 @@ std::vector<std::pair<std::string, std::string>> architecture_summary(const Mode
                       : c.has_post_norms ? ", before and after attention and the FFN"
                                          : "";
   rows.emplace_back("Norms", "RMSNorm, eps " + number(c.rms_eps) + where);
-  if (c.embd_scale != 1.0f) rows.emplace_back("Embeddings", "times " + number(c.embd_scale));
+  if (c.embd_scale != 1.0f) {
+    std::string e = "times " + number(c.embd_scale);
+    if (c.n_embd_per_layer > 0) e += "; per-layer inputs of " + std::to_string(c.n_embd_per_layer);
+    rows.emplace_back("Embeddings", e);
+  }
   if (c.final_softcap > 0) rows.emplace_back("Logits", "capped at " + number(c.final_softcap));
   rows.emplace_back("Context", std::to_string(c.n_ctx_train) + " trained");
   return rows;

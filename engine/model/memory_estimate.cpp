@@ -23,6 +23,7 @@ MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config
   const RecurrentLayout states = RecurrentLayout::for_layers(config.recurrent_layer, config.delta_net.conv_floats(),
                                                              config.delta_net.matrix_floats(), 1);
   e.recurrent_layers = states.n_recurrent;
+  e.shared_kv_layers = config.n_kv_shared;
   e.recurrent_bytes = states.bytes();
   if (kv.has_window_pool()) {
     e.kv_window_layers = kv.layers_in(KvPool::Window);

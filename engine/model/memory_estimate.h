@@ -26,6 +26,7 @@ struct MemoryEstimate {
   // bytes (the slot's and its checkpoints'); KV types apply to the KV layers only.
   int64_t kv_layers = 0;
   int64_t recurrent_layers = 0;
+  int64_t shared_kv_layers = 0;  // gemma4: layers reading an earlier layer's KV rows, storing none
   uint64_t recurrent_bytes = 0;
   uint64_t scratch_bytes = 0;
 

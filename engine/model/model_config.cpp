@@ -1,5 +1,6 @@
 #include "engine/model/model_config.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace inferscope {
@@ -31,6 +32,7 @@ constexpr ArchEntry kArchitectures[] = {
     {"qwen35", Architecture::Qwen35, RopeLayout::Neox},
     {"qwen35moe", Architecture::Qwen35Moe, RopeLayout::Neox},
     {"qwen3next", Architecture::Qwen3Next, RopeLayout::Neox},
+    {"gemma4", Architecture::Gemma4, RopeLayout::Neox},
     {"bert", Architecture::Bert, RopeLayout::Normal},
 };
 
@@ -169,7 +171,14 @@ Status read_window_pattern(const gguf::File& f, const std::string& a, ModelConfi
   if (c.n_swa == 0 && !required) return Status::ok();
   const gguf::Value* pattern = f.find(a + "attention.sliding_window_pattern");
   if (pattern != nullptr && pattern->type == gguf::ValueType::ARRAY) {
-    return Status::error(f.error_prefix() + "a per-layer attention.sliding_window_pattern array is not supported");
+    std::vector<int64_t> flags;
+    TRY_ASSIGN(flags, f.get_int_array(a + "attention.sliding_window_pattern"));
+    if (static_cast<int64_t>(flags.size()) != c.n_layer) {
+      return Status::error(f.error_prefix() + "attention.sliding_window_pattern has " + std::to_string(flags.size()) +
+                           " entries for " + std::to_string(c.n_layer) + " layers");
+    }
+    for (int64_t flag : flags) c.window_layers.push_back(flag != 0 ? 1 : 0);
+    return Status::ok();
   }
   TRY_ASSIGN(c.swa_period, f.get_int_or(a + "attention.sliding_window_pattern", default_period));
   return check_range(f, a + "attention.sliding_window_pattern", c.swa_period, 0, 1 << 16);
@@ -201,6 +210,67 @@ Status read_gemma3_options(const gguf::File& f, const std::string& a, ModelConfi
   // llama.cpp (after gemma_pytorch): the 27B (62 layers) scales queries by 1/sqrt(n_embd / n_head).
   if (c.n_layer == 62) c.attn_scale = 1.0f / std::sqrt(static_cast<float>(c.n_embd / c.n_head));
   return Status::ok();
+}
+
+// A per-layer feed_forward_length array that varies: each layer's width in layer_ff, n_ff the widest.
+Status read_layer_ff(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  const gguf::Value* v = f.find(a + "feed_forward_length");
+  if (v == nullptr || v->type != gguf::ValueType::ARRAY) return Status::ok();
+  TRY_ASSIGN(c.layer_ff, f.get_int_array(a + "feed_forward_length"));
+  if (static_cast<int64_t>(c.layer_ff.size()) != c.n_layer) {
+    return Status::error(f.error_prefix() + "feed_forward_length has " + std::to_string(c.layer_ff.size()) +
+                         " entries for " + std::to_string(c.n_layer) + " layers");
+  }
+  for (int64_t width : c.layer_ff) INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "feed_forward_length", width, 1, 1 << 20));
+  c.n_ff = *std::max_element(c.layer_ff.begin(), c.layer_ff.end());
+  return Status::ok();
+}
+
+// Gemma 4 (dense; its MoE size is refused): gemma3's norms, soft-capped logits and GeGLU with
+// a per-layer window pattern whose layers have heads of their own size and RoPE (base
+// rope.freq_base_swa, rope.dimension_count_swa dims), the full layers' RoPE "proportional"
+// (rope_freqs), queries unscaled (attention scale 1: the q/k norms set the scores' size), V
+// normalized, the last shared_kv_layers layers reading earlier layers' KV, per-layer inputs,
+// and FFN widths per layer.
+Status read_gemma4_options(const gguf::File& f, const std::string& a, ModelConfig& c) {
+  if (c.n_expert > 0) {
+    return Status::error(f.error_prefix() + "Gemma 4's mixture-of-experts size (26B-A4B) is not supported yet: "
+                         "its dense sizes are");
+  }
+  c.has_post_norms = true;
+  c.has_qk_norm = true;
+  c.has_v_norm = true;
+  c.attn_scale = 1.0f;
+  c.rope_freqs_full_only = true;
+  double cap = 0;
+  TRY_ASSIGN(cap, f.get_float_or(a + "final_logit_softcapping", 0.0));
+  if (cap < 0) return Status::error(f.error_prefix() + "gemma4 final_logit_softcapping must not be negative");
+  c.final_softcap = static_cast<float>(cap);
+  INFERSCOPE_RETURN_IF_ERROR(read_window_pattern(f, a, c, true, 0));
+  INFERSCOPE_RETURN_IF_ERROR(read_swa_rope(f, a, c, 10000.0));
+  TRY_ASSIGN(c.head_dim_swa, f.get_int_or(a + "attention.key_length_swa", c.head_dim));
+  int64_t value_swa = 0;
+  TRY_ASSIGN(value_swa, f.get_int_or(a + "attention.value_length_swa", c.head_dim_swa));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.key_length_swa", c.head_dim_swa, 2, 1024));
+  if (value_swa != c.head_dim_swa || c.head_dim_swa % 2 != 0) {
+    return Status::error(f.error_prefix() + "attention.key_length_swa and value_length_swa must be equal and even");
+  }
+  TRY_ASSIGN(c.n_rot_swa, f.get_int_or(a + "rope.dimension_count_swa", c.head_dim_swa));
+  if (c.n_rot_swa <= 0 || c.n_rot_swa > c.head_dim_swa || c.n_rot_swa % 2 != 0) {
+    return Status::error(f.error_prefix() + "rope.dimension_count_swa must be even and at most key_length_swa");
+  }
+  TRY_ASSIGN(c.n_kv_shared, f.get_int_or(a + "attention.shared_kv_layers", 0));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "attention.shared_kv_layers", c.n_kv_shared, 0, c.n_layer - 2));
+  for (int64_t l = c.n_layer - c.n_kv_shared; l < c.n_layer; ++l) {
+    const int64_t source = c.kv_layer(l);
+    if (c.uses_sliding_window(source) != c.uses_sliding_window(l)) {
+      return Status::error(f.error_prefix() + "shared-KV layer " + std::to_string(l) + " would read layer " +
+                           std::to_string(source) + "'s KV, which is of the other kind (window or full)");
+    }
+  }
+  TRY_ASSIGN(c.n_embd_per_layer, f.get_int_or(a + "embedding_length_per_layer_input", 0));
+  INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "embedding_length_per_layer_input", c.n_embd_per_layer, 0, 1 << 14));
+  return read_layer_ff(f, a, c);
 }
 
 // gpt-oss (llama.cpp's LLM_ARCH_OPENAI_MOE): learned attention sinks, a window on the even
@@ -287,11 +357,13 @@ Status read_qwen35_options(const gguf::File& f, const std::string& a, ModelConfi
 // on even layers; gemma3 above. Phi3: a sliding window on every layer when the file has one.
 // SmolLM3: no RoPE on every 4th layer.
 Status read_architecture_options(const gguf::File& f, const std::string& a, ModelConfig& c) {
-  if (c.arch == Architecture::Gemma || c.arch == Architecture::Gemma2 || c.arch == Architecture::Gemma3) {
+  if (c.arch == Architecture::Gemma || c.arch == Architecture::Gemma2 || c.arch == Architecture::Gemma3 ||
+      c.arch == Architecture::Gemma4) {
     c.embd_scale = std::sqrt(static_cast<float>(c.n_embd));
     c.ffn_activation = FfnActivation::GeluTanh;
   }
   if (c.arch == Architecture::Gemma3) return read_gemma3_options(f, a, c);
+  if (c.arch == Architecture::Gemma4) return read_gemma4_options(f, a, c);
   if (c.arch == Architecture::GptOss) return read_gpt_oss_options(f, a, c);
   if (c.arch == Architecture::Olmo2) return read_olmo2_options(f, a, c);
   if (c.arch == Architecture::Qwen35 || c.arch == Architecture::Qwen35Moe || c.arch == Architecture::Qwen3Next) {
@@ -388,11 +460,15 @@ const char* rope_scaling_name(RopeScaling scaling) {
 
 const char* supported_architectures() {
   return "llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, gpt-oss, mistral3, olmo2, "
-         "qwen35, qwen35moe, qwen3next, bert";
+         "qwen35, qwen35moe, qwen3next, gemma4, bert";
 }
 
 KvRowShape ModelConfig::kv_rows() const {
-  KvRowShape rows{n_layer, n_embd_kv(), {}, 0, recurrent_layer};
+  KvRowShape rows{n_layer, n_embd_kv(), {}, 0, {}};
+  if (is_hybrid() || n_kv_shared > 0) {
+    for (int64_t l = 0; l < n_layer; ++l) rows.rowless_layer.push_back(stores_kv(l) ? 0 : 1);
+  }
+  if (head_dim_swa > 0) rows.n_embd_kv_window = head_dim_swa * n_head_kv;
   if (n_swa <= 0 || !causal) return rows;
   rows.window = n_swa;
   for (int64_t l = 0; l < n_layer; ++l) rows.window_layer.push_back(uses_sliding_window(l) ? 1 : 0);
@@ -418,7 +494,9 @@ Result<ModelConfig> ModelConfig::from_gguf(const gguf::File& f) {
   TRY_ASSIGN(c.n_ctx_train, f.get_int(a + "context_length"));
   TRY_ASSIGN(c.n_embd, f.get_int(a + "embedding_length"));
   TRY_ASSIGN(c.n_layer, f.get_int(a + "block_count"));
-  TRY_ASSIGN(c.n_ff, get_uniform_int(f, a + "feed_forward_length", 0, true));
+  const gguf::Value* ff = f.find(a + "feed_forward_length");
+  const bool ff_per_layer = c.arch == Architecture::Gemma4 && ff != nullptr && ff->type == gguf::ValueType::ARRAY;
+  if (!ff_per_layer) TRY_ASSIGN(c.n_ff, get_uniform_int(f, a + "feed_forward_length", 0, true));  // else read_layer_ff
   TRY_ASSIGN(c.n_head, get_uniform_int(f, a + "attention.head_count", 0, true));
   INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "embedding_length", c.n_embd, 1, 1 << 16));
   INFERSCOPE_RETURN_IF_ERROR(check_range(f, a + "block_count", c.n_layer, 1, 512));

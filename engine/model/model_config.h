@@ -3,6 +3,7 @@
 // decoders and BERT's encoder (sentence embeddings).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -14,7 +15,7 @@
 namespace inferscope {
 
 enum class Architecture {
-  Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Mistral3, Olmo2, Qwen35, Qwen35Moe, Qwen3Next, Bert
+  Llama, Qwen2, Qwen2Moe, Qwen3, Qwen3Moe, Phi3, Gemma, Gemma2, Gemma3, SmolLm3, GptOss, Mistral3, Olmo2, Qwen35, Qwen35Moe, Qwen3Next, Gemma4, Bert
 };
 
 // NORM rotates adjacent pairs (2i, 2i+1); NEOX rotates (i, i + n_rot/2). Fixed per architecture.
@@ -133,8 +134,30 @@ struct ModelConfig {
   bool has_post_norms = false;   // gemma2: RMSNorm of the attention and FFN outputs before the residual
   int64_t n_swa = 0;             // sliding window: a token sees itself and the n_swa - 1 before; 0 = off
   // Which layers attend through the window (llama.cpp's swa pattern): 0 every layer (phi3),
-  // p > 0 layers il with il % p < p - 1 (gemma2: 2, the even layers; gemma3: 6, five of six).
+  // p > 0 layers il with il % p < p - 1 (gemma2: 2, the even layers; gemma3: 6, five of six);
+  // or, when window_layers is not empty, the layers it marks 1 (a per-layer pattern array).
   int64_t swa_period = 0;
+  std::vector<uint8_t> window_layers;
+
+  // gemma4: the window layers' heads are another size (attention.key_length_swa) and rotate
+  // n_rot_swa of their dims (rope.dimension_count_swa); 0: as the other layers' (head_dim, n_rot).
+  int64_t head_dim_swa = 0;
+  int64_t n_rot_swa = 0;
+  // gemma4: the rope_freqs factors apply to the full-attention layers only (its "proportional"
+  // RoPE, factors of 1e30 leaving the unrotated pairs as they are).
+  bool rope_freqs_full_only = false;
+  // gemma4: V is RMS-normalized per head (no weight) before it is stored.
+  bool has_v_norm = false;
+  // gemma4 (attention.shared_kv_layers): the last n_kv_shared layers store no K and V; each
+  // reads the KV of kv_layer(il), the last earlier layer of its kind (window or not).
+  int64_t n_kv_shared = 0;
+  // gemma4 (embedding_length_per_layer_input): each layer adds a gated projection of a
+  // per-layer input of this width, made once per token from a table of its own and from the
+  // scaled token embedding (DecoderGraph::per_layer_inputs); 0 = none.
+  int64_t n_embd_per_layer = 0;
+  // A feed_forward_length array that varies (gemma4's wider FFNs on shared-KV layers): each
+  // layer's width; empty when every layer's is n_ff (n_ff is then the widest).
+  std::vector<int64_t> layer_ff;
 
   // BERT (arch Bert): a post-norm encoder. Absolute position and token-type embeddings instead
   // of RoPE (n_rot = 0), LayerNorm with bias (eps norm_eps), attention that sees the whole
@@ -159,14 +182,37 @@ struct ModelConfig {
   bool is_recurrent(int64_t layer) const {
     return is_hybrid() && recurrent_layer[static_cast<size_t>(layer)] != 0;
   }
-  int64_t n_embd_kv() const { return head_dim * n_head_kv; }
+  // A layer's head size and rotated dims (the window layers' own for gemma4).
+  int64_t layer_head_dim(int64_t layer) const {
+    return head_dim_swa > 0 && uses_sliding_window(layer) ? head_dim_swa : head_dim;
+  }
+  int64_t layer_n_rot(int64_t layer) const { return n_rot_swa > 0 && uses_sliding_window(layer) ? n_rot_swa : n_rot; }
+  int64_t window_head_dim() const { return head_dim_swa > 0 ? head_dim_swa : head_dim; }
+  int64_t window_n_rot() const { return n_rot_swa > 0 ? n_rot_swa : n_rot; }
+  int64_t layer_q_width(int64_t layer) const { return layer_head_dim(layer) * n_head; }
+  int64_t layer_kv_width(int64_t layer) const { return layer_head_dim(layer) * n_head_kv; }
+  int64_t layer_ff_width(int64_t layer) const { return layer_ff.empty() ? n_ff : layer_ff[static_cast<size_t>(layer)]; }
+  // The layer whose KV cache `layer` attends over: itself, or for a shared-KV layer an earlier
+  // one (kv_layer(l) < l, never itself shared).
+  int64_t kv_layer(int64_t layer) const {
+    const int64_t first_shared = n_layer - n_kv_shared;
+    if (layer < first_shared) return layer;
+    return first_shared - (uses_sliding_window(layer) ? 2 : 1);
+  }
+  bool stores_kv(int64_t layer) const { return !is_recurrent(layer) && kv_layer(layer) == layer; }
+  // The widest head of any layer: the KV rows' width (narrower layers use the first values of
+  // each row) and the activations'.
+  int64_t max_head_dim() const { return std::max(head_dim, head_dim_swa); }
+  int64_t n_embd_kv() const { return max_head_dim() * n_head_kv; }
   // The K and V rows each position stores (the KV cache's shape).
   KvRowShape kv_rows() const;
   bool is_encoder() const { return arch == Architecture::Bert; }
-  int64_t n_embd_q() const { return head_dim * n_head; }
+  int64_t n_embd_q() const { return max_head_dim() * n_head; }
   bool is_moe() const { return n_expert > 0; }
   bool uses_sliding_window(int64_t layer) const {
-    return n_swa > 0 && (swa_period == 0 || layer % swa_period < swa_period - 1);
+    if (n_swa <= 0) return false;
+    if (!window_layers.empty()) return window_layers[static_cast<size_t>(layer)] != 0;
+    return swa_period == 0 || layer % swa_period < swa_period - 1;
   }
   LayerRope layer_rope(int64_t layer) const {
     if (n_no_rope_step > 0 && (layer + 1) % n_no_rope_step == 0) return LayerRope::None;

@@ -1,6 +1,7 @@
 // One binding table per tensor role; shapes checked against the config before any use.
 #include "engine/model/model_weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -79,6 +80,15 @@ class Binder {
     m = WeightMatrix{m.tensor, kernels::GgmlType::F32, bytes.get(), m.cols, m.rows, 1, rb};
     weights_.reblocked.push_back(std::move(bytes));
     return Status::ok();
+  }
+
+  // A vector of n ones, owned by the weights.
+  WeightVector ones(int64_t n) {
+    auto copy = std::make_unique<float[]>(static_cast<size_t>(n));
+    std::fill_n(copy.get(), n, 1.0f);
+    const WeightVector v{copy.get(), n};
+    weights_.converted.push_back(std::move(copy));
+    return v;
   }
 
   // A copy of `m` whose rows are reordered by `source_row` (row r of the copy is row
@@ -258,10 +268,54 @@ Status bind_hybrid_layer(Binder& b, const ModelConfig& c, int64_t i, const std::
   return b.matrix(p + "ffn_down.weight", c.n_ff, E, 1, r, &l.ffn_down);
 }
 
+// gemma4: a layer's heads are its own size (ModelConfig::layer_head_dim); a shared-KV layer has
+// no K or V (a file's unused ones are left unbound); V without attn_v is K's projection
+// (Gemma 4's k_eq_v layers); the per-layer input's gate, projection and norm; the output scale.
+Status bind_gemma4_layer(Binder& b, const ModelConfig& c, int64_t i, const std::string& p, LayerWeights& l) {
+  const int64_t E = c.n_embd, hd = c.layer_head_dim(i), Q = c.layer_q_width(i), KV = c.layer_kv_width(i);
+  const int64_t F = c.layer_ff_width(i), P = c.n_embd_per_layer;
+  const Need r = Need::Required;
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_norm.weight", E, r, &l.attn_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_q.weight", E, Q, 1, r, &l.wq));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_q_norm.weight", hd, r, &l.attn_q_norm));
+  if (c.stores_kv(i)) {
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_k.weight", E, KV, 1, r, &l.wk));
+    INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_v.weight", E, KV, 1, Need::Optional, &l.wv));
+    INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_k_norm.weight", hd, r, &l.attn_k_norm));
+    l.attn_v_norm = b.ones(hd);
+  }
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_output.weight", Q, E, 1, r, &l.wo));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_attention_norm.weight", E, r, &l.attn_post_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "ffn_norm.weight", E, r, &l.ffn_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_gate.weight", E, F, 1, r, &l.ffn_gate));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_up.weight", E, F, 1, r, &l.ffn_up));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "ffn_down.weight", F, E, 1, r, &l.ffn_down));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_ffw_norm.weight", E, r, &l.ffn_post_norm));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "layer_output_scale.weight", 1, Need::Optional, &l.out_scale));
+  if (P == 0) return Status::ok();
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "inp_gate.weight", E, P, 1, r, &l.per_layer_gate));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "proj.weight", P, E, 1, r, &l.per_layer_proj));
+  return b.vector(p + "post_norm.weight", E, r, &l.per_layer_post_norm);
+}
+
+// gemma4's per-layer input tables (ModelWeights::per_layer_token_embd), looked up a row at a
+// time: their type must be decodable.
+Status bind_per_layer_inputs(const gguf::File& f, Binder& b, const ModelConfig& c, ModelWeights& w) {
+  const int64_t LP = c.n_layer * c.n_embd_per_layer;
+  const Need r = Need::Required;
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix("per_layer_token_embd.weight", LP, c.n_vocab, 1, r, &w.per_layer_token_embd));
+  if (!kernels::type_info(w.per_layer_token_embd.type).decodable) {
+    return Status::error(f.error_prefix() + "per_layer_token_embd.weight has a type that cannot be decoded");
+  }
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix("per_layer_model_proj.weight", c.n_embd, LP, 1, r, &w.per_layer_model_proj));
+  return b.vector("per_layer_proj_norm.weight", c.n_embd_per_layer, r, &w.per_layer_proj_norm);
+}
+
 Status bind_layer(Binder& b, const ModelConfig& c, int64_t i, LayerWeights& l) {
   const std::string p = "blk." + std::to_string(i) + ".";
   if (c.is_encoder()) return bind_encoder_layer(b, c, p, l);
   if (c.is_hybrid()) return bind_hybrid_layer(b, c, i, p, l);
+  if (c.arch == Architecture::Gemma4) return bind_gemma4_layer(b, c, i, p, l);
   const int64_t E = c.n_embd, Q = c.n_embd_q(), KV = c.n_embd_kv();
   const Need bias = c.has_qkv_bias ? Need::Required : Need::Optional;
   const Need post_norm = c.has_post_norms ? Need::Required : Need::Optional;
@@ -404,6 +458,7 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file,
   } else {
     INFERSCOPE_RETURN_IF_ERROR(bind_output(b, c, *w));
     INFERSCOPE_RETURN_IF_ERROR(bind_rope_factors(file, b, c, *w));
+    if (c.n_embd_per_layer > 0) INFERSCOPE_RETURN_IF_ERROR(bind_per_layer_inputs(file, b, c, *w));
   }
   w->layers.resize(static_cast<size_t>(c.n_layer));
   for (int64_t i = 0; i < c.n_layer; ++i) {
@@ -416,14 +471,16 @@ void ModelWeights::for_each_matrix(const std::function<void(const WeightMatrix&)
   auto visit = [&](const WeightMatrix& m) {
     if (m.present()) f(m);
   };
-  for (const WeightMatrix* m : {&token_embd, &position_embd, &token_types}) visit(*m);
+  for (const WeightMatrix* m : {&token_embd, &position_embd, &token_types, &per_layer_token_embd, &per_layer_model_proj}) {
+    visit(*m);
+  }
   if (!tied_output) visit(output);
   for (const LayerWeights& l : layers) {
     for (const WeightMatrix* m : {&l.wq, &l.wq_gate, &l.wk, &l.wv, &l.wo, &l.ssm_qkv, &l.ssm_z, &l.ssm_alpha,
                                   &l.ssm_beta, &l.ssm_conv1d, &l.ssm_out, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_gate_inp,
                                   &l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps, &l.ffn_gate_exps_b,
                                   &l.ffn_up_exps_b, &l.ffn_down_exps_b, &l.ffn_gate_shexp, &l.ffn_up_shexp,
-                                  &l.ffn_down_shexp}) {
+                                  &l.ffn_down_shexp, &l.per_layer_gate, &l.per_layer_proj}) {
       visit(*m);
     }
   }
@@ -434,7 +491,7 @@ void ModelWeights::for_each_vector(const std::function<void(const WeightVector&)
     if (v.present()) f(v);
   };
   for (const WeightVector* v : {&output_norm, &rope_freqs, &rope_factors_long, &rope_factors_short, &token_embd_norm,
-                                &token_embd_norm_b}) {
+                                &token_embd_norm_b, &per_layer_proj_norm}) {
     visit(*v);
   }
   for (const LayerWeights& l : layers) {
@@ -442,7 +499,7 @@ void ModelWeights::for_each_vector(const std::function<void(const WeightVector&)
                                   &l.ffn_gate_inp_b, &l.attn_post_norm, &l.ffn_norm, &l.ffn_post_norm,
                                   &l.ffn_gate_inp_shexp, &l.bo, &l.attn_output_norm, &l.attn_output_norm_b, &l.ffn_up_b,
                                   &l.ffn_down_b, &l.layer_output_norm, &l.layer_output_norm_b, &l.ssm_dt, &l.ssm_a,
-                                  &l.ssm_norm}) {
+                                  &l.ssm_norm, &l.attn_v_norm, &l.per_layer_post_norm, &l.out_scale}) {
       visit(*v);
     }
   }

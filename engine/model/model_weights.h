@@ -60,6 +60,15 @@ struct LayerWeights {
   WeightVector attn_q_norm, attn_k_norm;  // qwen3: [head_dim], each Q and K head's RMSNorm
   WeightVector attn_sinks;  // gpt-oss: [n_head], each head's learned sink logit
   WeightVector attn_post_norm;  // gemma2: [n_embd], applied to the attention output
+  // gemma4: V's per-head RMSNorm has no weight; this is ones of [the layer's head_dim], owned by
+  // the weights, so that it runs as every other norm.
+  WeightVector attn_v_norm;
+  // gemma4's per-layer input (ModelConfig::n_embd_per_layer, P its width): after the FFN,
+  // x += post_norm(proj(gelu(x per_layer_gate) * the layer's input)); then x *= out_scale.
+  WeightMatrix per_layer_gate;      // inp_gate: [n_embd] -> [P]
+  WeightMatrix per_layer_proj;      // proj: [P] -> [n_embd]
+  WeightVector per_layer_post_norm;  // post_norm: [n_embd]
+  WeightVector out_scale;           // layer_output_scale: [1]
   // qwen35: each head's output gate, attention's output times sigmoid(h wq_gate) (the file's
   // attn_q interleaves each head's query and gate rows; bind() reorders them into memory the
   // weights own, wq and wq_gate then row slices of it).
@@ -115,6 +124,12 @@ struct ModelWeights {
   WeightMatrix position_embd;
   WeightMatrix token_types;
   WeightVector token_embd_norm, token_embd_norm_b;  // [n_embd]
+  // gemma4's per-layer inputs (P = n_embd_per_layer, L = n_layer): for token t, layer l's is
+  //   (rms_norm(x0 per_layer_model_proj / sqrt(n_embd))[l] * per_layer_proj_norm
+  //    + per_layer_token_embd[t][l] * sqrt(P)) / sqrt(2),  x0 the scaled token embedding.
+  WeightMatrix per_layer_token_embd;  // n_vocab rows of [L * P]
+  WeightMatrix per_layer_model_proj;  // [n_embd] -> [L * P]
+  WeightVector per_layer_proj_norm;   // [P]
   WeightVector output_norm;  // [n_embd]; absent for BERT
   WeightMatrix output;       // [n_embd] -> [n_vocab]; token_embd when tied; absent for BERT
   bool tied_output = false;

@@ -57,10 +57,10 @@ std::vector<uint8_t> float_bytes(const std::vector<float>& v) {
 std::vector<uint8_t> ones(int64_t n) { return float_bytes(std::vector<float>(static_cast<size_t>(n), 1.0f)); }
 
 // Norm weights in [0.5, 1.5): a test then sees which weight scales which element.
-std::vector<uint8_t> near_ones(int64_t n, uint64_t seed) {
+std::vector<uint8_t> near_ones(int64_t n, uint64_t seed, float scale = 1.0f) {
   Rng rng(seed * 0x2545F491 + 7);
   std::vector<float> v(static_cast<size_t>(n));
-  for (float& x : v) x = 1.0f + 0.5f * rng.symmetric();
+  for (float& x : v) x = scale * (1.0f + 0.5f * rng.symmetric());
   return float_bytes(v);
 }
 
@@ -224,6 +224,27 @@ const Preset kPresets[] = {
       .n_expert_used = 10, .n_ff_expert = 512, .n_ff_shared = 512, .n_ctx = 262144, .arch = "qwen3next",
       .head_dim = 256, .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 64, .ssm_k_heads = 16, .ssm_v_heads = 32,
       .ssm_head_dim = 128}},
+    // Qwen/Qwen3.5-4B: 32 layers (24 DeltaNet with 16 key and 32 value heads of 128), gated
+    // attention of 16 heads of 256 (4 KV heads, a quarter rotated), RoPE base 1e7.
+    {"qwen3.5-4b",
+     {.n_embd = 2560, .n_layer = 32, .n_head = 16, .n_head_kv = 4, .n_ff = 9216, .n_ctx = 262144, .tied_output = true,
+      .arch = "qwen35", .head_dim = 256, .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 64, .ssm_k_heads = 16,
+      .ssm_v_heads = 32, .ssm_head_dim = 128}},
+    // google/gemma-4-E2B (text): 35 layers, four windowed (512 positions, heads of 256, RoPE base
+    // 10000) to one full (heads of 512, a quarter rotated at base 1e6), one KV head; the last 20
+    // layers read layers 13's and 14's KV and have FFNs of 12288; per-layer inputs of 256.
+    {"gemma4-e2b",
+     {.n_embd = 1536, .n_layer = 35, .n_head = 8, .n_head_kv = 1, .n_ff = 6144, .n_ctx = 131072, .tied_output = true,
+      .arch = "gemma4", .head_dim = 512, .n_swa = 512, .swa_period = 5, .rope_freq_base_swa = 10000.0f,
+      .rope_freq_base = 1e6f, .rms_eps = 1e-6f, .final_softcap = 30.0f, .head_dim_swa = 256, .n_kv_shared = 20,
+      .n_embd_per_layer = 256}},
+    // Ten layers (8 windowed of 16 positions with heads of 32, 2 full with heads of 64), the last
+    // five reading layers 3's and 4's KV; layer 4 has no attn_v.
+    {"gemma4-tiny",
+     {.n_embd = 128, .n_layer = 10, .n_head = 4, .n_head_kv = 2, .n_ff = 192, .n_ctx = 512, .tied_output = true,
+      .arch = "gemma4", .head_dim = 64, .n_swa = 16, .swa_period = 5, .rope_freq_base_swa = 10000.0f,
+      .rope_freq_base = 1e6f, .rms_eps = 1e-6f, .final_softcap = 30.0f, .head_dim_swa = 32, .n_kv_shared = 5,
+      .n_embd_per_layer = 16, .k_eq_v = true}},
     {"qwen3next-tiny",
      {.n_embd = 128, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_expert = 8, .n_expert_used = 3,
       .n_ff_expert = 64, .n_ff_shared = 96, .n_ctx = 512, .arch = "qwen3next", .head_dim = 64,
@@ -311,11 +332,12 @@ Status check_shape(const RandomModelShape& s) {
   const bool known = s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen2moe" || s.arch == "qwen3" ||
                      s.arch == "qwen3moe" || s.arch == "phi3" || s.arch == "gemma" || s.arch == "gemma2" ||
                      s.arch == "gemma3" || s.arch == "smollm3" || s.arch == "gpt-oss" || s.arch == "mistral3" ||
-                     s.arch == "olmo2" || s.arch == "qwen35" || s.arch == "qwen35moe" || s.arch == "qwen3next";
+                     s.arch == "olmo2" || s.arch == "qwen35" || s.arch == "qwen35moe" || s.arch == "qwen3next" ||
+                     s.arch == "gemma4";
   if (!known) {
     return Status::error("cannot write architecture '" + s.arch +
                          "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3, "
-                         "gpt-oss, mistral3, olmo2, qwen35)");
+                         "gpt-oss, mistral3, olmo2, qwen35, qwen35moe, qwen3next, gemma4)");
   }
   const bool hybrid = s.arch == "qwen35" || s.arch == "qwen35moe" || s.arch == "qwen3next";
   if (hybrid != (s.ssm_head_dim > 0) ||
@@ -324,7 +346,36 @@ Status check_shape(const RandomModelShape& s) {
     return Status::error("qwen35 needs DeltaNet heads (ssm_k_heads dividing ssm_v_heads, ssm_head_dim) and nothing else has them");
   }
   if (s.n_rot < 0 || s.n_rot % 2 != 0) return Status::error("the rotated dimensions must be even");
+  if (s.arch == "gemma4") {
+    const int64_t first_shared = s.n_layer - s.n_kv_shared;
+    const auto full = [&](int64_t l) { return l % s.swa_period == s.swa_period - 1; };
+    if (s.head_dim <= 0 || s.head_dim_swa <= 0 || s.swa_period < 2 || s.n_swa <= 0 || s.n_expert > 0 ||
+        s.n_kv_shared < 0 || first_shared < 2 || (s.n_kv_shared > 0 && (!full(first_shared - 1) || full(first_shared - 2)))) {
+      return Status::error("gemma4 needs head_dim, head_dim_swa, a window with swa_period >= 2, no experts, and its "
+                           "last unshared layers a window layer then a full one");
+    }
+  }
   return Status::ok();
+}
+
+// gemma4's keys (llama.cpp's converter): the window pattern as a per-layer array, the head
+// sizes and rotated dims of both kinds of layer, the shared-KV layers, the per-layer inputs'
+// width, FFN widths per layer (twice as wide on shared-KV layers) and the logits' soft cap.
+void add_gemma4_keys(const RandomModelShape& s, gguf::Writer& w) {
+  const std::string a = s.arch + ".";
+  std::vector<int64_t> window, ff;
+  for (int64_t l = 0; l < s.n_layer; ++l) {
+    window.push_back(l % s.swa_period != s.swa_period - 1 ? 1 : 0);
+    ff.push_back(l >= s.n_layer - s.n_kv_shared ? 2 * s.n_ff : s.n_ff);
+  }
+  w.add(a + "attention.sliding_window_pattern", gguf::make_array(gguf::ValueType::BOOL, window));
+  w.add(a + "feed_forward_length", gguf::make_array(gguf::ValueType::INT32, ff));
+  w.add_u32(a + "attention.key_length_swa", static_cast<uint32_t>(s.head_dim_swa));
+  w.add_u32(a + "attention.value_length_swa", static_cast<uint32_t>(s.head_dim_swa));
+  w.add_u32(a + "rope.dimension_count_swa", static_cast<uint32_t>(s.head_dim_swa));
+  w.add_u32(a + "attention.shared_kv_layers", static_cast<uint32_t>(s.n_kv_shared));
+  w.add_u32(a + "embedding_length_per_layer_input", static_cast<uint32_t>(s.n_embd_per_layer));
+  w.add_f32(a + "final_logit_softcapping", s.final_softcap);
 }
 
 }  // namespace
@@ -349,7 +400,7 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   w.add_u32(a + "context_length", static_cast<uint32_t>(s.n_ctx));
   w.add_u32(a + "embedding_length", static_cast<uint32_t>(s.n_embd));
   w.add_u32(a + "block_count", static_cast<uint32_t>(s.n_layer));
-  w.add_u32(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  if (s.arch != "gemma4") w.add_u32(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
   w.add_u32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
   w.add_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
   if (s.head_dim > 0) {
@@ -362,7 +413,11 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   w.add_u32(a + "vocab_size", static_cast<uint32_t>(n_vocab));
   if (s.n_swa > 0) w.add_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.n_swa));
   if (s.attn_temp_scale > 0.0f) w.add_f32(a + "attention.temperature_scale", s.attn_temp_scale);
-  if (s.swa_period > 0) w.add_u32(a + "attention.sliding_window_pattern", static_cast<uint32_t>(s.swa_period));
+  const bool gemma4 = s.arch == "gemma4";
+  if (s.swa_period > 0 && !gemma4) {
+    w.add_u32(a + "attention.sliding_window_pattern", static_cast<uint32_t>(s.swa_period));
+  }
+  if (gemma4) add_gemma4_keys(s, w);
   if (s.rope_freq_base_swa > 0.0f) w.add_f32(a + "rope.freq_base_swa", s.rope_freq_base_swa);
   if (s.arch == "gemma2") {
     w.add_f32(a + "attn_logit_softcapping", s.attn_softcap);
@@ -459,8 +514,46 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
     }
   }
   if (!s.tied_output) matrix("output.weight", s.n_embd, n_vocab);
+  if (gemma4) {
+    const int64_t half_full = s.head_dim / 2, rotated = static_cast<int64_t>(static_cast<float>(s.head_dim) * s.rope_partial_full / 2);
+    std::vector<float> factors(static_cast<size_t>(half_full), 1e30f);
+    std::fill_n(factors.begin(), rotated, 1.0f);
+    w.add_tensor("rope_freqs.weight", {half_full}, kernels::GgmlType::F32, float_bytes(factors));
+    matrix("per_layer_token_embd.weight", s.n_layer * s.n_embd_per_layer, n_vocab);
+    matrix("per_layer_model_proj.weight", s.n_embd, s.n_layer * s.n_embd_per_layer);
+    w.add_tensor("per_layer_proj_norm.weight", {s.n_embd_per_layer}, kernels::GgmlType::F32,
+                 near_ones(s.n_embd_per_layer, seed++));
+  }
   for (int64_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
+    if (gemma4) {
+      const bool full = i % s.swa_period == s.swa_period - 1, shared = i >= s.n_layer - s.n_kv_shared;
+      const int64_t hd = full ? s.head_dim : s.head_dim_swa, ff = shared ? 2 * s.n_ff : s.n_ff;
+      norm(p + "attn_norm.weight");
+      matrix(p + "attn_q.weight", s.n_embd, hd * s.n_head);
+      // Unscaled scores (attention scale 1): q/k norms of hd^-1/4 keep them near unit size, as
+      // a trained model's are, rather than a random model's sqrt(hd) (whose softmax then turns
+      // on the F16 rounding of K).
+      const float qk_scale = 1.0f / std::sqrt(std::sqrt(static_cast<float>(hd)));
+      w.add_tensor(p + "attn_q_norm.weight", {hd}, kernels::GgmlType::F32, near_ones(hd, seed++, qk_scale));
+      if (!shared) {
+        matrix(p + "attn_k.weight", s.n_embd, hd * s.n_head_kv);
+        if (!(full && s.k_eq_v)) matrix(p + "attn_v.weight", s.n_embd, hd * s.n_head_kv);
+        w.add_tensor(p + "attn_k_norm.weight", {hd}, kernels::GgmlType::F32, near_ones(hd, seed++, qk_scale));
+      }
+      matrix(p + "attn_output.weight", hd * s.n_head, s.n_embd);
+      w.add_tensor(p + "post_attention_norm.weight", {s.n_embd}, kernels::GgmlType::F32, near_ones(s.n_embd, seed++));
+      norm(p + "ffn_norm.weight");
+      matrix(p + "ffn_gate.weight", s.n_embd, ff);
+      matrix(p + "ffn_up.weight", s.n_embd, ff);
+      matrix(p + "ffn_down.weight", ff, s.n_embd);
+      w.add_tensor(p + "post_ffw_norm.weight", {s.n_embd}, kernels::GgmlType::F32, near_ones(s.n_embd, seed++));
+      head_values(p + "layer_output_scale.weight", 1, 0.5f, 1.5f);
+      matrix(p + "inp_gate.weight", s.n_embd, s.n_embd_per_layer);
+      matrix(p + "proj.weight", s.n_embd_per_layer, s.n_embd);
+      w.add_tensor(p + "post_norm.weight", {s.n_embd}, kernels::GgmlType::F32, near_ones(s.n_embd, seed++));
+      continue;
+    }
     if (hybrid) {
       norm(p + "attn_norm.weight");
       if ((i + 1) % s.full_attn_interval != 0) {

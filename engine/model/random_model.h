@@ -25,7 +25,7 @@ struct RandomModelShape {
   int64_t n_ctx = 2048;
   bool tied_output = false;   // omit output.weight (use token_embd)
   // general.architecture: llama, qwen2, qwen2moe, qwen3, qwen3moe, phi3, gemma, gemma2, gemma3, smollm3,
-  // gpt-oss, mistral3, olmo2, qwen35
+  // gpt-oss, mistral3, olmo2, qwen35, qwen35moe, qwen3next, gemma4
   std::string arch = "llama";
   int64_t head_dim = 0;        // 0 = n_embd / n_head; else written as attention.key_length
   int64_t n_swa = 0;           // phi3 / gemma2 / gemma3 attention.sliding_window; 0 = none
@@ -55,6 +55,16 @@ struct RandomModelShape {
   int64_t ssm_head_dim = 0;
   int64_t ssm_conv_kernel = 4;
   int64_t full_attn_interval = 4;
+  // gemma4: the window layers (swa_period: every swa_period-th layer is full) have heads of
+  // head_dim_swa; the full layers rotate rope_partial_full of their dims (the rest get rope_freqs
+  // factors of 1e30); the last n_kv_shared layers store no KV and have FFNs twice as wide; each
+  // layer takes a per-layer input of n_embd_per_layer; full layers but the last shared one have
+  // no attn_v (V from K's projection) when k_eq_v.
+  int64_t head_dim_swa = 0;
+  int64_t n_kv_shared = 0;
+  int64_t n_embd_per_layer = 0;
+  float rope_partial_full = 0.25f;
+  bool k_eq_v = false;
 };
 
 // Llama 3.1's per-pair frequency divisors ("llama3" rope_type): 1 for wavelengths shorter than

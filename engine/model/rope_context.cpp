@@ -32,6 +32,7 @@ kernels::RopeParams rope_params_for_window_layers(const ModelConfig& c, const ke
     p.freq_base = c.rope_freq_base_swa;
     p.freq_scale = c.rope_freq_scale_swa;
   }
+  if (c.rope_freqs_full_only) p.freq_factors = nullptr;
   return p;
 }
 

@@ -14,7 +14,8 @@ namespace inferscope {
 kernels::RopeParams rope_params_for_context(const ModelConfig& config, const ModelWeights& weights, int64_t n_ctx);
 
 // The sliding-window layers' RoPE (config.has_swa_rope): `full` with the window layers' own base
-// and scale (llama.cpp changes only those two for them); `full` itself otherwise.
+// and scale (llama.cpp changes only those two for them), and no frequency factors where they
+// are the full layers' only (gemma4); `full` itself otherwise.
 kernels::RopeParams rope_params_for_window_layers(const ModelConfig& config, const kernels::RopeParams& full);
 
 }  // namespace inferscope

@@ -36,6 +36,12 @@ struct BigramOrder {
   }
 };
 
+// "<0xAB>": a byte token's text in a vocabulary that is not byte-encoded.
+std::string byte_token_text(uint8_t byte) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  return std::string("<0x") + kHex[byte >> 4] + kHex[byte & 15] + ">";
+}
+
 }  // namespace
 
 void BpeModel::MergeTable::reserve(size_t n) {
@@ -126,13 +132,20 @@ int32_t BpeModel::intern(std::string_view text) {
 
 void BpeModel::encode(std::string_view text, std::vector<int32_t>& out) const {
   std::vector<std::string> words;
-  pre_.split(text, words);
+  if (pre_.traits().spm_style) {
+    std::string escaped(text);
+    replace_all(escaped, " ", kSpmSpace);
+    pre_.split(escaped, words);
+  } else {
+    pre_.split(text, words);
+  }
   for (const std::string& word : words) encode_word(word, out);
 }
 
 void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) const {
   if (word.empty()) return;
-  if (pre_.traits().ignore_merges) {
+  // gemma4: a run of newlines that is a token stays whole (llama.cpp's special case).
+  if (pre_.traits().ignore_merges || (pre_.traits().spm_style && word.find_first_not_of('\n') == std::string::npos)) {
     const int32_t id = vocab_.find(word);
     if (id >= 0) {
       out.push_back(id);
@@ -184,9 +197,11 @@ void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) con
       out.push_back(s.id);
       continue;
     }
-    // A piece that is not a token: its single characters, where those are tokens (llama.cpp).
+    // A piece that is not a token: its single bytes, where those are tokens (llama.cpp): the
+    // byte-encoded characters, or gemma4's <0xXX> byte tokens.
     for (char c : word.substr(s.start, s.length)) {
-      const int32_t id = vocab_.find(std::string_view(&c, 1));
+      const int32_t id = pre_.traits().spm_style ? vocab_.find(byte_token_text(static_cast<uint8_t>(c)))
+                                                 : vocab_.find(std::string_view(&c, 1));
       if (id >= 0) out.push_back(id);
     }
   }

@@ -78,6 +78,7 @@ const std::vector<PreTokenizerSpec>& specs() {
       {{"viking"}, {kPoro, R"(\p{N})"}, {}},
       {{"tekken"}, {kTekken}, {.add_bos = true, .ignore_merges = true}},
       {{"gpt-4o", "llama4", "kanana2", "talkie"}, {kGpt4o}, {}},
+      {{"gemma4"}, {"[^\n]+|[\n]+"}, {.add_bos = true, .spm_style = true}},
       {{"chameleon"},
        {"<sentinel:[0-9]+>", "(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z", "([\\t\\n]|    |  )", R"(\p{N})",
         R"([\p{P}!-/:-@\[-`{-~])", kGpt2},
@@ -157,7 +158,7 @@ void PreTokenizer::split(std::string_view text, std::vector<std::string>& words)
   for (size_t length : split_lengths(cps)) {
     utf8.clear();
     for (size_t i = start; i < start + length; ++i) append_utf8(cps[i], utf8);
-    words.push_back(gpt2_byte_encode(utf8));
+    words.push_back(traits_.spm_style ? utf8 : gpt2_byte_encode(utf8));
     start += length;
   }
 }

@@ -1,5 +1,6 @@
 // Byte-level BPE pre-tokenization: splits text into words with the regex list that llama.cpp
-// selects for each `tokenizer.ggml.pre` value, then byte-encodes each word (GPT-2 mapping).
+// selects for each `tokenizer.ggml.pre` value, then byte-encodes each word (GPT-2 mapping; not
+// for Gemma 4's SentencePiece-style BPE, PreTokenizerTraits::spm_style).
 #pragma once
 
 #include <string>
@@ -16,6 +17,10 @@ struct PreTokenizerTraits {
   bool add_bos = false;        // default for tokenizer.ggml.add_bos_token
   bool ignore_merges = false;  // a word that is already a token is not split (Llama 3)
   bool clear_bos = false;      // chatglm-bpe has no BOS
+  // Gemma 4's SentencePiece-style BPE: spaces become U+2581 before the split, words are merged
+  // as UTF-8 (no byte-level encoding), a piece that is no token falls back to <0xXX> byte
+  // tokens, and BOS is added whatever the file says (as llama.cpp does).
+  bool spm_style = false;
 };
 
 class PreTokenizer {
@@ -25,7 +30,7 @@ class PreTokenizer {
   // The settings tied to `name`, without compiling its regexes. Unknown names are an error.
   static Result<PreTokenizerTraits> traits_for(const std::string& name);
 
-  // Appends the byte-encoded words of `text` to `words`.
+  // Appends the byte-encoded words of `text` to `words` (as UTF-8 when spm_style).
   void split(std::string_view text, std::vector<std::string>& words) const;
   // The same split without byte-encoding: the words as UTF-8 (tests, diagnostics).
   std::vector<std::string> split_raw(std::string_view text) const;

@@ -14,19 +14,8 @@
 namespace inferscope {
 namespace {
 
-constexpr std::string_view kSpmSpace = "\xE2\x96\x81";  // U+2581, SentencePiece's space
-
-void replace_all(std::string& s, std::string_view from, std::string_view to) {
-  std::string out;
-  out.reserve(s.size() + s.size() / 2);
-  size_t pos = 0;
-  for (size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(s, pos, hit - pos);
-    out.append(to);
-  }
-  out.append(s, pos, std::string::npos);
-  s.swap(out);
-}
+using tok::kSpmSpace;
+using tok::replace_all;
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -82,6 +71,8 @@ int32_t Tokenizer::eos_id() const { return vocab_->eos_id(); }
 int32_t Tokenizer::eot_id() const { return vocab_->eot_id(); }
 bool Tokenizer::add_bos() const { return vocab_->add_bos(); }
 bool Tokenizer::adds_space_prefix() const { return spm_ && vocab_->add_space_prefix(); }
+
+bool Tokenizer::spaces_as_u2581() const { return spm_ || (bpe_ && bpe_->pre_tokenizer().traits().spm_style); }
 bool Tokenizer::add_eos() const { return vocab_->add_eos(); }
 bool Tokenizer::is_end_of_generation(int32_t id) const { return vocab_->is_end_of_generation(id); }
 bool Tokenizer::is_valid(int32_t id) const { return vocab_->is_valid(id); }
@@ -224,6 +215,11 @@ std::string Tokenizer::token_to_piece(int32_t id) const {
     }
     case tok::VocabKind::kBytePairEncoding: {
       std::string piece;
+      if (bpe_->pre_tokenizer().traits().spm_style) {  // gemma4: U+2581 for spaces, UTF-8 otherwise
+        piece = t.text;
+        replace_all(piece, kSpmSpace, " ");
+        return piece;
+      }
       piece.reserve(t.text.size());
       for (size_t pos = 0; pos < t.text.size();) {
         uint32_t cp = 0;

@@ -61,6 +61,9 @@ class Tokenizer {
   bool add_eos() const;
   // Whether encode puts a space before the text (SentencePiece's add_space_prefix; not Gemma 3).
   bool adds_space_prefix() const;
+  // Whether the vocabulary writes a space as U+2581 (SentencePiece, Gemma 4's BPE): a literal
+  // U+2581 in the text then comes back as a space.
+  bool spaces_as_u2581() const;
   bool is_end_of_generation(int32_t id) const;  // EOS, EOT, EOM and similar end tokens
   bool is_valid(int32_t id) const;
   bool is_control(int32_t id) const;  // control (and unknown) tokens, e.g. to hide in a UI

@@ -245,4 +245,16 @@ std::string gpt2_byte_encode(std::string_view bytes) {
   return out;
 }
 
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  std::string out;
+  out.reserve(s.size() + s.size() / 2);
+  size_t pos = 0;
+  for (size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
+    out.append(s, pos, hit - pos);
+    out.append(to);
+  }
+  out.append(s, pos, std::string::npos);
+  s.swap(out);
+}
+
 }  // namespace inferscope::tok

@@ -57,6 +57,11 @@ void append_utf8(uint32_t cp, std::string& out);
 std::string codepoints_to_utf8(const std::vector<uint32_t>& cps);
 bool utf8_is_valid(std::string_view text);
 
+// SentencePiece's space, U+2581, which SentencePiece-style vocabularies write for ' '.
+inline constexpr std::string_view kSpmSpace = "\xE2\x96\x81";
+// s with every `from` replaced by `to`.
+void replace_all(std::string& s, std::string_view from, std::string_view to);
+
 // GPT-2 byte-level encoding: every byte maps to one printable code point (space -> U+0120 'Ġ').
 uint32_t byte_to_gpt2_char(uint8_t byte);
 int gpt2_char_to_byte(uint32_t cp);  // -1 when cp is not one of the 256 characters

@@ -31,6 +31,7 @@ constexpr std::string_view kEomTexts[] = {"<|eom_id|>"};
 constexpr std::string_view kEogTexts[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>",
     "<|return|>", "<|call|>",  // o200k_harmony (gpt-oss)
+    "<eos>", "<turn|>", "<|tool_response>",  // gemma4
 };
 constexpr std::string_view kFimPadTexts[] = {"<|fim_pad|>", "<fim-pad>", "<fim_pad>"};
 constexpr std::string_view kFimRepTexts[] = {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>"};
@@ -112,7 +113,7 @@ Status Vocab::read(const gguf::File& file) {
   model_name_ = *model;
   if (model_name_ == "llama") {
     kind_ = VocabKind::kSentencePiece;
-  } else if (model_name_ == "gpt2") {
+  } else if (model_name_ == "gpt2" || model_name_ == "gemma4") {
     kind_ = VocabKind::kBytePairEncoding;
   } else if (model_name_ == "bert") {
     kind_ = VocabKind::kWordPiece;
@@ -124,12 +125,12 @@ Status Vocab::read(const gguf::File& file) {
                          "', a tokenizer this engine does not support (expected llama, gpt2 or bert)");
   } else {
     return Status::error(prefix + "metadata key '" + kKeyModel + "' has unknown value '" + model_name_ +
-                         "' (expected llama, gpt2 or bert)");
+                         "' (expected llama, gpt2, gemma4 or bert)");
   }
 
   Result<std::string> pre = file.get_string_or(kKeyPre, "default");
   if (!pre) return pre.status();
-  pre_name_ = *pre;
+  pre_name_ = model_name_ == "gemma4" ? "gemma4" : *pre;  // llama.cpp ignores the file's for gemma4
 
   Result<const std::vector<std::string>*> texts = file.get_string_array(kKeyTokens);
   if (!texts) return texts.status();
@@ -176,8 +177,8 @@ Status Vocab::read(const gguf::File& file) {
       add_space_prefix_ = true;
       break;
     case VocabKind::kBytePairEncoding: {
-      bos_ = if_valid(11);
-      eos_ = if_valid(11);
+      bos_ = model_name_ == "gemma4" ? -1 : if_valid(11);  // gemma4: the file's ids only
+      eos_ = model_name_ == "gemma4" ? -1 : if_valid(11);
       Result<PreTokenizerTraits> traits = PreTokenizer::traits_for(pre_name_);
       if (!traits) {
         return Status::error(prefix + "metadata key '" + kKeyPre + "': unknown pre-tokenizer '" + pre_name_ + "'");
@@ -199,7 +200,7 @@ Status Vocab::read(const gguf::File& file) {
 
   Result<bool> add_bos = file.get_bool_or(kKeyAddBos, add_bos_);
   if (!add_bos) return add_bos.status();
-  add_bos_ = *add_bos;
+  add_bos_ = *add_bos || model_name_ == "gemma4";
   Result<bool> add_eos = file.get_bool_or(kKeyAddEos, add_eos_);
   if (!add_eos) return add_eos.status();
   add_eos_ = *add_eos;

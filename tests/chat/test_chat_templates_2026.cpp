@@ -78,6 +78,7 @@ TEST(ChatTemplateGlobals, ToolsIsNoneWhenThereAreNone) {
 INSTANTIATE_TEST_SUITE_P(
     Reference, ChatTemplates2026,
     ::testing::Values(TemplateCase{"Qwen-Qwen3-0.6B", "", "<|im_end|>"}, TemplateCase{"Qwen3.5-4B", "", "<|im_end|>"},
+                      TemplateCase{"google-gemma-4-31B-it", "<bos>", "<eos>"},
                       TemplateCase{"LFM2.5-8B-A1B", "<|startoftext|>", "<|im_end|>"},
                       TemplateCase{"poolside-Laguna-XS.2", "", ""}, TemplateCase{"tencent-Hy3", "", ""},
                       TemplateCase{"ByteDance-Seed-OSS", "<seed:bos>", "<seed:eos>"},

@@ -210,7 +210,7 @@ TEST_P(Architecture2026Paths, GptqAndAwqBeatRoundToNearest) {
 
 INSTANTIATE_TEST_SUITE_P(Tiny, Architecture2026Paths,
                          ::testing::Values("qwen3-tiny", "qwen3moe-tiny", "gemma3-tiny", "smollm3-tiny", "gpt-oss-tiny",
-                                           "ministral3-tiny", "olmo2-tiny", "olmo3-tiny", "qwen3.5-tiny"),
+                                           "ministral3-tiny", "olmo2-tiny", "olmo3-tiny", "qwen3.5-tiny", "gemma4-tiny"),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';

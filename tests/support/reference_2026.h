@@ -29,7 +29,7 @@ inline const char* const kReferences2026[] = {"qwen3-tiny-f32",    "qwen3moe-tin
                                              "ministral3-tiny-q8_0", "ministral3-tiny-q4_k_m", "olmo2-tiny-q8_0",
                                              "olmo2-tiny-q4_k_m", "olmo3-tiny-q8_0",   "olmo3-tiny-q4_k_m",
                                              "qwen35-tiny-f32",   "qwen35moe-tiny-f32", "qwen3next-tiny-f32",
-                                             "qwen35-tiny-q8_0"};
+                                             "qwen35-tiny-q8_0",  "gemma4-tiny-f32",    "gemma4-tiny-q8_0"};
 // The ones the GPU backends are held to: all but qwen3moe's quantized files and gpt-oss seed 1. There
 // the GPUs' int8 activations (quantized per 32 values in every product, where llama.cpp's CPU and
 // ours share one scheme and agree to 1e-6), or their F32 attention weights (the CPU rounds the

@@ -60,11 +60,17 @@ TEST(KvCacheSettings, SaysWhichLayersOfAHybridModelTheTypesApplyTo) {
   SettingsDock dock;
   dock.showKvCache({}, 1024);
   EXPECT_FALSE(dock.findChild<QLabel*>("kvNote")->text().contains("recurrent"));
-  dock.showLayerKinds(6, 18);
+  dock.showLayerKinds(6, 18, 0);
   dock.showKvCache({}, 4096);
   const QString note = dock.findChild<QLabel*>("kvNote")->text();
   EXPECT_TRUE(note.contains("6 attention layers")) << note.toStdString();
   EXPECT_TRUE(note.contains("18 keep a recurrent state")) << note.toStdString();
+  EXPECT_FALSE(note.contains("store none")) << note.toStdString();
+  dock.showLayerKinds(15, 0, 20);  // Gemma 4 E2B
+  dock.showKvCache({}, 4096);
+  const QString shared = dock.findChild<QLabel*>("kvNote")->text();
+  EXPECT_TRUE(shared.contains("15 layers store KV rows; the last 20 read theirs")) << shared.toStdString();
+  EXPECT_FALSE(shared.contains("recurrent")) << shared.toStdString();
 }
 
 // The cache group: the policy is requested only on Apply; a refusal puts back what holds.

@@ -270,6 +270,20 @@ TEST(VulkanHybrid, IsRefusedWithTheReason) {
   EXPECT_NE(session.message().find("Gated DeltaNet"), std::string::npos) << session.message();
 }
 
+// Gemma 4's per-layer inputs and shared-KV layers run on the CPU only so far.
+TEST(VulkanGemma4, IsRefusedWithTheReason) {
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
+  auto ref = testing::load_reference_2026("gemma4-tiny-f32");
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  SessionOptions so;
+  so.backend.backend = "vulkan";
+  auto session = Session::create(*model, so);
+  ASSERT_FALSE(session);
+  EXPECT_NE(session.message().find("Gemma 4"), std::string::npos) << session.message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Recipes, VulkanWeightLabFile,
                          ::testing::Values("int8", "q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f32+wanda", "f32+2:4",
                                            "f16_2of4+2:4", "heads"),

@@ -69,7 +69,8 @@ ModelSummary summarize(const QString& path, const Model& model, Session& session
   s.kvTypes = memory.kv_types;
   const ModelConfig& config = session.model().config();
   s.recurrentLayers = static_cast<int>(std::count(config.recurrent_layer.begin(), config.recurrent_layer.end(), 1));
-  s.kvLayers = static_cast<int>(config.n_layer) - s.recurrentLayers;
+  s.sharedKvLayers = static_cast<int>(config.n_kv_shared);
+  s.kvLayers = static_cast<int>(config.n_layer) - s.recurrentLayers - s.sharedKvLayers;
   s.kvBlocks = toKvBlockCounts(memory.kv_blocks);
   s.cachePolicy = session.options().cache;
   s.scratchBytes = static_cast<qint64>(memory.scratch_bytes);

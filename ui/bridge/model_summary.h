@@ -34,6 +34,7 @@ struct ModelSummary {
   KvTypes kvTypes;  // what the KV cache stores
   int kvLayers = 0;         // layers keeping KV rows
   int recurrentLayers = 0;  // a hybrid model's layers keeping a recurrent state instead
+  int sharedKvLayers = 0;   // gemma4's layers reading an earlier layer's KV rows
   KvBlockCounts kvBlocks;
   CachePolicy cachePolicy;  // how it is paged and what it keeps
   qint64 scratchBytes = 0;

@@ -77,13 +77,19 @@ void KvCacheForm::showCurrent(const inferscope::KvTypes& types, quint64 bytes) {
                                    .arg(m_kvLayers)
                                    .arg(m_recurrentLayers);
   }
+  if (m_sharedKvLayers > 0) {
+    text += QLatin1Char(' ') + tr("(%1 layers store KV rows; the last %2 read theirs and store none)")
+                                   .arg(m_kvLayers)
+                                   .arg(m_sharedKvLayers);
+  }
   m_note->setText(text);
   updateApply();
 }
 
-void KvCacheForm::setLayerKinds(int kvLayers, int recurrentLayers) {
+void KvCacheForm::setLayerKinds(int kvLayers, int recurrentLayers, int sharedKvLayers) {
   m_kvLayers = kvLayers;
   m_recurrentLayers = recurrentLayers;
+  m_sharedKvLayers = sharedKvLayers;
 }
 
 void KvCacheForm::showRefused(const QString& reason) {

@@ -29,7 +29,7 @@ class KvCacheForm : public QWidget {
   void showCurrent(const inferscope::KvTypes& types, quint64 bytes);
   // The loaded model's layers that keep KV rows, and those that keep a recurrent state instead
   // (0 for every model but a hybrid one): the types apply to the first only.
-  void setLayerKinds(int kvLayers, int recurrentLayers);
+  void setLayerKinds(int kvLayers, int recurrentLayers, int sharedKvLayers);
   void showRefused(const QString& reason);
 
  signals:
@@ -44,7 +44,7 @@ class KvCacheForm : public QWidget {
   QPushButton* m_apply = nullptr;
   QLabel* m_note = nullptr;
   inferscope::KvTypes m_current;  // what the engine holds
-  int m_kvLayers = 0, m_recurrentLayers = 0;
+  int m_kvLayers = 0, m_recurrentLayers = 0, m_sharedKvLayers = 0;
 };
 
 }  // namespace inferscope::ui

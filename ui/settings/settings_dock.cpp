@@ -91,8 +91,8 @@ void SettingsDock::showMeasuredMemory(quint64 weightsBytes, quint64 kvCacheBytes
 
 void SettingsDock::showKvCacheRefused(const QString& reason) { m_kvCache->showRefused(reason); }
 
-void SettingsDock::showLayerKinds(int kvLayers, int recurrentLayers) {
-  m_kvCache->setLayerKinds(kvLayers, recurrentLayers);
+void SettingsDock::showLayerKinds(int kvLayers, int recurrentLayers, int sharedKvLayers) {
+  m_kvCache->setLayerKinds(kvLayers, recurrentLayers, sharedKvLayers);
 }
 
 inferscope::CachePolicy SettingsDock::cachePolicy() const { return m_cache->policy(); }

@@ -52,8 +52,8 @@ class SettingsDock : public QDockWidget {
   void setBackends(const QList<inferscope::ui::BackendInfo>& backends);
   // What the loaded session's KV cache holds (after a load or a change), or why a change was refused.
   void showKvCache(const inferscope::KvTypes& types, quint64 bytes);
-  // The loaded model's KV layers and recurrent layers (KvCacheForm::setLayerKinds).
-  void showLayerKinds(int kvLayers, int recurrentLayers);
+  // The loaded model's KV layers, recurrent layers and shared-KV layers (KvCacheForm::setLayerKinds).
+  void showLayerKinds(int kvLayers, int recurrentLayers, int sharedKvLayers);
   void showKvCacheRefused(const QString& reason);
   // The loaded model's memory, beside the model section's prediction.
   void showMeasuredMemory(quint64 weightsBytes, quint64 kvCacheBytes, quint64 scratchBytes);

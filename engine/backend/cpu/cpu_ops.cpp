@@ -90,7 +90,6 @@ Status CpuOps::allocate(const ForwardPlan& plan) {
   for (size_t a = 0; a < kActCount; ++a) {
     if (static_cast<Act>(a) != Act::Logits) ok = ok && try_resize(acts_[a], p.acts[a].floats());
   }
-  rope_swa_offset_ = c.has_swa_rope ? p.rope / 2 : 0;
   ok = ok && try_resize(scores_, p.scores) && try_resize(rope_cos_, p.rope) && try_resize(rope_sin_, p.rope) &&
        try_resize(packed_, static_cast<int64_t>(kPackedRegions * p.packed_region)) && try_resize(expert_ids_, p.routes) &&
        try_resize(expert_weights_, p.routes) && try_resize(expert_rows_, p.expert_rows) &&
@@ -112,7 +111,7 @@ float* CpuOps::act(Act a) { return a == Act::Logits ? logits_ : acts_[static_cas
 Status CpuOps::begin_chunk(const Chunk& chunk) {
   logits_ = chunk.logits;
   batching_ = chunk.batch_invariant ? kernels::TokenBatching::Invariant : kernels::TokenBatching::Fastest;
-  const int64_t n_rot = model_->config().n_rot, half = n_rot / 2;
+  const bool window_rope = model_->config().has_swa_rope;
   int64_t row = 0;
   for (const ChunkSpan& span : chunk.spans) {
     for (int64_t t = 0; t < span.n; ++t, ++row) {
@@ -120,28 +119,56 @@ Status CpuOps::begin_chunk(const Chunk& chunk) {
       row_span_last_[static_cast<size_t>(row)] = span.pos0 + span.n - 1;
       row_blocks_[static_cast<size_t>(row)] = span.blocks.data();
       row_window_blocks_[static_cast<size_t>(row)] = span.window_blocks.data();
-      kernels::rope_angles(span.pos0 + t, n_rot, plan_.rope, rope_cos_.data() + row * half,
-                           rope_sin_.data() + row * half);
-      if (rope_swa_offset_ > 0) {
-        kernels::rope_angles(span.pos0 + t, n_rot, plan_.rope_swa, rope_cos_.data() + rope_swa_offset_ + row * half,
-                             rope_sin_.data() + rope_swa_offset_ + row * half);
+      for (LayerRope which : {LayerRope::Full, LayerRope::SlidingWindow}) {
+        if (which == LayerRope::SlidingWindow && !window_rope) break;
+        const RopeTable table = rope_table(which);
+        const int64_t at = table.offset + row * (table.n_rot / 2);
+        kernels::rope_angles(span.pos0 + t, table.n_rot, plan_.rope_of(which), rope_cos_.data() + at,
+                             rope_sin_.data() + at);
       }
     }
   }
   return Status::ok();
 }
 
+// The full layers' table first, then the window layers' (ActivationPlan::rope).
+CpuOps::RopeTable CpuOps::rope_table(LayerRope which) const {
+  const ModelConfig& c = model_->config();
+  if (which != LayerRope::SlidingWindow) return {0, c.n_rot, c.head_dim};
+  return {plan_.acts.batch * (c.n_rot / 2), c.window_n_rot(), c.window_head_dim()};
+}
+
 Status CpuOps::embed(std::span<const int32_t> tokens, OpLabel label) {
+  return lookup(model_->weights().token_embd, tokens, model_->config().embd_scale, Act::X, label);
+}
+
+Status CpuOps::lookup(const WeightMatrix& table, std::span<const int32_t> tokens, float s, Act out, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
-  const WeightMatrix& e = model_->weights().token_embd;
-  const int64_t E = model_->config().n_embd;
-  const float scale = model_->config().embd_scale;
+  const int64_t width = table.cols;
   for (size_t i = 0; i < tokens.size(); ++i) {
-    float* x = act(Act::X) + static_cast<int64_t>(i) * E;
-    kernels::dequantize_row(e.type, e.row(tokens[i]), x, E);
-    if (scale != 1.0f) {
-      for (int64_t j = 0; j < E; ++j) x[j] *= scale;
+    float* x = act(out) + static_cast<int64_t>(i) * width;
+    kernels::dequantize_row(table.type, table.row(tokens[i]), x, width);
+    if (s != 1.0f) {
+      for (int64_t j = 0; j < width; ++j) x[j] *= s;
     }
+  }
+  return Status::ok();
+}
+
+Status CpuOps::scale(Act x, int64_t n, int64_t width, float s, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  float* rows = act(x);
+  for (int64_t i = 0; i < n * width; ++i) rows[i] *= s;
+  return Status::ok();
+}
+
+Status CpuOps::mul_columns(Act dst, Act src, int64_t src_col0, int64_t n, int64_t width, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  const int64_t stride = plan_.acts[src].width;
+  for (int64_t t = 0; t < n; ++t) {
+    float* d = act(dst) + t * width;
+    const float* s = act(src) + t * stride + src_col0;
+    for (int64_t i = 0; i < width; ++i) d[i] *= s[i];
   }
   return Status::ok();
 }
@@ -261,22 +288,22 @@ Status CpuOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel labe
 Status CpuOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   const ModelConfig& c = model_->config();
-  const int64_t Q = c.n_embd_q(), KV = c.n_embd_kv(), half = c.n_rot / 2;
+  const RopeTable table = rope_table(which);
+  const int64_t Q = table.head_dim * c.n_head, KV = table.head_dim * c.n_head_kv, half = table.n_rot / 2;
   const bool neox = c.rope_layout == RopeLayout::Neox;
-  const int64_t table = which == LayerRope::SlidingWindow ? rope_swa_offset_ : 0;
   float* q = act(Act::Q);
   float* k = act(Act::K);
   for_rows(pool_, chunk.n, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const float* cs = rope_cos_.data() + table + t * half;
-      const float* sn = rope_sin_.data() + table + t * half;
-      kernels::rope_apply(q + t * Q, c.n_head, c.head_dim, c.n_rot, cs, sn, neox);
+      const float* cs = rope_cos_.data() + table.offset + t * half;
+      const float* sn = rope_sin_.data() + table.offset + t * half;
+      kernels::rope_apply(q + t * Q, c.n_head, table.head_dim, table.n_rot, cs, sn, neox);
       const float temperature =
           kernels::query_temperature(plan_.rope_of(which), static_cast<float>(row_pos_[static_cast<size_t>(t)]));
       if (temperature != 1.0f) {
         for (int64_t i = 0; i < Q; ++i) q[t * Q + i] *= temperature;
       }
-      kernels::rope_apply(k + t * KV, c.n_head_kv, c.head_dim, c.n_rot, cs, sn, neox);
+      kernels::rope_apply(k + t * KV, c.n_head_kv, table.head_dim, table.n_rot, cs, sn, neox);
     }
   });
   return Status::ok();
@@ -289,7 +316,7 @@ const std::vector<const BlockId*>& CpuOps::blocks_of_rows(int64_t layer) const {
 
 Status CpuOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
-  const int64_t KV = model_->config().n_embd_kv();
+  const int64_t KV = model_->config().layer_kv_width(layer);
   const KvLayout& kv = kv_->layout();
   const float* k = act(Act::K);
   const float* v = act(Act::V);
@@ -326,7 +353,7 @@ int64_t CpuOps::group_attention_rows(const AttentionShape& shape, int64_t n, int
 Status CpuOps::attention(int64_t layer, const Chunk& chunk, const AttentionShape& shape, Feeds, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   const ModelConfig& c = model_->config();
-  const int64_t Q = c.n_embd_q(), hd = c.head_dim;
+  const int64_t Q = c.layer_q_width(layer), hd = c.layer_head_dim(layer);
   const int64_t group = c.n_head / c.n_head_kv;
   const KvLayout& kv = kv_->layout();
   const int64_t max_run = std::max<int64_t>(1, kernels::kAttentionQueryBlock / group);  // tokens sharing a tile
@@ -574,14 +601,13 @@ Status CpuOps::kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t d
   const KvLayout& kv = kv_->layout();
   const int64_t KV = c.n_embd_kv();
   // The angles of delta for the plan's RoPE, then the window layers' own (the tables are free
-  // outside a chunk; with has_swa_rope they hold at least two rows).
-  const int64_t half = c.n_rot / 2;
+  // outside a chunk).
   for (LayerRope which : {LayerRope::Full, LayerRope::SlidingWindow}) {
     if (which == LayerRope::SlidingWindow && !c.has_swa_rope) break;
     kernels::RopeParams pure = plan_.rope_of(which);
     pure.attn_factor = 1.0f;
-    kernels::rope_angles(delta, c.n_rot, pure, rope_cos_.data() + (which == LayerRope::Full ? 0 : half),
-                         rope_sin_.data() + (which == LayerRope::Full ? 0 : half));
+    const RopeTable table = rope_table(which);
+    kernels::rope_angles(delta, table.n_rot, pure, rope_cos_.data() + table.offset, rope_sin_.data() + table.offset);
   }
   const int64_t items = static_cast<int64_t>(blocks.size()) * kv.n_layer;
   const bool neox = c.rope_layout == RopeLayout::Neox;
@@ -591,14 +617,16 @@ Status CpuOps::kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t d
       const int64_t layer = item % kv.n_layer;
       const LayerRope which = c.layer_rope(layer);
       if (which == LayerRope::None || kv.pool_of(layer) != pool) continue;
-      const float* cs = rope_cos_.data() + (which == LayerRope::Full ? 0 : half);
-      const float* sn = rope_sin_.data() + (which == LayerRope::Full ? 0 : half);
+      const RopeTable table = rope_table(which);
+      const float* cs = rope_cos_.data() + table.offset;
+      const float* sn = rope_sin_.data() + table.offset;
+      const int64_t width = c.layer_kv_width(layer);
       const int64_t row0 = int64_t(blocks[static_cast<size_t>(item / kv.n_layer)]) * kv.block_size;
       for (int64_t r = row0; r < row0 + kv.block_size; ++r) {
         uint8_t* key = kv_->key(layer, r);
-        kernels::kv_dequantize(kv.types.k, key, 0, KV, x);
-        kernels::rope_apply(x, c.n_head_kv, c.head_dim, c.n_rot, cs, sn, neox);
-        kernels::kv_quantize_row(kv.types.k, x, key, KV);
+        kernels::kv_dequantize(kv.types.k, key, 0, width, x);
+        kernels::rope_apply(x, c.n_head_kv, table.head_dim, table.n_rot, cs, sn, neox);
+        kernels::kv_quantize_row(kv.types.k, x, key, width);
       }
     }
   });

@@ -51,6 +51,9 @@ class CpuOps : public BackendOps {
   Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
   Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
   Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
+  Status scale(Act x, int64_t n, int64_t width, float s, OpLabel label) override;
+  Status lookup(const WeightMatrix& table, std::span<const int32_t> tokens, float s, Act out, OpLabel label) override;
+  Status mul_columns(Act dst, Act src, int64_t src_col0, int64_t n, int64_t width, OpLabel label) override;
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
   Status matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
                         OpLabel label) override;
@@ -86,6 +89,12 @@ class CpuOps : public BackendOps {
   // of runs.
   int64_t group_attention_rows(const AttentionShape& shape, int64_t n, int64_t max_run);
   const std::vector<const BlockId*>& blocks_of_rows(int64_t layer) const;
+  // The angles of `which`'s layers (rope_cos_/rope_sin_ from `offset`, a row of n_rot / 2 per
+  // chunk row) and the heads they rotate.
+  struct RopeTable {
+    int64_t offset = 0, n_rot = 0, head_dim = 0;
+  };
+  RopeTable rope_table(LayerRope which) const;
   // A slot's recurrent state in `layer` (RecurrentLayout): the convolution's inputs, then the
   // value heads' matrices; a state's layers follow each other.
   float* conv_state(int slot, int64_t layer);
@@ -104,9 +113,8 @@ class CpuOps : public BackendOps {
 
   std::array<std::vector<float>, kActCount> acts_;  // the plan's activations (Logits: logits_)
   std::vector<float> scores_;  // per thread: attention scratch for n_ctx positions
-  // The chunk's rows' angles: plan.rope's, then (has_swa_rope) plan.rope_swa's from this offset.
+  // The chunk's rows' angles: plan.rope's, then (has_swa_rope) plan.rope_swa's (rope_table).
   std::vector<float> rope_cos_, rope_sin_;
-  int64_t rope_swa_offset_ = 0;
   std::vector<int64_t> row_pos_;            // per row of the chunk: its position
   std::vector<int64_t> row_span_last_;      // per row: the last position of its span
   std::vector<const BlockId*> row_blocks_;  // per row: its sequence's block table

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/backend/cpu_only_features.h"
 #include "engine/backend/cuda/cuda_error.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/moe.h"
@@ -59,6 +60,7 @@ std::string CudaOps::name() const { return "cuda: " + device_name(context_->devi
 
 Status CudaOps::supports(const ForwardPlan& plan) const {
   if (model_->config().is_hybrid()) return hybrid_unsupported();
+  INFERSCOPE_RETURN_IF_ERROR(check_not_cpu_only(model_->config(), "cuda"));
   const ModelConfig& c = model_->config();
   if (model_->weights().llm_int8_threshold > 0) {
     return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/backend/cpu_only_features.h"
 #include "engine/backend/vulkan/ops/vk_attention.h"
 #include "engine/backend/vulkan/ops/vk_elementwise.h"
 #include "engine/backend/vulkan/ops/vk_kv.h"
@@ -59,6 +60,7 @@ int64_t VulkanOps::max_batch_limit() const {
 // attention shaders.
 Status VulkanOps::supports(const ForwardPlan& plan) const {
   if (model_->config().is_hybrid()) return hybrid_unsupported();
+  INFERSCOPE_RETURN_IF_ERROR(check_not_cpu_only(model_->config(), "vulkan"));
   if (model_->weights().llm_int8_threshold > 0) {
     return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "
                          "which only the CPU backend runs");

@@ -63,6 +63,10 @@ class VulkanOps : public BackendOps {
   Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
   Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
   Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
+  // Gemma 4's ops: refused by supports() for now (check_not_cpu_only), these only say so.
+  Status scale(Act, int64_t, int64_t, float, OpLabel) override { return cpu_only("scale"); }
+  Status lookup(const WeightMatrix&, std::span<const int32_t>, float, Act, OpLabel) override { return cpu_only("lookup"); }
+  Status mul_columns(Act, Act, int64_t, int64_t, int64_t, OpLabel) override { return cpu_only("mul_columns"); }
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
   Status matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
                         OpLabel label) override;
@@ -81,6 +85,9 @@ class VulkanOps : public BackendOps {
   Device& device() { return *device_; }
 
  private:
+  static Status cpu_only(const char* op) {
+    return Status::error(std::string("vulkan: op ") + op + " runs on the CPU backend only so far");
+  }
   static Status hybrid_unsupported() {
     return Status::error("vulkan: Gated DeltaNet layers (a hybrid model) run on the CPU backend only so far");
   }

@@ -234,5 +234,16 @@ TEST(CudaLlmInt8, IsRefusedWithTheReason) {
   EXPECT_NE(fp.message().find("only the CPU backend runs"), std::string::npos) << fp.message();
 }
 
+// Gemma 4's per-layer inputs and shared-KV layers run on the CPU only so far.
+TEST(CudaGemma4, IsRefusedWithTheReason) {
+  auto ref = testing::load_reference_2026("gemma4-tiny-f32");
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  auto fp = cuda_forward(*model);
+  ASSERT_FALSE(fp);
+  EXPECT_NE(fp.message().find("Gemma 4"), std::string::npos) << fp.message();
+}
+
 }  // namespace
 }  // namespace inferscope::cuda_test
