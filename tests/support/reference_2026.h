@@ -43,7 +43,8 @@ inline const char* const kReferences2026[] = {"qwen3-tiny-f32",    "qwen3moe-tin
 inline const char* const kGpuReferences2026[] = {"qwen3-tiny-f32",   "qwen3moe-tiny-f32", "gemma3-tiny-f32",
                                                 "smollm3-tiny-f32", "qwen3-tiny-q8_0",   "qwen3-tiny-q4_k_m",
                                                 "gpt-oss-tiny-f32-seed7", "gpt-oss-tiny-mxfp4", "ministral3-tiny-f32",
-                                                "olmo2-tiny-f32",   "olmo3-tiny-f32"};
+                                                "olmo2-tiny-f32",   "olmo3-tiny-f32",    "qwen35-tiny-f32",
+                                                "qwen35moe-tiny-f32", "qwen3next-tiny-f32", "qwen35-tiny-q8_0"};
 
 struct Reference2026 {
   std::string name;
