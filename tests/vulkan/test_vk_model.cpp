@@ -144,6 +144,9 @@ TEST_P(VulkanReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
 
 INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, VulkanReference2026, ::testing::ValuesIn(testing::kGpuReferences2026),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
+// A hybrid's int8 products (kGpuReferences2026 says why CUDA's prefill is not held to it).
+INSTANTIATE_TEST_SUITE_P(LlamaCpp2026Int8, VulkanReference2026, ::testing::Values("qwen35-tiny-q8_0"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
 // The window models in chunks of 4 rows: their window layers hold only the window pool's blocks
 // (the window tables with the entries they let go of), and still give the reference's steps.
