@@ -39,6 +39,11 @@ struct RecurrentLayout {
   int64_t floats_per_state() const { return n_recurrent * (conv_floats + matrix_floats); }
   uint64_t bytes_per_state() const { return static_cast<uint64_t>(floats_per_state()) * sizeof(float); }
   uint64_t bytes() const { return bytes_per_state() * static_cast<uint64_t>(n_states()); }
+  // Floats from the start of a state to recurrent `layer`'s part: its convolution inputs
+  // (conv_floats), then its matrices (matrix_floats).
+  int64_t layer_offset(int64_t layer) const {
+    return index[static_cast<size_t>(layer)] * (conv_floats + matrix_floats);
+  }
 };
 
 // One state copied over another (BackendOps::recurrent_copy).

@@ -1,5 +1,5 @@
 // Where each row of a chunk sits, in device memory, for the kernels whose work depends on
-// positions (rope, kv_store, attention): one entry per row, so a chunk's rows may belong to
+// positions (rope, kv_store, attention) or slots (the Gated DeltaNet kernels): one entry per row, so a chunk's rows may belong to
 // several sequences, and a captured decode step (a CUDA graph) reads each step's positions and
 // block tables from the same buffers instead of baking them into its launches.
 #pragma once
@@ -18,6 +18,7 @@ struct ChunkRows {
   const int32_t* table = nullptr;   // the offset of the row's block table in `tables`
   const int32_t* tables = nullptr;  // block tables back to back: entry i of a table holds positions
                                     // [i * block_size, (i + 1) * block_size)
+  const int32_t* slot = nullptr;    // the row's sequence slot (a hybrid model's recurrent state)
 };
 
 // One layer's K or V storage on the device: a pool of blocks of 2^block_shift rows, row r the

@@ -56,6 +56,10 @@ __global__ void glu_rows(int act, float* gate, const float* __restrict__ up, int
     g[i] = swiglu_oai(g[i], u[i]);
     return;
   }
+  if (act == static_cast<int>(Activation::Sigmoid)) {
+    g[i] = u[i] / (1.0f + expf(-g[i]));
+    return;
+  }
   const float a = act == static_cast<int>(Activation::Silu) ? silu(g[i]) : gelu_tanh(g[i]);
   g[i] = a * u[i];
 }

@@ -18,10 +18,11 @@ cudaError_t launch_rms_norm(const float* x, const float* w, float* y, int64_t ro
 cudaError_t launch_layer_norm(const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t width,
                               float eps, cudaStream_t stream);
 
-enum class Activation : int { Silu = 0, GeluTanh = 1, SwigluOai = 2 };
+enum class Activation : int { Silu = 0, GeluTanh = 1, SwigluOai = 2, Sigmoid = 3 };
 
-// gate[r][i] = act(gate[r][i]) * up[r][i] for r < rows, i < width (swiglu, geglu); SwigluOai:
-// gpt-oss's clamped form of gate and up together (swiglu_oai). Rows of `stride` floats.
+// gate[r][i] = act(gate[r][i]) * up[r][i] for r < rows, i < width (swiglu, geglu, sigmoid_gate:
+// gated attention's output gate); SwigluOai: gpt-oss's clamped form of gate and up together
+// (swiglu_oai). Rows of `stride` floats.
 cudaError_t launch_glu(Activation act, float* gate, const float* up, int64_t rows, int64_t width, int64_t stride,
                        cudaStream_t stream);
 

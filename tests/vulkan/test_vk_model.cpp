@@ -12,6 +12,7 @@
 
 #include "engine/backend/backend_registry.h"
 #include "engine/backend/vulkan/vk_ops.h"
+#include "engine/core/thread_pool.h"
 #include "engine/graph/forward_pass.h"
 #include "engine/model/random_model.h"
 #include "engine/runtime/session.h"
@@ -19,6 +20,7 @@
 #include "engine/weightlab/weight_method.h"
 #include "engine/weightlab/weight_recipe.h"
 #include "tests/support/distributions.h"
+#include "tests/support/hybrid_backend_check.h"
 #include "tests/support/logit_comparison.h"
 #include "tests/support/reference_2026.h"
 #include "tests/support/scratch_dir.h"
@@ -142,6 +144,9 @@ TEST_P(VulkanReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
 
 INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, VulkanReference2026, ::testing::ValuesIn(testing::kGpuReferences2026),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
+// A hybrid's int8 products (kGpuReferences2026 says why CUDA's prefill is not held to it).
+INSTANTIATE_TEST_SUITE_P(LlamaCpp2026Int8, VulkanReference2026, ::testing::Values("qwen35-tiny-q8_0"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
 // The window models in chunks of 4 rows: their window layers hold only the window pool's blocks
 // (the window tables with the entries they let go of), and still give the reference's steps.
@@ -187,7 +192,8 @@ TEST_P(VulkanArchitecture, LogitsMatchTheCpuBackend) {
 INSTANTIATE_TEST_SUITE_P(Tiny, VulkanArchitecture,
                          ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2moe-tiny", "qwen2-tiny", "qwen3-tiny",
                                            "qwen3moe-tiny", "gemma3-tiny", "smollm3-tiny", "ministral3-tiny", "phi3-tiny",
-                                           "phi3.5-tiny", "llama3-tiny", "gemma-tiny", "gemma2-tiny"),
+                                           "phi3.5-tiny", "llama3-tiny", "gemma-tiny", "gemma2-tiny", "qwen3.5-tiny",
+                                           "qwen3.5moe-tiny", "qwen3next-tiny"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
@@ -256,18 +262,26 @@ TEST(VulkanLlmInt8, IsRefusedWithTheReason) {
   EXPECT_NE(session.message().find("only the CPU backend runs"), std::string::npos) << session.message();
 }
 
-// Gated DeltaNet layers run on the CPU only so far: a hybrid model is refused before any upload.
-TEST(VulkanHybrid, IsRefusedWithTheReason) {
+// A hybrid model's recurrent states on the device: prompts in several chunks, decode steps, two
+// slots in one chunk, a reused prefix and a rolled-back verification give the CPU backend's
+// logits (tests/support/hybrid_backend_check.h), and the states are counted as the CPU counts
+// them. F32 weights: the recurrence sums in another order than the CPU's.
+TEST(VulkanHybrid, StatesGoOnAndCopyAsOnTheCpu) {
   INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
   auto ref = testing::load_reference_2026("qwen35-tiny-f32");
   ASSERT_TRUE(ref) << ref.message();
   auto model = Model::load(ref->model_path);
   ASSERT_TRUE(model) << model.message();
-  SessionOptions so;
-  so.backend.backend = "vulkan";
-  auto session = Session::create(*model, so);
-  ASSERT_FALSE(session);
-  EXPECT_NE(session.message().find("Gated DeltaNet"), std::string::npos) << session.message();
+  ForwardOptions options = testing::hybrid_check_options();
+  ThreadPool pool(2);
+  options.host_threads = &pool;
+  auto cpu = ForwardPass::open(*model, BackendChoice{}, options);
+  ASSERT_TRUE(cpu) << cpu.message();
+  auto gpu = ForwardPass::open(*model, BackendChoice{"vulkan", 0}, options);
+  ASSERT_TRUE(gpu) << gpu.message();
+  EXPECT_EQ((*gpu)->memory().recurrent_bytes, (*cpu)->memory().recurrent_bytes);
+  EXPECT_GT((*gpu)->memory().recurrent_bytes, 0u);
+  testing::expect_hybrid_matches_cpu(**cpu, **gpu, (*model)->config().n_vocab, 1e-4, 1e-3);
 }
 
 // Gemma 4's per-layer inputs and shared-KV layers run on the CPU only so far.

@@ -151,7 +151,10 @@ TEST(VulkanOps, ScaleIsExactAndSoftcapMatchesCpu) {
 }
 
 void check_glu(Device& device, GluKind kind, int64_t rows, int64_t cols, bool fused, uint32_t seed) {
-  SCOPED_TRACE(std::string(kind == GluKind::GeGlu ? "geglu" : kind == GluKind::SwigluOai ? "swiglu_oai" : "swiglu") +
+  SCOPED_TRACE(std::string(kind == GluKind::GeGlu         ? "geglu"
+                           : kind == GluKind::SwigluOai   ? "swiglu_oai"
+                           : kind == GluKind::SigmoidGate ? "sigmoid_gate"
+                                                          : "swiglu") +
                " rows=" + std::to_string(rows) +
                " cols=" + std::to_string(cols) + (fused ? " fused gate|up rows" : ""));
   ScalarCpu scalar;
@@ -165,6 +168,7 @@ void check_glu(Device& device, GluKind kind, int64_t rows, int64_t cols, bool fu
   std::vector<float> want = gate;
   if (kind == GluKind::GeGlu) kernels::geglu(want.data(), up.data(), rows * cols);
   else if (kind == GluKind::SwigluOai) kernels::swiglu_oai(want.data(), up.data(), rows * cols);
+  else if (kind == GluKind::SigmoidGate) kernels::sigmoid_gate(want.data(), up.data(), rows * cols);
   else kernels::swiglu(want.data(), up.data(), rows * cols);
   std::vector<float> got;
   if (fused) {
@@ -215,6 +219,13 @@ TEST(VulkanOps, SwigluOaiMatchesCpu) {
   check_glu(*device, GluKind::SwigluOai, 1, 1, false, 60);
   check_glu(*device, GluKind::SwigluOai, 7, 2880 + 3, false, 61);
   check_glu(*device, GluKind::SwigluOai, 2, 512, true, 62);
+}
+
+// Gated attention's output gate (qwen35): up times sigmoid(gate).
+TEST(VulkanOps, SigmoidGateMatchesCpu) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  check_glu(*device, GluKind::SigmoidGate, 1, 1, false, 70);
+  check_glu(*device, GluKind::SigmoidGate, 4, 1024 + 5, false, 71);
 }
 
 // gpt-oss's expert biases: each route's row gains its expert's bias row, exactly.

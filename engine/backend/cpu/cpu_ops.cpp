@@ -517,11 +517,7 @@ Status CpuOps::moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate
   return Status::ok();
 }
 
-float* CpuOps::conv_state(int slot, int64_t layer) {
-  const RecurrentLayout& r = plan_.recurrent;
-  const int64_t index = r.index[static_cast<size_t>(layer)];
-  return state(slot) + index * (r.conv_floats + r.matrix_floats);
-}
+float* CpuOps::conv_state(int slot, int64_t layer) { return state(slot) + plan_.recurrent.layer_offset(layer); }
 
 Status CpuOps::recurrent_copy(std::span<const StateCopy> copies) {
   const int64_t floats = plan_.recurrent.floats_per_state();

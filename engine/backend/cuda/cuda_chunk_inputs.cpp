@@ -33,6 +33,7 @@ Status pack_chunk_rows(const Chunk& chunk, bool causal, const ChunkInputLayout& 
       region[layout.pos() + row] = static_cast<int32_t>(pos);
       region[layout.n_kv() + row] = static_cast<int32_t>(causal ? pos + 1 : s.pos0 + s.n);
       region[layout.table() + row] = static_cast<int32_t>(entry);
+      region[layout.slot() + row] = s.slot;
     }
     std::copy(s.blocks.begin(), s.blocks.end(), region + layout.tables() + entry);
     entry += static_cast<int64_t>(s.blocks.size());
@@ -109,7 +110,8 @@ Result<const int32_t*> ChunkInputs::upload_blocks(std::span<const BlockId> block
 cuda_kernels::ChunkRows ChunkInputs::rows(int64_t first, KvPool pool) const {
   const int32_t* base = device_.as<const int32_t>();
   const int64_t table = pool == KvPool::Window ? layout_.window_table() : layout_.table();
-  return {base + layout_.pos() + first, base + layout_.n_kv() + first, base + table + first, base + layout_.tables()};
+  return {base + layout_.pos() + first, base + layout_.n_kv() + first, base + table + first, base + layout_.tables(),
+          base + layout_.slot() + first};
 }
 
 }  // namespace inferscope::cuda

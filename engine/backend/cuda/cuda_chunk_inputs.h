@@ -1,5 +1,5 @@
 // What the device reads about a chunk besides the activations: its token ids, and per row the
-// position, the positions its query sees and its block table, and its window-pool table with a
+// position, its slot, the positions its query sees and its block table, and its window-pool table with a
 // window pool (kernels/cuda/chunk_rows.h). The
 // host packs them into pinned staging memory and one cudaMemcpyAsync per region moves them to
 // the device, so a decode step captured as a CUDA graph takes each step's values from the same
@@ -32,12 +32,13 @@ struct ChunkInputLayout {
   int64_t n_kv() const { return pos() + max_batch; }
   int64_t table() const { return n_kv() + max_batch; }  // per row: its main table's first entry
   int64_t window_table() const { return table() + max_batch; }  // per row: its window table's
-  int64_t tables() const { return window_table() + max_batch; }
+  int64_t slot() const { return window_table() + max_batch; }
+  int64_t tables() const { return slot() + max_batch; }
   int64_t entries() const { return tables() + table_capacity; }
 };
 
-// Fills pos, n_kv, table, window_table and tables (entries of `layout` in `region`) for
-// `chunk`: rows in span order, row i of a span at position pos0 + i; n_kv = pos + 1, or the
+// Fills pos, n_kv, table, window_table, slot and tables (entries of `layout` in `region`) for
+// `chunk`: rows in span order, row i of a span at position pos0 + i of its slot; n_kv = pos + 1, or the
 // span's pos0 + n for every row of an encoder's (non-causal) span; each span's block table
 // copied after the previous one's, then their window tables likewise. Fails when the chunk has more rows than the layout or its tables more entries.
 Status pack_chunk_rows(const Chunk& chunk, bool causal, const ChunkInputLayout& layout, int32_t* region);

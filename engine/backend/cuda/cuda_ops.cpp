@@ -5,6 +5,8 @@
 
 #include "engine/backend/cpu_only_features.h"
 #include "engine/backend/cuda/cuda_error.h"
+#include "engine/backend/gpu_delta_net_limits.h"
+#include "kernels/cuda/delta_net.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/moe.h"
 #include "kernels/cuda/rope.h"
@@ -16,6 +18,8 @@ namespace ck = cuda_kernels;
 namespace {
 
 constexpr int64_t kMaxHeadDim = 256;
+static_assert(ck::kMaxConvTaps >= kGpuMaxConvTaps && ck::kMaxDeltaNetHeadDim >= kGpuMaxDeltaNetHeadDim,
+              "check_gpu_delta_net lets through what the kernels hold");
 
 uint64_t u64(int64_t v) { return static_cast<uint64_t>(v); }
 uint64_t u64(const void* p) { return reinterpret_cast<uintptr_t>(p); }
@@ -59,9 +63,9 @@ CudaOps::~CudaOps() {
 std::string CudaOps::name() const { return "cuda: " + device_name(context_->device()); }
 
 Status CudaOps::supports(const ForwardPlan& plan) const {
-  if (model_->config().is_hybrid()) return hybrid_unsupported();
   INFERSCOPE_RETURN_IF_ERROR(check_not_cpu_only(model_->config(), "cuda"));
   const ModelConfig& c = model_->config();
+  INFERSCOPE_RETURN_IF_ERROR(check_gpu_delta_net(c, "cuda"));
   if (model_->weights().llm_int8_threshold > 0) {
     return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "
                          "which only the CPU backend runs");
@@ -105,7 +109,7 @@ DeviceNeeds CudaOps::needs(const ForwardPlan& plan) {
   if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess) n.memory_bytes = total;
   cudaGetLastError();
   n.weight_bytes = DeviceWeights::bytes_needed(model_->weights());
-  n.kv_bytes = plan.kv.bytes();
+  n.kv_bytes = plan.kv.bytes() + plan.recurrent.bytes();
   n.scratch_bytes = scratch_estimate(plan);
   return n;
 }
@@ -163,6 +167,10 @@ Status CudaOps::allocate(const ForwardPlan& plan) {
       (keys ? k_pools_ : v_pools_).push_back(std::move(*b));
     }
   }
+  if (plan.recurrent.empty()) return Status::ok();
+  auto states = memory_.allocate(plan.recurrent.bytes(), MemoryUse::Kv, "recurrent states");
+  if (!states) return states.status();
+  recurrent_ = std::move(*states);
   return Status::ok();
 }
 
@@ -170,6 +178,7 @@ ExecutorMemory CudaOps::memory() const {
   ExecutorMemory m;
   m.device_weight_bytes = weights_ ? weights_->bytes() : 0;
   m.kv_cache_bytes = k_pools_.empty() ? 0 : plan_.kv.bytes();
+  m.recurrent_bytes = recurrent_.get() ? plan_.recurrent.bytes() : 0;
   m.scratch_bytes = memory_.in_use(MemoryUse::Scratch) + memory_.in_use(MemoryUse::Staging);
   return m;
 }
@@ -419,6 +428,7 @@ Status CudaOps::attention(int64_t layer, const Chunk& chunk, const AttentionShap
 Status CudaOps::glu(FfnActivation activation, Act gate, Act up, int64_t rows, int64_t width, Feeds, OpLabel label) {
   const ck::Activation a = activation == FfnActivation::GeluTanh    ? ck::Activation::GeluTanh
                            : activation == FfnActivation::SwigluOai ? ck::Activation::SwigluOai
+                           : activation == FfnActivation::Sigmoid   ? ck::Activation::Sigmoid
                                                                     : ck::Activation::Silu;
   return issue(label,
                {u64(static_cast<int64_t>(a)), u64(static_cast<int64_t>(gate)), u64(static_cast<int64_t>(up)), u64(rows),
@@ -556,20 +566,84 @@ Status CudaOps::kv_rotate(KvPool kv_pool, std::span<const BlockId> blocks, int64
   return context_->synchronize();
 }
 
+Result<const float*> CudaOps::packed_f32_rows(const WeightMatrix& w) const {
+  auto m = device_matrix(w);
+  if (!m) return m.status();
+  if (m->type != kernels::GgmlType::F32 || m->row_bytes != m->cols * 4) {
+    return Status::error("cuda: tensor " + (w.tensor ? w.tensor->name : std::string("?")) +
+                         " must be one packed F32 matrix");
+  }
+  return reinterpret_cast<const float*>(m->data);
+}
+
 // The bias stack is one F32 matrix of n_expert packed rows on the device.
 Status CudaOps::add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) {
-  auto w = device_matrix(bias);
-  if (!w) return w.status();
-  if (w->type != kernels::GgmlType::F32 || w->row_bytes != w->cols * 4) {
-    return Status::error("cuda: expert biases must be one packed F32 matrix");
-  }
-  const auto* rows = reinterpret_cast<const float*>(w->data);
-  const int64_t width = w->cols;
-  return issue(label, {u64(static_cast<int64_t>(x)), u64(rows), u64(n * k), u64(width)}, [&] {
-    return cuda_status(ck::launch_add_expert_bias(act(x), rows, act_->expert_ids.as<const int32_t>(), n * k, width,
+  auto rows = packed_f32_rows(bias);
+  if (!rows) return rows.status();
+  const int64_t width = bias.cols;
+  return issue(label, {u64(static_cast<int64_t>(x)), u64(*rows), u64(n * k), u64(width)}, [&] {
+    return cuda_status(ck::launch_add_expert_bias(act(x), *rows, act_->expert_ids.as<const int32_t>(), n * k, width,
                                                   stream()),
                        "add_expert_bias");
   });
+}
+
+float* CudaOps::layer_state(int64_t layer) const {
+  return recurrent_.as<float>() + plan_.recurrent.layer_offset(layer);
+}
+
+Status CudaOps::ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) {
+  auto weights = packed_f32_rows(kernel);
+  if (!weights) return weights.status();
+  return issue(label, {u64(layer), u64(chunk.n)}, [&] {
+    return cuda_status(ck::launch_ssm_conv(act(Act::Conv), *weights, layer_state(layer),
+                                           plan_.recurrent.floats_per_state(), inputs_->rows(), chunk.n, kernel.rows,
+                                           kernel.cols, stream()),
+                       "ssm_conv");
+  });
+}
+
+// The chunk's q, k, decays and updates made ready, then every row's recurrence one by one (so a
+// verification needs nothing more).
+Status CudaOps::delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  const DeltaNetShape& d = c.delta_net;
+  auto dt = device_vector(w.dt->data);
+  if (!dt) return dt.status();
+  auto a = device_vector(w.a->data);
+  if (!a) return a.status();
+  const ck::DeltaNetHeads heads{d.n_k_heads, d.n_v_heads, d.head_dim, d.grouped_heads};
+  return issue(label, {u64(layer), u64(chunk.n)}, [&]() -> Status {
+    INFERSCOPE_RETURN_IF_ERROR(cuda_status(ck::launch_delta_net_prepare(act(Act::Conv), act(Act::Alpha),
+                                                                        act(Act::Beta), *dt, *a, heads, chunk.n,
+                                                                        c.rms_eps, stream()),
+                                           "delta_net_prepare"));
+    return cuda_status(ck::launch_delta_net(act(Act::Conv), act(Act::Alpha), act(Act::Beta), act(Act::Attn),
+                                            layer_state(layer) + plan_.recurrent.conv_floats,
+                                            plan_.recurrent.floats_per_state(), inputs_->rows(), heads, chunk.n,
+                                            stream()),
+                       "delta_net");
+  });
+}
+
+// Outside a chunk, like kv_copy: whole states, one after the other, then the stream is waited for.
+Status CudaOps::recurrent_copy(std::span<const StateCopy> copies) {
+  if (copies.empty()) return Status::ok();
+  INFERSCOPE_RETURN_IF_ERROR(context_->make_current());
+  const int n_states = plan_.recurrent.n_states();
+  const int64_t floats = plan_.recurrent.floats_per_state();
+  for (const StateCopy& cp : copies) {
+    if (cp.from < 0 || cp.to < 0 || cp.from >= n_states || cp.to >= n_states || cp.from == cp.to) {
+      return Status::error("cuda: a recurrent state copy from " + std::to_string(cp.from) + " to " +
+                           std::to_string(cp.to) + " of " + std::to_string(n_states) + " states");
+    }
+    INFERSCOPE_RETURN_IF_ERROR(cuda_status(
+        cudaMemcpyAsync(recurrent_.as<float>() + cp.to * floats, recurrent_.as<float>() + cp.from * floats,
+                        plan_.recurrent.bytes_per_state(), cudaMemcpyDeviceToDevice, stream()),
+        "cudaMemcpyAsync(recurrent state copy)"));
+  }
+  counters_.submissions += 1;
+  return context_->synchronize();
 }
 
 }  // namespace inferscope::cuda

@@ -8,6 +8,10 @@
 // row as a one-row decode step would: its products run the GEMV kernels in pieces of
 // kMaxMatvecRows rows (cuda_matmul.h) and its attention one launch per row over the whole
 // context; every other op already treats each row on its own.
+// A hybrid model's recurrent states (plan.recurrent) are one allocation; ssm_conv and delta_net
+// take every row of a chunk in one launch each, finding each row's slot and position on the
+// device (cuda_chunk_inputs.h), so a decode step of a hybrid model is captured and replayed as
+// any other; recurrent_copy copies whole states outside a chunk.
 #pragma once
 
 #include <array>
@@ -75,10 +79,9 @@ class CudaOps : public BackendOps {
                         OpLabel label) override;
   Status add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
-  // Hybrid models are refused by supports() for now: these only say so.
-  Status ssm_conv(int64_t, const Chunk&, const WeightMatrix&, OpLabel) override { return hybrid_unsupported(); }
-  Status delta_net(int64_t, const Chunk&, const DeltaNetWeights&, OpLabel) override { return hybrid_unsupported(); }
-  Status recurrent_copy(std::span<const StateCopy>) override { return hybrid_unsupported(); }
+  Status ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) override;
+  Status delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) override;
+  Status recurrent_copy(std::span<const StateCopy> copies) override;
 
   Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
   Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
@@ -89,9 +92,6 @@ class CudaOps : public BackendOps {
  private:
   static Status cpu_only(const char* op) {
     return Status::error(std::string("cuda: op ") + op + " runs on the CPU backend only so far");
-  }
-  static Status hybrid_unsupported() {
-    return Status::error("cuda: Gated DeltaNet layers (a hybrid model) run on the CPU backend only so far");
   }
   struct Activations;
 
@@ -105,6 +105,11 @@ class CudaOps : public BackendOps {
   float* act(Act a) const;
   Result<cuda_kernels::DeviceWeight> device_matrix(const WeightMatrix& w) const { return weights_->matrix(w); }
   Result<const float*> device_vector(const float* host) const { return weights_->vector(host); }
+  // An F32 matrix's rows on the device, packed (expert biases, convolution kernels).
+  Result<const float*> packed_f32_rows(const WeightMatrix& w) const;
+  // Slot 0's part of recurrent `layer` in the states: its convolution inputs, then its matrices
+  // (RecurrentLayout::layer_offset); slot s's is floats_per_state() floats further per slot.
+  float* layer_state(int64_t layer) const;
   cuda_kernels::KvPool pool(int64_t layer, bool keys) const;
   Result<const float*> freq_factors() const;
   uint64_t scratch_estimate(const ForwardPlan& plan) const;
@@ -117,6 +122,7 @@ class CudaOps : public BackendOps {
   ForwardPlan plan_;
   std::unique_ptr<Activations> act_;
   std::vector<DeviceBlock> k_pools_, v_pools_;
+  DeviceBlock recurrent_;  // a hybrid model's states (plan.recurrent), back to back
   std::optional<ChunkInputs> inputs_;
   std::optional<MatmulRunner> matmul_;
   DecodeGraphs graphs_;

@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "engine/backend/cpu_only_features.h"
+#include "engine/backend/gpu_delta_net_limits.h"
 #include "engine/backend/vulkan/ops/vk_attention.h"
+#include "engine/backend/vulkan/ops/vk_delta_net.h"
 #include "engine/backend/vulkan/ops/vk_elementwise.h"
 #include "engine/backend/vulkan/ops/vk_kv.h"
 #include "engine/backend/vulkan/ops/vk_kv_rotate.h"
@@ -47,6 +49,7 @@ VulkanOps::~VulkanOps() {
   act_.reset();
   k_cache_.clear();
   v_cache_.clear();
+  recurrent_.clear();
   weights_.reset();
 }
 
@@ -59,8 +62,8 @@ int64_t VulkanOps::max_batch_limit() const {
 // Every weight matrix needs a matmul shader for its type, and each KV type its store and
 // attention shaders.
 Status VulkanOps::supports(const ForwardPlan& plan) const {
-  if (model_->config().is_hybrid()) return hybrid_unsupported();
   INFERSCOPE_RETURN_IF_ERROR(check_not_cpu_only(model_->config(), "vulkan"));
+  INFERSCOPE_RETURN_IF_ERROR(check_gpu_delta_net(model_->config(), "vulkan"));
   if (model_->weights().llm_int8_threshold > 0) {
     return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "
                          "which only the CPU backend runs");
@@ -106,6 +109,7 @@ DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
     const KvCacheLayout layout = layer_layout(plan.kv, plan.kv.pool_of(il));
     n.kv_bytes += layout.buffer_bytes(KvPart::K) + layout.buffer_bytes(KvPart::V);
   }
+  n.kv_bytes += plan.recurrent.bytes();
   n.scratch_bytes = ChunkBuffers::bytes_needed(plan, c);
   return n;
 }
@@ -134,6 +138,11 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
       (part == KvPart::K ? k_cache_ : v_cache_).push_back(std::move(*b));
     }
   }
+  for (int i = 0; i < plan.recurrent.n_states(); ++i) {
+    auto b = dev.create_buffer(plan.recurrent.bytes_per_state(), MemoryUse::Kv);
+    if (!b) return b.status();
+    recurrent_.push_back(std::move(*b));
+  }
   recorder_ = std::make_unique<Recorder>(dev);
   return Status::ok();
 }
@@ -144,6 +153,7 @@ ExecutorMemory VulkanOps::memory() const {
   ExecutorMemory m;
   m.device_weight_bytes = weights_ ? weights_->bytes() : 0;
   m.kv_cache_bytes = k_cache_.empty() ? 0 : plan_.kv.bytes();
+  m.recurrent_bytes = recurrent_.empty() ? 0 : plan_.recurrent.bytes();
   m.scratch_bytes = act_ ? act_->bytes : 0;
   return m;
 }
@@ -178,6 +188,30 @@ Result<BufferSpan> VulkanOps::device_vector(const float* data) const {
   const DeviceVector* v = weights_ ? weights_->vector(data) : nullptr;
   if (!v) return Status::error("internal: a weight vector is not on the device");
   return v->span;
+}
+
+Result<BufferSpan> VulkanOps::packed_f32_rows(const WeightMatrix& w) const {
+  auto device = device_matrix(w);
+  if (!device) return device.status();
+  const DeviceMatrix& m = **device;
+  const WeightView& v = m.parts.empty() ? WeightView{} : m.parts[0].view;
+  if (m.parts.size() != 1 || m.type != kernels::GgmlType::F32 || v.row_bytes != m.cols * 4) {
+    return Status::error("vulkan: tensor " + (w.tensor ? w.tensor->name : std::string("?")) +
+                         " must be one packed F32 matrix");
+  }
+  return BufferSpan{v.span.buffer, v.span.offset + v.byte_offset, v.span.bytes() - v.byte_offset};
+}
+
+BufferSpan VulkanOps::conv_state(int state, int64_t layer) const {
+  const RecurrentLayout& r = plan_.recurrent;
+  const auto offset = static_cast<uint64_t>(r.layer_offset(layer)) * sizeof(float);
+  return {recurrent_[static_cast<size_t>(state)].get(), offset, static_cast<uint64_t>(r.conv_floats) * sizeof(float)};
+}
+
+BufferSpan VulkanOps::matrix_state(int state, int64_t layer) const {
+  const RecurrentLayout& r = plan_.recurrent;
+  const auto offset = static_cast<uint64_t>(r.layer_offset(layer) + r.conv_floats) * sizeof(float);
+  return {recurrent_[static_cast<size_t>(state)].get(), offset, static_cast<uint64_t>(r.matrix_floats) * sizeof(float)};
 }
 
 Status VulkanOps::begin_chunk(const Chunk& chunk) {
@@ -443,6 +477,7 @@ Status VulkanOps::glu(FfnActivation activation, Act gate, Act up, int64_t rows, 
                       OpLabel label) {
   const GluKind kind = activation == FfnActivation::GeluTanh    ? GluKind::GeGlu
                        : activation == FfnActivation::SwigluOai ? GluKind::SwigluOai
+                       : activation == FfnActivation::Sigmoid   ? GluKind::SigmoidGate
                                                                 : GluKind::SwiGlu;
   const BufferSpan q8 = q8_output(gate, rows, width, feeds);
   return record_glu(*device_, *recorder_, kind, span(gate), span(up), span(gate), rows, width, 0, 0, 0,
@@ -580,17 +615,66 @@ void VulkanOps::collect_profile() {
 
 // The bias stack is one F32 matrix of n_expert rows on the device (its rows packed).
 Status VulkanOps::add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) {
-  auto w = device_matrix(bias);
-  if (!w) return w.status();
-  const DeviceMatrix& m = **w;
-  const WeightView& v = m.parts.empty() ? WeightView{} : m.parts[0].view;
-  if (m.parts.size() != 1 || m.type != kernels::GgmlType::F32 || v.row_bytes != m.cols * 4) {
-    return Status::error("vulkan: expert biases must be one packed F32 matrix");
-  }
-  const BufferSpan rows{v.span.buffer, v.span.offset + v.byte_offset, v.span.bytes() - v.byte_offset};
+  auto rows = packed_f32_rows(bias);
+  if (!rows) return rows.status();
   wrote(x);
-  return record_add_expert_bias(*device_, *recorder_, span(x), rows, m.rows, whole(act_->expert_ids), n * k, m.cols,
-                                dispatch_label(label));
+  return record_add_expert_bias(*device_, *recorder_, span(x), *rows, bias.rows, whole(act_->expert_ids), n * k,
+                                bias.cols, dispatch_label(label));
+}
+
+// Conv's rows span by span, each from its slot's convolution inputs.
+Status VulkanOps::ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) {
+  auto weights = packed_f32_rows(kernel);
+  if (!weights) return weights.status();
+  wrote(Act::Conv);
+  const int64_t channels = kernel.rows;
+  return for_each_span(chunk, KvPool::Main, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable&) {
+    return record_ssm_conv(*device_, *recorder_, rows_from(Act::Conv, row0, channels), *weights,
+                           conv_state(s.slot, layer), s.n, channels, kernel.cols, s.pos0 == 0, dispatch_label(label));
+  });
+}
+
+// The chunk's q, k, decays and updates made ready at once, then each span's rows step by step
+// (every chunk is computed as its rows one by one, so a verification needs nothing more).
+Status VulkanOps::delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) {
+  const ModelConfig& c = model_->config();
+  const DeltaNetShape& d = c.delta_net;
+  auto dt = device_vector(w.dt->data);
+  if (!dt) return dt.status();
+  auto a = device_vector(w.a->data);
+  if (!a) return a.status();
+  for (const Act written : {Act::Conv, Act::Alpha, Act::Beta, Act::Attn}) wrote(written);
+  INFERSCOPE_RETURN_IF_ERROR(record_delta_net_prepare(*device_, *recorder_, d, span(Act::Conv), span(Act::Alpha),
+                                                      span(Act::Beta), *dt, *a, chunk.n, c.rms_eps,
+                                                      dispatch_label(label)));
+  const int64_t H = d.n_v_heads;
+  return for_each_span(chunk, KvPool::Main, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable&) {
+    return record_delta_net(*device_, *recorder_, d, rows_from(Act::Conv, row0, d.channels()),
+                            rows_from(Act::Alpha, row0, H), rows_from(Act::Beta, row0, H),
+                            rows_from(Act::Attn, row0, d.value_dim()), matrix_state(s.slot, layer), s.n, s.pos0 == 0,
+                            dispatch_label(label));
+  });
+}
+
+// Like kv_copy, one submission of its own, waited for: whole state buffers, in order.
+Status VulkanOps::recurrent_copy(std::span<const StateCopy> copies) {
+  if (copies.empty()) return Status::ok();
+  const auto n_states = static_cast<int>(recurrent_.size());
+  for (const StateCopy& cp : copies) {
+    if (cp.from < 0 || cp.to < 0 || cp.from >= n_states || cp.to >= n_states || cp.from == cp.to) {
+      return Status::error("vulkan: a recurrent state copy from " + std::to_string(cp.from) + " to " +
+                           std::to_string(cp.to) + " of " + std::to_string(n_states) + " states");
+    }
+  }
+  Recorder& rec = *recorder_;
+  INFERSCOPE_RETURN_IF_ERROR(rec.begin(false));
+  for (const StateCopy& cp : copies) {
+    rec.copy(whole(recurrent_[static_cast<size_t>(cp.from)]), whole(recurrent_[static_cast<size_t>(cp.to)]),
+             plan_.recurrent.bytes_per_state());
+  }
+  INFERSCOPE_RETURN_IF_ERROR(rec.submit_and_wait());
+  counters_.submissions += 1;
+  return Status::ok();
 }
 
 }  // namespace inferscope::vulkan

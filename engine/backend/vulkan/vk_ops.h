@@ -4,7 +4,8 @@
 // vk_kv.h) and the activations stay on the device; the host writes the token ids and the
 // block tables of the chunk's spans, and reads the logits. Rope, kv_store and attention are
 // recorded once per span of a chunk (its rows, positions and table); the other ops take all the
-// chunk's rows at once.
+// chunk's rows at once, but for a Gated DeltaNet layer's convolution and recurrence, recorded
+// once per span over its slot's state (vk_delta_net.h).
 //
 // A batch-invariant chunk (Chunk::batch_invariant: a speculative verification) computes every
 // row as a chunk of that row alone would: the products take the kernels one token takes
@@ -72,10 +73,9 @@ class VulkanOps : public BackendOps {
                         OpLabel label) override;
   Status add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, int64_t k, OpLabel label) override;
   Status moe_combine(int64_t n, int64_t k, const WeightVector* shared_gate, OpLabel label) override;
-  // Hybrid models are refused by supports() for now: these only say so.
-  Status ssm_conv(int64_t, const Chunk&, const WeightMatrix&, OpLabel) override { return hybrid_unsupported(); }
-  Status delta_net(int64_t, const Chunk&, const DeltaNetWeights&, OpLabel) override { return hybrid_unsupported(); }
-  Status recurrent_copy(std::span<const StateCopy>) override { return hybrid_unsupported(); }
+  Status ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) override;
+  Status delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) override;
+  Status recurrent_copy(std::span<const StateCopy> copies) override;
 
   Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
   Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
@@ -88,9 +88,6 @@ class VulkanOps : public BackendOps {
   static Status cpu_only(const char* op) {
     return Status::error(std::string("vulkan: op ") + op + " runs on the CPU backend only so far");
   }
-  static Status hybrid_unsupported() {
-    return Status::error("vulkan: Gated DeltaNet layers (a hybrid model) run on the CPU backend only so far");
-  }
   BufferSpan span(Act a) const;
   MatmulInput input(Act a) const { return MatmulInput(span(a), q8_[static_cast<size_t>(a)]); }
   // The quantized copy the op writing `a` also writes, when one of `feeds` multiplies rows x
@@ -101,6 +98,11 @@ class VulkanOps : public BackendOps {
   void wrote(Act a) { q8_[static_cast<size_t>(a)] = {}; }
   Result<const DeviceMatrix*> device_matrix(const WeightMatrix& w) const;
   Result<BufferSpan> device_vector(const float* data) const;
+  // An F32 matrix uploaded as one part of packed rows (expert biases, convolution kernels).
+  Result<BufferSpan> packed_f32_rows(const WeightMatrix& w) const;
+  // Slot or checkpoint `state`'s part of recurrent `layer` (RecurrentLayout::layer_offset).
+  BufferSpan conv_state(int state, int64_t layer) const;
+  BufferSpan matrix_state(int state, int64_t layer) const;
   Status check_kv_pool_binding(const ForwardPlan& plan) const;
   // The spans' block tables into act_->block_table, back to back from entry 0 (their main
   // tables, then their window tables), for the recording to read (through the staging buffer
@@ -126,6 +128,9 @@ class VulkanOps : public BackendOps {
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<ChunkBuffers> act_;
   std::vector<std::unique_ptr<Buffer>> k_cache_, v_cache_;  // per layer: the rows of its pool's blocks
+  // A hybrid model's recurrent states (plan.recurrent): one buffer per state, floats_per_state()
+  // floats, so that recurrent_copy copies whole buffers.
+  std::vector<std::unique_ptr<Buffer>> recurrent_;
   // One layer's buffers in each pool (KvPool::Main, Window): plan.kv with n_layer 1 and that
   // pool's blocks.
   std::array<KvCacheLayout, 2> pool_kv_;

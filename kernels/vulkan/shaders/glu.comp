@@ -5,6 +5,7 @@
 //   GEGLU   act(g) = 0.5 g (1 + tanh(sqrt(2/pi) g (1 + 0.044715 g^2)))      kernels::geglu
 //   SWIGLU_OAI  out = g' sigmoid(1.702 g') (u' + 1), g' = min(g, 7), u' = clamp(u, -7, 7)
 //                                                                         kernels::swiglu_oai
+//   SIGMOID_GATE  out = u / (1 + exp(-g))  (gated attention's output gate) kernels::sigmoid_gate
 // Rows are *_stride floats apart, so gate and up may be the two halves of one fused output row
 // (phi3's ffn_up). out may be the gate range itself (in place).
 // Q8: also writes the rows quantized for the int8 matvec (binding 3, q8_activations.glsl), four
@@ -43,8 +44,10 @@ float glu(float g, float u) {
   const float gc = min(g, 7.0), uc = clamp(u, -7.0, 7.0);
   precise float a = gc / (1.0 + exp(-1.702 * gc));
   precise float v = a * (uc + 1.0);
+#elif defined(SIGMOID_GATE)
+  precise float v = u / (1.0 + exp(-g));
 #else
-#error "define SWIGLU, GEGLU or SWIGLU_OAI"
+#error "define SWIGLU, GEGLU, SWIGLU_OAI or SIGMOID_GATE"
 #endif
   return v;
 }

@@ -54,7 +54,7 @@ ForwardPlan small_plan() {
   return plan;
 }
 
-TEST(CudaChunkInputs, PacksRowsPositionsAndBlockTablesOfEverySpan) {
+TEST(CudaChunkInputs, PacksRowsPositionsSlotsAndBlockTablesOfEverySpan) {
   const ForwardPlan plan = small_plan();
   const ChunkInputLayout layout = ChunkInputLayout::for_plan(plan);
   EXPECT_EQ(layout.table_capacity, 2 * 2 * 4);
@@ -64,9 +64,10 @@ TEST(CudaChunkInputs, PacksRowsPositionsAndBlockTablesOfEverySpan) {
   std::vector<int32_t> region(static_cast<size_t>(layout.entries()), -1);
   ASSERT_TRUE(pack_chunk_rows(chunk, true, layout, region.data()));
   auto at = [&](int64_t i) { return region[static_cast<size_t>(i)]; };
-  const int32_t want_pos[] = {20, 21, 22, 4, 5}, want_table[] = {0, 0, 0, 2, 2};
+  const int32_t want_pos[] = {20, 21, 22, 4, 5}, want_table[] = {0, 0, 0, 2, 2}, want_slot[] = {0, 0, 0, 1, 1};
   for (int r = 0; r < 5; ++r) {
     EXPECT_EQ(at(layout.pos() + r), want_pos[r]);
+    EXPECT_EQ(at(layout.slot() + r), want_slot[r]);
     EXPECT_EQ(at(layout.n_kv() + r), want_pos[r] + 1);
     EXPECT_EQ(at(layout.table() + r), want_table[r]);
   }

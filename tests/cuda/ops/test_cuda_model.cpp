@@ -14,6 +14,7 @@
 #include "engine/weightlab/weight_method.h"
 #include "engine/weightlab/weight_recipe.h"
 #include "tests/cuda/ops/backend_setup.h"
+#include "tests/support/hybrid_backend_check.h"
 #include "tests/support/logit_comparison.h"
 #include "tests/support/reference_2026.h"
 #include "tests/support/scratch_dir.h"
@@ -130,6 +131,56 @@ TEST_P(CudaReference2026, GreedyTokensAndLogProbsMatchLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CudaReference2026, ::testing::ValuesIn(testing::kGpuReferences2026),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
+// A hybrid model's recurrent states on the device (tests/support/hybrid_backend_check.h):
+// prompts in several chunks, two slots in one chunk, a reused prefix and a rolled-back
+// verification (recurrent_copy), a slot started again, its decode steps replayed as CUDA graphs.
+TEST(CudaHybrid, StatesGoOnAndCopyAsOnTheCpu) {
+  auto ref = testing::load_reference_2026("qwen35-tiny-f32");
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  auto cpu = cpu_forward(*model, testing::hybrid_check_options());
+  auto gpu = cuda_forward(*model, testing::hybrid_check_options());
+  ASSERT_TRUE(cpu && gpu) << gpu.message();
+  EXPECT_EQ((*gpu)->memory().recurrent_bytes, cpu->memory().recurrent_bytes);
+  EXPECT_GT((*gpu)->memory().recurrent_bytes, 0u);
+  testing::expect_hybrid_matches_cpu(*cpu, **gpu, (*model)->config().n_vocab, 1e-4, 1e-3);
+  EXPECT_GT((*gpu)->counters().graph_launches, 0u);
+}
+
+// A captured decode step reads each row's slot and position on the device: replayed for two
+// slots in turn (and after a chunk of several rows), it gives the bits of the same steps op by op.
+TEST(CudaHybrid, DecodeStepsReplayedAsGraphsGiveTheEagerBits) {
+  auto ref = testing::load_reference_2026("qwen35-tiny-f32");
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  const int64_t n_vocab = (*model)->config().n_vocab;
+  ForwardOptions options = small_forward();
+  options.n_slots = 2;
+  auto graphs = cuda_forward(*model, options);
+  auto eager = cuda_forward(*model, options, {.graphs = false});
+  ASSERT_TRUE(graphs && eager);
+  const std::vector<int32_t> tokens = test_tokens(24, 5, n_vocab);
+  const std::span<const int32_t> all(tokens);
+  for (ForwardExecutor* ex : {graphs->get(), eager->get()}) {
+    feed(*ex, 0, all.first(4), 4, n_vocab);
+    feed(*ex, 1, all.subspan(4, 3), 3, n_vocab);
+  }
+  for (size_t i = 7; i < tokens.size(); ++i) {
+    const int slot = static_cast<int>(i % 2);
+    const auto token = all.subspan(i, 1);
+    EXPECT_EQ(feed(**graphs, slot, token, 1, n_vocab), feed(**eager, slot, token, 1, n_vocab)) << "step " << i;
+  }
+  EXPECT_GT((*graphs)->counters().graph_launches, 10u);
+}
+
+// A hybrid's Q8_0 file through the int8 decode kernels only (chunks of up to 8 rows), as llama.cpp
+// multiplies it (kGpuReferences2026 says why not through the prefill's BF16 products).
+TEST(CudaHybrid, Q8_0MatchesLlamaCppThroughTheInt8Kernels) {
+  expect_cuda_matches_reference("qwen35-tiny-q8_0", small_forward(256, cuda_kernels::kMaxMatvecRows), false);
+}
+
 // The window models in chunks of 4 rows: their window layers hold only the window pool's blocks
 // (the window tables with the entries they let go of), and still give the reference's steps.
 class CudaWindowPool : public ::testing::TestWithParam<const char*> {};
@@ -162,7 +213,8 @@ TEST_P(CudaArchitecture, LogitsMatchTheCpuBackend) {
 INSTANTIATE_TEST_SUITE_P(Tiny, CudaArchitecture,
                          ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2moe-tiny", "qwen2-tiny", "qwen3-tiny",
                                            "qwen3moe-tiny", "gemma3-tiny", "smollm3-tiny", "ministral3-tiny", "phi3-tiny",
-                                           "phi3.5-tiny", "llama3-tiny", "gemma-tiny", "gemma2-tiny"),
+                                           "phi3.5-tiny", "llama3-tiny", "gemma-tiny", "gemma2-tiny", "qwen3.5-tiny",
+                                           "qwen3.5moe-tiny", "qwen3next-tiny"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';

@@ -36,7 +36,8 @@ TEST(CudaElementwise, LayerNormMatchesCpu) {
 
 TEST(CudaElementwise, GatedUnitsMatchCpu) {
   const int64_t stride = kWidth + 20;  // rows wider than the width used
-  for (const ck::Activation act : {ck::Activation::Silu, ck::Activation::GeluTanh, ck::Activation::SwigluOai}) {
+  for (const ck::Activation act :
+       {ck::Activation::Silu, ck::Activation::GeluTanh, ck::Activation::SwigluOai, ck::Activation::Sigmoid}) {
     // up past the clamped SwiGLU's limit of 7 too
     auto g = random_values(kRows * stride, 6, -9, 9), u = random_values(kRows * stride, 7, -9, 9);
     DeviceBuffer<float> dg(g), du(u);
@@ -47,6 +48,8 @@ TEST(CudaElementwise, GatedUnitsMatchCpu) {
         kernels::swiglu(&want[r * stride], &u[r * stride], kWidth);
       } else if (act == ck::Activation::SwigluOai) {
         kernels::swiglu_oai(&want[r * stride], &u[r * stride], kWidth);
+      } else if (act == ck::Activation::Sigmoid) {
+        kernels::sigmoid_gate(&want[r * stride], &u[r * stride], kWidth);
       } else {
         kernels::geglu(&want[r * stride], &u[r * stride], kWidth);
       }

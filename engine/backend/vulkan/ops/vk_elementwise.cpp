@@ -128,7 +128,10 @@ Status record_gelu(Device& device, Recorder& recorder, BufferSpan x, int64_t n, 
 Status record_glu(Device& device, Recorder& recorder, GluKind kind, BufferSpan gate, BufferSpan up, BufferSpan out,
                   int64_t n_rows, int64_t n_cols, int64_t gate_stride, int64_t up_stride, int64_t out_stride,
                   DispatchLabel label, BufferSpan q8) {
-  const char* name = kind == GluKind::GeGlu ? "geglu" : kind == GluKind::SwigluOai ? "swiglu_oai" : "swiglu";
+  const char* name = kind == GluKind::GeGlu         ? "geglu"
+                     : kind == GluKind::SwigluOai   ? "swiglu_oai"
+                     : kind == GluKind::SigmoidGate ? "sigmoid_gate"
+                                                    : "swiglu";
   if (n_rows < 0 || n_cols < 0) return Status::error(std::string(name) + ": negative size");
   if (n_rows == 0 || n_cols == 0) return Status::ok();
   if (gate_stride == 0) gate_stride = n_cols;

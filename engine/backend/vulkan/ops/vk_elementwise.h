@@ -45,6 +45,7 @@ enum class GluKind {
   SwiGlu,  // silu(gate) * up (kernels::swiglu)
   GeGlu,   // gelu_tanh(gate) * up (kernels::geglu, Gemma)
   SwigluOai,  // gpt-oss's clamped form (kernels::swiglu_oai)
+  SigmoidGate,  // up / (1 + exp(-gate)): gated attention's output gate (kernels::sigmoid_gate)
 };
 
 // out[r][c] = act(gate[r][c]) * up[r][c] for r < n_rows, c < n_cols. Row r of each operand
