@@ -44,8 +44,7 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
                                 plan.max_batch, options.kv_window == 0);
   // Before anything is sized by the rows: a type the rows cannot hold has rows of 0 bytes.
   INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c.kv_rows(), plan.kv.types));
-  plan.recurrent = RecurrentLayout::for_layers(c.recurrent_layer, c.delta_net.conv_floats(), c.delta_net.matrix_floats(),
-                                              plan.n_slots);
+  plan.recurrent = c.recurrent_states(plan.n_slots);
   plan.acts = ActivationPlan::for_model(c, plan.n_ctx, plan.max_batch, fp->ops_->threads(), plan.output_width);
   plan.rope = rope_params_for_context(c, fp->model_->weights(), plan.n_ctx);
   plan.rope_swa = rope_params_for_window_layers(c, plan.rope);

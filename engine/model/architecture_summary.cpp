@@ -38,6 +38,10 @@ std::string attention(const ModelConfig& c) {
 
 std::string feed_forward(const ModelConfig& c) {
   const std::string act = ffn_activation_name(c.ffn_activation);
+  if (!c.is_moe() && !c.layer_ff.empty()) {
+    const int64_t narrowest = *std::min_element(c.layer_ff.begin(), c.layer_ff.end());
+    return act + ", " + std::to_string(narrowest) + " to " + std::to_string(c.n_ff) + " wide (per layer)";
+  }
   if (!c.is_moe()) return act + ", " + std::to_string(c.n_ff) + " wide";
   std::string s = std::to_string(c.n_expert) + " experts of " + std::to_string(c.n_ff_expert) + " (" + act + "), " +
                   std::to_string(c.n_expert_used) + " used";

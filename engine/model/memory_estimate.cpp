@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "engine/model/quantize_model.h"
-#include "engine/kv/recurrent_layout.h"
 #include "engine/model/activation_plan.h"
 
 namespace inferscope {
@@ -20,8 +19,7 @@ MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config
   const KvLayout kv = KvLayout::for_model(config.kv_rows(), n_ctx, 1, kv_types, kDefaultKvBlockSize, max_batch, true);
   e.kv_cache_bytes = kv.bytes();
   e.kv_layers = kv.layers_in(KvPool::Main) + kv.layers_in(KvPool::Window);
-  const RecurrentLayout states = RecurrentLayout::for_layers(config.recurrent_layer, config.delta_net.conv_floats(),
-                                                             config.delta_net.matrix_floats(), 1);
+  const RecurrentLayout states = config.recurrent_states(1);
   e.recurrent_layers = states.n_recurrent;
   e.shared_kv_layers = config.n_kv_shared;
   e.recurrent_bytes = states.bytes();

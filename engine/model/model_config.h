@@ -11,6 +11,7 @@
 #include "engine/core/status.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/kv/kv_layout.h"
+#include "engine/kv/recurrent_layout.h"
 
 namespace inferscope {
 
@@ -206,6 +207,10 @@ struct ModelConfig {
   int64_t n_embd_kv() const { return max_head_dim() * n_head_kv; }
   // The K and V rows each position stores (the KV cache's shape).
   KvRowShape kv_rows() const;
+  // The recurrent layers' states for n_slots sequence slots (empty but for a hybrid model).
+  RecurrentLayout recurrent_states(int n_slots) const {
+    return RecurrentLayout::for_layers(recurrent_layer, delta_net.conv_floats(), delta_net.matrix_floats(), n_slots);
+  }
   bool is_encoder() const { return arch == Architecture::Bert; }
   int64_t n_embd_q() const { return max_head_dim() * n_head; }
   bool is_moe() const { return n_expert > 0; }

@@ -11,8 +11,8 @@
 #include "engine/graph/forward_pass.h"
 #include "engine/model/memory_estimate.h"
 #include "tests/support/cpu_forward_pass.h"
+#include "tests/support/edited_models.h"
 #include "tests/support/reference_2026.h"
-#include "tests/support/scratch_dir.h"
 
 namespace inferscope {
 namespace {
@@ -64,35 +64,23 @@ TEST(Gemma4Memory, TheEstimateCountsEachKindAsAllocated) {
   EXPECT_NEAR(static_cast<double>(e.total_bytes()) / total, 1.0, 0.05);
 }
 
-Result<std::shared_ptr<const Model>> load_edited(const char* name, const std::function<void(gguf::Writer&)>& edit,
+Result<std::shared_ptr<const Model>> load_edited(const std::function<void(gguf::Writer&)>& edit,
                                                  const std::string& drop_tensor = "") {
-  auto ref = testing::load_reference_2026("gemma4-tiny-f32");
-  if (!ref) return ref.status();
-  auto plain = gguf::File::open(ref->model_path);
-  if (!plain) return plain.status();
-  gguf::Writer w;
-  w.copy_metadata(**plain, "");
-  for (const gguf::TensorInfo& t : (*plain)->tensors()) {
-    if (t.name != drop_tensor) w.add_tensor_copy(*plain, t);
-  }
-  edit(w);
-  const std::string path = (testing::scratch_dir("gemma4-edited") / (std::string(name) + ".gguf")).string();
-  if (Status written = w.write(path); !written) return written;
-  return Model::load(path);
+  return testing::try_load_reference_edited("gemma4-tiny-f32", edit, drop_tensor);
 }
 
 TEST(Gemma4Models, InconsistentOrMissingPartsAreRefusedByName) {
   // Six shared layers: the full layer 9 would read layer 3, a window layer.
-  auto kinds = load_edited("kinds", [](gguf::Writer& w) { w.add_u32("gemma4.attention.shared_kv_layers", 6); });
+  auto kinds = load_edited([](gguf::Writer& w) { w.add_u32("gemma4.attention.shared_kv_layers", 6); });
   ASSERT_FALSE(kinds);
   EXPECT_NE(kinds.message().find("of the other kind"), std::string::npos) << kinds.message();
-  auto heads = load_edited("heads", [](gguf::Writer& w) { w.add_u32("gemma4.attention.value_length_swa", 48); });
+  auto heads = load_edited([](gguf::Writer& w) { w.add_u32("gemma4.attention.value_length_swa", 48); });
   ASSERT_FALSE(heads);
   EXPECT_NE(heads.message().find("key_length_swa"), std::string::npos) << heads.message();
-  auto table = load_edited("table", [](gguf::Writer&) {}, "per_layer_token_embd.weight");
+  auto table = load_edited([](gguf::Writer&) {}, "per_layer_token_embd.weight");
   ASSERT_FALSE(table);
   EXPECT_NE(table.message().find("per_layer_token_embd.weight"), std::string::npos) << table.message();
-  auto moe = load_edited("moe", [](gguf::Writer& w) {
+  auto moe = load_edited([](gguf::Writer& w) {
     w.add_u32("gemma4.expert_count", 4);
     w.add_u32("gemma4.expert_used_count", 2);
   });

@@ -16,8 +16,8 @@
 #include "engine/graph/forward_pass.h"
 #include "engine/model/memory_estimate.h"
 #include "tests/support/cpu_forward_pass.h"
+#include "tests/support/edited_models.h"
 #include "tests/support/reference_2026.h"
-#include "tests/support/scratch_dir.h"
 
 namespace inferscope {
 namespace {
@@ -220,37 +220,25 @@ TEST(HybridMemory, TwoSequencesInOneBatchGiveWhatEachGivesAlone) {
 }
 
 // qwen35-tiny's file with one metadata key changed, or one tensor left out.
-Result<std::shared_ptr<const Model>> load_edited(const char* name, const std::function<void(gguf::Writer&)>& edit,
+Result<std::shared_ptr<const Model>> load_edited(const std::function<void(gguf::Writer&)>& edit,
                                                  const std::string& drop_tensor = "") {
-  auto ref = testing::load_reference_2026("qwen35-tiny-f32");
-  if (!ref) return ref.status();
-  auto plain = gguf::File::open(ref->model_path);
-  if (!plain) return plain.status();
-  gguf::Writer w;
-  w.copy_metadata(**plain, "");
-  for (const gguf::TensorInfo& t : (*plain)->tensors()) {
-    if (t.name != drop_tensor) w.add_tensor_copy(*plain, t);
-  }
-  edit(w);
-  const std::string path = (testing::scratch_dir("hybrid-edited") / (std::string(name) + ".gguf")).string();
-  if (Status written = w.write(path); !written) return written;
-  return Model::load(path);
+  return testing::try_load_reference_edited("qwen35-tiny-f32", edit, drop_tensor);
 }
 
 TEST(HybridModels, InconsistentOrMissingPartsAreRefusedByName) {
-  auto inner = load_edited("inner", [](gguf::Writer& w) { w.add_u32("qwen35.ssm.inner_size", 100); });
+  auto inner = load_edited([](gguf::Writer& w) { w.add_u32("qwen35.ssm.inner_size", 100); });
   ASSERT_FALSE(inner);
   EXPECT_NE(inner.message().find("ssm.inner_size"), std::string::npos) << inner.message();
-  auto heads = load_edited("heads", [](gguf::Writer& w) { w.add_u32("qwen35.ssm.time_step_rank", 3); });
+  auto heads = load_edited([](gguf::Writer& w) { w.add_u32("qwen35.ssm.time_step_rank", 3); });
   ASSERT_FALSE(heads);
   EXPECT_NE(heads.message().find("ssm.group_count"), std::string::npos) << heads.message();
-  auto kernel = load_edited("kernel", [](gguf::Writer& w) { w.add_u32("qwen35.ssm.conv_kernel", 1000); });
+  auto kernel = load_edited([](gguf::Writer& w) { w.add_u32("qwen35.ssm.conv_kernel", 1000); });
   ASSERT_FALSE(kernel);
   EXPECT_NE(kernel.message().find("ssm.conv_kernel"), std::string::npos) << kernel.message();
-  auto conv = load_edited("conv", [](gguf::Writer&) {}, "blk.1.ssm_conv1d.weight");
+  auto conv = load_edited([](gguf::Writer&) {}, "blk.1.ssm_conv1d.weight");
   ASSERT_FALSE(conv);
   EXPECT_NE(conv.message().find("blk.1.ssm_conv1d.weight"), std::string::npos) << conv.message();
-  auto mtp = load_edited("mtp", [](gguf::Writer& w) { w.add_u32("qwen35.nextn_predict_layers", 8); });
+  auto mtp = load_edited([](gguf::Writer& w) { w.add_u32("qwen35.nextn_predict_layers", 8); });
   ASSERT_FALSE(mtp);
   EXPECT_NE(mtp.message().find("nextn_predict_layers"), std::string::npos) << mtp.message();
 }

@@ -7,6 +7,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
+#include "tests/support/reference_2026.h"
 #include "tests/support/testdata.h"
 
 namespace inferscope::testing {
@@ -49,6 +50,26 @@ std::shared_ptr<const Model> load_first_layers(const std::string& relative, int6
     ASSERT_TRUE(arch) << arch.message();
     w.add_u32(*arch + ".block_count", static_cast<uint32_t>(n_layers));
   });
+}
+
+Result<std::shared_ptr<const Model>> try_load_reference_edited(const std::string& reference,
+                                                               const std::function<void(gguf::Writer&)>& edit,
+                                                               const std::string& drop_tensor) {
+  auto ref = load_reference_2026(reference);
+  if (!ref) return ref.status();
+  auto plain = gguf::File::open(ref->model_path);
+  if (!plain) return plain.status();
+  gguf::Writer w;
+  w.copy_metadata(**plain, "");
+  for (const gguf::TensorInfo& t : (*plain)->tensors()) {
+    if (t.name != drop_tensor) w.add_tensor_copy(*plain, t);
+  }
+  edit(w);
+  auto bytes = w.write_to_memory();
+  if (!bytes) return bytes.status();
+  auto edited = gguf::File::parse(std::move(*bytes), reference + " (edited)");
+  if (!edited) return edited.status();
+  return Model::load_file(*edited);
 }
 
 std::shared_ptr<const Model> load_with_token_text(const std::string& relative, int32_t id, const std::string& text) {

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "engine/gguf/gguf_writer.h"
 #include "engine/model/model.h"
 
 namespace inferscope::testing {
@@ -18,5 +20,12 @@ std::shared_ptr<const Model> load_first_layers(const std::string& relative, int6
 // testdata(relative) with the text of token `id` replaced by `text`. Fails the running test
 // (and returns null) when it cannot be made.
 std::shared_ptr<const Model> load_with_token_text(const std::string& relative, int32_t id, const std::string& text);
+
+// The model of the 2026 reference `reference` (reference_2026.h) with its metadata changed by
+// `edit` and the tensor `drop_tensor` left out: what loading it gives, errors included (for the
+// tests of what a loader refuses).
+Result<std::shared_ptr<const Model>> try_load_reference_edited(const std::string& reference,
+                                                               const std::function<void(gguf::Writer&)>& edit,
+                                                               const std::string& drop_tensor = "");
 
 }  // namespace inferscope::testing
