@@ -8,6 +8,7 @@
 // logits of a pass without the window pool.
 #include <gtest/gtest.h>
 
+
 #include <cstring>
 #include <vector>
 
@@ -68,7 +69,7 @@ TEST_P(WindowPool, HoldsLessThanFullContextsAndMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, WindowPool,
-                         ::testing::Values("gemma3-tiny-f32", "gpt-oss-tiny-f32-seed7", "olmo3-tiny-f32"),
+                         ::testing::Values("gemma3-tiny-f32", "gpt-oss-tiny-f32-seed7", "olmo3-tiny-f32", "gemma4-tiny-f32"),
                          [](const auto& info) { return testing::case_name(info.param); });
 
 // The estimate counts what the pools hold: gemma3-tiny (6 layers of 2 KV heads of 64, the sixth
@@ -164,8 +165,11 @@ TEST(WindowPoolSlots, ForkedSlotsShareBothTablesAndDiverge) {
 // A context shift moves both tables' later blocks down and re-rotates what the window pool still
 // holds: the same logits, bit for bit, as a pass whose window layers keep the whole context (a
 // context of 128 positions is no larger than the window pool would be, so there is none).
-TEST(WindowPoolSlots, AContextShiftGivesTheFullPoolsLogits) {
-  auto ref = testing::load_reference_2026("gemma3-tiny-f32");
+// Gemma 4's window layers rotate heads of their own size, and its shared-KV layers have no rows.
+class WindowPoolShift : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(WindowPoolShift, AContextShiftGivesTheFullPoolsLogits) {
+  auto ref = testing::load_reference_2026(GetParam());
   ASSERT_TRUE(ref) << ref.message();
   std::vector<int32_t> tokens;
   while (tokens.size() < 120) {
@@ -173,7 +177,7 @@ TEST(WindowPoolSlots, AContextShiftGivesTheFullPoolsLogits) {
     tokens.insert(tokens.end(), more.begin() + 1, more.end());
   }
   tokens.resize(120);
-  WindowPass pooled = open_pass("gemma3-tiny-f32"), whole = open_pass("gemma3-tiny-f32", 1, 128);
+  WindowPass pooled = open_pass(GetParam()), whole = open_pass(GetParam(), 1, 128);
   ASSERT_TRUE(pooled.fp && whole.fp);
   ASSERT_TRUE(pooled.fp->plan().kv.has_window_pool());
   ASSERT_FALSE(whole.fp->plan().kv.has_window_pool());
@@ -189,6 +193,9 @@ TEST(WindowPoolSlots, AContextShiftGivesTheFullPoolsLogits) {
   EXPECT_EQ(pooled.fp->kv_length(0), whole.fp->kv_length(0));
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, WindowPoolShift, ::testing::Values("gemma3-tiny-f32", "gemma4-tiny-f32"),
+                         [](const auto& info) { return testing::case_name(info.param); });
 
 }  // namespace
 }  // namespace inferscope
