@@ -282,7 +282,7 @@ Status bind_gemma4_layer(Binder& b, const ModelConfig& c, int64_t i, const std::
     INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_k.weight", E, KV, 1, r, &l.wk));
     INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_v.weight", E, KV, 1, Need::Optional, &l.wv));
     INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "attn_k_norm.weight", hd, r, &l.attn_k_norm));
-    l.attn_v_norm = b.ones(hd);
+    if (c.has_v_norm) l.attn_v_norm = b.ones(hd);
   }
   INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "attn_output.weight", Q, E, 1, r, &l.wo));
   INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "post_attention_norm.weight", E, r, &l.attn_post_norm));
