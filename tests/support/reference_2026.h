@@ -44,7 +44,7 @@ inline const char* const kGpuReferences2026[] = {"qwen3-tiny-f32",   "qwen3moe-t
                                                 "smollm3-tiny-f32", "qwen3-tiny-q8_0",   "qwen3-tiny-q4_k_m",
                                                 "gpt-oss-tiny-f32-seed7", "gpt-oss-tiny-mxfp4", "ministral3-tiny-f32",
                                                 "olmo2-tiny-f32",   "olmo3-tiny-f32",    "qwen35-tiny-f32",
-                                                "qwen35moe-tiny-f32", "qwen3next-tiny-f32"};
+                                                "qwen35moe-tiny-f32", "qwen3next-tiny-f32", "gemma4-tiny-f32"};
 // qwen35-tiny-q8_0 is held to the reference where the products multiply int8 activations as
 // llama.cpp's do: Vulkan's in every chunk, CUDA's decode kernels (chunks of up to 8 rows;
 // CudaHybrid). CUDA's prefill products multiply BF16 activations instead (dequantized weight
