@@ -190,6 +190,10 @@ struct ModelConfig {
   int64_t layer_n_rot(int64_t layer) const { return n_rot_swa > 0 && uses_sliding_window(layer) ? n_rot_swa : n_rot; }
   int64_t window_head_dim() const { return head_dim_swa > 0 ? head_dim_swa : head_dim; }
   int64_t window_n_rot() const { return n_rot_swa > 0 ? n_rot_swa : n_rot; }
+  // The head size and rotated dims of the layers a rope op of `which` turns (the window
+  // layers' own for SlidingWindow, every other layer's otherwise).
+  int64_t rope_head_dim(LayerRope which) const { return which == LayerRope::SlidingWindow ? window_head_dim() : head_dim; }
+  int64_t rope_n_rot(LayerRope which) const { return which == LayerRope::SlidingWindow ? window_n_rot() : n_rot; }
   int64_t layer_q_width(int64_t layer) const { return layer_head_dim(layer) * n_head; }
   int64_t layer_kv_width(int64_t layer) const { return layer_head_dim(layer) * n_head_kv; }
   int64_t layer_ff_width(int64_t layer) const { return layer_ff.empty() ? n_ff : layer_ff[static_cast<size_t>(layer)]; }

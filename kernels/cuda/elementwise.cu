@@ -82,6 +82,17 @@ __global__ void add_bias_rows(float* x, const float* __restrict__ bias, const in
   if (i < width) x[blockIdx.y * width + i] += bias[b * width + i];
 }
 
+__global__ void scale_values(float* x, int64_t n, float s) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= s;
+}
+
+// Row blockIdx.y: dst's `width` values times the first `width` of src's row (src_stride apart).
+__global__ void mul_columns_rows(float* dst, const float* __restrict__ src, int64_t width, int64_t src_stride) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < width) dst[blockIdx.y * width + i] *= src[blockIdx.y * src_stride + i];
+}
+
 __global__ void softcap_values(float* x, int64_t n, float cap) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) x[i] = cap * tanhf(x[i] / cap);
@@ -131,6 +142,18 @@ cudaError_t launch_add_expert_bias(float* x, const float* bias, const int32_t* i
   if (rows == 0 || width == 0) return cudaSuccess;
   return launch_kernel(add_bias_rows, dim3(blocks_for(width, kThreads), static_cast<unsigned>(rows)), dim3(kThreads),
                        0, stream, x, bias, ids, width);
+}
+
+cudaError_t launch_scale(float* x, int64_t n, float s, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  return launch_kernel(scale_values, dim3(blocks_for(n, kThreads)), dim3(kThreads), 0, stream, x, n, s);
+}
+
+cudaError_t launch_mul_columns(float* dst, const float* src, int64_t rows, int64_t width, int64_t src_stride,
+                               cudaStream_t stream) {
+  if (rows == 0 || width == 0) return cudaSuccess;
+  return launch_kernel(mul_columns_rows, dim3(blocks_for(width, kThreads), static_cast<unsigned>(rows)),
+                       dim3(kThreads), 0, stream, dst, src, width, src_stride);
 }
 
 cudaError_t launch_softcap(float* x, int64_t n, float cap, cudaStream_t stream) {

@@ -40,6 +40,16 @@ cudaError_t launch_add_bias(float* x, const float* bias, int64_t rows, int64_t w
 cudaError_t launch_add_expert_bias(float* x, const float* bias, const int32_t* ids, int64_t rows, int64_t width,
                                    cudaStream_t stream);
 
+// x[i] *= s for i < n (CpuOps::scale). Exact: one F32 multiply.
+cudaError_t launch_scale(float* x, int64_t n, float s, cudaStream_t stream);
+
+// dst[r][i] *= src[r * src_stride + i] for r < rows, i < width (CpuOps::mul_columns: src points
+// at the first column taken of rows src_stride floats apart; gemma4's gate times its layer's
+// slice of the per-layer inputs). dst: [rows][width]. Exact. Preconditions: src_stride >= width,
+// rows <= 65535.
+cudaError_t launch_mul_columns(float* dst, const float* src, int64_t rows, int64_t width, int64_t src_stride,
+                               cudaStream_t stream);
+
 // x[i] = cap * tanh(x[i] / cap) for i < n (softcap). cap > 0.
 cudaError_t launch_softcap(float* x, int64_t n, float cap, cudaStream_t stream);
 

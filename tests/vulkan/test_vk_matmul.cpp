@@ -260,34 +260,38 @@ TEST_P(VkMatmulTypes, GetRowsBitExact) {
     SCOPED_TRACE("cols=" + std::to_string(cols));
     const int64_t table_rows = 37;
     const HostWeights w = make_weights(type(), cols, table_rows, 100 + static_cast<uint32_t>(cols));
-    const std::vector<int32_t> ids = {0, 36, 5, 5, 17, 2, 40, 1, 33, -1, 12};  // 40 and -1: zero rows
+    const std::vector<int32_t> ids = {0, 36, 5, 5, 17, 2, 40, 1, 33, -1, 12};  // 40 and -1: outside
     const int64_t n = static_cast<int64_t>(ids.size());
-    for (float scale : {1.0f, 0.125f, 27.712812921102035f}) {
-      SCOPED_TRACE("scale=" + std::to_string(scale));
-      Gpu gpu(device, 16);
-      const Buffer& wb = gpu.upload(w.bytes);
-      const Buffer& ib = gpu.upload(ids);
-      const Buffer& ob = gpu.filled(static_cast<size_t>(n * cols), 777.0f);
-      gpu.begin();
-      Gpu::check(record_get_rows(device, gpu.recorder(), view_of(w, wb, table_rows), BufferSpan::whole(ib), n, scale,
-                                 BufferSpan::whole(ob)),
-                 "record_get_rows");
-      gpu.submit();
-      const auto got = gpu.read<float>(ob, static_cast<size_t>(n * cols));
-      int64_t mismatches = 0, first = -1;
-      for (int64_t i = 0; i < n; ++i) {
-        const bool valid = ids[i] >= 0 && ids[i] < table_rows;
-        for (int64_t c = 0; c < cols; ++c) {
-          const float want = valid ? w.decoded[static_cast<size_t>(ids[i] * cols + c)] * scale : 0.0f;
-          const float have = got[static_cast<size_t>(i * cols + c)];
-          if (std::memcmp(&want, &have, sizeof(float)) != 0) {
-            if (first < 0) first = i * cols + c;
-            ++mismatches;
+    const float kFill = 777.0f;  // what an output row the lookup does not write keeps
+    for (const OutsideIds outside : {OutsideIds::Zero, OutsideIds::Keep}) {
+      for (float scale : {1.0f, 0.125f, 27.712812921102035f}) {
+        SCOPED_TRACE("scale=" + std::to_string(scale) + (outside == OutsideIds::Keep ? " keep" : " zero"));
+        Gpu gpu(device, 16);
+        const Buffer& wb = gpu.upload(w.bytes);
+        const Buffer& ib = gpu.upload(ids);
+        const Buffer& ob = gpu.filled(static_cast<size_t>(n * cols), kFill);
+        gpu.begin();
+        Gpu::check(record_get_rows(device, gpu.recorder(), view_of(w, wb, table_rows), BufferSpan::whole(ib), n, scale,
+                                   BufferSpan::whole(ob), outside),
+                   "record_get_rows");
+        gpu.submit();
+        const auto got = gpu.read<float>(ob, static_cast<size_t>(n * cols));
+        const float outside_value = outside == OutsideIds::Keep ? kFill : 0.0f;
+        int64_t mismatches = 0, first = -1;
+        for (int64_t i = 0; i < n; ++i) {
+          const bool valid = ids[i] >= 0 && ids[i] < table_rows;
+          for (int64_t c = 0; c < cols; ++c) {
+            const float want = valid ? w.decoded[static_cast<size_t>(ids[i] * cols + c)] * scale : outside_value;
+            const float have = got[static_cast<size_t>(i * cols + c)];
+            if (std::memcmp(&want, &have, sizeof(float)) != 0) {
+              if (first < 0) first = i * cols + c;
+              ++mismatches;
+            }
           }
         }
+        EXPECT_EQ(mismatches, 0) << "first at output " << first / cols << " column " << first % cols << ": got "
+                                 << got[static_cast<size_t>(std::max<int64_t>(first, 0))];
       }
-      EXPECT_EQ(mismatches, 0) << "first at output " << first / cols << " column " << first % cols << ": got "
-                               << got[static_cast<size_t>(std::max<int64_t>(first, 0))];
     }
   }
 }

@@ -6,7 +6,7 @@
 // with these thresholds (what the arithmetic allows, each far below what a wrong index, layout or
 // formula produces, which is NMSE >= 1e-3; several tests check that a deliberately wrong
 // reference does fail by that much):
-//   exact (bitwise): add, add_bias, add_scaled, scale, kv_store (F16 bits), moe_combine without
+//   exact (bitwise): add, add_bias, add_scaled, scale, mul_columns, kv_store (F16 bits), moe_combine without
 //                    the shared expert, moe_route ids
 //   1e-11  rms_norm (F32 sums in another order; the CPU sums in double), swiglu, moe_route
 //          weights, moe_combine with the shared expert (its gate's dot product order), softcap
@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -148,6 +149,30 @@ TEST(VulkanOps, ScaleIsExactAndSoftcapMatchesCpu) {
   EXPECT_EQ(got[0], 30.0f);
   EXPECT_EQ(got[1], -30.0f);
   EXPECT_GT(nmse(x, capped), 1e-3) << "the test inputs do not exercise the cap";
+}
+
+// Gemma 4's gate times one layer's slice of the per-layer inputs (CpuOps::mul_columns), from a
+// column in the middle of wider rows: bit for bit, and the inputs untouched.
+TEST(VulkanOps, MulColumnsIsExact) {
+  INFERSCOPE_VULKAN_DEVICE_OR_SKIP(device, DeviceOptions{});
+  for (const auto [rows, cols, slices, slice] : {std::array<int64_t, 4>{1, 256, 3, 1}, {7, 37, 5, 1}, {5, 1000, 2, 0}}) {
+    SCOPED_TRACE("rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) + " slice " + std::to_string(slice));
+    const int64_t stride = slices * cols, col0 = slice * cols;
+    const auto dst = random_floats(static_cast<size_t>(rows * cols), 40), src = random_floats(static_cast<size_t>(rows * stride), 41);
+    auto want = dst;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) want[static_cast<size_t>(r * cols + c)] *= src[static_cast<size_t>(r * stride + col0 + c)];
+    }
+    Gpu gpu(*device);
+    const Buffer& db = gpu.upload(dst);
+    const Buffer& sb = gpu.upload(src);
+    gpu.run([&] {
+      return record_mul_columns(*device, gpu.recorder(), whole(db), BufferSpan{&sb, static_cast<uint64_t>(col0) * 4, 0},
+                                rows, cols, stride);
+    });
+    EXPECT_EQ(first_bit_difference(gpu.read<float>(db, want.size()), want), -1);
+    EXPECT_EQ(first_bit_difference(gpu.read<float>(sb, src.size()), src), -1) << "src was modified";
+  }
 }
 
 void check_glu(Device& device, GluKind kind, int64_t rows, int64_t cols, bool fused, uint32_t seed) {

@@ -134,8 +134,8 @@ Status CpuOps::begin_chunk(const Chunk& chunk) {
 // The full layers' table first, then the window layers' (ActivationPlan::rope).
 CpuOps::RopeTable CpuOps::rope_table(LayerRope which) const {
   const ModelConfig& c = model_->config();
-  if (which != LayerRope::SlidingWindow) return {0, c.n_rot, c.head_dim};
-  return {plan_.acts.batch * (c.n_rot / 2), c.window_n_rot(), c.window_head_dim()};
+  const int64_t offset = which == LayerRope::SlidingWindow ? plan_.acts.batch * (c.n_rot / 2) : 0;
+  return {offset, c.rope_n_rot(which), c.rope_head_dim(which)};
 }
 
 Status CpuOps::embed(std::span<const int32_t> tokens, OpLabel label) {

@@ -24,7 +24,9 @@ struct ChunkInputLayout {
   // Block-table entries of a chunk: two tables a slot, a whole context each, twice that with a
   // window pool (the main tables, then the window tables).
   int64_t table_capacity = 0;
-  int64_t id_lists = 2;  // id lists after the tokens (add_rows: BERT's positions and token types)
+  // Id lists after the tokens: one per table lookup of a chunk after the embedding's (add_rows:
+  // BERT's positions and token types; gemma4's per-layer inputs).
+  int64_t id_lists = 2;
 
   static ChunkInputLayout for_plan(const ForwardPlan& plan);
   int64_t ids(int64_t list) const { return list * max_batch; }  // list 0: the tokens

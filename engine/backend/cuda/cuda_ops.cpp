@@ -1,9 +1,9 @@
 #include "engine/backend/cuda/cuda_ops.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
-#include "engine/backend/cpu_only_features.h"
 #include "engine/backend/cuda/cuda_error.h"
 #include "engine/backend/gpu_delta_net_limits.h"
 #include "kernels/cuda/delta_net.h"
@@ -23,6 +23,7 @@ static_assert(ck::kMaxConvTaps >= kGpuMaxConvTaps && ck::kMaxDeltaNetHeadDim >= 
 
 uint64_t u64(int64_t v) { return static_cast<uint64_t>(v); }
 uint64_t u64(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+uint64_t float_bits(float v) { return std::bit_cast<uint32_t>(v); }
 
 std::string device_name(int device) {
   cudaDeviceProp p{};
@@ -32,12 +33,35 @@ std::string device_name(int device) {
 
 bool is_decode(const ModelConfig& c, int64_t rows) { return !c.is_encoder() && rows <= ck::kMaxMatvecRows; }
 
-ck::AttentionShapeArgs attention_args(const ModelConfig& c) {
+// Attention's heads in `layer` (gemma4's window layers' are their own size).
+ck::AttentionShapeArgs attention_args(const ModelConfig& c, int64_t layer) {
   ck::AttentionShapeArgs a;
   a.n_head = c.n_head;
   a.n_head_kv = c.n_head_kv;
-  a.head_dim = c.head_dim;
+  a.head_dim = c.layer_head_dim(layer);
   return a;
+}
+
+// The split-K scratch of attention over `rows` rows: the most any layer's heads need.
+int64_t attention_scratch(const ModelConfig& c, int64_t rows, int64_t max_kv) {
+  int64_t floats = 0;
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    floats = std::max(floats, ck::attention_scratch_floats(attention_args(c, il), rows, max_kv));
+  }
+  return floats;
+}
+
+// The heads a rope op of `which` turns (ModelConfig::rope_head_dim), and its angles.
+ck::RopeShape rope_shape(const ModelConfig& c, const kernels::RopeParams& params, LayerRope which) {
+  ck::RopeShape shape;
+  shape.n_head = c.n_head;
+  shape.n_head_kv = c.n_head_kv;
+  shape.head_dim = c.rope_head_dim(which);
+  shape.n_rot = c.rope_n_rot(which);
+  shape.neox = c.rope_layout == RopeLayout::Neox;
+  shape.q_temp_beta = params.q_temp_beta;
+  shape.q_temp_floor = params.q_temp_floor;
+  return shape;
 }
 
 }  // namespace
@@ -63,7 +87,6 @@ CudaOps::~CudaOps() {
 std::string CudaOps::name() const { return "cuda: " + device_name(context_->device()); }
 
 Status CudaOps::supports(const ForwardPlan& plan) const {
-  INFERSCOPE_RETURN_IF_ERROR(check_not_cpu_only(model_->config(), "cuda"));
   const ModelConfig& c = model_->config();
   INFERSCOPE_RETURN_IF_ERROR(check_gpu_delta_net(c, "cuda"));
   if (model_->weights().llm_int8_threshold > 0) {
@@ -78,9 +101,11 @@ Status CudaOps::supports(const ForwardPlan& plan) const {
     }
   });
   if (!missing.empty()) return Status::error(missing);
-  if (c.head_dim % 2 != 0 || c.head_dim > kMaxHeadDim) {
-    return Status::error("CUDA attention takes heads of an even size up to " + std::to_string(kMaxHeadDim) +
-                         " values; this model's have " + std::to_string(c.head_dim));
+  for (const int64_t head_dim : {c.head_dim, c.window_head_dim()}) {
+    if (head_dim % 2 != 0 || head_dim > kMaxHeadDim) {
+      return Status::error("CUDA attention takes heads of an even size up to " + std::to_string(kMaxHeadDim) +
+                           " values; this model's have " + std::to_string(head_dim));
+    }
   }
   if (c.is_moe() && (c.n_expert_used > ck::kMaxExpertsUsed || c.n_expert > 1024)) {
     return Status::error("CUDA routes up to " + std::to_string(ck::kMaxExpertsUsed) +
@@ -93,8 +118,8 @@ Status CudaOps::supports(const ForwardPlan& plan) const {
 uint64_t CudaOps::scratch_estimate(const ForwardPlan& plan) const {
   const ModelConfig& c = model_->config();
   const uint64_t logits = static_cast<uint64_t>(plan.max_batch * plan.output_width) * sizeof(float);
-  const uint64_t attention = static_cast<uint64_t>(
-      ck::attention_scratch_floats(attention_args(c), plan.max_batch, plan.n_ctx) * static_cast<int64_t>(sizeof(float)));
+  const uint64_t attention =
+      static_cast<uint64_t>(attention_scratch(c, plan.max_batch, plan.n_ctx) * static_cast<int64_t>(sizeof(float)));
   uint64_t tile = 0;
   model_->weights().for_each_matrix(
       [&](const WeightMatrix& w) { tile = std::max(tile, tile_bytes_for(w.type, w.rows, w.cols)); });
@@ -142,7 +167,7 @@ Status CudaOps::allocate(const ForwardPlan& plan) {
   INFERSCOPE_RETURN_IF_ERROR(make(a.expert_ids, B * K, "expert choices"));
   INFERSCOPE_RETURN_IF_ERROR(make(a.expert_w, B * K, "expert weights"));
   INFERSCOPE_RETURN_IF_ERROR(
-      make(a.attention_scratch, ck::attention_scratch_floats(attention_args(c), B, plan.n_ctx), "attention scratch"));
+      make(a.attention_scratch, attention_scratch(c, B, plan.n_ctx), "attention scratch"));
   INFERSCOPE_RETURN_IF_ERROR(make(a.logits_host, B * plan.output_width, "logits (host)", MemoryUse::Staging));
   INFERSCOPE_RETURN_IF_ERROR(
       make(a.expert_ids_host, c.is_moe() ? c.n_layer * B * K : 1, "expert choices (host)", MemoryUse::Staging));
@@ -200,9 +225,10 @@ ck::KvPool CudaOps::pool(int64_t layer, bool keys) const {
   return p;
 }
 
-Result<const float*> CudaOps::freq_factors() const {
-  if (!plan_.rope.freq_factors) return static_cast<const float*>(nullptr);
-  return device_vector(plan_.rope.freq_factors);
+Result<const float*> CudaOps::freq_factors(LayerRope which) const {
+  const float* factors = plan_.rope_of(which).freq_factors;
+  if (!factors) return static_cast<const float*>(nullptr);
+  return device_vector(factors);
 }
 
 template <class F>
@@ -226,7 +252,7 @@ Status CudaOps::begin_chunk(const Chunk& chunk) {
   }
   INFERSCOPE_RETURN_IF_ERROR(inputs_->stage_rows(chunk));
   routed_.clear();
-  row_lookups_ = 0;
+  id_lists_ = 0;
   batch_invariant_ = chunk.batch_invariant;
   const bool decode = is_decode(model_->config(), chunk.n);
   const bool timed = !decode || decode_steps_++ % kProfileEvery == 0;
@@ -279,16 +305,36 @@ Status CudaOps::discard_chunk() {
 }
 
 Status CudaOps::embed(std::span<const int32_t> tokens, OpLabel label) {
-  const ModelConfig& c = model_->config();
-  auto table = device_matrix(model_->weights().token_embd);
-  if (!table) return table.status();
-  auto ids = inputs_->stage_ids(tokens, 0);
+  return lookup(model_->weights().token_embd, tokens, model_->config().embd_scale, Act::X, label);
+}
+
+// Each lookup of a chunk stages its ids in an id list of its own (the embedding's is list 0,
+// the tokens), copied to the device by the captured work, so a replayed step reads the new ids.
+Status CudaOps::lookup(const WeightMatrix& table, std::span<const int32_t> tokens, float s, Act out, OpLabel label) {
+  auto m = device_matrix(table);
+  if (!m) return m.status();
+  const int64_t list = id_lists_++;
+  auto ids = inputs_->stage_ids(tokens, list);
   if (!ids) return ids.status();
   const auto n = static_cast<int64_t>(tokens.size());
-  return issue(label, {u64(n)}, [&]() -> Status {
-    INFERSCOPE_RETURN_IF_ERROR(inputs_->copy_ids(0, stream()));
-    return cuda_status(ck::launch_get_rows(*table, *ids, n, c.embd_scale, act(Act::X), stream()), "get_rows");
+  return issue(label, {u64(table.data), u64(n), u64(list), u64(static_cast<int64_t>(out)), float_bits(s)}, [&]() -> Status {
+    INFERSCOPE_RETURN_IF_ERROR(inputs_->copy_ids(list, stream()));
+    return cuda_status(ck::launch_get_rows(*m, *ids, n, s, act(out), stream()), "get_rows");
   });
+}
+
+Status CudaOps::scale(Act x, int64_t n, int64_t width, float s, OpLabel label) {
+  return issue(label, {u64(static_cast<int64_t>(x)), u64(n * width), float_bits(s)},
+               [&] { return cuda_status(ck::launch_scale(act(x), n * width, s, stream()), "scale"); });
+}
+
+Status CudaOps::mul_columns(Act dst, Act src, int64_t src_col0, int64_t n, int64_t width, OpLabel label) {
+  const int64_t stride = plan_.acts[src].width;
+  return issue(label,
+               {u64(static_cast<int64_t>(dst)), u64(static_cast<int64_t>(src)), u64(src_col0), u64(n), u64(width)}, [&] {
+                 return cuda_status(ck::launch_mul_columns(act(dst), act(src) + src_col0, n, width, stride, stream()),
+                                    "mul_columns");
+               });
 }
 
 Status CudaOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds,
@@ -319,21 +365,10 @@ Status CudaOps::layer_norm(Act in, int64_t in_row0, const WeightVector& w, const
                });
 }
 
-// The rows looked up into H with their own id list, then added to X.
+// The rows looked up into H, then added to X.
 Status CudaOps::add_rows(const WeightMatrix& table, std::span<const int32_t> rows, OpLabel label) {
-  const ModelConfig& c = model_->config();
-  auto m = device_matrix(table);
-  if (!m) return m.status();
-  const int64_t list = 1 + row_lookups_++;
-  auto ids = inputs_->stage_ids(rows, list);
-  if (!ids) return ids.status();
-  const auto n = static_cast<int64_t>(rows.size());
-  return issue(label, {u64(table.data), u64(n)}, [&]() -> Status {
-    INFERSCOPE_RETURN_IF_ERROR(inputs_->copy_ids(list, stream()));
-    INFERSCOPE_RETURN_IF_ERROR(
-        cuda_status(ck::launch_get_rows(*m, *ids, n, 1.0f, act(Act::H), stream()), "get_rows"));
-    return cuda_status(ck::launch_add(act(Act::X), act(Act::H), n * c.n_embd, stream()), "add");
-  });
+  INFERSCOPE_RETURN_IF_ERROR(lookup(table, rows, 1.0f, Act::H, label));
+  return add(Act::X, Act::H, static_cast<int64_t>(rows.size()), model_->config().n_embd, label);
 }
 
 Status CudaOps::matmul(std::span<const MatmulOutput> outputs, Act in, int64_t n, OpLabel label) {
@@ -362,17 +397,10 @@ Status CudaOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel lab
 
 Status CudaOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
   const ModelConfig& c = model_->config();
-  auto factors = freq_factors();
+  auto factors = freq_factors(which);
   if (!factors) return factors.status();
-  ck::RopeShape shape;
-  shape.n_head = c.n_head;
-  shape.n_head_kv = c.n_head_kv;
-  shape.head_dim = c.head_dim;
-  shape.n_rot = c.n_rot;
-  shape.neox = c.rope_layout == RopeLayout::Neox;
-  shape.q_temp_beta = plan_.rope_of(which).q_temp_beta;
-  shape.q_temp_floor = plan_.rope_of(which).q_temp_floor;
-  const ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope_of(which), c.n_rot);
+  const ck::RopeShape shape = rope_shape(c, plan_.rope_of(which), which);
+  const ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope_of(which), shape.n_rot);
   return issue(label, {u64(chunk.n), u64(static_cast<int64_t>(which))}, [&] {
     return cuda_status(ck::launch_rope(act(Act::Q), act(Act::K), inputs_->rows(), chunk.n, shape, angles, *factors,
                                        stream()),
@@ -380,8 +408,9 @@ Status CudaOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
   });
 }
 
+// K and V hold the layer's own width a row; they go into the first values of the pool's rows.
 Status CudaOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
-  const int64_t width = model_->config().n_embd_kv();
+  const int64_t width = model_->config().layer_kv_width(layer);
   return issue(label, {u64(layer), u64(chunk.n)}, [&] {
     return cuda_status(ck::launch_kv_store(act(Act::K), act(Act::V), pool(layer, true), pool(layer, false), width,
                                            inputs_->rows(0, plan_.kv.pool_of(layer)), chunk.n, stream()),
@@ -395,7 +424,7 @@ Status CudaOps::attention(int64_t layer, const Chunk& chunk, const AttentionShap
     return Status::error("internal: cuda packs the rows of a " + std::string(c.is_encoder() ? "bidirectional" : "causal") +
                          " model; an attention op asked for the other kind");
   }
-  ck::AttentionShapeArgs args = attention_args(c);
+  ck::AttentionShapeArgs args = attention_args(c, layer);
   args.scale = shape.scale;
   args.softcap = shape.softcap;
   args.window = shape.window;
@@ -411,7 +440,7 @@ Status CudaOps::attention(int64_t layer, const Chunk& chunk, const AttentionShap
   // launches each row alone, as its one-row decode step does, one after the other on the
   // stream (they share the split-K scratch).
   const int64_t launches = batch_invariant_ ? chunk.n : 1, rows = batch_invariant_ ? 1 : chunk.n;
-  const int64_t width = c.n_embd_q();
+  const int64_t width = c.layer_q_width(layer);
   return issue(label, {u64(layer), u64(chunk.n), u64(max_kv), u64(args.window), u64(launches), u64(args.sink_logits)},
                [&]() -> Status {
     for (int64_t r = 0; r < launches; ++r) {
@@ -548,18 +577,19 @@ Status CudaOps::kv_rotate(KvPool kv_pool, std::span<const BlockId> blocks, int64
   if (blocks.empty()) return Status::ok();
   INFERSCOPE_RETURN_IF_ERROR(context_->make_current());
   const ModelConfig& c = model_->config();
-  auto factors = freq_factors();
-  if (!factors) return factors.status();
   auto ids = inputs_->upload_blocks(blocks, stream());
   if (!ids) return ids.status();
   for (int64_t il = 0; il < c.n_layer; ++il) {
     const LayerRope which = c.layer_rope(il);
     if (which == LayerRope::None || plan_.kv.pool_of(il) != kv_pool) continue;
-    ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope_of(which), c.n_rot);
+    auto factors = freq_factors(which);
+    if (!factors) return factors.status();
+    const ck::RopeShape shape = rope_shape(c, plan_.rope_of(which), which);
+    ck::RopeAngleParams angles = ck::rope_angle_params(plan_.rope_of(which), shape.n_rot);
     angles.attn_factor = 1.0f;  // a pure rotation
     INFERSCOPE_RETURN_IF_ERROR(cuda_status(
-        ck::launch_kv_rotate(pool(il, true), *ids, static_cast<int64_t>(blocks.size()), c.n_head_kv, c.head_dim, c.n_rot,
-                             c.rope_layout == RopeLayout::Neox, angles, *factors, delta, stream()),
+        ck::launch_kv_rotate(pool(il, true), *ids, static_cast<int64_t>(blocks.size()), c.n_head_kv, shape.head_dim,
+                             shape.n_rot, shape.neox, angles, *factors, delta, stream()),
         "kv_rotate"));
   }
   counters_.submissions += 1;

@@ -70,10 +70,9 @@ class CudaOps : public BackendOps {
   Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
   Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
   Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
-  // Gemma 4's ops: refused by supports() for now (check_not_cpu_only), these only say so.
-  Status scale(Act, int64_t, int64_t, float, OpLabel) override { return cpu_only("scale"); }
-  Status lookup(const WeightMatrix&, std::span<const int32_t>, float, Act, OpLabel) override { return cpu_only("lookup"); }
-  Status mul_columns(Act, Act, int64_t, int64_t, int64_t, OpLabel) override { return cpu_only("mul_columns"); }
+  Status scale(Act x, int64_t n, int64_t width, float s, OpLabel label) override;
+  Status lookup(const WeightMatrix& table, std::span<const int32_t> tokens, float s, Act out, OpLabel label) override;
+  Status mul_columns(Act dst, Act src, int64_t src_col0, int64_t n, int64_t width, OpLabel label) override;
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
   Status matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
                         OpLabel label) override;
@@ -90,9 +89,6 @@ class CudaOps : public BackendOps {
   ExecutorCounters counters() const override;
 
  private:
-  static Status cpu_only(const char* op) {
-    return Status::error(std::string("cuda: op ") + op + " runs on the CPU backend only so far");
-  }
   struct Activations;
 
   // Runs `device_work` unless the step replays a graph, then marks the op's end on a timed
@@ -111,7 +107,8 @@ class CudaOps : public BackendOps {
   // (RecurrentLayout::layer_offset); slot s's is floats_per_state() floats further per slot.
   float* layer_state(int64_t layer) const;
   cuda_kernels::KvPool pool(int64_t layer, bool keys) const;
-  Result<const float*> freq_factors() const;
+  // The per-pair frequency divisors of RoPE `which` on the device, or null for none.
+  Result<const float*> freq_factors(LayerRope which) const;
   uint64_t scratch_estimate(const ForwardPlan& plan) const;
 
   std::shared_ptr<const Model> model_;
@@ -130,7 +127,7 @@ class CudaOps : public BackendOps {
   DecodeGraphs::Mode mode_ = DecodeGraphs::Mode::Eager;
   bool in_chunk_ = false;
   bool batch_invariant_ = false;  // the chunk's Chunk::batch_invariant
-  int64_t row_lookups_ = 0;
+  int64_t id_lists_ = 0;  // id lists the chunk's lookups staged (ChunkInputs::stage_ids)
   uint64_t decode_steps_ = 0;
   ExpertChoiceLog routed_;  // the expert choices copied to the host in the chunk being issued
   ExecutorCounters counters_;

@@ -35,7 +35,7 @@ uint64_t ChunkBuffers::bytes_needed(const ForwardPlan& plan, const ModelConfig& 
 }
 
 Result<std::unique_ptr<ChunkBuffers>> ChunkBuffers::create(Device& device, const ForwardPlan& plan,
-                                                           const ModelConfig& c, int64_t embedding_parts) {
+                                                           const ModelConfig& c, int64_t id_lists) {
   auto buffers = std::make_unique<ChunkBuffers>();
   ChunkBuffers& a = *buffers;
   const ActivationPlan& p = plan.acts;
@@ -49,7 +49,8 @@ Result<std::unique_ptr<ChunkBuffers>> ChunkBuffers::create(Device& device, const
     return Status::ok();
   };
   a.token_stride = (static_cast<uint64_t>(B) * 4 + 255) / 256 * 256;
-  INFERSCOPE_RETURN_IF_ERROR(make(a.tokens, static_cast<int64_t>(a.token_stride / 4) * embedding_parts, MemoryUse::Staging));
+  a.id_lists = id_lists;
+  INFERSCOPE_RETURN_IF_ERROR(make(a.tokens, static_cast<int64_t>(a.token_stride / 4) * id_lists, MemoryUse::Staging));
   if (c.is_encoder()) {
     INFERSCOPE_RETURN_IF_ERROR(make(a.row_ids, static_cast<int64_t>(a.token_stride / 4 * kRowLookups), MemoryUse::Staging));
   }
@@ -71,7 +72,7 @@ Result<std::unique_ptr<ChunkBuffers>> ChunkBuffers::create(Device& device, const
     AttentionParams split;
     split.n_head = c.n_head;
     split.n_head_kv = c.n_head_kv;
-    split.head_dim = c.head_dim;
+    split.head_dim = c.max_head_dim();
     INFERSCOPE_RETURN_IF_ERROR(make(a.attention_split, static_cast<int64_t>(attention_split_scratch_bytes(split) / 4)));
   }
   const auto table_entries = static_cast<int64_t>(block_table_capacity(plan));

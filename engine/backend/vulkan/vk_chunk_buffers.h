@@ -23,18 +23,21 @@ struct ChunkBuffers {
   // are read when the chunk runs).
   static constexpr uint64_t kRowLookups = 2;
 
-  // `embedding_parts`: the pieces the token embedding table is split into on the device.
+  // `id_lists`: the token id lists the lookups of one chunk write, one per device part of each
+  // table looked up (the token embeddings; gemma4's per-layer inputs).
   static Result<std::unique_ptr<ChunkBuffers>> create(Device& device, const ForwardPlan& plan, const ModelConfig& config,
-                                                      int64_t embedding_parts);
+                                                      int64_t id_lists);
   // What they take, without the few that depend on the device (for the fit check).
   static uint64_t bytes_needed(const ForwardPlan& plan, const ModelConfig& config);
   // The widest output row a plan can ask for (logits; token states are narrower).
   static uint64_t logits_row_bytes(const ModelConfig& config);
 
   std::array<std::unique_ptr<Buffer>, kActCount> act;  // [rows][width] F32 each (Logits too)
-  // Token ids, host-visible (written before submit): per part of the embedding table, the ids
-  // relative to its first row, or -1 (a zero row) for ids in other parts; token_stride apart.
+  // Token ids, host-visible (written before submit): per lookup and part of its table, the ids
+  // relative to the part's first row, or -1 for ids in other parts; id_lists lists token_stride
+  // apart.
   std::unique_ptr<Buffer> tokens;
+  int64_t id_lists = 0;
   std::unique_ptr<Buffer> row_ids;  // add_rows' id lists, host-visible: kRowLookups lists token_stride apart
   uint64_t token_stride = 0;        // bytes between two id lists
   std::unique_ptr<Buffer> expert_ids;       // [max_batch][k] int32

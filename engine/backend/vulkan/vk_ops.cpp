@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine/backend/cpu_only_features.h"
 #include "engine/backend/gpu_delta_net_limits.h"
 #include "engine/backend/vulkan/ops/vk_attention.h"
 #include "engine/backend/vulkan/ops/vk_delta_net.h"
@@ -36,6 +35,11 @@ KvCacheLayout layer_layout(const KvLayout& kv, KvPool pool) {
 
 const char* part_name(KvPart part) { return part == KvPart::K ? "K" : "V"; }
 
+// The heads a rope op of `which` turns (ModelConfig::rope_head_dim).
+RopeDims rope_dims(const ModelConfig& c, LayerRope which) {
+  return {c.n_head, c.n_head_kv, c.rope_head_dim(which), c.rope_n_rot(which), c.rope_layout == RopeLayout::Neox};
+}
+
 uint64_t mib(uint64_t bytes) { return (bytes + (1u << 20) - 1) >> 20; }
 
 }  // namespace
@@ -62,7 +66,6 @@ int64_t VulkanOps::max_batch_limit() const {
 // Every weight matrix needs a matmul shader for its type, and each KV type its store and
 // attention shaders.
 Status VulkanOps::supports(const ForwardPlan& plan) const {
-  INFERSCOPE_RETURN_IF_ERROR(check_not_cpu_only(model_->config(), "vulkan"));
   INFERSCOPE_RETURN_IF_ERROR(check_gpu_delta_net(model_->config(), "vulkan"));
   if (model_->weights().llm_int8_threshold > 0) {
     return Status::error("this model asks for LLM.int8() (mixed-precision decomposition of its INT8 matrices), "
@@ -125,17 +128,28 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
   plan_ = plan;
   const ModelConfig& c = model_->config();
   Device& dev = *device_;
-  auto embd = device_matrix(model_->weights().token_embd);
-  if (!embd) return embd.status();
-  auto buffers = ChunkBuffers::create(dev, plan, c, static_cast<int64_t>((*embd)->parts.size()));
+  int64_t id_lists = 0;
+  for (const WeightMatrix* table : {&model_->weights().token_embd, &model_->weights().per_layer_token_embd}) {
+    if (!table->present()) continue;
+    auto m = device_matrix(*table);
+    if (!m) return m.status();
+    id_lists += static_cast<int64_t>((*m)->parts.size());
+  }
+  auto buffers = ChunkBuffers::create(dev, plan, c, id_lists);
   if (!buffers) return buffers.status();
   act_ = std::move(*buffers);
   pool_kv_ = {layer_layout(plan.kv, KvPool::Main), layer_layout(plan.kv, KvPool::Window)};
+  // A layer without rows of its own (a recurrent or shared-KV layer: KvPool::None) gets none.
   for (int64_t il = 0; il < c.n_layer; ++il) {
+    const KvPool pool = plan.kv.pool_of(il);
     for (const KvPart part : {KvPart::K, KvPart::V}) {
-      auto b = dev.create_buffer(layer_kv(il).buffer_bytes(part), MemoryUse::Kv);
-      if (!b) return b.status();
-      (part == KvPart::K ? k_cache_ : v_cache_).push_back(std::move(*b));
+      std::unique_ptr<Buffer> buffer;
+      if (pool != KvPool::None) {
+        auto b = dev.create_buffer(pool_kv_[static_cast<size_t>(pool)].buffer_bytes(part), MemoryUse::Kv);
+        if (!b) return b.status();
+        buffer = std::move(*b);
+      }
+      (part == KvPart::K ? k_cache_ : v_cache_).push_back(std::move(buffer));
     }
   }
   for (int i = 0; i < plan.recurrent.n_states(); ++i) {
@@ -217,6 +231,7 @@ BufferSpan VulkanOps::matrix_state(int state, int64_t layer) const {
 Status VulkanOps::begin_chunk(const Chunk& chunk) {
   routed_.clear();  // what a chunk that failed while recording left
   row_lookups_ = 0;
+  id_lists_ = 0;
   batching_ = chunk.batch_invariant ? TokenBatching::Invariant : TokenBatching::Fastest;
   int64_t rows = 0;
   for (const ChunkSpan& s : chunk.spans) {
@@ -296,34 +311,50 @@ Status VulkanOps::end_chunk(const Chunk& chunk) {
   return Status::ok();
 }
 
-// X = embedding rows of the batch (times embd_scale). A table split into parts is looked up
-// part by part, each giving zero rows for the ids it does not hold (written per part to the
-// host-visible id buffer), and the results summed (exactly: every row gets one non-zero term).
 Status VulkanOps::embed(std::span<const int32_t> tokens, OpLabel label) {
-  const ModelConfig& c = model_->config();
-  auto table = device_matrix(model_->weights().token_embd);
-  if (!table) return table.status();
-  const auto& parts = (*table)->parts;
+  return lookup(model_->weights().token_embd, tokens, model_->config().embd_scale, Act::X, label);
+}
+
+// A table split into parts is looked up part by part, each writing the rows of the ids it holds
+// (an id list of its own in the host-visible id buffer, -1 for the ids of other parts, whose
+// rows it leaves alone): every token's id is in one part.
+Status VulkanOps::lookup(const WeightMatrix& table, std::span<const int32_t> tokens, float s, Act out, OpLabel label) {
+  auto m = device_matrix(table);
+  if (!m) return m.status();
+  const auto& parts = (*m)->parts;
   const auto n = static_cast<int64_t>(tokens.size());
-  for (size_t p = 0; p < parts.size(); ++p) {
-    auto* ids = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(act_->tokens->mapped()) + p * act_->token_stride);
-    const int64_t first = parts[p].first_row, rows = parts[p].view.rows;
+  for (const DeviceMatrix::Part& part : parts) {
+    if (id_lists_ >= act_->id_lists) {
+      return Status::error("vulkan: more table lookups in one chunk than the " + std::to_string(act_->id_lists) +
+                           " id lists");
+    }
+    const uint64_t offset = static_cast<uint64_t>(id_lists_++) * act_->token_stride;
+    auto* ids = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(act_->tokens->mapped()) + offset);
     for (size_t i = 0; i < tokens.size(); ++i) {
-      const int64_t r = tokens[i] - first;
-      ids[i] = r >= 0 && r < rows ? static_cast<int32_t>(r) : -1;
+      const int64_t r = tokens[i] - part.first_row;
+      ids[i] = r >= 0 && r < part.view.rows ? static_cast<int32_t>(r) : -1;
     }
-    const BufferSpan id_span{act_->tokens.get(), p * act_->token_stride, act_->token_stride};
-    const BufferSpan out = span(p == 0 ? Act::X : Act::H);
-    INFERSCOPE_RETURN_IF_ERROR(
-        record_get_rows(*device_, *recorder_, parts[p].view, id_span, n, c.embd_scale, out, dispatch_label(label)));
-    if (p > 0) {
-      INFERSCOPE_RETURN_IF_ERROR(
-          record_add(*device_, *recorder_, span(Act::X), span(Act::H), n * c.n_embd, dispatch_label(label)));
-    }
+    const BufferSpan id_span{act_->tokens.get(), offset, act_->token_stride};
+    INFERSCOPE_RETURN_IF_ERROR(record_get_rows(*device_, *recorder_, part.view, id_span, n, s, span(out),
+                                               OutsideIds::Keep, dispatch_label(label)));
   }
-  wrote(Act::X);
-  wrote(Act::H);
+  wrote(out);
   return Status::ok();
+}
+
+Status VulkanOps::scale(Act x, int64_t n, int64_t width, float s, OpLabel label) {
+  wrote(x);
+  return record_scale(*device_, *recorder_, span(x), n * width, s, dispatch_label(label));
+}
+
+// src's rows are as wide as its plan says; the columns taken start src_col0 floats in.
+Status VulkanOps::mul_columns(Act dst, Act src, int64_t src_col0, int64_t n, int64_t width, OpLabel label) {
+  BufferSpan columns = span(src);
+  columns.offset += static_cast<uint64_t>(src_col0) * sizeof(float);
+  columns.size = 0;
+  wrote(dst);
+  return record_mul_columns(*device_, *recorder_, span(dst), columns, n, width, plan_.acts[src].width,
+                            dispatch_label(label));
 }
 
 Status VulkanOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds feeds,
@@ -365,7 +396,7 @@ Status VulkanOps::add_rows(const WeightMatrix& table, std::span<const int32_t> r
   const auto n = static_cast<int64_t>(rows.size());
   const BufferSpan id_span{act_->row_ids.get(), offset, act_->token_stride};
   INFERSCOPE_RETURN_IF_ERROR(record_get_rows(*device_, *recorder_, (*m)->parts[0].view, id_span, n, 1.0f,
-                                             span(Act::H), dispatch_label(label)));
+                                             span(Act::H), OutsideIds::Zero, dispatch_label(label)));
   wrote(Act::H);
   wrote(Act::X);
   return record_add(*device_, *recorder_, span(Act::X), span(Act::H), n * c.n_embd, dispatch_label(label));
@@ -398,33 +429,43 @@ Status VulkanOps::add_bias(Act x, const WeightVector& bias, int64_t n, OpLabel l
   return record_add_bias(*device_, *recorder_, span(x), *b, n, bias.size, dispatch_label(label));
 }
 
-Result<BufferSpan> VulkanOps::freq_factors() const {
-  if (!plan_.rope.freq_factors) return BufferSpan{};
-  return device_vector(plan_.rope.freq_factors);
+Result<BufferSpan> VulkanOps::freq_factors(LayerRope which) const {
+  const float* factors = plan_.rope_of(which).freq_factors;
+  if (!factors) return BufferSpan{};
+  return device_vector(factors);
+}
+
+KvCacheLayout VulkanOps::layer_kv(int64_t layer) const {
+  KvCacheLayout layout = pool_kv_[static_cast<size_t>(plan_.kv.pool_of(layer))];
+  layout.width = model_->config().layer_kv_width(layer);
+  return layout;
 }
 
 // Each span's rows at its own positions.
 Status VulkanOps::rope(const Chunk& chunk, LayerRope which, OpLabel label) {
   const ModelConfig& c = model_->config();
-  auto factors = freq_factors();
+  auto factors = freq_factors(which);
   if (!factors) return factors.status();
-  const RopeDims dims{c.n_head, c.n_head_kv, c.head_dim, c.n_rot, c.rope_layout == RopeLayout::Neox};
+  const RopeDims dims = rope_dims(c, which);
   wrote(Act::Q);
   wrote(Act::K);
   return for_each_span(chunk, KvPool::Main, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable&) {
-    return record_rope(*device_, *recorder_, rows_from(Act::Q, row0, c.n_embd_q()), rows_from(Act::K, row0, c.n_embd_kv()),
-                       *factors, dims, plan_.rope_of(which), s.n, s.pos0, dispatch_label(label));
+    return record_rope(*device_, *recorder_, rows_from(Act::Q, row0, dims.head_dim * dims.n_head),
+                       rows_from(Act::K, row0, dims.head_dim * dims.n_head_kv), *factors, dims, plan_.rope_of(which),
+                       s.n, s.pos0, dispatch_label(label));
   });
 }
 
-// Every span's rows are stored before any attention reads them (the next op).
+// Every span's rows are stored before any attention reads them (the next op). K and V hold the
+// layer's own width a row; they go into the first values of the cache's rows.
 Status VulkanOps::kv_store(int64_t layer, const Chunk& chunk, OpLabel label) {
   const auto il = static_cast<size_t>(layer);
-  const int64_t width = model_->config().n_embd_kv();
+  const int64_t width = model_->config().layer_kv_width(layer);
   const KvPool pool = plan_.kv.pool_of(layer);
+  const KvCacheLayout layout = layer_kv(layer);
   return for_each_span(chunk, pool, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable& table) {
     return record_kv_store(*device_, *recorder_, rows_from(Act::K, row0, width), rows_from(Act::V, row0, width),
-                           whole(k_cache_[il]), whole(v_cache_[il]), layer_kv(layer), 0, table, s.pos0, s.n,
+                           whole(k_cache_[il]), whole(v_cache_[il]), layout, 0, table, s.pos0, s.n,
                            dispatch_label(label));
   });
 }
@@ -435,7 +476,7 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
   AttentionParams ap;
   ap.n_head = c.n_head;
   ap.n_head_kv = c.n_head_kv;
-  ap.head_dim = c.head_dim;
+  ap.head_dim = c.layer_head_dim(layer);
   ap.scale = shape.scale;
   ap.softcap = shape.softcap;
   ap.n_swa = shape.window;
@@ -447,7 +488,7 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
     ap.sink_logits = *sinks;
   }
   const auto il = static_cast<size_t>(layer);
-  const int64_t width = c.n_embd_q();
+  const int64_t width = c.layer_q_width(layer);
   const BufferSpan q8 = q8_output(Act::Attn, chunk.n, width, feeds);
   const BufferSpan split = act_->attention_split ? whole(act_->attention_split) : BufferSpan{};
   // A batch-invariant chunk records each row as a one-row chunk would: the split of its KV range
@@ -458,9 +499,10 @@ Status VulkanOps::attention(int64_t layer, const Chunk& chunk, const AttentionSh
   // rows once after their dispatches (a span's or row's part of the copy need not start at a
   // bindable offset). Both give the same bytes.
   const bool one_recording = chunk.spans.size() == 1 && !by_row;
+  const KvCacheLayout layout = layer_kv(layer);
   auto record = [&](int64_t row0, int64_t n, int64_t pos0, const KvBlockTable& table) {
     return record_attention(*device_, *recorder_, rows_from(Act::Q, row0, width), whole(k_cache_[il]),
-                            whole(v_cache_[il]), layer_kv(layer), 0, table, rows_from(Act::Attn, row0, width), ap, n, pos0,
+                            whole(v_cache_[il]), layout, 0, table, rows_from(Act::Attn, row0, width), ap, n, pos0,
                             dispatch_label(label), split, one_recording ? q8 : BufferSpan{});
   };
   const KvPool pool = plan_.kv.pool_of(layer);
@@ -567,9 +609,6 @@ Status VulkanOps::kv_copy(KvPool pool, std::span<const BlockCopy> copies) {
 Status VulkanOps::kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) {
   if (blocks.empty()) return Status::ok();
   const ModelConfig& c = model_->config();
-  auto factors = freq_factors();
-  if (!factors) return factors.status();
-  const RopeDims dims{c.n_head, c.n_head_kv, c.head_dim, c.n_rot, c.rope_layout == RopeLayout::Neox};
   Recorder& rec = *recorder_;
   INFERSCOPE_RETURN_IF_ERROR(rec.begin(false));
   const ChunkSpan list{0, 0, 0, blocks, {}};
@@ -578,8 +617,10 @@ Status VulkanOps::kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_
   for (size_t il = 0; st && il < k_cache_.size(); ++il) {
     const LayerRope which = c.layer_rope(static_cast<int64_t>(il));
     if (which == LayerRope::None || plan_.kv.pool_of(static_cast<int64_t>(il)) != pool) continue;
-    st = record_kv_rotate(*device_, rec, whole(k_cache_[il]), pool_kv_[static_cast<size_t>(pool)], 0, table, *factors, dims,
-                          plan_.rope_of(which), delta, rotate_scratch());
+    auto factors = freq_factors(which);
+    st = factors ? record_kv_rotate(*device_, rec, whole(k_cache_[il]), layer_kv(static_cast<int64_t>(il)), 0, table,
+                                    *factors, rope_dims(c, which), plan_.rope_of(which), delta, rotate_scratch())
+                 : factors.status();
   }
   if (!st) {
     static_cast<void>(rec.discard());  // the recording's error is st's

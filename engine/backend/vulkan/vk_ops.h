@@ -1,7 +1,7 @@
 // The Vulkan backend's ops (engine/backend/backend_ops.h): each op is recorded into one
 // command buffer per chunk, submitted once at end_chunk(). Weights (DeviceWeights), the KV
 // cache (per layer a buffer for K and one for V, each the layer's pool of plan.kv.rows() rows,
-// vk_kv.h) and the activations stay on the device; the host writes the token ids and the
+// vk_kv.h; none for a layer that keeps no rows) and the activations stay on the device; the host writes the token ids and the
 // block tables of the chunk's spans, and reads the logits. Rope, kv_store and attention are
 // recorded once per span of a chunk (its rows, positions and table); the other ops take all the
 // chunk's rows at once, but for a Gated DeltaNet layer's convolution and recurrence, recorded
@@ -64,10 +64,9 @@ class VulkanOps : public BackendOps {
   Status activate(FfnActivation act, Act x, int64_t n, int64_t width, Feeds feeds, OpLabel label) override;
   Status add(Act dst, Act src, int64_t n, int64_t width, OpLabel label) override;
   Status softcap(Act x, int64_t n, int64_t width, float cap, OpLabel label) override;
-  // Gemma 4's ops: refused by supports() for now (check_not_cpu_only), these only say so.
-  Status scale(Act, int64_t, int64_t, float, OpLabel) override { return cpu_only("scale"); }
-  Status lookup(const WeightMatrix&, std::span<const int32_t>, float, Act, OpLabel) override { return cpu_only("lookup"); }
-  Status mul_columns(Act, Act, int64_t, int64_t, int64_t, OpLabel) override { return cpu_only("mul_columns"); }
+  Status scale(Act x, int64_t n, int64_t width, float s, OpLabel label) override;
+  Status lookup(const WeightMatrix& table, std::span<const int32_t> tokens, float s, Act out, OpLabel label) override;
+  Status mul_columns(Act dst, Act src, int64_t src_col0, int64_t n, int64_t width, OpLabel label) override;
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;
   Status matmul_experts(std::span<const MatmulOutput> outputs, Act in, ExpertInput input, int64_t n, int64_t k,
                         OpLabel label) override;
@@ -85,9 +84,6 @@ class VulkanOps : public BackendOps {
   Device& device() { return *device_; }
 
  private:
-  static Status cpu_only(const char* op) {
-    return Status::error(std::string("vulkan: op ") + op + " runs on the CPU backend only so far");
-  }
   BufferSpan span(Act a) const;
   MatmulInput input(Act a) const { return MatmulInput(span(a), q8_[static_cast<size_t>(a)]); }
   // The quantized copy the op writing `a` also writes, when one of `feeds` multiplies rows x
@@ -114,8 +110,8 @@ class VulkanOps : public BackendOps {
   // begin_chunk wrote it: f(span, row0, table) -> Status, stopping at the first error.
   template <class F>
   Status for_each_span(const Chunk& chunk, KvPool pool, F&& f) const;
-  // RoPE's per-pair frequency divisors on the device, or BufferSpan{} when the model has none.
-  Result<BufferSpan> freq_factors() const;
+  // The per-pair frequency divisors of RoPE `which` on the device, or BufferSpan{} for none.
+  Result<BufferSpan> freq_factors(LayerRope which) const;
   // Scratch for kv_rotate between chunks: the largest activation buffer.
   BufferSpan rotate_scratch() const;
   Status record_matmul_all_parts(const DeviceMatrix& w, const MatmulInput& x, int64_t n, BufferSpan y,
@@ -134,15 +130,15 @@ class VulkanOps : public BackendOps {
   // One layer's buffers in each pool (KvPool::Main, Window): plan.kv with n_layer 1 and that
   // pool's blocks.
   std::array<KvCacheLayout, 2> pool_kv_;
-  const KvCacheLayout& layer_kv(int64_t layer) const {
-    return pool_kv_[static_cast<size_t>(plan_.kv.pool_of(layer))];
-  }
+  // Layer `layer`'s view of its pool's buffers: the rows' first layer_kv_width values.
+  KvCacheLayout layer_kv(int64_t layer) const;
   std::array<BufferSpan, kActCount> q8_{};  // per activation: its int8 copy, when the producer wrote one
   ForwardPlan plan_;
   TokenBatching batching_ = TokenBatching::Fastest;  // the chunk's (Chunk::batch_invariant)
   static constexpr uint64_t kProfileEvery = 8;  // decode steps per timed one
   uint64_t decode_steps_ = 0;
   uint64_t row_lookups_ = 0;  // add_rows calls recorded in the chunk (ChunkBuffers::kRowLookups at most)
+  int64_t id_lists_ = 0;      // lookup id lists written in the chunk (ChunkBuffers::id_lists at most)
   ExecutorCounters counters_;
   ExpertChoiceLog routed_;  // the expert choices copied to expert_ids_host in the chunk being recorded
 };

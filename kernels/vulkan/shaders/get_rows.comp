@@ -3,7 +3,9 @@
 // Embedding lookup: out[i][c] = dequant(table row ids[i])[c] * scale, for i < n, c < cols.
 // One workgroup per output row (x, folded into z past the dispatch limit); invocations take
 // whole chunks of the row. Bindings: 0 table (weight rows), 1 ids (int32 [n]), 2 out (f32
-// [n][out_stride], 16-byte aligned rows). A row id outside [0, n_rows) gives a row of zeros.
+// [n][out_stride], 16-byte aligned rows). A row id outside [0, n_rows) gives a row of zeros,
+// or with keep_outside leaves its output row as it was (a table in parts, each part writing
+// only the rows of the ids it holds).
 // Preconditions (host): cols % CHUNK == 0, out_stride % 4 == 0, row starts ROW_ALIGN-aligned;
 // float types (QK == 1) take rows of any length: when cols % 8 != 0 one value at a time.
 #define WEIGHT_BINDING 0
@@ -22,6 +24,7 @@ layout(push_constant) uniform Push {
   uint out_stride;  // floats between output rows
   uint n_rows;      // table rows
   float scale;
+  uint keep_outside;  // 1: an id outside [0, n_rows) writes nothing
 } p;
 
 // Writes 8 values at vec4 index o, scaled (the multiply is skipped at 1, so that the copy stays
@@ -40,6 +43,7 @@ void main() {
   if (i >= p.n) return;
   int id = ids[i];
   bool valid = id >= 0 && uint(id) < p.n_rows;
+  if (!valid && p.keep_outside != 0u) return;  // the whole workgroup: one row
   uint row_byte = p.w_offset + uint(valid ? id : 0) * p.row_bytes;
   uint out_base = (i * p.out_stride) >> 2;
   uint n_chunks = p.cols / CHUNK;

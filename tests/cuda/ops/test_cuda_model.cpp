@@ -187,7 +187,8 @@ class CudaWindowPool : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CudaWindowPool, MatchesTheReference) { expect_cuda_matches_reference(GetParam(), small_forward(256, 4), true); }
 
-INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CudaWindowPool, ::testing::Values("gemma3-tiny-f32", "gpt-oss-tiny-f32-seed7"),
+INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CudaWindowPool,
+                         ::testing::Values("gemma3-tiny-f32", "gpt-oss-tiny-f32-seed7", "gemma4-tiny-f32"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
 // Every architecture and RoPE variant the CPU backend runs, as tiny random models with F32
@@ -214,7 +215,7 @@ INSTANTIATE_TEST_SUITE_P(Tiny, CudaArchitecture,
                          ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2moe-tiny", "qwen2-tiny", "qwen3-tiny",
                                            "qwen3moe-tiny", "gemma3-tiny", "smollm3-tiny", "ministral3-tiny", "phi3-tiny",
                                            "phi3.5-tiny", "llama3-tiny", "gemma-tiny", "gemma2-tiny", "qwen3.5-tiny",
-                                           "qwen3.5moe-tiny", "qwen3next-tiny"),
+                                           "qwen3.5moe-tiny", "qwen3next-tiny", "gemma4-tiny"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
@@ -286,16 +287,74 @@ TEST(CudaLlmInt8, IsRefusedWithTheReason) {
   EXPECT_NE(fp.message().find("only the CPU backend runs"), std::string::npos) << fp.message();
 }
 
-// Gemma 4's per-layer inputs and shared-KV layers run on the CPU only so far.
-TEST(CudaGemma4, IsRefusedWithTheReason) {
+// Gemma 4 on the device: per-layer inputs (a second table lookup per chunk, with its own ids),
+// window layers with heads half the full layers' size, the last layers reading earlier layers'
+// KV. Its decode steps replayed as CUDA graphs give the bits of the same steps op by op, for two
+// slots in turn (each step's ids reach both lookups through the captured copies).
+TEST(CudaGemma4, DecodeStepsReplayedAsGraphsGiveTheEagerBits) {
   auto ref = testing::load_reference_2026("gemma4-tiny-f32");
   ASSERT_TRUE(ref) << ref.message();
   auto model = Model::load(ref->model_path);
   ASSERT_TRUE(model) << model.message();
-  auto fp = cuda_forward(*model);
-  ASSERT_FALSE(fp);
-  EXPECT_NE(fp.message().find("Gemma 4"), std::string::npos) << fp.message();
+  const int64_t n_vocab = (*model)->config().n_vocab;
+  ForwardOptions options = small_forward();
+  options.n_slots = 2;
+  auto graphs = cuda_forward(*model, options);
+  auto eager = cuda_forward(*model, options, {.graphs = false});
+  ASSERT_TRUE(graphs && eager);
+  const std::vector<int32_t> tokens = test_tokens(20, 5, n_vocab);
+  const std::span<const int32_t> all(tokens);
+  for (ForwardExecutor* ex : {graphs->get(), eager->get()}) {
+    feed(*ex, 0, all.first(4), 4, n_vocab);
+    feed(*ex, 1, all.subspan(4, 3), 3, n_vocab);
+  }
+  for (size_t i = 7; i < tokens.size(); ++i) {
+    const int slot = static_cast<int>(i % 2);
+    const auto token = all.subspan(i, 1);
+    EXPECT_EQ(feed(**graphs, slot, token, 1, n_vocab), feed(**eager, slot, token, 1, n_vocab)) << "step " << i;
+  }
+  EXPECT_GT((*graphs)->counters().graph_launches, 5u);
 }
 
+// No rows for the shared-KV layers (the CPU's KV bytes), and a context shift re-rotating each
+// kind of layer's keys with its own head size and RoPE, against the CPU backend.
+TEST(CudaGemma4, SharedLayersKeepNoRowsAndContextShiftMatchesTheCpuBackend) {
+  auto ref = testing::load_reference_2026("gemma4-tiny-f32");
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  ASSERT_GT((*model)->config().n_kv_shared, 0);
+  const int64_t n_vocab = (*model)->config().n_vocab;
+  ForwardOptions shift = small_forward(64, 16);
+  shift.kv_sinks = 4;
+  const std::vector<int32_t> tokens = test_tokens(92, 13, n_vocab);
+  auto cpu = cpu_forward(*model, shift);
+  auto gpu = cuda_forward(*model, shift);
+  ASSERT_TRUE(cpu && gpu) << gpu.message();
+  EXPECT_EQ((*gpu)->memory().kv_cache_bytes, cpu->memory().kv_cache_bytes);
+  std::vector<float> logits[2];
+  int i = 0;
+  ForwardExecutor* executors[] = {cpu.get(), gpu->get()};
+  for (ForwardExecutor* ex : executors) {
+    feed(*ex, 0, std::span(tokens).first(60), 16, n_vocab);
+    for (int round = 0; round < 2; ++round) {
+      const Status st = ex->shift_context(0);
+      ASSERT_TRUE(st) << st.message();
+      const std::vector<float> l = feed(*ex, 0, std::span(tokens).subspan(60 + 16 * round, 16), 4, n_vocab);
+      logits[i].insert(logits[i].end(), l.begin(), l.end());
+    }
+    ++i;
+  }
+  const LogitComparison c = compare_logits(logits[0], logits[1], n_vocab);
+  std::printf("context shift: KL max %.3g, max |diff| / range %.3g\n", c.max_kl, c.max_rel_diff);
+  EXPECT_LT(c.max_kl, 1e-4);
+  EXPECT_EQ(c.top1_disagreements, 0);
+}
+
+// The Q8_0 file through the int8 decode kernels only (chunks of up to 8 rows), as llama.cpp
+// multiplies it (kGpuReferences2026 says why not through the prefill's BF16 products).
+TEST(CudaGemma4, Q8_0MatchesLlamaCppThroughTheInt8Kernels) {
+  expect_cuda_matches_reference("gemma4-tiny-q8_0", small_forward(256, cuda_kernels::kMaxMatvecRows), false);
+}
 }  // namespace
 }  // namespace inferscope::cuda_test

@@ -72,6 +72,24 @@ TEST(CudaElementwise, AddExpertBiasTakesEachRoutesExpertRow) {
   EXPECT_EQ(dy.read(), want);
 }
 
+// Gemma 4's scales and its gate times one layer's slice of the per-layer inputs (CpuOps::scale
+// and mul_columns): one F32 multiply each, so bit for bit.
+TEST(CudaElementwise, ScaleAndMulColumnsAreExact) {
+  const int64_t n = kRows * kWidth, slices = 3, stride = slices * kWidth, col0 = kWidth;  // the middle slice
+  auto x = random_values(n, 13), gate = random_values(n, 14), inputs = random_values(kRows * stride, 15);
+  DeviceBuffer<float> dx(x), dgate(gate), dinputs(inputs);
+  ASSERT_EQ(ck::launch_scale(dx.get(), n, 0.0625f * 3.0f, nullptr), cudaSuccess);
+  ASSERT_EQ(ck::launch_mul_columns(dgate.get(), dinputs.get() + col0, kRows, kWidth, stride, nullptr), cudaSuccess);
+  std::vector<float> want_x = x, want_gate = gate;
+  for (float& v : want_x) v *= 0.0625f * 3.0f;
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t i = 0; i < kWidth; ++i) want_gate[r * kWidth + i] *= inputs[r * stride + col0 + i];
+  }
+  EXPECT_EQ(dx.read(), want_x);
+  EXPECT_EQ(dgate.read(), want_gate);
+  EXPECT_EQ(dinputs.read(), inputs);
+}
+
 TEST(CudaElementwise, GeluAddBiasSoftcapMatchCpu) {
   const int64_t n = kRows * kWidth;
   auto x = random_values(n, 8, -3, 3), y = random_values(n, 9), bias = random_values(kWidth, 10);

@@ -115,9 +115,10 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
     return Status::error("attention: head_dim = " + std::to_string(p.head_dim) + " must be even and at most " +
                          std::to_string(kMaxHeadDim));
   }
-  if (p.n_head_kv * p.head_dim != layout.kv.n_embd_kv) {
+  if (p.n_head_kv * p.head_dim != layout.values() || layout.values() > layout.kv.n_embd_kv) {
     return Status::error("attention: n_head_kv * head_dim = " + std::to_string(p.n_head_kv * p.head_dim) +
-                         " differs from the cache's n_embd_kv of " + std::to_string(layout.kv.n_embd_kv));
+                         " differs from the layer's " + std::to_string(layout.values()) + " values of rows of " +
+                         std::to_string(layout.kv.n_embd_kv));
   }
   INFERSCOPE_RETURN_IF_ERROR(check_block_table(layout, table, pos0 + n_tokens, kOp));
   INFERSCOPE_RETURN_IF_ERROR(check_u32(pos0 + n_tokens, kOp, "positions"));
@@ -125,9 +126,9 @@ Status record_attention(Device& device, Recorder& recorder, BufferSpan q, Buffer
   for (const KvPart part : {KvPart::K, KvPart::V}) {
     const kernels::KvType type = layout.type(part);
     INFERSCOPE_RETURN_IF_ERROR(check_kv_type(type));
-    if (layout.kv.n_embd_kv % kernels::kv_row_granule(type) != 0) {
+    if (layout.values() % kernels::kv_row_granule(type) != 0) {
       return Status::error("attention: rows of " + std::string(kernels::kv_type_name(type)) +
-                           " need n_embd_kv to be a multiple of " + std::to_string(kernels::kv_row_granule(type)));
+                           " need a multiple of " + std::to_string(kernels::kv_row_granule(type)) + " values");
     }
   }
   auto kb = kv_layer_binding(device, k_cache, layout, KvPart::K, layer, kOp, "k_cache");

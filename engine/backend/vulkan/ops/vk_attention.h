@@ -18,7 +18,7 @@ namespace inferscope::vulkan {
 struct AttentionParams {
   int64_t n_head = 0;
   int64_t n_head_kv = 0;  // divides n_head (GQA: query head h reads KV head h / (n_head / n_head_kv))
-  int64_t head_dim = 0;   // even, <= 1024; n_head_kv * head_dim == the cache's n_embd_kv
+  int64_t head_dim = 0;   // even, <= 1024; n_head_kv * head_dim == the layout's values()
   float scale = 1.0f;     // score scale (1/sqrt(head_dim) unless the model says otherwise)
   float softcap = 0.0f;   // > 0: scores become softcap * tanh(score / softcap) (Gemma 2)
   int64_t n_swa = 0;      // > 0: sliding window, a token sees itself and the n_swa - 1 before it

@@ -26,6 +26,13 @@ struct UnaryPush {
   uint32_t x_off;
 };
 
+struct MulColumnsPush {
+  uint32_t n;
+  uint32_t n_cols;
+  uint32_t src_stride;
+  uint32_t dst_off, src_off;
+};
+
 struct GluPush {
   uint32_t n_rows;
   uint32_t n_cols;
@@ -113,6 +120,28 @@ Status record_add_scaled(Device& device, Recorder& recorder, BufferSpan y, Buffe
 
 Status record_scale(Device& device, Recorder& recorder, BufferSpan x, int64_t n, float scale, DispatchLabel label) {
   return record_unary(device, recorder, "scale", x, n, scale, 0.0f, label);
+}
+
+Status record_mul_columns(Device& device, Recorder& recorder, BufferSpan dst, BufferSpan src, int64_t n_rows,
+                          int64_t n_cols, int64_t src_stride, DispatchLabel label) {
+  constexpr const char* kOp = "mul_columns";
+  if (n_rows < 0 || n_cols < 0) return Status::error("mul_columns: negative size");
+  if (src_stride < n_cols) return Status::error("mul_columns: src rows are narrower than the columns taken");
+  if (n_rows == 0 || n_cols == 0) return Status::ok();
+  const int64_t src_extent = (n_rows - 1) * src_stride + n_cols;  // floats: the last row ends n_cols on
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(n_rows * n_cols, kOp, "n_rows * n_cols"));
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(src_extent, kOp, "src extent"));
+  INFERSCOPE_BIND_WORDS(db, device, dst, static_cast<uint64_t>(n_rows * n_cols), kOp, "dst");
+  INFERSCOPE_BIND_WORDS(sb, device, src, static_cast<uint64_t>(src_extent), kOp, "src");
+  const uint32_t wg = op_workgroup_size(device, kElementwiseWorkgroup);
+  const uint32_t spec[] = {wg};
+  auto kernel = device.kernel(kOp, 2, spec);
+  if (!kernel) return kernel.status();
+  const MulColumnsPush push{static_cast<uint32_t>(n_rows * n_cols), static_cast<uint32_t>(n_cols),
+                            static_cast<uint32_t>(src_stride), db.first, sb.first};
+  recorder.dispatch(**kernel, {db.span, sb.span}, push,
+                    op_group_count(device, static_cast<uint64_t>(n_rows * n_cols), wg), 1, 1, label);
+  return Status::ok();
 }
 
 Status record_softcap(Device& device, Recorder& recorder, BufferSpan x, int64_t n, float cap, DispatchLabel label) {

@@ -1,5 +1,6 @@
 // Element-wise ops of the forward pass on the Vulkan device (shaders add.comp, unary.comp,
-// glu.comp): residual adds, bias rows, scaling, soft-capping and the gated FFN activations,
+// glu.comp, mul_columns.comp): residual adds, bias rows, scaling, soft-capping, the gated FFN
+// activations and the product of rows with columns of wider ones,
 // each the counterpart of a kernels/cpu/ops.h function. All operands are F32; n counts
 // elements; every function records one dispatch and records nothing when n is 0. Operands may
 // start at any multiple of 4 bytes of their buffers (vk_op_util.h: bind_words).
@@ -34,6 +35,12 @@ Status record_scale(Device& device, Recorder& recorder, BufferSpan x, int64_t n,
 // < n_expert (moe_route's output). In place (add.comp EXPERT_BIAS).
 Status record_add_expert_bias(Device& device, Recorder& recorder, BufferSpan y, BufferSpan bias, int64_t n_expert,
                               BufferSpan ids, int64_t n_rows, int64_t n_cols, DispatchLabel label = {});
+
+// dst[r][c] *= src[r * src_stride + c] for r < n_rows, c < n_cols (CpuOps::mul_columns: src
+// starts at the first column taken). dst: [n_rows][n_cols]; src: rows of src_stride floats.
+// Bit-identical to the CPU. Preconditions: src_stride >= n_cols; n_rows * src_stride < 2^32.
+Status record_mul_columns(Device& device, Recorder& recorder, BufferSpan dst, BufferSpan src, int64_t n_rows,
+                          int64_t n_cols, int64_t src_stride, DispatchLabel label = {});
 
 // x[i] = cap * tanh(x[i] / cap) for i < n (kernels::softcap; Gemma 2's logits). cap > 0.
 Status record_softcap(Device& device, Recorder& recorder, BufferSpan x, int64_t n, float cap, DispatchLabel label = {});

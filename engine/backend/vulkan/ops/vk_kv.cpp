@@ -47,18 +47,19 @@ Status record_store_part(Device& device, Recorder& recorder, BufferSpan src, Buf
   const char* what = part == KvPart::K ? "k_cache" : "v_cache";
   auto cb = kv_layer_binding(device, cache, layout, part, layer, kOp, what);
   if (!cb) return cb.status();
-  const int64_t n_embd_kv = layout.kv.n_embd_kv;
-  if (n_embd_kv % kernels::kv_row_granule(type) != 0) {
+  const int64_t width = layout.values();
+  if (width % kernels::kv_row_granule(type) != 0 || width > layout.kv.n_embd_kv) {
     return Status::error(std::string("kv_store: ") + what + " rows of " + std::string(kernels::kv_type_name(type)) +
-                         " need n_embd_kv to be a multiple of " + std::to_string(kernels::kv_row_granule(type)));
+                         " take a multiple of " + std::to_string(kernels::kv_row_granule(type)) + " values up to " +
+                         std::to_string(layout.kv.n_embd_kv) + ", not " + std::to_string(width));
   }
   if (n_tokens == 0) return Status::ok();
-  const uint64_t values = static_cast<uint64_t>(n_tokens * n_embd_kv);
+  const uint64_t values = static_cast<uint64_t>(n_tokens * width);
   INFERSCOPE_BIND_WORDS(sb, device, src, values, kOp, part == KvPart::K ? "k" : "v");
   const uint64_t per_item = type == kernels::KvType::F16 ? 2 : static_cast<uint64_t>(kernels::kKvBlock);
   KvStorePush push{};
   push.n_items = static_cast<uint32_t>(values / per_item);
-  push.items_per_row = static_cast<uint32_t>(static_cast<uint64_t>(n_embd_kv) / per_item);
+  push.items_per_row = static_cast<uint32_t>(static_cast<uint64_t>(width) / per_item);
   push.row_bytes = static_cast<uint32_t>(layout.row_bytes(part));
   push.byte0 = cb->byte0;
   push.src_off = sb.first;
@@ -132,7 +133,7 @@ Status check_store(const KvCacheLayout& layout, const KvBlockTable& table, int64
   constexpr const char* kOp = "kv_store";
   if (n_tokens < 0 || pos0 < 0) return Status::error("kv_store: negative size or position");
   INFERSCOPE_RETURN_IF_ERROR(check_block_table(layout, table, pos0 + n_tokens, kOp));
-  INFERSCOPE_RETURN_IF_ERROR(check_u32(n_tokens * layout.kv.n_embd_kv, kOp, "n_tokens * n_embd_kv"));
+  INFERSCOPE_RETURN_IF_ERROR(check_u32(n_tokens * layout.values(), kOp, "n_tokens * row values"));
   return check_u32(pos0 + n_tokens, kOp, "positions");
 }
 

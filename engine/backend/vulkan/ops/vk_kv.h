@@ -32,8 +32,14 @@ enum class KvPart { K, V };
 // (34 or 18 per block), so a row may start in the middle of a 32-bit word; the shaders address
 // bytes. A cache buffer holds whole words: buffer_bytes rounds the rows' bytes up to a
 // multiple of 4. VulkanOps gives each layer buffers of its own (kv.n_layer = 1).
+// A layer may use only the first `width` values of each row (gemma4's window layers, whose
+// heads are narrower than the rows: ModelConfig::layer_kv_width): the ops then store, read
+// and rotate those, and the row's other bytes are left alone.
 struct KvCacheLayout {
   KvLayout kv;
+  int64_t width = 0;  // the values of each row the layer uses; 0: all kv.n_embd_kv
+
+  int64_t values() const { return width > 0 ? width : kv.n_embd_kv; }
 
   kernels::KvType type(KvPart part) const { return part == KvPart::K ? kv.types.k : kv.types.v; }
   uint64_t row_bytes(KvPart part) const {
@@ -78,18 +84,18 @@ struct KvBlockTable {
 // those positions); else an error naming the op.
 Status check_block_table(const KvCacheLayout& layout, const KvBlockTable& table, int64_t positions, const char* op);
 
-// Encodes k and v ([n_tokens][n_embd_kv] F32 each) as rows of layout.kv.types.k and .v, byte-
+// Encodes k and v ([n_tokens][layout.values()] F32 each) as the first values of rows of layout.kv.types.k and .v, byte-
 // identical to kernels::kv_quantize_row (F16: round to nearest even), and stores them as the
 // rows of positions pos0 .. pos0 + n_tokens - 1 of `layer` through `table` in k_cache and
 // v_cache. Only those rows' bytes change. One dispatch per cache.
 // Preconditions (checked): 0 <= pos0, table covers pos0 + n_tokens positions with blocks of the
-// pool, n_embd_kv a multiple of both types' kv_row_granule. Not checked: the table names each
+// pool, layout.values() <= n_embd_kv and a multiple of both types' kv_row_granule. Not checked: the table names each
 // block once (two positions sharing a row would race).
 Status record_kv_store(Device& device, Recorder& recorder, BufferSpan k, BufferSpan v, BufferSpan k_cache,
                        BufferSpan v_cache, const KvCacheLayout& layout, int64_t layer, const KvBlockTable& table,
                        int64_t pos0, int64_t n_tokens, DispatchLabel label = {});
 
-// record_kv_store for one cache: src ([n_tokens][n_embd_kv] F32) encoded as layout.type(part)
+// record_kv_store for one cache: src ([n_tokens][layout.values()] F32) encoded as layout.type(part)
 // into the rows of positions pos0 .. pos0 + n_tokens - 1 of `layer` of `cache` through `table`.
 // One dispatch; the same preconditions and checks.
 Status record_kv_store_part(Device& device, Recorder& recorder, BufferSpan src, BufferSpan cache,

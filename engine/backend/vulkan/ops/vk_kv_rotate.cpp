@@ -31,10 +31,10 @@ struct KvRotatePush {
 constexpr int64_t kMaxRot = 1024;  // kv_rotate.comp's shared angle arrays hold 512 pairs
 
 Status check_dims(const KvCacheLayout& layout, const RopeDims& dims, int64_t delta) {
-  const int64_t n_embd_kv = layout.kv.n_embd_kv;
+  const int64_t n_embd_kv = layout.values();
   if (dims.n_head_kv <= 0 || dims.head_dim <= 0 || dims.head_dim % 2 != 0 || dims.n_head_kv * dims.head_dim != n_embd_kv) {
     return Status::error("kv_rotate: " + std::to_string(dims.n_head_kv) + " heads of " + std::to_string(dims.head_dim) +
-                         " values (even) must make the cache's rows of " + std::to_string(n_embd_kv));
+                         " values (even) must make the layer's " + std::to_string(n_embd_kv) + " values of a row");
   }
   if (dims.n_rot <= 0 || dims.n_rot % 2 != 0 || dims.n_rot > dims.head_dim || dims.n_rot > kMaxRot) {
     return Status::error("kv_rotate: n_rot = " + std::to_string(dims.n_rot) +
@@ -70,7 +70,7 @@ Status record_kv_rotate(Device& device, Recorder& recorder, BufferSpan k_cache, 
   constexpr const char* kOp = "kv_rotate";
   INFERSCOPE_RETURN_IF_ERROR(check_dims(layout, dims, delta));
   INFERSCOPE_RETURN_IF_ERROR(check_distinct(blocks.ids));
-  const int64_t n_embd_kv = layout.kv.n_embd_kv;
+  const int64_t n_embd_kv = layout.values();
   const int64_t rows = static_cast<int64_t>(blocks.ids.size()) * layout.kv.block_size;
   INFERSCOPE_RETURN_IF_ERROR(check_block_table(layout, blocks, rows, kOp));
   INFERSCOPE_RETURN_IF_ERROR(check_u32(rows, kOp, "rows"));

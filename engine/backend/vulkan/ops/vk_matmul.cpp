@@ -25,6 +25,7 @@ struct MatmulPush {
 struct GetRowsPush {
   uint32_t cols, row_bytes, w_offset, n, out_stride, n_rows;
   float scale;
+  uint32_t keep_outside;
 };
 
 constexpr uint32_t kMatmatBk = 32;        // columns per matmat step (matmat.comp BK)
@@ -406,7 +407,7 @@ Status record_matmul_experts(Device& device, Recorder& recorder, const WeightVie
 }
 
 Status record_get_rows(Device& device, Recorder& recorder, const WeightView& table, BufferSpan ids, int64_t n,
-                       float scale, BufferSpan out, DispatchLabel label) {
+                       float scale, BufferSpan out, OutsideIds outside, DispatchLabel label) {
   constexpr const char* kOp = "get_rows";
   if (n < 0) return Status::error("get_rows: negative row count");
   uint64_t w_bytes = 0;
@@ -427,7 +428,7 @@ Status record_get_rows(Device& device, Recorder& recorder, const WeightView& tab
   if (!grid) return grid.status();
   const GetRowsPush push{static_cast<uint32_t>(table.cols), static_cast<uint32_t>(table.row_bytes), table.byte_offset,
                          static_cast<uint32_t>(n),          static_cast<uint32_t>(table.cols),      static_cast<uint32_t>(table.rows),
-                         scale};
+                         scale, outside == OutsideIds::Keep ? 1u : 0u};
   recorder.dispatch(**kernel, {first_bytes(table.span, w_bytes), first_bytes(ids, n * 4), first_bytes(out, out_bytes)},
                     push, grid->first, 1, grid->second, label);
   return Status::ok();

@@ -93,11 +93,15 @@ Status record_matmul_experts(Device& device, Recorder& recorder, const WeightVie
                              bool x_per_pair, BufferSpan ids, int64_t n_tokens, int64_t k_used, BufferSpan y,
                              DispatchLabel label = {});
 
+// What get_rows writes for an id outside the table: a row of zeros, or nothing (Keep: the row
+// stays as it was, for a table in parts that each write the rows of the ids they hold).
+enum class OutsideIds { Zero, Keep };
+
 // Embedding lookup: out[i][:] = dequantize(table row ids[i]) * scale for i < n (bit-exact with
 // kernels::dequantize_row followed by one f32 multiply; scale 1 copies exactly).
-// ids: int32 [n]; an id outside [0, table.rows) gives a row of zeros. out: [n][table.cols] f32.
+// ids: int32 [n]; an id outside [0, table.rows) as `outside` says. out: [n][table.cols] f32.
 Status record_get_rows(Device& device, Recorder& recorder, const WeightView& table, BufferSpan ids, int64_t n,
-                       float scale, BufferSpan out, DispatchLabel label = {});
+                       float scale, BufferSpan out, OutsideIds outside = OutsideIds::Zero, DispatchLabel label = {});
 
 // For tests and benchmarks: overrides of the automatic choices, kept until reset with {}.
 // Zero / Auto fields stay automatic. Not thread-safe.
