@@ -148,33 +148,6 @@ TEST(CudaHybrid, StatesGoOnAndCopyAsOnTheCpu) {
   EXPECT_GT((*gpu)->counters().graph_launches, 0u);
 }
 
-// A captured decode step reads each row's slot and position on the device: replayed for two
-// slots in turn (and after a chunk of several rows), it gives the bits of the same steps op by op.
-TEST(CudaHybrid, DecodeStepsReplayedAsGraphsGiveTheEagerBits) {
-  auto ref = testing::load_reference_2026("qwen35-tiny-f32");
-  ASSERT_TRUE(ref) << ref.message();
-  auto model = Model::load(ref->model_path);
-  ASSERT_TRUE(model) << model.message();
-  const int64_t n_vocab = (*model)->config().n_vocab;
-  ForwardOptions options = small_forward();
-  options.n_slots = 2;
-  auto graphs = cuda_forward(*model, options);
-  auto eager = cuda_forward(*model, options, {.graphs = false});
-  ASSERT_TRUE(graphs && eager);
-  const std::vector<int32_t> tokens = test_tokens(24, 5, n_vocab);
-  const std::span<const int32_t> all(tokens);
-  for (ForwardExecutor* ex : {graphs->get(), eager->get()}) {
-    feed(*ex, 0, all.first(4), 4, n_vocab);
-    feed(*ex, 1, all.subspan(4, 3), 3, n_vocab);
-  }
-  for (size_t i = 7; i < tokens.size(); ++i) {
-    const int slot = static_cast<int>(i % 2);
-    const auto token = all.subspan(i, 1);
-    EXPECT_EQ(feed(**graphs, slot, token, 1, n_vocab), feed(**eager, slot, token, 1, n_vocab)) << "step " << i;
-  }
-  EXPECT_GT((*graphs)->counters().graph_launches, 10u);
-}
-
 // A hybrid's Q8_0 file through the int8 decode kernels only (chunks of up to 8 rows), as llama.cpp
 // multiplies it (kGpuReferences2026 says why not through the prefill's BF16 products).
 TEST(CudaHybrid, Q8_0MatchesLlamaCppThroughTheInt8Kernels) {
@@ -287,12 +260,14 @@ TEST(CudaLlmInt8, IsRefusedWithTheReason) {
   EXPECT_NE(fp.message().find("only the CPU backend runs"), std::string::npos) << fp.message();
 }
 
-// Gemma 4 on the device: per-layer inputs (a second table lookup per chunk, with its own ids),
-// window layers with heads half the full layers' size, the last layers reading earlier layers'
-// KV. Its decode steps replayed as CUDA graphs give the bits of the same steps op by op, for two
-// slots in turn (each step's ids reach both lookups through the captured copies).
-TEST(CudaGemma4, DecodeStepsReplayedAsGraphsGiveTheEagerBits) {
-  auto ref = testing::load_reference_2026("gemma4-tiny-f32");
+// A captured decode step reads each row's slot and position on the device (a hybrid model's
+// states; Gemma 4's per-layer inputs, a second table lookup per chunk with its own ids, window
+// heads half the full layers' size, the last layers reading earlier layers' KV): replayed for
+// two slots in turn (after a chunk of several rows), it gives the bits of the same steps op by op.
+class CudaDecodeGraphs2026 : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CudaDecodeGraphs2026, StepsReplayedAsGraphsGiveTheEagerBits) {
+  auto ref = testing::load_reference_2026(GetParam());
   ASSERT_TRUE(ref) << ref.message();
   auto model = Model::load(ref->model_path);
   ASSERT_TRUE(model) << model.message();
@@ -315,6 +290,9 @@ TEST(CudaGemma4, DecodeStepsReplayedAsGraphsGiveTheEagerBits) {
   }
   EXPECT_GT((*graphs)->counters().graph_launches, 5u);
 }
+
+INSTANTIATE_TEST_SUITE_P(LlamaCpp2026, CudaDecodeGraphs2026, ::testing::Values("qwen35-tiny-f32", "gemma4-tiny-f32"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
 // No rows for the shared-KV layers (the CPU's KV bytes), and a context shift re-rotating each
 // kind of layer's keys with its own head size and RoPE, against the CPU backend.
