@@ -158,12 +158,16 @@ int print_local_reply(const reply::ReplyOutcome& outcome, bool json, bool steps)
   return 0;
 }
 
-// --draft-lookup, --draft-model, --draft-layers and --draft-max (at most one source).
+// --draft-lookup, --draft-model, --draft-layers, --draft-mtp and --draft-max (at most one source).
 void read_draft_options(Args& args, reply::DraftSettings* draft) {
-  const int sources = int{args.has("draft-lookup")} + int{args.has("draft-model")} + int{args.has("draft-layers")};
-  if (sources > 1) args.fail("choose one of --draft-lookup, --draft-model and --draft-layers");
-  const bool from_a_model = args.has("draft-model") || args.has("draft-layers");
-  if (args.has("draft-max") && !from_a_model) args.fail("--draft-max needs --draft-model or --draft-layers");
+  const int sources = int{args.has("draft-lookup")} + int{args.has("draft-model")} + int{args.has("draft-layers")} +
+                      int{args.has("draft-mtp")};
+  if (sources > 1) args.fail("choose one of --draft-lookup, --draft-model, --draft-layers and --draft-mtp");
+  const bool from_a_model = args.has("draft-model") || args.has("draft-layers") || args.has("draft-mtp");
+  if (args.has("draft-max") && !from_a_model) {
+    args.fail("--draft-max needs --draft-model, --draft-layers or --draft-mtp");
+  }
+  if (args.flag("draft-mtp")) draft->source = DraftSource::Mtp;
   draft->max_tokens = static_cast<int32_t>(args.integer("draft-max", draft->max_tokens, 1, 64));
   const auto lookup = static_cast<int32_t>(args.integer("draft-lookup", 0, 0, 64));
   if (lookup > 0) {
@@ -237,8 +241,10 @@ int run_generate(int argc, char** argv) {
                                      "--draft-max tokens, verified in one step (the output is the same)"},
              {"draft-layers", "L", "speculative decoding: the model's own first L layers draft up to --draft-max tokens "
                                    "(self-drafting, no second file; the output is the same)"},
-             {"draft-max", "N", "with --draft-model or --draft-layers: the longest draft (default 8); the length adapts "
-                                "to how much is accepted"},
+             {"draft-mtp", nullptr, "speculative decoding: the model's own multi-token-prediction layers (Qwen3.5 "
+                                    "files that have them) draft up to --draft-max tokens (the output is the same)"},
+             {"draft-max", "N", "with --draft-model, --draft-layers or --draft-mtp: the longest draft (default 8); the "
+                                "length adapts to how much is accepted"},
              kSemanticCacheOption,
              kCacheThresholdOption,
              kEmbeddingModelOption,
@@ -268,6 +274,7 @@ int run_generate(int argc, char** argv) {
   request.cache.embedding_model = args.string("embedding-model");
   SessionOptions so;
   const bool session_ok = read_session_options(args, &so);
+  so.mtp = request.draft.source == DraftSource::Mtp;
   const bool json = args.flag("json");
   if (args.has("system") && !args.flag("chat")) args.fail("--system needs --chat");
   if (!session_ok || !args.ok()) return args.exit_code();

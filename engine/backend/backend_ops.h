@@ -74,6 +74,11 @@ struct ChunkSpan {
   std::span<const BlockId> blocks_of(KvPool pool) const { return pool == KvPool::Window ? window_blocks : blocks; }
 };
 
+// A chunk of a model's MTP block alone (ForwardExecutor::draft_mtp): one draft token per
+// chunk, its hidden row the slot's carried one (First) or the previous draft chunk's output,
+// which that chunk left in MtpHidden's row 0 (Next).
+enum class MtpDraft { None, First, Next };
+
 // One chunk of up to max_batch rows: the rows of `spans` in order (span i's rows follow those of
 // spans 0 .. i-1), so several sequences decode together and share each weight read. A slot may
 // have several spans (ChunkBuilder puts each finishing sequence's last token among the last
@@ -93,6 +98,9 @@ struct Chunk {
   // the same sums to the last bit): a speculative verification, whose logits must equal plain
   // decoding's (ForwardExecutor::verify). Otherwise a backend picks its fastest kernels for n.
   bool batch_invariant = false;
+  // Not None: the MTP block alone, through layer config.mtp_layer() of the KV cache, its
+  // logits from the block's head (the rows' positions then hold that layer's KV only).
+  MtpDraft mtp_draft = MtpDraft::None;
 };
 
 // What a model needs on a backend's device, for the fit check before anything is uploaded.
@@ -245,6 +253,17 @@ class BackendOps {
   // other (plan.recurrent numbers the states: the slots', then the checkpoints).
   virtual Status recurrent_copy(std::span<const StateCopy> copies) = 0;
 
+  // --- A model's MTP block (ModelConfig::has_mtp), where the backend runs it (runs_mtp; the
+  // plan's recurrent.carry_floats is then n_embd: a slot's carried hidden row).
+  virtual bool runs_mtp() const { return false; }
+  // For each span: MtpHidden's first row = its slot's carried row (zeros for a span starting at
+  // position 0), its later rows = in's rows before them (row i gets in[i - 1]); with
+  // keep_last, the span's last row of `in` becomes the slot's carried row. Spans in order, so
+  // a slot's second span in a chunk continues its first. in: [n][n_embd].
+  virtual Status carry_hidden(Act, const Chunk&, bool, OpLabel) { return no_mtp(); }
+  // dst[t][dst_col0 + i] = src[t][i] for t < n, i < width (dst's rows as wide as its plan's).
+  virtual Status copy_columns(Act, int64_t, Act, int64_t, int64_t, OpLabel) { return no_mtp(); }
+
   // --- The KV cache, outside a chunk.
   // For each copy, rows [0, rows) of block `from` into block `to` of `pool`, in the K and V of
   // every layer of that pool (copy-on-write of a shared block, before the chunk that writes
@@ -261,6 +280,9 @@ class BackendOps {
 
   virtual ExecutorMemory memory() const = 0;
   virtual ExecutorCounters counters() const { return {}; }
+
+ private:
+  Status no_mtp() const { return Status::error(name() + " does not run a model's MTP block"); }
 };
 
 }  // namespace inferscope

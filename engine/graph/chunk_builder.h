@@ -27,11 +27,12 @@ struct PendingSequence {
   bool unfinished() const { return done < tokens.size(); }
 };
 
-// How a forward call's chunks run: through the first n_layers layers, batch-invariant or not
-// (Chunk::n_layers, Chunk::batch_invariant).
+// How a forward call's chunks run: through the first n_layers layers, batch-invariant or not,
+// or the MTP block alone (Chunk::n_layers, Chunk::batch_invariant, Chunk::mtp_draft).
 struct CallShape {
   int64_t n_layers = 0;
   bool batch_invariant = false;
+  MtpDraft mtp_draft = MtpDraft::None;
 };
 
 class ChunkBuilder {

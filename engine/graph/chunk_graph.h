@@ -21,6 +21,9 @@ struct GraphOptions {
   int64_t kv_sinks = 0;
   // A decoder outputs its normalized last hidden states instead of logits.
   bool hidden_states = false;
+  // A decoder with an MTP block (ModelConfig::has_mtp) runs it after the model over every row
+  // of every chunk (DecoderGraph::mtp_catch_up), so it can draft from any position.
+  bool mtp = false;
 };
 
 class ChunkGraph {

@@ -20,14 +20,14 @@ AttentionShape attention_shape_for(const ModelConfig& c, const GraphOptions& opt
   return shape;
 }
 
-AttentionShape DecoderGraph::attention_shape(int64_t il) const {
+AttentionShape DecoderGraph::attention_shape(const LayerWeights& l, int64_t il) const {
   AttentionShape shape = attention_shape_for(config_, options_, il);
-  const WeightVector& sinks = model_.weights().layers[static_cast<size_t>(il)].attn_sinks;
-  if (sinks.present()) shape.sink_logits = &sinks;
+  if (l.attn_sinks.present()) shape.sink_logits = &l.attn_sinks;
   return shape;
 }
 
 Status DecoderGraph::run(const Chunk& chunk, std::span<const int32_t> tokens) {
+  if (chunk.mtp_draft != MtpDraft::None) return mtp_draft(chunk, tokens);
   const ModelWeights& w = model_.weights();
   INFERSCOPE_RETURN_IF_ERROR(ops_.embed(tokens, at(OpKind::Embed)));
   if (config_.n_embd_per_layer > 0) INFERSCOPE_RETURN_IF_ERROR(per_layer_inputs(tokens, chunk.n));
@@ -41,7 +41,57 @@ Status DecoderGraph::run(const Chunk& chunk, std::span<const int32_t> tokens) {
       INFERSCOPE_RETURN_IF_ERROR(ops_.scale(Act::X, chunk.n, config_.n_embd, l.out_scale.data[0], at(OpKind::Add, il)));
     }
   }
-  return chunk.n_logits > 0 ? output(chunk) : Status::ok();
+  if (chunk.n_logits > 0) INFERSCOPE_RETURN_IF_ERROR(output(chunk));
+  return options_.mtp && n_layers == config_.n_layer ? mtp_catch_up(chunk, tokens) : Status::ok();
+}
+
+// The MTP block over the chunk's rows, row i paired with the model's rms_norm(x) of row i - 1
+// (the slot's carried row for a span's first), which writes its KV rows; the span's last
+// rms_norm(x) becomes the slot's carried row.
+Status DecoderGraph::mtp_catch_up(const Chunk& chunk, std::span<const int32_t> tokens) {
+  const int64_t il = config_.mtp_layer();
+  INFERSCOPE_RETURN_IF_ERROR(
+      ops_.rms_norm(Act::X, 0, model_.weights().output_norm, Act::H, chunk.n, {}, at(OpKind::Norm, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.carry_hidden(Act::H, chunk, true, at(OpKind::Embed, il)));
+  return mtp_block(chunk, tokens);
+}
+
+// One drafted token through the MTP block, its hidden row the slot's carried one or the last
+// draft's output; the block's own rms_norm(x) goes to MtpHidden (the next draft's hidden row)
+// and through its head to the logits.
+Status DecoderGraph::mtp_draft(const Chunk& chunk, std::span<const int32_t> tokens) {
+  const ModelWeights& w = model_.weights();
+  const MtpWeights& m = w.mtp;
+  const int64_t il = config_.mtp_layer();
+  if (chunk.mtp_draft == MtpDraft::First) {
+    INFERSCOPE_RETURN_IF_ERROR(ops_.carry_hidden(Act::MtpHidden, chunk, false, at(OpKind::Embed, il)));
+  }
+  INFERSCOPE_RETURN_IF_ERROR(mtp_block(chunk, tokens));
+  const WeightMatrix& head = m.head.present() ? m.head : w.output;
+  const WeightMatrix* feeds[] = {&head};
+  const int64_t first = chunk.n - chunk.n_logits;
+  INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, first, m.head_norm.present() ? m.head_norm : w.output_norm,
+                                           Act::MtpHidden, chunk.n_logits, feeds, at(OpKind::Norm, il)));
+  const MatmulOutput out[] = {{&head, Act::Logits}};
+  return ops_.matmul(out, Act::MtpHidden, chunk.n_logits, at(OpKind::Output, il));
+}
+
+// x = eh_proj([enorm(embed(tokens)) | hnorm(MtpHidden)]), then the block's attention (layer
+// mtp_layer() of the KV cache) and FFN.
+Status DecoderGraph::mtp_block(const Chunk& chunk, std::span<const int32_t> tokens) {
+  const ModelWeights& w = model_.weights();
+  const MtpWeights& m = w.mtp;
+  const int64_t il = config_.mtp_layer(), n = chunk.n, E = config_.n_embd;
+  const WeightMatrix& table = m.embed.present() ? m.embed : w.token_embd;
+  INFERSCOPE_RETURN_IF_ERROR(ops_.lookup(table, tokens, config_.embd_scale, Act::X, at(OpKind::Embed, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::X, 0, m.enorm, Act::H, n, {}, at(OpKind::Norm, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.copy_columns(Act::MtpInput, 0, Act::H, n, E, at(OpKind::Embed, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.rms_norm(Act::MtpHidden, 0, m.hnorm, Act::H, n, {}, at(OpKind::Norm, il)));
+  INFERSCOPE_RETURN_IF_ERROR(ops_.copy_columns(Act::MtpInput, E, Act::H, n, E, at(OpKind::Embed, il)));
+  const MatmulOutput projection[] = {{&m.eh_proj, Act::X}};
+  INFERSCOPE_RETURN_IF_ERROR(ops_.matmul(projection, Act::MtpInput, n, at(OpKind::Matmul, il)));
+  INFERSCOPE_RETURN_IF_ERROR(attention_block(m.block, il, chunk));
+  return ffn_block(m.block, il, n);
 }
 
 // gemma4: every layer's input for each token at once (ModelWeights::per_layer_token_embd):
@@ -121,7 +171,7 @@ Status DecoderGraph::attention_block(const LayerWeights& l, int64_t il, const Ch
   if (rope != LayerRope::None) INFERSCOPE_RETURN_IF_ERROR(ops_.rope(chunk, rope, at(OpKind::Rope, il)));
   if (stores) INFERSCOPE_RETURN_IF_ERROR(ops_.kv_store(il, chunk, at(OpKind::KvStore, il)));
   const WeightMatrix* wo[] = {&l.wo};
-  INFERSCOPE_RETURN_IF_ERROR(ops_.attention(config_.kv_layer(il), chunk, attention_shape(il),
+  INFERSCOPE_RETURN_IF_ERROR(ops_.attention(config_.kv_layer(il), chunk, attention_shape(l, il),
                                             gated ? Feeds() : Feeds(wo), at(OpKind::Attention, il)));
   if (gated) {
     INFERSCOPE_RETURN_IF_ERROR(ops_.glu(FfnActivation::Sigmoid, Act::Gate, Act::Attn, n, config_.layer_q_width(il), wo,

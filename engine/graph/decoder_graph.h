@@ -26,6 +26,11 @@
 // An architecture's differences are the ModelConfig switches and the optional tensors read in
 // decoder_graph.cpp, and nowhere else. A self-draft's chunk (Chunk::n_layers) stops after its
 // first layers; with GraphOptions::hidden_states the output is rms_norm(x) itself.
+//
+// A model's MTP block (GraphOptions::mtp; engine/model/model_weights.h MtpWeights) runs after
+// the model on every row, each paired with rms_norm(x) of the row before it: its KV rows, and
+// the slot's carried row for the next chunk (mtp_catch_up). A draft chunk (Chunk::mtp_draft)
+// runs the block alone on one drafted token and outputs the block's logits (mtp_draft).
 #pragma once
 
 #include "engine/graph/chunk_graph.h"
@@ -49,7 +54,10 @@ class DecoderGraph : public ChunkGraph {
   Status per_layer_inputs(std::span<const int32_t> tokens, int64_t n);
   Status per_layer_block(const LayerWeights& l, int64_t il, int64_t n);
   Status output(const Chunk& chunk);
-  AttentionShape attention_shape(int64_t il) const;
+  Status mtp_catch_up(const Chunk& chunk, std::span<const int32_t> tokens);
+  Status mtp_draft(const Chunk& chunk, std::span<const int32_t> tokens);
+  Status mtp_block(const Chunk& chunk, std::span<const int32_t> tokens);
+  AttentionShape attention_shape(const LayerWeights& l, int64_t il) const;
 
   const Model& model_;
   const ModelConfig& config_;

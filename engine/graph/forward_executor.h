@@ -52,6 +52,15 @@ class ForwardExecutor {
   // them, a call through more layers fails (its queries would read rows never written), and
   // they are never offered to the prefix cache. Decoders without a KV window only.
   virtual Status forward_layers(int slot, std::span<const int32_t> tokens, int64_t n_layers, float* logits) = 0;
+  // An MTP draft (speculative decoding; a pass made with ForwardOptions::mtp): `token` appended
+  // to `slot` through the model's MTP block alone, and the block's logits for the token after
+  // it. `first`: the slot's last position is the model's own (the draft's first token);
+  // otherwise the previous draft_mtp's. The positions it appends hold the block's KV rows only:
+  // truncate() back to where drafting started (which leaves the recurrent state as it is)
+  // before any other call for the slot.
+  virtual Status draft_mtp(int slot, int32_t token, bool first, float* logits) = 0;
+  // Whether draft_mtp runs (ForwardOptions::mtp).
+  virtual bool drafts_mtp() const = 0;
   // Context shift: drops the older half of `slot`'s blocks after its attention-sink blocks and
   // moves the later ones down (their keys re-rotated), so generation can go on in a full
   // context. Fails when there is nothing to drop.

@@ -39,12 +39,16 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   const bool hidden_states = options.hidden_states && !c.is_encoder();
   plan.output_width = c.is_encoder() || options.hidden_states ? c.n_embd : c.n_vocab;
   INFERSCOPE_RETURN_IF_ERROR(check_kv_block_size(options.kv_block_size));
+  if (options.mtp) INFERSCOPE_RETURN_IF_ERROR(check_mtp(*fp->model_, *fp->ops_));
+  fp->mtp_ = options.mtp;
+  fp->mtp_draft_from_.assign(static_cast<size_t>(plan.n_slots), -1);
+  const KvRowShape kv_rows = c.kv_rows(options.mtp);
   // StreamingLLM's window moves positions through every layer's blocks alike: no window pool.
-  plan.kv = KvLayout::for_model(c.kv_rows(), plan.n_ctx, plan.n_slots, options.kv_types, options.kv_block_size,
+  plan.kv = KvLayout::for_model(kv_rows, plan.n_ctx, plan.n_slots, options.kv_types, options.kv_block_size,
                                 plan.max_batch, options.kv_window == 0);
   // Before anything is sized by the rows: a type the rows cannot hold has rows of 0 bytes.
-  INFERSCOPE_RETURN_IF_ERROR(check_kv_types(c.kv_rows(), plan.kv.types));
-  plan.recurrent = c.recurrent_states(plan.n_slots);
+  INFERSCOPE_RETURN_IF_ERROR(check_kv_types(kv_rows, plan.kv.types));
+  plan.recurrent = c.recurrent_states(plan.n_slots, options.mtp);
   plan.acts = ActivationPlan::for_model(c, plan.n_ctx, plan.max_batch, fp->ops_->threads(), plan.output_width);
   plan.rope = rope_params_for_context(c, fp->model_->weights(), plan.n_ctx);
   plan.rope_swa = rope_params_for_window_layers(c, plan.rope);
@@ -63,13 +67,25 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   fp->slots_ = std::move(*kv_slots);
   if (!plan.recurrent.empty()) fp->states_ = std::make_unique<RecurrentStates>(*fp->ops_, plan.recurrent);
   fp->chunks_ = std::make_unique<ChunkBuilder>(*fp->slots_, plan.max_batch, plan.n_ctx, plan.output_width);
-  fp->graph_ = make_chunk_graph(*fp->model_, *fp->ops_, {options.kv_window, options.kv_sinks, hidden_states});
+  fp->graph_ = make_chunk_graph(*fp->model_, *fp->ops_, {options.kv_window, options.kv_sinks, hidden_states, options.mtp});
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->supports(plan));
   INFERSCOPE_RETURN_IF_ERROR(fp->fit_check());
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->upload(options.on_upload_progress));
   INFERSCOPE_RETURN_IF_ERROR(fp->ops_->allocate(plan));
   if (fp->ops_->records()) INFERSCOPE_RETURN_IF_ERROR(fp->warm_up());
   return fp;
+}
+
+// MTP drafting needs the block, a hybrid model (the carried row lives with the recurrent state,
+// which goes back and forks with it) and a backend that runs the block.
+Status ForwardPass::check_mtp(const Model& model, const BackendOps& ops) {
+  const ModelConfig& c = model.config();
+  if (!c.has_mtp()) {
+    return Status::error("this model has no multi-token-prediction layers (nextn_predict_layers) to draft with");
+  }
+  if (!c.is_hybrid()) return Status::error("MTP drafting runs for the hybrid Qwen3.5 models (qwen35, qwen35moe)");
+  if (!ops.runs_mtp()) return Status::error(ops.name() + " does not run a model's MTP block yet; draft on the CPU");
+  return Status::ok();
 }
 
 // Refuses, before anything is uploaded, a model that does not fit the device's memory.
@@ -167,6 +183,27 @@ Status ForwardPass::forward_layers(int slot, std::span<const int32_t> tokens, in
   return run_sequences(std::span(&pending, 1), nullptr, {n_layers, false});
 }
 
+Status ForwardPass::draft_mtp(int slot, int32_t token, bool first, float* logits) {
+  if (!mtp_) return Status::error("this forward pass was made without the model's MTP block (ForwardOptions::mtp)");
+  if (!logits) return Status::error("an MTP draft needs a place for its logits");
+  if (slots_->window() > 0) return Status::error("an MTP draft does not run with a KV window");
+  const SequenceTokens sequence{slot, std::span(&token, 1), logits};
+  INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), 0));
+  INFERSCOPE_RETURN_IF_ERROR(catch_up(slot));
+  int64_t& from = mtp_draft_from_[static_cast<size_t>(slot)];
+  if (first != (from < 0)) {
+    return Status::error(first ? "internal: an MTP draft already runs in this slot; truncate it first"
+                               : "internal: an MTP draft goes on from a previous draft_mtp");
+  }
+  if (kv_length(slot) == 0) return Status::error("an MTP draft continues a sequence: the slot is empty");
+  const int64_t start = slots_->length(slot);
+  PendingSequence pending{slot, std::span(&token, 1), logits};
+  INFERSCOPE_RETURN_IF_ERROR(
+      run_sequences(std::span(&pending, 1), nullptr, {0, false, first ? MtpDraft::First : MtpDraft::Next}));
+  if (first) from = start;
+  return Status::ok();
+}
+
 Status ForwardPass::forward_batch(std::span<const SequenceTokens> sequences) {
   if (sequences.empty()) return Status::error("no sequences to evaluate");
   if (model_->config().is_encoder()) return Status::error("an encoder runs one sequence per forward call");
@@ -242,11 +279,13 @@ Status ForwardPass::run_chunk(const Chunk& chunk, std::span<const int32_t> token
 }
 
 void ForwardPass::clear() {
+  std::fill(mtp_draft_from_.begin(), mtp_draft_from_.end(), -1);
   for (int s = 0; s < n_slots(); ++s) slots_->truncate(s, 0);
   for (int s = 0; states_ && s < n_slots(); ++s) states_->replay(s).clear();
 }
 
 void ForwardPass::clear_with_prefixes() {
+  std::fill(mtp_draft_from_.begin(), mtp_draft_from_.end(), -1);
   slots_->clear_with_prefixes();
   if (states_) states_->clear();
 }
@@ -268,6 +307,13 @@ Status ForwardPass::reorder(std::span<const int32_t> parents) {
 // Back to the newest checkpoint at or before `length` (a zero state without one), the tokens
 // from there to `length` replayed at the slot's next call.
 void ForwardPass::truncate(int slot, int64_t length) {
+  int64_t& draft_from = mtp_draft_from_[static_cast<size_t>(slot)];
+  if (draft_from >= 0 && length >= draft_from) {  // an MTP draft's rows only: no state moved
+    slots_->truncate(slot, length);
+    if (length == draft_from) draft_from = -1;
+    return;
+  }
+  draft_from = -1;
   if (!states_) return slots_->truncate(slot, length);
   std::vector<int32_t>& replay = states_->replay(slot);
   std::vector<int32_t> all(slots_->tokens(slot).begin(), slots_->tokens(slot).end());
@@ -284,6 +330,7 @@ void ForwardPass::truncate(int slot, int64_t length) {
 }
 
 int64_t ForwardPass::reuse_prefix(int slot, std::span<const int32_t> tokens) {
+  if (mtp_draft_from_[static_cast<size_t>(slot)] >= 0) truncate(slot, mtp_draft_from_[static_cast<size_t>(slot)]);
   return states_ ? reuse_hybrid_prefix(slot, tokens) : slots_->reuse_prefix(slot, tokens);
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "engine/backend/backend_ops.h"
 #include "engine/backend/backend_registry.h"
@@ -48,6 +49,10 @@ struct ForwardOptions {
   // rmsnorm(x) before the output head) instead of logits: the chat model as an embedding model.
   // Encoders always output their final token states.
   bool hidden_states = false;
+  // A hybrid model with an MTP block (ModelConfig::has_mtp; qwen35, qwen35moe) runs it on every
+  // position too, its KV rows as one more layer of the cache, so that it can draft for the
+  // model (draft_mtp; on backends that run it: BackendOps::runs_mtp).
+  bool mtp = false;
 };
 
 class ForwardPass : public ForwardExecutor {
@@ -65,6 +70,8 @@ class ForwardPass : public ForwardExecutor {
   Status verify(int slot, std::span<const int32_t> tokens, float* logits) override;
   Status forward_batch(std::span<const SequenceTokens> sequences) override;
   Status forward_layers(int slot, std::span<const int32_t> tokens, int64_t n_layers, float* logits) override;
+  Status draft_mtp(int slot, int32_t token, bool first, float* logits) override;
+  bool drafts_mtp() const override { return mtp_; }
   Status shift_context(int slot) override;
 
   int64_t output_width() const override { return plan_.output_width; }
@@ -90,6 +97,7 @@ class ForwardPass : public ForwardExecutor {
 
  private:
   ForwardPass() = default;
+  static Status check_mtp(const Model& model, const BackendOps& ops);
   Status fit_check();
   Status warm_up();
   Status check_input(std::span<const SequenceTokens> sequences, int64_t n_layers) const;
@@ -112,6 +120,10 @@ class ForwardPass : public ForwardExecutor {
   std::unique_ptr<ChunkGraph> graph_;
   OpProfile profile_;
   uint64_t forward_calls_ = 0;
+  bool mtp_ = false;
+  // Per slot: the first position an MTP draft appended (its rows hold the block's KV only), or
+  // -1; truncate() back to it leaves the recurrent state alone.
+  std::vector<int64_t> mtp_draft_from_;
 };
 
 }  // namespace inferscope

@@ -39,7 +39,7 @@ Result<std::unique_ptr<KvSlots>> KvSlots::create(BackendOps& ops, const KvLayout
 
 Status KvSlots::check_depth(int slot, int64_t n_layers) const {
   const ShallowRows& shallow = slots_[static_cast<size_t>(slot)].shallow;
-  if (shallow.layers == 0 || n_layers <= shallow.layers) return Status::ok();
+  if (!shallow.any() || n_layers <= shallow.layers) return Status::ok();
   return Status::error("internal: positions " + std::to_string(shallow.from) + " to " + std::to_string(length(slot) - 1) +
                        " of slot " + std::to_string(slot) + " hold the KV of their first " +
                        std::to_string(shallow.layers) + " layers only (a self-draft's); truncate them before a call through " +
@@ -68,7 +68,7 @@ Status KvSlots::slide_window(int slot, int64_t n) {
 
 Status KvSlots::shift_context(int slot) {
   if (slot < 0 || slot >= n_slots()) return Status::error("sequence slot out of range");
-  if (slots_[static_cast<size_t>(slot)].shallow.layers > 0) {
+  if (slots_[static_cast<size_t>(slot)].shallow.any()) {
     return Status::error("internal: context shift with a self-draft's positions in the slot (truncate them first)");
   }
   const int64_t full = length(slot) / pool_->block_size();
@@ -136,13 +136,13 @@ void KvSlots::commit(int slot, std::span<const int32_t> tokens, int64_t n_layers
   BlockTable& table = tables_[static_cast<size_t>(slot)];
   Slot& s = slots_[static_cast<size_t>(slot)];
   if (n_layers < options_.n_layer) {
-    s.shallow = s.shallow.layers == 0 ? ShallowRows{table.length(), n_layers}
+    s.shallow = !s.shallow.any() ? ShallowRows{table.length(), n_layers}
                                       : ShallowRows{s.shallow.from, std::min(s.shallow.layers, n_layers)};
   }
   table.commit(static_cast<int64_t>(tokens.size()));
   s.tokens.insert(s.tokens.end(), tokens.begin(), tokens.end());
   // An encoder's keys depend on the tokens after them too: never a reusable prefix.
-  const bool reusable = options_.causal && !s.shifted && s.shallow.layers == 0;
+  const bool reusable = options_.causal && !s.shifted && !s.shallow.any();
   if (reusable) table.publish_full_blocks(s.tokens, options_.prefix_seed);
   if (!window_pool_) return;
   BlockTable& window = window_tables_[static_cast<size_t>(slot)];

@@ -63,7 +63,8 @@ class KvSlots {
   // Precondition: the pool exists.
   BlockTable scratch_table(KvPool pool) { return BlockTable(pool == KvPool::Window ? *window_pool_ : *pool_); }
 
-  // Fails when the slot's positions from a self-draft hold fewer layers than n_layers.
+  // Fails when the slot's positions from a self-draft hold fewer layers than n_layers (an MTP
+  // draft's hold none of the model's).
   Status check_depth(int slot, int64_t n_layers) const;
   // Before n more positions of `slot` with a window: drops the blocks no query sees any more.
   Status slide_window(int slot, int64_t n);
@@ -71,8 +72,9 @@ class KvSlots {
   // written into.
   Status make_writable(BlockTable& table, KvPool pool, int64_t n);
   Status make_writable(int slot, int64_t n);
-  // The slot's next tokens.size() positions hold the KV rows of its first n_layers layers;
-  // full blocks whose every row has every layer are offered to the prefix cache.
+  // The slot's next tokens.size() positions hold the KV rows of its first n_layers layers (0:
+  // an MTP draft's, its block's only); full blocks whose every row has every layer are offered
+  // to the prefix cache.
   void commit(int slot, std::span<const int32_t> tokens, int64_t n_layers);
 
   Status shift_context(int slot);
@@ -93,10 +95,11 @@ class KvSlots {
   int64_t adopt_window(int slot, std::span<const int32_t> tokens, int64_t n);
 
   // Positions a self-draft appended (forward_layers), from `from` on, hold the KV rows of their
-  // first `layers` layers only; layers == 0: none do.
+  // first `layers` layers only (0 for an MTP draft's: its block's only); from < 0: none do.
   struct ShallowRows {
-    int64_t from = 0;
+    int64_t from = -1;
     int64_t layers = 0;
+    bool any() const { return from >= 0; }
   };
   // One slot: its blocks and the positions it holds, their tokens, whether blocks left the
   // cache (window, context shift: its later blocks' rows then no longer match a cold prefill of

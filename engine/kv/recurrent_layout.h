@@ -21,6 +21,10 @@ struct RecurrentLayout {
   int64_t matrix_floats = 0;   // per slot and layer
   int n_slots = 0;
   int n_checkpoints = 0;
+  // A model drafting with its MTP block (ForwardOptions::mtp): the row its next position pairs
+  // with, the normalized last hidden state of the slot's last position ([n_embd] after the
+  // layers' states; zero for a state at position 0). It goes back and forks with the rest.
+  int64_t carry_floats = 0;
 
   // Every recurrent layer of `recurrent_layer` (ModelConfig::recurrent_layer): a state per slot,
   // and a checkpoint per slot and one more (a state is large: Qwen3.5-35B-A3B's is 63 MiB; the
@@ -36,7 +40,8 @@ struct RecurrentLayout {
   bool empty() const { return n_recurrent == 0; }
   int n_states() const { return empty() ? 0 : n_slots + n_checkpoints + (n_slots > 1 ? 1 : 0); }
   int spare_state() const { return n_slots + n_checkpoints; }  // with several slots
-  int64_t floats_per_state() const { return n_recurrent * (conv_floats + matrix_floats); }
+  int64_t floats_per_state() const { return carry_offset() + carry_floats; }
+  int64_t carry_offset() const { return n_recurrent * (conv_floats + matrix_floats); }
   uint64_t bytes_per_state() const { return static_cast<uint64_t>(floats_per_state()) * sizeof(float); }
   uint64_t bytes() const { return bytes_per_state() * static_cast<uint64_t>(n_states()); }
   // Floats from the start of a state to recurrent `layer`'s part: its convolution inputs

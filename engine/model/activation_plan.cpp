@@ -35,6 +35,8 @@ ActivationPlan ActivationPlan::for_model(const ModelConfig& c, int64_t n_ctx, in
   for (Act a : {Act::ExpertA, Act::ExpertB}) set(a, p.routes, c.is_moe() ? c.n_ff_expert : 0);
   set(Act::ExpertOut, p.routes, E);
   set(Act::SharedOut, B, c.n_ff_shared > 0 ? E : 0);
+  set(Act::MtpHidden, B, c.has_mtp() ? E : 0);
+  set(Act::MtpInput, B, c.has_mtp() ? 2 * E : 0);
   set(Act::Logits, B, output_width);
   p.scores = n_threads * kernels::attention_scratch_floats(n_ctx, c.max_head_dim());
   p.rope = B * c.n_rot / 2 + (c.has_swa_rope ? B * c.window_n_rot() / 2 : 0);  // the window layers' after the others'
@@ -52,7 +54,7 @@ ActivationPlan ActivationPlan::for_model(const ModelConfig& c, int64_t n_ctx, in
 
 int64_t ActivationPlan::product_input_width() const {
   int64_t widest = 0;
-  for (Act a : {Act::X, Act::H, Act::Attn, Act::Gate, Act::FfnA, Act::ExpertA}) widest = std::max(widest, (*this)[a].width);
+  for (Act a : {Act::X, Act::H, Act::Attn, Act::Gate, Act::FfnA, Act::ExpertA, Act::MtpInput}) widest = std::max(widest, (*this)[a].width);
   return widest;
 }
 

@@ -35,6 +35,11 @@ enum class Act {
   SharedOut,  // [batch][n_embd] the shared expert's output (qwen2moe)
   PerLayer,   // [batch][n_layer * n_embd_per_layer] gemma4's per-layer inputs, made at embedding
   PerLayerRows,  // [batch][n_layer * n_embd_per_layer] their table rows, while they are made
+  // An MTP block's (ModelConfig::has_mtp, engine/model/model_weights.h MtpWeights): the hidden
+  // row each of its rows pairs with (after a draft chunk, row 0 holds its output's), and its
+  // input [token row | hidden row] before eh_proj.
+  MtpHidden,  // [batch][n_embd]
+  MtpInput,   // [batch][2 * n_embd]
   Logits,     // [batch][output_width]: logits, or the final token states
 };
 inline constexpr size_t kActCount = static_cast<size_t>(Act::Logits) + 1;

@@ -463,15 +463,16 @@ const char* supported_architectures() {
          "qwen35, qwen35moe, qwen3next, gemma4, bert";
 }
 
-KvRowShape ModelConfig::kv_rows() const {
-  KvRowShape rows{n_layer, n_embd_kv(), {}, 0, {}};
+KvRowShape ModelConfig::kv_rows(bool with_mtp) const {
+  const int64_t layers = n_layer + (with_mtp ? 1 : 0);
+  KvRowShape rows{layers, n_embd_kv(), {}, 0, {}};
   if (is_hybrid() || n_kv_shared > 0) {
-    for (int64_t l = 0; l < n_layer; ++l) rows.rowless_layer.push_back(stores_kv(l) ? 0 : 1);
+    for (int64_t l = 0; l < layers; ++l) rows.rowless_layer.push_back(stores_kv(l) ? 0 : 1);
   }
   if (head_dim_swa > 0) rows.n_embd_kv_window = head_dim_swa * n_head_kv;
   if (n_swa <= 0 || !causal) return rows;
   rows.window = n_swa;
-  for (int64_t l = 0; l < n_layer; ++l) rows.window_layer.push_back(uses_sliding_window(l) ? 1 : 0);
+  for (int64_t l = 0; l < layers; ++l) rows.window_layer.push_back(uses_sliding_window(l) ? 1 : 0);
   return rows;
 }
 

@@ -176,12 +176,17 @@ struct ModelConfig {
   // qwen35: the Q projection gives each head's queries and an output gate, attention's output
   // times sigmoid(gate) (the file interleaves them per head; ModelWeights splits them).
   bool has_attn_gate = false;
-  // Multi-token-prediction layers after the n_layer (nextn_predict_layers): not run yet.
+  // Multi-token-prediction layers after the n_layer (nextn_predict_layers; qwen35, qwen35moe):
+  // the first drafts for the model (ModelWeights::mtp), as layer n_layer of the KV cache when
+  // a forward pass runs it (ForwardOptions::mtp); the others are not used.
   int64_t n_nextn = 0;
 
   bool is_hybrid() const { return !recurrent_layer.empty(); }
+  // The MTP block's layer (a full-attention layer after the others), when has_mtp.
+  bool has_mtp() const { return n_nextn > 0; }
+  int64_t mtp_layer() const { return n_layer; }
   bool is_recurrent(int64_t layer) const {
-    return is_hybrid() && recurrent_layer[static_cast<size_t>(layer)] != 0;
+    return layer < static_cast<int64_t>(recurrent_layer.size()) && recurrent_layer[static_cast<size_t>(layer)] != 0;
   }
   // A layer's head size and rotated dims (the window layers' own for gemma4).
   int64_t layer_head_dim(int64_t layer) const {
@@ -201,7 +206,7 @@ struct ModelConfig {
   // one (kv_layer(l) < l, never itself shared).
   int64_t kv_layer(int64_t layer) const {
     const int64_t first_shared = n_layer - n_kv_shared;
-    if (layer < first_shared) return layer;
+    if (n_kv_shared == 0 || layer < first_shared) return layer;
     return first_shared - (uses_sliding_window(layer) ? 2 : 1);
   }
   bool stores_kv(int64_t layer) const { return !is_recurrent(layer) && kv_layer(layer) == layer; }
@@ -209,11 +214,16 @@ struct ModelConfig {
   // each row) and the activations'.
   int64_t max_head_dim() const { return std::max(head_dim, head_dim_swa); }
   int64_t n_embd_kv() const { return max_head_dim() * n_head_kv; }
-  // The K and V rows each position stores (the KV cache's shape).
-  KvRowShape kv_rows() const;
-  // The recurrent layers' states for n_slots sequence slots (empty but for a hybrid model).
-  RecurrentLayout recurrent_states(int n_slots) const {
-    return RecurrentLayout::for_layers(recurrent_layer, delta_net.conv_floats(), delta_net.matrix_floats(), n_slots);
+  // The K and V rows each position stores (the KV cache's shape); with_mtp: the MTP block's
+  // layer too, after the others.
+  KvRowShape kv_rows(bool with_mtp = false) const;
+  // The recurrent layers' states for n_slots sequence slots (empty but for a hybrid model);
+  // with_mtp, each state carries the MTP block's input row too.
+  RecurrentLayout recurrent_states(int n_slots, bool with_mtp = false) const {
+    RecurrentLayout r =
+        RecurrentLayout::for_layers(recurrent_layer, delta_net.conv_floats(), delta_net.matrix_floats(), n_slots);
+    if (with_mtp) r.carry_floats = n_embd;
+    return r;
   }
   bool is_encoder() const { return arch == Architecture::Bert; }
   int64_t n_embd_q() const { return max_head_dim() * n_head; }

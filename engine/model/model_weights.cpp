@@ -385,6 +385,23 @@ Status bind_expert_layer(Binder& b, const ModelConfig& c, const std::string& p, 
   return Status::ok();
 }
 
+// The first MTP block (blk.{n_layer}): a full-attention layer of the model's kind and the
+// nextn tensors around it.
+Status bind_mtp(Binder& b, const ModelConfig& c, MtpWeights& m) {
+  const int64_t E = c.n_embd, il = c.mtp_layer();
+  const std::string p = "blk." + std::to_string(il) + ".";
+  INFERSCOPE_RETURN_IF_ERROR(bind_hybrid_layer(b, c, il, p, m.block));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "nextn.eh_proj.weight", 2 * E, E, 1, Need::Required, &m.eh_proj));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "nextn.enorm.weight", E, Need::Required, &m.enorm));
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "nextn.hnorm.weight", E, Need::Required, &m.hnorm));
+  INFERSCOPE_RETURN_IF_ERROR(b.matrix(p + "nextn.embed_tokens.weight", E, c.n_vocab, 1, Need::Optional, &m.embed));
+  if (m.embed.present() && !kernels::type_info(m.embed.type).decodable) {
+    return Status::error(b.file().error_prefix() + "tensor '" + p + "nextn.embed_tokens.weight' has a type that cannot be decoded");
+  }
+  INFERSCOPE_RETURN_IF_ERROR(b.vector(p + "nextn.shared_head_norm.weight", E, Need::Optional, &m.head_norm));
+  return b.matrix(p + "nextn.shared_head_head.weight", E, c.n_vocab, 1, Need::Optional, &m.head);
+}
+
 // The factors divide RoPE frequencies, so each must be a positive finite number.
 Status check_factors(const gguf::File& f, const char* name, const WeightVector& v) {
   for (int64_t i = 0; i < v.size; ++i) {
@@ -464,6 +481,7 @@ Result<std::unique_ptr<ModelWeights>> ModelWeights::bind(const gguf::File& file,
   for (int64_t i = 0; i < c.n_layer; ++i) {
     INFERSCOPE_RETURN_IF_ERROR(bind_layer(b, c, i, w->layers[static_cast<size_t>(i)]));
   }
+  if (c.has_mtp()) INFERSCOPE_RETURN_IF_ERROR(bind_mtp(b, c, w->mtp));
   return w;
 }
 
@@ -475,7 +493,11 @@ void ModelWeights::for_each_matrix(const std::function<void(const WeightMatrix&)
     visit(*m);
   }
   if (!tied_output) visit(output);
-  for (const LayerWeights& l : layers) {
+  std::vector<const LayerWeights*> blocks;
+  for (const LayerWeights& l : layers) blocks.push_back(&l);
+  if (mtp.present()) blocks.push_back(&mtp.block);
+  for (const LayerWeights* layer : blocks) {
+    const LayerWeights& l = *layer;
     for (const WeightMatrix* m : {&l.wq, &l.wq_gate, &l.wk, &l.wv, &l.wo, &l.ssm_qkv, &l.ssm_z, &l.ssm_alpha,
                                   &l.ssm_beta, &l.ssm_conv1d, &l.ssm_out, &l.ffn_gate, &l.ffn_up, &l.ffn_down, &l.ffn_gate_inp,
                                   &l.ffn_gate_exps, &l.ffn_up_exps, &l.ffn_down_exps, &l.ffn_gate_exps_b,
@@ -484,6 +506,7 @@ void ModelWeights::for_each_matrix(const std::function<void(const WeightMatrix&)
       visit(*m);
     }
   }
+  for (const WeightMatrix* m : {&mtp.eh_proj, &mtp.embed, &mtp.head}) visit(*m);
 }
 
 void ModelWeights::for_each_vector(const std::function<void(const WeightVector&)>& f) const {
@@ -494,7 +517,11 @@ void ModelWeights::for_each_vector(const std::function<void(const WeightVector&)
                                 &token_embd_norm_b, &per_layer_proj_norm}) {
     visit(*v);
   }
-  for (const LayerWeights& l : layers) {
+  std::vector<const LayerWeights*> blocks;
+  for (const LayerWeights& l : layers) blocks.push_back(&l);
+  if (mtp.present()) blocks.push_back(&mtp.block);
+  for (const LayerWeights* layer : blocks) {
+    const LayerWeights& l = *layer;
     for (const WeightVector* v : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.attn_q_norm, &l.attn_k_norm, &l.attn_sinks,
                                   &l.ffn_gate_inp_b, &l.attn_post_norm, &l.ffn_norm, &l.ffn_post_norm,
                                   &l.ffn_gate_inp_shexp, &l.bo, &l.attn_output_norm, &l.attn_output_norm_b, &l.ffn_up_b,
@@ -503,6 +530,7 @@ void ModelWeights::for_each_vector(const std::function<void(const WeightVector&)
       visit(*v);
     }
   }
+  for (const WeightVector* v : {&mtp.enorm, &mtp.hnorm, &mtp.head_norm}) visit(*v);
 }
 
 }  // namespace inferscope

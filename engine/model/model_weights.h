@@ -117,6 +117,25 @@ struct LayerWeights {
   WeightVector layer_output_norm, layer_output_norm_b;      // [n_embd]
 };
 
+// A multi-token-prediction block (ModelConfig::n_nextn; qwen35, qwen35moe): for position p it
+// reads token x_p and h_{p-1}, the model's normalized last hidden state at p - 1, and predicts
+// x_{p+1}:
+//   x = eh_proj([enorm(embed(x_p)) | hnorm(h_{p-1})])     eh_proj: [2 n_embd] -> [n_embd]
+//   x = block(x)           a full-attention layer (its own KV rows) and its FFN, as the model's
+//   h_p' = head_norm(x), logits = h_p' head                h_p' pairs with the next draft token
+// embed, head_norm and head are the model's token_embd, output_norm and output where the file
+// has none of its own.
+struct MtpWeights {
+  LayerWeights block;
+  WeightMatrix eh_proj;
+  WeightVector enorm, hnorm;  // [n_embd]
+  WeightMatrix embed;         // nextn.embed_tokens: n_vocab rows of [n_embd], optional
+  WeightVector head_norm;     // nextn.shared_head_norm: [n_embd], optional
+  WeightMatrix head;          // nextn.shared_head_head: [n_embd] -> [n_vocab], optional
+
+  bool present() const { return eh_proj.present(); }
+};
+
 struct ModelWeights {
   WeightMatrix token_embd;  // n_vocab rows of [n_embd]
   // BERT: absolute position rows (n_ctx_train of [n_embd]), token-type rows (n_token_types of
@@ -134,6 +153,7 @@ struct ModelWeights {
   WeightMatrix output;       // [n_embd] -> [n_vocab]; token_embd when tied; absent for BERT
   bool tied_output = false;
   std::vector<LayerWeights> layers;
+  MtpWeights mtp;  // the first MTP block (ModelConfig::has_mtp); absent otherwise
 
   // Per-pair RoPE frequency divisors, shared by every layer (llama.cpp binds the one tensor to
   // each layer). Llama 3.1+: rope_freqs; Phi-3 LongRoPE: long when the session context exceeds
@@ -153,9 +173,9 @@ struct ModelWeights {
   float llm_int8_threshold = 0;
 
   // Every present matrix (token_embd, BERT's position and token-type tables, output unless
-  // tied, then each layer's) and every present vector (output_norm, the RoPE factors, BERT's
-  // embedding norm, then each layer's), once each, in that order: what a backend copies to its
-  // device.
+  // tied, then each layer's, then the MTP block's) and every present vector (output_norm, the
+  // RoPE factors, BERT's embedding norm, then each layer's, then the MTP block's), once each, in
+  // that order: what a backend copies to its device.
   void for_each_matrix(const std::function<void(const WeightMatrix&)>& f) const;
   void for_each_vector(const std::function<void(const WeightVector&)>& f) const;
 

@@ -196,16 +196,21 @@ const Preset kPresets[] = {
       .rope_freq_base = 1e6f, .rope_scaling = "yarn", .rope_scaling_factor = 16.0f, .rope_orig_ctx = 8,
       .rope_yarn_log_mul = 1.0f, .attn_temp_scale = 0.1f}},
     // Qwen/Qwen3.5-0.8B: three Gated DeltaNet layers (16 heads of 128) to one gated attention
-    // layer (8 heads of 256, 2 KV heads, a quarter of each head rotated), RoPE base 1e7.
+    // layer (8 heads of 256, 2 KV heads, a quarter of each head rotated), RoPE base 1e7; an MTP block.
     {"qwen3.5-0.8b",
      {.n_embd = 1024, .n_layer = 24, .n_head = 8, .n_head_kv = 2, .n_ff = 3584, .n_ctx = 262144, .tied_output = true,
       .arch = "qwen35", .head_dim = 256, .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 64, .ssm_k_heads = 16,
-      .ssm_v_heads = 16, .ssm_head_dim = 128}},
+      .ssm_v_heads = 16, .ssm_head_dim = 128, .mtp = true}},
     // Eight layers (6 DeltaNet, 2 attention), more value heads than key heads, a partial RoPE.
     {"qwen3.5-tiny",
      {.n_embd = 128, .n_layer = 8, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "qwen35",
       .head_dim = 64, .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 16, .ssm_k_heads = 2, .ssm_v_heads = 4,
       .ssm_head_dim = 32}},
+    // qwen3.5-tiny with a multi-token-prediction block (drafting for itself).
+    {"qwen3.5-mtp-tiny",
+     {.n_embd = 128, .n_layer = 8, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .arch = "qwen35",
+      .head_dim = 64, .rope_freq_base = 1e7f, .rms_eps = 1e-6f, .n_rot = 16, .ssm_k_heads = 2, .ssm_v_heads = 4,
+      .ssm_head_dim = 32, .mtp = true}},
     // Qwen/Qwen3.5-35B-A3B: 40 layers (30 DeltaNet with 16 key and 32 value heads of 128), 256
     // experts of 512 (8 used) and a gated shared expert of 512.
     {"qwen3.5-35b-a3b",
@@ -399,7 +404,8 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
   w.add_u32("general.file_type", spec.mix.file_type);
   w.add_u32(a + "context_length", static_cast<uint32_t>(s.n_ctx));
   w.add_u32(a + "embedding_length", static_cast<uint32_t>(s.n_embd));
-  w.add_u32(a + "block_count", static_cast<uint32_t>(s.n_layer));
+  w.add_u32(a + "block_count", static_cast<uint32_t>(s.n_layer + (s.mtp ? 1 : 0)));
+  if (s.mtp) w.add_u32(a + "nextn_predict_layers", 1);
   if (s.arch != "gemma4") w.add_u32(a + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
   w.add_u32(a + "attention.head_count", static_cast<uint32_t>(s.n_head));
   w.add_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
@@ -497,6 +503,50 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
     w.add_tensor(name, {n}, kernels::GgmlType::F32, float_bytes(v));
   };
 
+  // A hybrid model's layer: a Gated DeltaNet or a gated full attention, then its FFN.
+  auto hybrid_layer = [&](const std::string& p, bool full_attention) {
+    norm(p + "attn_norm.weight");
+    if (!full_attention) {
+      matrix(p + "attn_qkv.weight", s.n_embd, ssm_channels);
+      matrix(p + "attn_gate.weight", s.n_embd, ssm_value);
+      if (s.arch == "qwen3next") {
+        matrix(p + "ssm_ba.weight", s.n_embd, 2 * s.ssm_v_heads);  // per key head: betas, alphas
+      } else {
+        matrix(p + "ssm_alpha.weight", s.n_embd, s.ssm_v_heads);
+        matrix(p + "ssm_beta.weight", s.n_embd, s.ssm_v_heads);
+      }
+      w.add_tensor_source(p + "ssm_conv1d.weight", {s.ssm_conv_kernel, ssm_channels}, kernels::GgmlType::F32,
+                          random_matrix(kernels::GgmlType::F32, s.ssm_conv_kernel, ssm_channels, seed++));
+      head_values(p + "ssm_dt.bias", s.ssm_v_heads, -0.5f, 0.5f);
+      head_values(p + "ssm_a", s.ssm_v_heads, -2.0f, -0.1f);
+      w.add_tensor(p + "ssm_norm.weight", {s.ssm_head_dim}, kernels::GgmlType::F32, near_ones(s.ssm_head_dim, seed++));
+      matrix(p + "ssm_out.weight", ssm_value, s.n_embd);
+    } else {
+      matrix(p + "attn_q.weight", s.n_embd, 2 * n_q);  // each head's query rows, then its gate rows
+      matrix(p + "attn_k.weight", s.n_embd, n_kv);
+      matrix(p + "attn_v.weight", s.n_embd, n_kv);
+      w.add_tensor(p + "attn_q_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
+      w.add_tensor(p + "attn_k_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
+      matrix(p + "attn_output.weight", n_q, s.n_embd);
+    }
+    norm(p + "post_attention_norm.weight");
+    if (s.n_expert > 0) {
+      w.add_tensor_source(p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, kernels::GgmlType::F32,
+                          random_matrix(kernels::GgmlType::F32, s.n_embd, s.n_expert, seed++));
+      matrix(p + "ffn_gate_exps.weight", s.n_embd, n_ff_expert, s.n_expert);
+      matrix(p + "ffn_up_exps.weight", s.n_embd, n_ff_expert, s.n_expert);
+      matrix(p + "ffn_down_exps.weight", n_ff_expert, s.n_embd, s.n_expert);
+      bias(p + "ffn_gate_inp_shexp.weight", s.n_embd);
+      matrix(p + "ffn_gate_shexp.weight", s.n_embd, s.n_ff_shared);
+      matrix(p + "ffn_up_shexp.weight", s.n_embd, s.n_ff_shared);
+      matrix(p + "ffn_down_shexp.weight", s.n_ff_shared, s.n_embd);
+      return;
+    }
+    matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
+    matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
+    matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
+  };
+
   matrix("token_embd.weight", s.n_embd, n_vocab);
   norm("output_norm.weight");
   const int64_t half_rot = head_dim / 2;
@@ -555,46 +605,7 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
       continue;
     }
     if (hybrid) {
-      norm(p + "attn_norm.weight");
-      if ((i + 1) % s.full_attn_interval != 0) {
-        matrix(p + "attn_qkv.weight", s.n_embd, ssm_channels);
-        matrix(p + "attn_gate.weight", s.n_embd, ssm_value);
-        if (s.arch == "qwen3next") {
-          matrix(p + "ssm_ba.weight", s.n_embd, 2 * s.ssm_v_heads);  // per key head: betas, alphas
-        } else {
-          matrix(p + "ssm_alpha.weight", s.n_embd, s.ssm_v_heads);
-          matrix(p + "ssm_beta.weight", s.n_embd, s.ssm_v_heads);
-        }
-        w.add_tensor_source(p + "ssm_conv1d.weight", {s.ssm_conv_kernel, ssm_channels}, kernels::GgmlType::F32,
-                            random_matrix(kernels::GgmlType::F32, s.ssm_conv_kernel, ssm_channels, seed++));
-        head_values(p + "ssm_dt.bias", s.ssm_v_heads, -0.5f, 0.5f);
-        head_values(p + "ssm_a", s.ssm_v_heads, -2.0f, -0.1f);
-        w.add_tensor(p + "ssm_norm.weight", {s.ssm_head_dim}, kernels::GgmlType::F32, near_ones(s.ssm_head_dim, seed++));
-        matrix(p + "ssm_out.weight", ssm_value, s.n_embd);
-      } else {
-        matrix(p + "attn_q.weight", s.n_embd, 2 * n_q);  // each head's query rows, then its gate rows
-        matrix(p + "attn_k.weight", s.n_embd, n_kv);
-        matrix(p + "attn_v.weight", s.n_embd, n_kv);
-        w.add_tensor(p + "attn_q_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
-        w.add_tensor(p + "attn_k_norm.weight", {head_dim}, kernels::GgmlType::F32, near_ones(head_dim, seed++));
-        matrix(p + "attn_output.weight", n_q, s.n_embd);
-      }
-      norm(p + "post_attention_norm.weight");
-      if (s.n_expert > 0) {
-        w.add_tensor_source(p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, kernels::GgmlType::F32,
-                            random_matrix(kernels::GgmlType::F32, s.n_embd, s.n_expert, seed++));
-        matrix(p + "ffn_gate_exps.weight", s.n_embd, n_ff_expert, s.n_expert);
-        matrix(p + "ffn_up_exps.weight", s.n_embd, n_ff_expert, s.n_expert);
-        matrix(p + "ffn_down_exps.weight", n_ff_expert, s.n_embd, s.n_expert);
-        bias(p + "ffn_gate_inp_shexp.weight", s.n_embd);
-        matrix(p + "ffn_gate_shexp.weight", s.n_embd, s.n_ff_shared);
-        matrix(p + "ffn_up_shexp.weight", s.n_embd, s.n_ff_shared);
-        matrix(p + "ffn_down_shexp.weight", s.n_ff_shared, s.n_embd);
-        continue;
-      }
-      matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
-      matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
-      matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
+      hybrid_layer(p, (i + 1) % s.full_attn_interval == 0);
       continue;
     }
     if (!olmo2) norm(p + "attn_norm.weight");
@@ -660,6 +671,14 @@ Status write_random_model(const RandomModelSpec& spec, const std::string& output
       matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
       matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
     }
+  }
+  if (s.mtp) {
+    const std::string p = "blk." + std::to_string(s.n_layer) + ".";
+    hybrid_layer(p, true);
+    matrix(p + "nextn.eh_proj.weight", 2 * s.n_embd, s.n_embd);
+    w.add_tensor(p + "nextn.enorm.weight", {s.n_embd}, kernels::GgmlType::F32, near_ones(s.n_embd, seed++));
+    w.add_tensor(p + "nextn.hnorm.weight", {s.n_embd}, kernels::GgmlType::F32, near_ones(s.n_embd, seed++));
+    w.add_tensor(p + "nextn.shared_head_norm.weight", {s.n_embd}, kernels::GgmlType::F32, near_ones(s.n_embd, seed++));
   }
   return w.write(output_path);
 }

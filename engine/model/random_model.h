@@ -55,6 +55,9 @@ struct RandomModelShape {
   int64_t ssm_head_dim = 0;
   int64_t ssm_conv_kernel = 4;
   int64_t full_attn_interval = 4;
+  // qwen35, qwen35moe: a multi-token-prediction block after the layers (nextn_predict_layers 1:
+  // a full-attention layer and the nextn.eh_proj, enorm and hnorm tensors), when true.
+  bool mtp = false;
   // gemma4: the window layers (swa_period: every swa_period-th layer is full) have heads of
   // head_dim_swa; the full layers rotate rope_partial_full of their dims (the rest get rope_freqs
   // factors of 1e30); the last n_kv_shared layers store no KV and have FFNs twice as wide; each

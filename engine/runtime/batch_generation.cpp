@@ -33,8 +33,14 @@ Status validate(const GenerateRequest& request) {
   return Status::ok();
 }
 
-// The draft source fits `model`: a draft model of its vocabulary, a layer count it has.
-Status check_draft_source(const DraftOptions& draft, const Model& model) {
+// The draft source fits `model`: a draft model of its vocabulary, a layer count it has, an MTP
+// block the executor runs.
+Status check_draft_source(const DraftOptions& draft, const Model& model, const ForwardExecutor& executor) {
+  if (draft.source == DraftSource::Mtp && !executor.drafts_mtp()) {
+    return Status::error(model.config().has_mtp()
+                             ? "drafting with the model's MTP layers needs the session made for it (--draft-mtp)"
+                             : "this model has no multi-token-prediction layers to draft with");
+  }
   if (draft.source == DraftSource::Model) return check_draft_vocabulary(draft.model->model(), model);
   if (draft.source == DraftSource::LayerSkip && (draft.layers < 1 || draft.layers > model.config().n_layer)) {
     return Status::error("layer-skip drafts run through 1 to " + std::to_string(model.config().n_layer) +
@@ -89,7 +95,7 @@ Status BatchGeneration::add(const GenerateRequest& request, OnToken on_token, On
   INFERSCOPE_RETURN_IF_ERROR(validate(request));
   if (free_slots_.empty()) return Status::error("every slot of the batch is taken");
   const Model& model = *context_.model;
-  INFERSCOPE_RETURN_IF_ERROR(check_draft_source(request.draft, model));
+  INFERSCOPE_RETURN_IF_ERROR(check_draft_source(request.draft, model, *context_.executor));
   const Tokenizer& tok = model.tokenizer();
   auto sampler = Sampler::create(request.sampling, static_cast<int32_t>(model.config().n_vocab));
   if (!sampler) return sampler.status();
@@ -182,6 +188,7 @@ Result<std::vector<int32_t>> BatchGeneration::propose_draft(Sequence& seq) {
   const int64_t length = std::min<int64_t>({seq.draft_length, room, left});
   if (length <= 0) return std::vector<int32_t>{};
   if (options.source == DraftSource::LayerSkip) return self_draft(seq, length);
+  if (options.source == DraftSource::Mtp) return mtp_draft(seq, length);
   std::vector<int32_t> context = seq.result.prompt_token_ids;
   context.insert(context.end(), seq.result.token_ids.begin(), seq.result.token_ids.end());
   if (options.source == DraftSource::Lookup) return lookup_draft(context, kMaxNgram, static_cast<int>(length));
@@ -203,6 +210,29 @@ Result<std::vector<int32_t>> BatchGeneration::self_draft(const Sequence& seq, in
     if (!forwarded) {
       executor.truncate(seq.slot, kv_before);
       return forwarded;
+    }
+    token = argmax_logit(draft_logits_);
+    draft.push_back(token);
+    if (is_stop_token(tok, seq.request, token)) break;
+  }
+  executor.truncate(seq.slot, kv_before);
+  return draft;
+}
+
+// Greedy tokens from the model's MTP block, the first predicted after `seq`'s last token, each
+// fed back for the next. Their positions hold the block's KV only, so they leave the slot
+// again (the recurrent state never saw them).
+Result<std::vector<int32_t>> BatchGeneration::mtp_draft(const Sequence& seq, int64_t length) {
+  ForwardExecutor& executor = *context_.executor;
+  const Tokenizer& tok = context_.model->tokenizer();
+  const int64_t kv_before = executor.kv_length(seq.slot);
+  draft_logits_.resize(seq.logits.size());
+  std::vector<int32_t> draft;
+  for (int32_t token = seq.next; static_cast<int64_t>(draft.size()) < length;) {
+    const Status drafted = executor.draft_mtp(seq.slot, token, draft.empty(), draft_logits_.data());
+    if (!drafted) {
+      executor.truncate(seq.slot, kv_before);
+      return drafted;
     }
     token = argmax_logit(draft_logits_);
     draft.push_back(token);

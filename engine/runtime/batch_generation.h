@@ -56,6 +56,7 @@ class BatchGeneration {
   Status sample(Sequence& seq);
   Result<std::vector<int32_t>> propose_draft(Sequence& seq);
   Result<std::vector<int32_t>> self_draft(const Sequence& seq, int64_t length);
+  Result<std::vector<int32_t>> mtp_draft(const Sequence& seq, int64_t length);
   Status speculative_step(Sequence& seq, std::span<const int32_t> draft, std::chrono::steady_clock::time_point started);
   static void pause_failing_drafts(Sequence& seq, size_t accepted);
   void finish(Sequence& seq);
@@ -68,7 +69,7 @@ class BatchGeneration {
   std::vector<std::unique_ptr<Sequence>> sequences_;  // in the order they were added
   std::vector<int> free_slots_;                        // highest first: the lowest is taken next
   std::vector<float> verify_logits_;                   // a speculative step's [1 + draft][n_vocab], reused
-  std::vector<float> draft_logits_;                    // a self-draft's [n_vocab], reused
+  std::vector<float> draft_logits_;                    // a self-draft's or MTP draft's [n_vocab], reused
 };
 
 }  // namespace inferscope

@@ -21,6 +21,8 @@ enum class DraftSource {
   Lookup,     // the context's own continuation of its last tokens (engine/sampling/lookup_draft.h)
   Model,      // a smaller model with the same vocabulary, greedy (DraftOptions::model)
   LayerSkip,  // the target model itself through its first DraftOptions::layers layers, greedy
+  Mtp,        // the model's own multi-token-prediction block, greedy (a session made with
+              // SessionOptions::mtp: ForwardExecutor::draft_mtp)
 };
 
 // Speculative decoding (BatchGeneration, while the sequence runs alone): the target model

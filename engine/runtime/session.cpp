@@ -83,6 +83,16 @@ Status Session::ensure_slots(int n_slots) {
   return Status::ok();
 }
 
+// A forward pass that runs the model's MTP block, made the first time a reply drafts with it
+// (the KV cache starts empty); a model without the block, or a backend that cannot run it,
+// keeps the pass it has, and the reply is refused with the reason.
+Status Session::enable_mtp() {
+  if (options_.mtp || !model_->config().has_mtp()) return Status::ok();
+  SessionOptions with_mtp = options_;
+  with_mtp.mtp = true;
+  return recreate_executor(with_mtp);
+}
+
 Result<std::unique_ptr<ForwardExecutor>> Session::create_executor(int n_slots) {
   ForwardOptions fo;
   fo.n_ctx = options_.n_ctx;
@@ -95,6 +105,7 @@ Result<std::unique_ptr<ForwardExecutor>> Session::create_executor(int n_slots) {
   fo.kv_sinks = options_.cache.kv_sinks;
   fo.on_upload_progress = options_.on_upload_progress;
   fo.host_threads = pool_.get();
+  fo.mtp = options_.mtp;
   return ForwardPass::open(model_, options_.backend, fo);
 }
 
@@ -162,6 +173,7 @@ Result<GenerateResult> Session::generate(const GenerateRequest& request,
   if (request.top_logprobs < 0) return Status::error("top logprobs must be >= 0");
   INFERSCOPE_RETURN_IF_ERROR(request.sampling.validate());
   if (request.beam_width > 1) return generate_beam(request, on_token);
+  if (request.draft.source == DraftSource::Mtp) INFERSCOPE_RETURN_IF_ERROR(enable_mtp());
   auto results = generate_batch(std::span(&request, 1), [&](size_t, const TokenEvent& event) {
     return !on_token || on_token(event);
   });

@@ -30,6 +30,10 @@ struct SessionOptions {
   KvTypes kv_types;       // storage types of the KV cache's K and V (f16 unless chosen)
   CachePolicy cache;      // paging, the prefix cache, the window (set_cache_policy changes it)
   BackendChoice backend;  // CPU unless chosen; a device of another backend runs the whole forward pass
+  // The model's MTP block runs beside it, so replies can draft with it (DraftSource::Mtp;
+  // ForwardOptions::mtp): one more KV layer, and the block's work on every position. A reply
+  // that drafts with it turns it on too.
+  bool mtp = false;
   std::function<void(double)> on_upload_progress;  // see ForwardOptions
 };
 
@@ -93,6 +97,7 @@ class Session {
   Status ensure_slots(int n_slots);
   Status recreate_executor(const SessionOptions& changed);
   Result<std::unique_ptr<ForwardExecutor>> create_executor(int n_slots);
+  Status enable_mtp();
   Result<GenerateResult> generate_beam(const GenerateRequest& request,
                                        const std::function<bool(const TokenEvent&)>& on_token);
 

@@ -36,6 +36,7 @@ struct Drafting {
       case DraftSource::Lookup: return "lookup" + length;
       case DraftSource::Model: return "draft model " + model_file + length;
       case DraftSource::LayerSkip: return "first " + std::to_string(layers) + " layers" + length;
+      case DraftSource::Mtp: return "MTP layers" + length;
       case DraftSource::None: break;
     }
     return "none";

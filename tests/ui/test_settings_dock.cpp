@@ -113,6 +113,9 @@ TEST(SettingsDock, TheSpeculativeDraftShowsTheRowsOfItsSource) {
   EXPECT_EQ(rec.sampling.back().draftSource, DraftSource::LayerSkip);
   EXPECT_EQ(rec.sampling.back().draftLayers, 3);
   EXPECT_EQ(rec.sampling.back().draftModelPath, QStringLiteral("/models/small.gguf")) << "kept for later";
+  source->setCurrentIndex(source->findData(static_cast<int>(DraftSource::Mtp)));
+  EXPECT_EQ(shown(), (std::vector<bool>{true, false, false})) << "the model's own MTP layers: a length only";
+  EXPECT_EQ(rec.sampling.back().draftSource, DraftSource::Mtp);
   SamplingSettings lookup;
   lookup.draftSource = DraftSource::Lookup;
   dock.applySampling(lookup);
@@ -128,6 +131,8 @@ TEST(SamplingJson, RoundTripsTheDraftAndReadsTheLookupLengthOfOlderPresets) {
   s.draftMax = 5;
   s.draftModelPath = QStringLiteral("/models/small model.gguf");
   s.draftLayers = 7;
+  EXPECT_EQ(samplingFromJson(samplingToJson(s)), s);
+  s.draftSource = DraftSource::Mtp;
   EXPECT_EQ(samplingFromJson(samplingToJson(s)), s);
   const auto older = samplingFromJson(QStringLiteral("{\"temperature\":0.5,\"draft_lookup\":6}"));
   ASSERT_TRUE(older);

@@ -52,10 +52,12 @@ void SamplingForm::addDraftRows() {
   m_draftSource->addItem(tr("prompt lookup"), static_cast<int>(DraftSource::Lookup));
   m_draftSource->addItem(tr("draft model"), static_cast<int>(DraftSource::Model));
   m_draftSource->addItem(tr("layer skip"), static_cast<int>(DraftSource::LayerSkip));
+  m_draftSource->addItem(tr("the model's own MTP layers"), static_cast<int>(DraftSource::Mtp));
   m_draftSource->setToolTip(tr("Speculative decoding: tokens are drafted, then checked by the model in one step;\n"
                                "the reply is the same. Prompt lookup drafts text that repeats the conversation,\n"
                                "a draft model is a smaller model with the same vocabulary, layer skip drafts with\n"
-                               "the model's own first layers."));
+                               "the model's own first layers, MTP with the multi-token-prediction layers some\n"
+                               "models (Qwen3.5) carry."));
   connect(m_draftSource, &QComboBox::currentIndexChanged, this, [this] {
     showDraftRows();
     emitChanged();

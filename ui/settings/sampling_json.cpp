@@ -10,11 +10,12 @@ namespace inferscope::ui {
 namespace {
 
 // DraftSource as a preset stores it.
-constexpr std::array<std::pair<DraftSource, const char*>, 4> kDraftSourceNames{{
+constexpr std::array<std::pair<DraftSource, const char*>, 5> kDraftSourceNames{{
     {DraftSource::None, "none"},
     {DraftSource::Lookup, "lookup"},
     {DraftSource::Model, "model"},
     {DraftSource::LayerSkip, "layer_skip"},
+    {DraftSource::Mtp, "mtp"},
 }};
 
 QString draftSourceName(DraftSource source) {

@@ -173,6 +173,30 @@ Status CpuOps::mul_columns(Act dst, Act src, int64_t src_col0, int64_t n, int64_
   return Status::ok();
 }
 
+Status CpuOps::carry_hidden(Act in, const Chunk& chunk, bool keep_last, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  const int64_t E = model_->config().n_embd;
+  float* out = act(Act::MtpHidden);
+  const float* rows = act(in);
+  int64_t row0 = 0;
+  for (const ChunkSpan& span : chunk.spans) {
+    float* carried = state(span.slot) + plan_.recurrent.carry_offset();
+    if (span.pos0 == 0) std::fill_n(carried, E, 0.0f);
+    std::copy_n(carried, E, out + row0 * E);
+    if (span.n > 1) std::copy_n(rows + row0 * E, (span.n - 1) * E, out + (row0 + 1) * E);
+    if (keep_last) std::copy_n(rows + (row0 + span.n - 1) * E, E, carried);
+    row0 += span.n;
+  }
+  return Status::ok();
+}
+
+Status CpuOps::copy_columns(Act dst, int64_t dst_col0, Act src, int64_t n, int64_t width, OpLabel label) {
+  ScopedOpTimer timer(profile(), label.kind, label.layer);
+  const int64_t stride = plan_.acts[dst].width;
+  for (int64_t t = 0; t < n; ++t) std::copy_n(act(src) + t * width, width, act(dst) + t * stride + dst_col0);
+  return Status::ok();
+}
+
 Status CpuOps::rms_norm(Act in, int64_t in_row0, const WeightVector& w, Act out, int64_t n, Feeds, OpLabel label) {
   ScopedOpTimer timer(profile(), label.kind, label.layer);
   const ModelConfig& c = model_->config();
