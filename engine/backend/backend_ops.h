@@ -101,6 +101,11 @@ struct Chunk {
   // Not None: the MTP block alone, through layer config.mtp_layer() of the KV cache, its
   // logits from the block's head (the rows' positions then hold that layer's KV only).
   MtpDraft mtp_draft = MtpDraft::None;
+  // A verification of one span (batch_invariant) in a pass with row states
+  // (plan.recurrent.n_row_states): every op that moves a recurrent state (ssm_conv, delta_net,
+  // carry_hidden) also leaves the state after each of the chunk's first n_row_states rows in
+  // state plan.recurrent.row_state(row).
+  bool keep_row_states = false;
 };
 
 // What a model needs on a backend's device, for the fit check before anything is uploaded.

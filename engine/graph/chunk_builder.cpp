@@ -58,7 +58,7 @@ Result<Chunk> ChunkBuilder::next(std::span<PendingSequence> pending, float* all_
     destinations_.push_back(p.logits);
   }
   Chunk chunk{spans_, static_cast<int64_t>(tokens_.size()), static_cast<int64_t>(destinations_.size()), nullptr,
-              shape.n_layers, shape.batch_invariant, shape.mtp_draft};
+              shape.n_layers, shape.batch_invariant, shape.mtp_draft, shape.keep_row_states};
   if (all_logits) {
     chunk.n_logits = chunk.n;
     chunk.logits = all_logits + static_cast<int64_t>(pending[0].done) * output_width_;

@@ -28,11 +28,13 @@ struct PendingSequence {
 };
 
 // How a forward call's chunks run: through the first n_layers layers, batch-invariant or not,
-// or the MTP block alone (Chunk::n_layers, Chunk::batch_invariant, Chunk::mtp_draft).
+// or the MTP block alone, keeping row states or not (Chunk::n_layers, batch_invariant,
+// mtp_draft, keep_row_states).
 struct CallShape {
   int64_t n_layers = 0;
   bool batch_invariant = false;
   MtpDraft mtp_draft = MtpDraft::None;
+  bool keep_row_states = false;
 };
 
 class ChunkBuilder {

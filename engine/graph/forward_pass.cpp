@@ -160,8 +160,14 @@ Status ForwardPass::verify(int slot, std::span<const int32_t> tokens, float* log
   INFERSCOPE_RETURN_IF_ERROR(check_input(std::span(&sequence, 1), n_layer));
   INFERSCOPE_RETURN_IF_ERROR(catch_up(slot));
   if (states_ && !slots_->shifted(slot)) INFERSCOPE_RETURN_IF_ERROR(states_->save(slot, slots_->tokens(slot)));
+  const int64_t pos0 = slots_->length(slot);
+  const bool keep_rows = plan_.recurrent.n_row_states > 0 && static_cast<int64_t>(tokens.size()) <= plan_.max_batch;
   PendingSequence pending{slot, tokens, nullptr};
-  return run_sequences(std::span(&pending, 1), logits, {n_layer, true});
+  INFERSCOPE_RETURN_IF_ERROR(run_sequences(std::span(&pending, 1), logits, {n_layer, true, MtpDraft::None, keep_rows}));
+  if (keep_rows) {
+    row_states_ = {slot, pos0, std::min<int64_t>(static_cast<int64_t>(tokens.size()), plan_.recurrent.n_row_states)};
+  }
+  return Status::ok();
 }
 
 Status ForwardPass::forward_layers(int slot, std::span<const int32_t> tokens, int64_t n_layers, float* logits) {
@@ -219,7 +225,8 @@ Status ForwardPass::forward_batch(std::span<const SequenceTokens> sequences) {
 }
 
 // Also refuses a call through more layers than a self-draft's positions of the slot hold.
-Status ForwardPass::check_input(std::span<const SequenceTokens> sequences, int64_t n_layers) const {
+Status ForwardPass::check_input(std::span<const SequenceTokens> sequences, int64_t n_layers) {
+  row_states_ = {};  // a call moves the states on: the last verification's no longer follow its slot
   const ModelConfig& c = model_->config();
   std::vector<bool> seen(static_cast<size_t>(n_slots()));
   for (const SequenceTokens& s : sequences) {
@@ -315,6 +322,7 @@ void ForwardPass::truncate(int slot, int64_t length) {
   }
   draft_from = -1;
   if (!states_) return slots_->truncate(slot, length);
+  if (restore_row_state(slot, length)) return;
   std::vector<int32_t>& replay = states_->replay(slot);
   std::vector<int32_t> all(slots_->tokens(slot).begin(), slots_->tokens(slot).end());
   all.insert(all.end(), replay.begin(), replay.end());
@@ -327,6 +335,20 @@ void ForwardPass::truncate(int slot, int64_t length) {
   if (!states_->restore(back, slot)) back = {};
   slots_->truncate(slot, back.length);
   replay.assign(all.begin() + back.length, all.begin() + length);
+}
+
+// Back to a position within the last verification of `slot` that has a row state: that state,
+// the KV rows after the position dropped, nothing replayed.
+bool ForwardPass::restore_row_state(int slot, int64_t length) {
+  const RowStates held = row_states_;
+  row_states_ = {};
+  const int64_t row = length - held.pos0 - 1;
+  if (held.slot != slot || row < 0 || row >= held.rows || length > slots_->length(slot)) return false;
+  const StateCopy copy{plan_.recurrent.row_state(row), slot};
+  if (!ops_->recurrent_copy(std::span(&copy, 1))) return false;
+  slots_->truncate(slot, length);
+  states_->replay(slot).clear();
+  return true;
 }
 
 int64_t ForwardPass::reuse_prefix(int slot, std::span<const int32_t> tokens) {

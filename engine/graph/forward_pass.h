@@ -100,7 +100,7 @@ class ForwardPass : public ForwardExecutor {
   static Status check_mtp(const Model& model, const BackendOps& ops);
   Status fit_check();
   Status warm_up();
-  Status check_input(std::span<const SequenceTokens> sequences, int64_t n_layers) const;
+  Status check_input(std::span<const SequenceTokens> sequences, int64_t n_layers);
   Status check_encoder_input(int slot, size_t n, bool all_logits) const;
   Status run_sequences(std::span<PendingSequence> pending, float* all_logits, CallShape shape);
   Status run_chunk(const Chunk& chunk, std::span<const int32_t> tokens);
@@ -124,6 +124,15 @@ class ForwardPass : public ForwardExecutor {
   // Per slot: the first position an MTP draft appended (its rows hold the block's KV only), or
   // -1; truncate() back to it leaves the recurrent state alone.
   std::vector<int64_t> mtp_draft_from_;
+  // The last verification's row states (plan.recurrent.n_row_states): its slot (-1: none held),
+  // the position of its first row, and how many rows have one.
+  struct RowStates {
+    int slot = -1;
+    int64_t pos0 = 0;
+    int64_t rows = 0;
+  };
+  RowStates row_states_;
+  bool restore_row_state(int slot, int64_t length);
 };
 
 }  // namespace inferscope

@@ -4,7 +4,8 @@
 // convolution's last conv_kernel - 1 inputs ([conv_kernel - 1][channels], oldest first) and each
 // value head's matrix ([n_v_heads][head_dim values][head_dim keys]), F32. Backends own the
 // storage: states 0 .. n_slots - 1 are the slots', then n_checkpoints copies kept for going back
-// (engine/graph/recurrent_states.h) and, with several slots, one spare for beams that swap. A span starting at position 0
+// (engine/graph/recurrent_states.h), with several slots one spare for beams that swap, then
+// the states after a verification's rows (n_row_states). A span starting at position 0
 // starts from a zero state, any other continues its slot's state (engine/backend/backend_ops.h).
 #pragma once
 
@@ -25,6 +26,11 @@ struct RecurrentLayout {
   // with, the normalized last hidden state of the slot's last position ([n_embd] after the
   // layers' states; zero for a state at position 0). It goes back and forks with the rest.
   int64_t carry_floats = 0;
+  // States kept after each of a speculative verification's first rows (Chunk::keep_row_states):
+  // going back to a verified position then restores one instead of replaying tokens. A pass that
+  // drafts with its MTP block keeps kVerifyRowStates of them; others none.
+  int n_row_states = 0;
+  static constexpr int kVerifyRowStates = 4;
 
   // Every recurrent layer of `recurrent_layer` (ModelConfig::recurrent_layer): a state per slot,
   // and a checkpoint per slot and one more (a state is large: Qwen3.5-35B-A3B's is 63 MiB; the
@@ -38,8 +44,12 @@ struct RecurrentLayout {
   }
 
   bool empty() const { return n_recurrent == 0; }
-  int n_states() const { return empty() ? 0 : n_slots + n_checkpoints + (n_slots > 1 ? 1 : 0); }
+  int n_states() const { return empty() ? 0 : n_slots + n_checkpoints + (n_slots > 1 ? 1 : 0) + n_row_states; }
   int spare_state() const { return n_slots + n_checkpoints; }  // with several slots
+  // The state after a verification's row `row` (< n_row_states).
+  int row_state(int64_t row) const {
+    return n_slots + n_checkpoints + (n_slots > 1 ? 1 : 0) + static_cast<int>(row);
+  }
   int64_t floats_per_state() const { return carry_offset() + carry_floats; }
   int64_t carry_offset() const { return n_recurrent * (conv_floats + matrix_floats); }
   uint64_t bytes_per_state() const { return static_cast<uint64_t>(floats_per_state()) * sizeof(float); }

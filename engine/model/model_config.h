@@ -218,11 +218,15 @@ struct ModelConfig {
   // layer too, after the others.
   KvRowShape kv_rows(bool with_mtp = false) const;
   // The recurrent layers' states for n_slots sequence slots (empty but for a hybrid model);
-  // with_mtp, each state carries the MTP block's input row too.
+  // with_mtp, each state carries the MTP block's input row too, and a verification's rows keep
+  // theirs (RecurrentLayout::n_row_states).
   RecurrentLayout recurrent_states(int n_slots, bool with_mtp = false) const {
     RecurrentLayout r =
         RecurrentLayout::for_layers(recurrent_layer, delta_net.conv_floats(), delta_net.matrix_floats(), n_slots);
-    if (with_mtp) r.carry_floats = n_embd;
+    if (with_mtp && !r.empty()) {
+      r.carry_floats = n_embd;
+      r.n_row_states = RecurrentLayout::kVerifyRowStates;
+    }
     return r;
   }
   bool is_encoder() const { return arch == Architecture::Bert; }

@@ -87,7 +87,7 @@ TEST(Cli, GenerateRefusesADraftModelOfAnotherVocabularyAndTwoDraftSources) {
   EXPECT_NE(other.err.find("32000 and 512 tokens"), std::string::npos) << other.err;
   CliRun two = run_cli("generate --max-tokens 4 --draft-lookup 4 --draft-layers 2");
   EXPECT_NE(two.exit_code, 0);
-  EXPECT_NE(two.err.find("choose one of --draft-lookup, --draft-model and --draft-layers"), std::string::npos) << two.err;
+  EXPECT_NE(two.err.find("choose one of --draft-lookup, --draft-model, --draft-layers and --draft-mtp"), std::string::npos) << two.err;
   CliRun deep = run_cli("generate --max-tokens 4 --draft-layers 9");
   EXPECT_NE(deep.exit_code, 0);
   EXPECT_NE(deep.err.find("1 to 5 layers"), std::string::npos) << deep.err;

@@ -92,9 +92,10 @@ TEST(MtpDrafting, TheBlockDraftsAsLlamaCppDoes) {
   EXPECT_EQ(argmax(), target_steps->steps.at(1));
 }
 
-// Drafts, verifications and the rollbacks after them (all rejected, or one token kept) leave
-// the block's KV rows and carried row as one pass over the kept tokens leaves them: the next
-// draft's logits are a fresh pass's.
+// Drafts, verifications and the rollbacks after them (all rejected, one token kept, or four of
+// five, past the verification's row states: replayed) leave the recurrent states, the block's
+// KV rows and its carried row as one pass over the kept tokens leaves them: the next draft's
+// logits are a fresh pass's. Going back within the row states replays nothing.
 TEST(MtpDrafting, RollbacksLeaveTheBlockAsAFreshPassWould) {
   auto model = load_reference_model(kReference);
   ASSERT_TRUE(model);
@@ -110,19 +111,25 @@ TEST(MtpDrafting, RollbacksLeaveTheBlockAsAFreshPassWould) {
   std::vector<int32_t> held = {1, 403, 407, 261, 378};
   ASSERT_TRUE((*stepped)->forward(0, held, false, logits.data()));
   int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.begin() + n_vocab) - logits.begin());
+  const uint64_t calls_before = (*stepped)->counters().forward_calls;
+  logits.resize(6 * n_vocab);
   for (int step = 0; step < 12; ++step) {
     const int64_t before = (*stepped)->kv_length(0);
     ASSERT_TRUE((*stepped)->draft_mtp(0, next, true, draft.data()));
     ASSERT_TRUE((*stepped)->draft_mtp(0, 17, false, draft.data()));
     (*stepped)->truncate(0, before);
-    const int32_t tokens[] = {next, 40 + step, 90 + step};
+    const bool past_row_states = step % 4 == 3;
+    std::vector<int32_t> tokens = {next, 40 + step, 90 + step};
+    if (past_row_states) tokens.insert(tokens.end(), {20, 21, 22});
     ASSERT_TRUE((*stepped)->verify(0, tokens, logits.data()));
-    const int64_t kept = 1 + step % 2;  // every other step keeps one drafted token
+    const int64_t kept = past_row_states ? 5 : 1 + step % 2;
     (*stepped)->truncate(0, before + kept);
-    held.insert(held.end(), tokens, tokens + kept);
+    held.insert(held.end(), tokens.begin(), tokens.begin() + kept);
     const float* row = logits.data() + static_cast<size_t>(kept - 1) * n_vocab;
     next = static_cast<int32_t>(std::max_element(row, row + n_vocab) - row);
   }
+  // Three calls a step, and the replays of steps 3 and 7 (step 11's comes at the next call).
+  EXPECT_EQ((*stepped)->counters().forward_calls - calls_before, 3u * 12 + 2);
   std::vector<float> expected(n_vocab);
   ASSERT_TRUE((*fresh)->forward(0, held, false, logits.data()));
   ASSERT_TRUE((*fresh)->draft_mtp(0, next, true, expected.data()));

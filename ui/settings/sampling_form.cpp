@@ -52,7 +52,9 @@ void SamplingForm::addDraftRows() {
   m_draftSource->addItem(tr("prompt lookup"), static_cast<int>(DraftSource::Lookup));
   m_draftSource->addItem(tr("draft model"), static_cast<int>(DraftSource::Model));
   m_draftSource->addItem(tr("layer skip"), static_cast<int>(DraftSource::LayerSkip));
-  m_draftSource->addItem(tr("the model's own MTP layers"), static_cast<int>(DraftSource::Mtp));
+  m_draftSource->addItem(tr("MTP layers"), static_cast<int>(DraftSource::Mtp));
+  m_draftSource->setItemData(m_draftSource->count() - 1, tr("The model's own multi-token-prediction layers"),
+                             Qt::ToolTipRole);
   m_draftSource->setToolTip(tr("Speculative decoding: tokens are drafted, then checked by the model in one step;\n"
                                "the reply is the same. Prompt lookup drafts text that repeats the conversation,\n"
                                "a draft model is a smaller model with the same vocabulary, layer skip drafts with\n"

@@ -185,6 +185,9 @@ Status CpuOps::carry_hidden(Act in, const Chunk& chunk, bool keep_last, OpLabel 
     std::copy_n(carried, E, out + row0 * E);
     if (span.n > 1) std::copy_n(rows + row0 * E, (span.n - 1) * E, out + (row0 + 1) * E);
     if (keep_last) std::copy_n(rows + (row0 + span.n - 1) * E, E, carried);
+    for (int64_t r = 0; chunk.keep_row_states && r < std::min<int64_t>(span.n, plan_.recurrent.n_row_states); ++r) {
+      std::copy_n(rows + (row0 + r) * E, E, state(plan_.recurrent.row_state(r)) + plan_.recurrent.carry_offset());
+    }
     row0 += span.n;
   }
   return Status::ok();
@@ -558,6 +561,9 @@ Status CpuOps::ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& k
   for (const ChunkSpan& span : chunk.spans) {
     float* state = conv_state(span.slot, layer);
     if (span.pos0 == 0) std::fill_n(state, plan_.recurrent.conv_floats, 0.0f);
+    if (chunk.keep_row_states) {
+      keep_conv_row_states(layer, state, x, std::min<int64_t>(span.n, plan_.recurrent.n_row_states), channels, taps - 1);
+    }
     pool_.run([&](int ith, int nth) {
       const int64_t c0 = channels * ith / nth, c1 = channels * (ith + 1) / nth;
       kernels::causal_conv_silu(x, span.n, channels, weights, taps, state, c0, c1);
@@ -565,6 +571,20 @@ Status CpuOps::ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& k
     x += span.n * channels;
   }
   return Status::ok();
+}
+
+// Before the convolution: the state after each of the first `rows` rows, the last `kept` inputs
+// of the state's then the rows' ([kept][channels], oldest first).
+void CpuOps::keep_conv_row_states(int64_t layer, const float* state, const float* inputs, int64_t rows,
+                                  int64_t channels, int64_t kept) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* out = conv_state(plan_.recurrent.row_state(r), layer);
+    for (int64_t j = 0; j < kept; ++j) {
+      const int64_t at = r + 1 + j;  // in the state's rows, then the inputs'
+      const float* from = at < kept ? state + at * channels : inputs + (at - kept) * channels;
+      std::copy_n(from, channels, out + j * channels);
+    }
+  }
 }
 
 // The chunk's q, k, decays and updates made ready at once; then each span's rows, its value
@@ -597,7 +617,9 @@ Status CpuOps::delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeight
                                              alpha + row0 * H + h, beta + row0 * H + h, H,
                                              act(Act::Attn) + row0 * d.value_dim() + h * hd, d.value_dim()};
         float* state = states + h * hd * hd;
-        if (steps) {
+        if (chunk.keep_row_states) {
+          delta_net_keeping_row_states(layer, h, rows, span.n, state);
+        } else if (steps) {
           kernels::delta_net_steps(rows, span.n, hd, state);
         } else {
           kernels::delta_net_chunks(rows, span.n, hd, state, delta_net_scratch_.data() + ith * scratch);
@@ -607,6 +629,26 @@ Status CpuOps::delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeight
     row0 += span.n;
   }
   return Status::ok();
+}
+
+// One value head's rows one by one, its state after each of the first n_row_states left in
+// the row states.
+void CpuOps::delta_net_keeping_row_states(int64_t layer, int64_t head, const kernels::DeltaNetHeadRows& rows, int64_t n,
+                                          float* state) {
+  const int64_t hd = model_->config().delta_net.head_dim;
+  for (int64_t r = 0; r < n; ++r) {
+    kernels::DeltaNetHeadRows row = rows;
+    row.q += r * rows.stride;
+    row.k += r * rows.stride;
+    row.v += r * rows.stride;
+    row.g += r * rows.gb_stride;
+    row.beta += r * rows.gb_stride;
+    row.out += r * rows.out_stride;
+    kernels::delta_net_steps(row, 1, hd, state);
+    if (r < plan_.recurrent.n_row_states) {
+      std::copy_n(state, hd * hd, matrix_state(plan_.recurrent.row_state(r), layer) + head * hd * hd);
+    }
+  }
 }
 
 Status CpuOps::kv_copy(KvPool pool, std::span<const BlockCopy> copies) {

@@ -15,6 +15,7 @@
 #include "engine/core/thread_pool.h"
 #include "engine/kv/kv_cache.h"
 #include "engine/model/model.h"
+#include "kernels/cpu/delta_net.h"
 #include "kernels/cpu/llm_int8.h"
 #include "kernels/cpu/matmul.h"
 
@@ -101,6 +102,10 @@ class CpuOps : public BackendOps {
   // A slot's recurrent state in `layer` (RecurrentLayout): the convolution's inputs, then the
   // value heads' matrices; a state's layers follow each other.
   float* conv_state(int slot, int64_t layer);
+  void keep_conv_row_states(int64_t layer, const float* state, const float* inputs, int64_t rows, int64_t channels,
+                            int64_t kept);
+  void delta_net_keeping_row_states(int64_t layer, int64_t head, const kernels::DeltaNetHeadRows& rows, int64_t n,
+                                    float* state);
   float* state(int index) { return recurrent_states_.data() + index * plan_.recurrent.floats_per_state(); }
   float* matrix_state(int slot, int64_t layer) { return conv_state(slot, layer) + plan_.recurrent.conv_floats; }
 
