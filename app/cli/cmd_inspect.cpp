@@ -121,6 +121,11 @@ void print_text(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok,
                 "whatever the context)\n",
                 (long long)e.kv_layers, (long long)e.recurrent_layers, format_bytes(e.recurrent_bytes).c_str());
   }
+  if (e.mtp_draft_bytes > 0) {
+    std::printf("  MTP: %lld multi-token-prediction layer(s) after the others; drafting with them (generate "
+                "--draft-mtp) adds %s (a KV layer and the states kept after a verification's rows)\n",
+                (long long)e.mtp_layers, format_bytes(e.mtp_draft_bytes).c_str());
+  }
 }
 
 nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenizer* tok, const ChatTemplateInfo& chat,
@@ -156,6 +161,8 @@ nlohmann::json to_json(const gguf::File& f, const ModelConfig& c, const Tokenize
                           {"recurrent_layers", e.recurrent_layers},
                           {"shared_kv_layers", e.shared_kv_layers},
                           {"recurrent_bytes", e.recurrent_bytes},
+                          {"mtp_layers", e.mtp_layers},
+                          {"mtp_draft_bytes", e.mtp_draft_bytes},
                           {"scratch_bytes", e.scratch_bytes},
                           {"total_bytes", e.total_bytes()}};
   return j;

@@ -23,6 +23,12 @@ MemoryEstimate estimate_memory(const gguf::File& file, const ModelConfig& config
   e.recurrent_layers = states.n_recurrent;
   e.shared_kv_layers = config.n_kv_shared;
   e.recurrent_bytes = states.bytes();
+  e.mtp_layers = config.n_nextn;
+  if (config.has_mtp() && config.is_hybrid()) {
+    const KvLayout with_mtp =
+        KvLayout::for_model(config.kv_rows(true), n_ctx, 1, kv_types, kDefaultKvBlockSize, max_batch, true);
+    e.mtp_draft_bytes = with_mtp.bytes() - kv.bytes() + config.recurrent_states(1, true).bytes() - states.bytes();
+  }
   if (kv.has_window_pool()) {
     e.kv_window_layers = kv.layers_in(KvPool::Window);
     e.kv_window_positions = kv.window_blocks * kv.block_size;

@@ -29,6 +29,11 @@ struct MemoryEstimate {
   int64_t shared_kv_layers = 0;  // gemma4: layers reading an earlier layer's KV rows, storing none
   uint64_t recurrent_bytes = 0;
   uint64_t scratch_bytes = 0;
+  // A hybrid model's multi-token-prediction block (ModelConfig::n_nextn): what drafting with it
+  // adds (ForwardOptions::mtp): its KV layer and the states a verification keeps per row; not
+  // in total_bytes().
+  int64_t mtp_layers = 0;
+  uint64_t mtp_draft_bytes = 0;
 
   uint64_t total_bytes() const { return weights_bytes + kv_cache_bytes + recurrent_bytes + scratch_bytes; }
 };

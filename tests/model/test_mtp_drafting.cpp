@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/thread_pool.h"
+#include "engine/model/memory_estimate.h"
 #include "engine/runtime/session.h"
 #include "tests/support/cpu_forward_pass.h"
 #include "tests/support/reference_2026.h"
@@ -135,6 +136,26 @@ TEST(MtpDrafting, RollbacksLeaveTheBlockAsAFreshPassWould) {
   ASSERT_TRUE((*fresh)->draft_mtp(0, next, true, expected.data()));
   ASSERT_TRUE((*stepped)->draft_mtp(0, next, true, draft.data()));
   for (size_t i = 0; i < n_vocab; ++i) ASSERT_NEAR(draft[i], expected[i], 1e-3) << "token " << i;
+}
+
+// The estimate (inspect) says what drafting with the block adds, as a pass allocates it: its
+// KV layer and the verification's row states.
+TEST(MtpDrafting, TheEstimateSaysWhatDraftingAdds) {
+  auto model = load_reference_model(kReference);
+  ASSERT_TRUE(model);
+  ThreadPool threads(2);
+  ForwardOptions options;
+  options.n_ctx = 256;
+  options.max_batch = 16;
+  auto plain = cpu_forward_pass(model, threads, options);
+  options.mtp = true;
+  auto drafting = cpu_forward_pass(model, threads, options);
+  ASSERT_TRUE(plain && drafting);
+  const MemoryEstimate e = estimate_memory(model->file(), model->config(), 256, 2, 16);
+  EXPECT_EQ(e.mtp_layers, 1);
+  const ExecutorMemory a = (*plain)->memory(), b = (*drafting)->memory();
+  EXPECT_EQ(e.mtp_draft_bytes, b.kv_cache_bytes + b.recurrent_bytes - a.kv_cache_bytes - a.recurrent_bytes);
+  EXPECT_EQ(b.kv_cache_bytes - a.kv_cache_bytes, e.kv_cache_bytes / 2) << "one KV layer more, the model has two";
 }
 
 GenerateRequest request(DraftSource source, float temperature) {

@@ -107,6 +107,12 @@ void MemoryEstimateBox::updateEstimate() {
                                    "the checkpoints kept for reusing prompts and rolling back drafts")
                                     .arg(e.recurrent_layers)
                                     .arg(e.recurrent_layers + e.kv_layers));
+  if (e.mtp_draft_bytes > 0) {
+    m_recurrent->setToolTip(m_recurrent->toolTip() +
+                            tr(". Drafting with the model's MTP layers adds %1 MiB (their KV layer and the states "
+                               "kept after a verification's rows)")
+                                .arg(static_cast<double>(e.mtp_draft_bytes) / (1 << 20), 0, 'f', 1));
+  }
   showBytes(m_scratch, e.scratch_bytes);
   showBytes(m_total, e.total_bytes());
   m_scratch->setToolTip(m_scratch->toolTip() + tr(", for %n thread(s)", nullptr, m_threads));
