@@ -343,7 +343,7 @@ bool ForwardPass::restore_row_state(int slot, int64_t length) {
   const RowStates held = row_states_;
   row_states_ = {};
   const int64_t row = length - held.pos0 - 1;
-  if (held.slot != slot || row < 0 || row >= held.rows || length > slots_->length(slot)) return false;
+  if (held.slot != slot || row < 0 || row >= held.rows || length >= slots_->length(slot)) return false;
   const StateCopy copy{plan_.recurrent.row_state(row), slot};
   if (!ops_->recurrent_copy(std::span(&copy, 1))) return false;
   slots_->truncate(slot, length);

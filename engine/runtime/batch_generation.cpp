@@ -200,36 +200,31 @@ Result<std::vector<int32_t>> BatchGeneration::propose_draft(Sequence& seq) {
 // leave the slot again: the verification writes every layer of the ones it keeps.
 Result<std::vector<int32_t>> BatchGeneration::self_draft(const Sequence& seq, int64_t length) {
   ForwardExecutor& executor = *context_.executor;
-  const Tokenizer& tok = context_.model->tokenizer();
-  const int64_t kv_before = executor.kv_length(seq.slot);
-  draft_logits_.resize(seq.logits.size());
-  std::vector<int32_t> draft;
-  for (int32_t token = seq.next; static_cast<int64_t>(draft.size()) < length;) {
-    const Status forwarded =
-        executor.forward_layers(seq.slot, std::span(&token, 1), seq.request.draft.layers, draft_logits_.data());
-    if (!forwarded) {
-      executor.truncate(seq.slot, kv_before);
-      return forwarded;
-    }
-    token = argmax_logit(draft_logits_);
-    draft.push_back(token);
-    if (is_stop_token(tok, seq.request, token)) break;
-  }
-  executor.truncate(seq.slot, kv_before);
-  return draft;
+  return draft_in_slot(seq, length, [&](int32_t token, bool) {
+    return executor.forward_layers(seq.slot, std::span(&token, 1), seq.request.draft.layers, draft_logits_.data());
+  });
 }
 
-// Greedy tokens from the model's MTP block, the first predicted after `seq`'s last token, each
-// fed back for the next. Their positions hold the block's KV only, so they leave the slot
-// again (the recurrent state never saw them).
+// Greedy tokens from the model's MTP block, the first predicted after `seq`'s last token. Their
+// positions hold the block's KV only (the recurrent state never saw them).
 Result<std::vector<int32_t>> BatchGeneration::mtp_draft(const Sequence& seq, int64_t length) {
+  ForwardExecutor& executor = *context_.executor;
+  return draft_in_slot(seq, length, [&](int32_t token, bool first) {
+    return executor.draft_mtp(seq.slot, token, first, draft_logits_.data());
+  });
+}
+
+// Up to `length` greedy tokens that `step` (one token through the drafting part of the pass,
+// its logits into draft_logits_; first: the token is `seq`'s last) drafts in `seq`'s slot, each
+// fed back for the next; the positions they took leave the slot again.
+Result<std::vector<int32_t>> BatchGeneration::draft_in_slot(const Sequence& seq, int64_t length, const DraftStep& step) {
   ForwardExecutor& executor = *context_.executor;
   const Tokenizer& tok = context_.model->tokenizer();
   const int64_t kv_before = executor.kv_length(seq.slot);
   draft_logits_.resize(seq.logits.size());
   std::vector<int32_t> draft;
   for (int32_t token = seq.next; static_cast<int64_t>(draft.size()) < length;) {
-    const Status drafted = executor.draft_mtp(seq.slot, token, draft.empty(), draft_logits_.data());
+    const Status drafted = step(token, draft.empty());
     if (!drafted) {
       executor.truncate(seq.slot, kv_before);
       return drafted;

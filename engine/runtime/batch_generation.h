@@ -57,6 +57,8 @@ class BatchGeneration {
   Result<std::vector<int32_t>> propose_draft(Sequence& seq);
   Result<std::vector<int32_t>> self_draft(const Sequence& seq, int64_t length);
   Result<std::vector<int32_t>> mtp_draft(const Sequence& seq, int64_t length);
+  using DraftStep = std::function<Status(int32_t token, bool first)>;
+  Result<std::vector<int32_t>> draft_in_slot(const Sequence& seq, int64_t length, const DraftStep& step);
   Status speculative_step(Sequence& seq, std::span<const int32_t> draft, std::chrono::steady_clock::time_point started);
   static void pause_failing_drafts(Sequence& seq, size_t accepted);
   void finish(Sequence& seq);

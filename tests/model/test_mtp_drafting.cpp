@@ -31,6 +31,17 @@ std::shared_ptr<const Model> load_reference_model(const char* name) {
   return model ? *model : nullptr;
 }
 
+// A CPU pass over a context of n_ctx, with the MTP block or without.
+std::unique_ptr<ForwardPass> cpu_pass(std::shared_ptr<const Model> model, ThreadPool& threads, int64_t n_ctx, bool mtp) {
+  ForwardOptions options;
+  options.n_ctx = n_ctx;
+  options.max_batch = 16;
+  options.mtp = mtp;
+  auto fp = cpu_forward_pass(std::move(model), threads, options);
+  EXPECT_TRUE(fp) << fp.message();
+  return fp ? std::move(*fp) : nullptr;
+}
+
 nlohmann::json mtp_reference() {
   std::ifstream in(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/data/llama.cpp-2026/" + kReference + ".json");
   return nlohmann::json::parse(in).at("mtp");
@@ -56,14 +67,11 @@ TEST(MtpDrafting, TheBlockDraftsAsLlamaCppDoes) {
   const nlohmann::json ref = mtp_reference();
   const auto prompt = ref.at("prompt_ids").get<std::vector<int32_t>>();
   ThreadPool threads(2);
-  ForwardOptions options;
-  options.n_ctx = 256;
-  options.mtp = true;
-  auto fp = cpu_forward_pass(model, threads, options);
-  ASSERT_TRUE(fp) << fp.message();
+  auto fp = cpu_pass(model, threads, 256, true);
+  ASSERT_TRUE(fp);
   const size_t n_vocab = static_cast<size_t>(model->config().n_vocab);
   std::vector<float> logits(n_vocab);
-  ASSERT_TRUE((*fp)->forward(0, prompt, false, logits.data()));
+  ASSERT_TRUE(fp->forward(0, prompt, false, logits.data()));
   const auto argmax = [&] { return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin()); };
   int32_t token = argmax();
   ASSERT_EQ(token, ref.at("target_next").get<int32_t>());
@@ -72,7 +80,7 @@ TEST(MtpDrafting, TheBlockDraftsAsLlamaCppDoes) {
   for (size_t i = 0; i < steps.size(); ++i) {
     const auto& step = steps[i];
     ASSERT_EQ(token, step.at("token_in").get<int32_t>()) << "step " << i;
-    ASSERT_TRUE((*fp)->draft_mtp(0, token, i == 0, logits.data())) << "step " << i;
+    ASSERT_TRUE(fp->draft_mtp(0, token, i == 0, logits.data())) << "step " << i;
     const std::vector<double> lp = log_softmax(logits);
     for (const auto& pair : step.at("top")) {
       const auto id = pair.at(0).get<int32_t>();
@@ -81,15 +89,15 @@ TEST(MtpDrafting, TheBlockDraftsAsLlamaCppDoes) {
     token = argmax();
     EXPECT_EQ(token, step.at("argmax").get<int32_t>()) << "step " << i;
   }
-  EXPECT_EQ((*fp)->kv_length(0), static_cast<int64_t>(prompt.size() + steps.size()));
-  (*fp)->truncate(0, static_cast<int64_t>(prompt.size()));
-  EXPECT_EQ((*fp)->kv_length(0), static_cast<int64_t>(prompt.size()));
+  EXPECT_EQ(fp->kv_length(0), static_cast<int64_t>(prompt.size() + steps.size()));
+  fp->truncate(0, static_cast<int64_t>(prompt.size()));
+  EXPECT_EQ(fp->kv_length(0), static_cast<int64_t>(prompt.size()));
   // The model goes on from the prompt as if nothing had been drafted: its next step is the
   // reference's second greedy step.
   const auto target_steps = testing::load_reference_2026(kReference);
   ASSERT_TRUE(target_steps);
   int32_t next = ref.at("target_next").get<int32_t>();
-  ASSERT_TRUE((*fp)->forward(0, std::span(&next, 1), false, logits.data()));
+  ASSERT_TRUE(fp->forward(0, std::span(&next, 1), false, logits.data()));
   EXPECT_EQ(argmax(), target_steps->steps.at(1));
 }
 
@@ -101,40 +109,37 @@ TEST(MtpDrafting, RollbacksLeaveTheBlockAsAFreshPassWould) {
   auto model = load_reference_model(kReference);
   ASSERT_TRUE(model);
   ThreadPool threads(2);
-  ForwardOptions options;
-  options.n_ctx = 128;
-  options.mtp = true;
-  auto stepped = cpu_forward_pass(model, threads, options);
-  auto fresh = cpu_forward_pass(model, threads, options);
+  auto stepped = cpu_pass(model, threads, 128, true);
+  auto fresh = cpu_pass(model, threads, 128, true);
   ASSERT_TRUE(stepped && fresh);
   const size_t n_vocab = static_cast<size_t>(model->config().n_vocab);
   std::vector<float> logits(4 * n_vocab), draft(n_vocab);
   std::vector<int32_t> held = {1, 403, 407, 261, 378};
-  ASSERT_TRUE((*stepped)->forward(0, held, false, logits.data()));
+  ASSERT_TRUE(stepped->forward(0, held, false, logits.data()));
   int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.begin() + n_vocab) - logits.begin());
-  const uint64_t calls_before = (*stepped)->counters().forward_calls;
+  const uint64_t calls_before = stepped->counters().forward_calls;
   logits.resize(6 * n_vocab);
   for (int step = 0; step < 12; ++step) {
-    const int64_t before = (*stepped)->kv_length(0);
-    ASSERT_TRUE((*stepped)->draft_mtp(0, next, true, draft.data()));
-    ASSERT_TRUE((*stepped)->draft_mtp(0, 17, false, draft.data()));
-    (*stepped)->truncate(0, before);
+    const int64_t before = stepped->kv_length(0);
+    ASSERT_TRUE(stepped->draft_mtp(0, next, true, draft.data()));
+    ASSERT_TRUE(stepped->draft_mtp(0, 17, false, draft.data()));
+    stepped->truncate(0, before);
     const bool past_row_states = step % 4 == 3;
     std::vector<int32_t> tokens = {next, 40 + step, 90 + step};
     if (past_row_states) tokens.insert(tokens.end(), {20, 21, 22});
-    ASSERT_TRUE((*stepped)->verify(0, tokens, logits.data()));
+    ASSERT_TRUE(stepped->verify(0, tokens, logits.data()));
     const int64_t kept = past_row_states ? 5 : 1 + step % 2;
-    (*stepped)->truncate(0, before + kept);
+    stepped->truncate(0, before + kept);
     held.insert(held.end(), tokens.begin(), tokens.begin() + kept);
     const float* row = logits.data() + static_cast<size_t>(kept - 1) * n_vocab;
     next = static_cast<int32_t>(std::max_element(row, row + n_vocab) - row);
   }
   // Three calls a step, and the replays of steps 3 and 7 (step 11's comes at the next call).
-  EXPECT_EQ((*stepped)->counters().forward_calls - calls_before, 3u * 12 + 2);
+  EXPECT_EQ(stepped->counters().forward_calls - calls_before, 3u * 12 + 2);
   std::vector<float> expected(n_vocab);
-  ASSERT_TRUE((*fresh)->forward(0, held, false, logits.data()));
-  ASSERT_TRUE((*fresh)->draft_mtp(0, next, true, expected.data()));
-  ASSERT_TRUE((*stepped)->draft_mtp(0, next, true, draft.data()));
+  ASSERT_TRUE(fresh->forward(0, held, false, logits.data()));
+  ASSERT_TRUE(fresh->draft_mtp(0, next, true, expected.data()));
+  ASSERT_TRUE(stepped->draft_mtp(0, next, true, draft.data()));
   for (size_t i = 0; i < n_vocab; ++i) ASSERT_NEAR(draft[i], expected[i], 1e-3) << "token " << i;
 }
 
@@ -144,16 +149,12 @@ TEST(MtpDrafting, TheEstimateSaysWhatDraftingAdds) {
   auto model = load_reference_model(kReference);
   ASSERT_TRUE(model);
   ThreadPool threads(2);
-  ForwardOptions options;
-  options.n_ctx = 256;
-  options.max_batch = 16;
-  auto plain = cpu_forward_pass(model, threads, options);
-  options.mtp = true;
-  auto drafting = cpu_forward_pass(model, threads, options);
+  auto plain = cpu_pass(model, threads, 256, false);
+  auto drafting = cpu_pass(model, threads, 256, true);
   ASSERT_TRUE(plain && drafting);
   const MemoryEstimate e = estimate_memory(model->file(), model->config(), 256, 2, 16);
   EXPECT_EQ(e.mtp_layers, 1);
-  const ExecutorMemory a = (*plain)->memory(), b = (*drafting)->memory();
+  const ExecutorMemory a = plain->memory(), b = drafting->memory();
   EXPECT_EQ(e.mtp_draft_bytes, b.kv_cache_bytes + b.recurrent_bytes - a.kv_cache_bytes - a.recurrent_bytes);
   EXPECT_EQ(b.kv_cache_bytes - a.kv_cache_bytes, e.kv_cache_bytes / 2) << "one KV layer more, the model has two";
 }
@@ -209,9 +210,9 @@ TEST(MtpDrafting, RefusedWithTheReason) {
   ForwardOptions options;
   options.n_ctx = 64;
   options.mtp = true;
-  auto fp = cpu_forward_pass(without, threads, options);
-  ASSERT_FALSE(fp);
-  EXPECT_NE(fp.message().find("multi-token-prediction"), std::string::npos) << fp.message();
+  auto refused_pass = cpu_forward_pass(without, threads, options);
+  ASSERT_FALSE(refused_pass);
+  EXPECT_NE(refused_pass.message().find("multi-token-prediction"), std::string::npos) << refused_pass.message();
 
   auto plain = session(without, false);
   ASSERT_TRUE(plain);

@@ -286,6 +286,21 @@ TEST(VulkanHybrid, StatesGoOnAndCopyAsOnTheCpu) {
   testing::expect_hybrid_matches_cpu(**cpu, **gpu, (*model)->config().n_vocab, 1e-4, 1e-3);
 }
 
+// The MTP block runs on the CPU only: a Vulkan pass asked for it is refused with the reason,
+// before anything is uploaded.
+TEST(VulkanHybrid, AnMtpPassIsRefusedWithTheReason) {
+  INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
+  auto ref = testing::load_reference_2026("qwen35-mtp-tiny-f32");
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  ForwardOptions options = testing::hybrid_check_options();
+  options.mtp = true;
+  auto gpu = ForwardPass::open(*model, BackendChoice{"vulkan", 0}, options);
+  ASSERT_FALSE(gpu);
+  EXPECT_NE(gpu.message().find("does not run a model's MTP block"), std::string::npos) << gpu.message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Recipes, VulkanWeightLabFile,
                          ::testing::Values("int8", "q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f32+wanda", "f32+2:4",
                                            "f16_2of4+2:4", "heads"),
