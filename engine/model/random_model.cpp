@@ -250,6 +250,13 @@ const Preset kPresets[] = {
       .arch = "gemma4", .head_dim = 64, .n_swa = 16, .swa_period = 5, .rope_freq_base_swa = 10000.0f,
       .rope_freq_base = 1e6f, .rms_eps = 1e-6f, .final_softcap = 30.0f, .head_dim_swa = 32, .n_kv_shared = 5,
       .n_embd_per_layer = 16, .k_eq_v = true}},
+    // gemma4-tiny with gemma-4-E2B's head sizes: full layers' heads of 512 (two parts a tile in
+    // CUDA's attention) and window layers' of 256, 8 query heads on one KV head.
+    {"gemma4-tiny-wide",
+     {.n_embd = 128, .n_layer = 10, .n_head = 8, .n_head_kv = 1, .n_ff = 192, .n_ctx = 512, .tied_output = true,
+      .arch = "gemma4", .head_dim = 512, .n_swa = 16, .swa_period = 5, .rope_freq_base_swa = 10000.0f,
+      .rope_freq_base = 1e6f, .rms_eps = 1e-6f, .final_softcap = 30.0f, .head_dim_swa = 256, .n_kv_shared = 5,
+      .n_embd_per_layer = 16, .k_eq_v = true}},
     {"qwen3next-tiny",
      {.n_embd = 128, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_expert = 8, .n_expert_used = 3,
       .n_ff_expert = 64, .n_ff_shared = 96, .n_ctx = 512, .arch = "qwen3next", .head_dim = 64,

@@ -33,8 +33,16 @@
 // The grid follows from rows and max_kv (an upper bound of the walk) alone; a split whose range
 // a step's rows do not reach writes l = 0 and the reduction skips it.
 //
-// Shared memory: the block's queries and one K/V tile as F32 rows of tile_stride floats, and the
-// tile's weights: at most ~42 KB (head_dim 256: 8 queries), under the default 48 KB.
+// Heads of more than kPartValues (256) values (gemma4's full-attention heads of 512): every
+// tile's K and V are walked in two parts, values [0, 256) and [256, head_dim), one at a time in
+// the shared tile. The score phase adds both parts' products to the same dot accumulators (in the
+// order of one pass over the head) before the softmax bookkeeping; in the value phase a thread
+// owns value pair w of the first part and pair 128 + w of the second (one accumulator each, the
+// weights' sum l with the first). A block then takes kWideQueries queries.
+//
+// Shared memory: the block's queries as F32 rows of tile_stride(head_dim) floats, one K/V tile
+// (of a part for wide heads) as rows of tile_stride(min(head_dim, 256)) floats, and the tile's
+// weights: at most ~42 KB (head_dim 256: 8 queries; 512: 4 queries), under the default 48 KB.
 #include "kernels/cuda/attention.h"
 
 #include <algorithm>
@@ -53,7 +61,9 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kTile = 32;  // positions per tile: one per lane in the score phase
 constexpr int kMaxQueries = 32;
 constexpr int kQueriesPerThread = kMaxQueries / kWarps;  // score accumulators, and value-phase queries
-constexpr int kMaxHeadDim = 2 * kThreads;                 // every value pair has a thread
+constexpr int kPartValues = 2 * kThreads;                 // every value pair of a part has a thread
+constexpr int kMaxHeadDim = 2 * kPartValues;               // two parts at most
+constexpr int kWideQueries = 4;                            // queries of a block for heads of two parts
 constexpr int64_t kDecodeRows = 8;         // up to this many rows: a block per row
 constexpr int64_t kTargetBlocks = 256;     // blocks that keep an H100/H200's 132 SMs busy
 constexpr int64_t kMinSplitPositions = 128;
@@ -68,8 +78,10 @@ struct Plan {
 };
 
 // Queries a block takes for heads of head_dim values: the value phase has kThreads / (head_dim /
-// 2) threads per value pair (query lanes), each owning up to kQueriesPerThread queries.
+// 2) threads per value pair (query lanes), each owning up to kQueriesPerThread queries; heads of
+// two parts take kWideQueries (one query lane), which keeps their queries in 48 KB.
 int64_t query_capacity(int64_t head_dim) {
+  if (head_dim > kPartValues) return kWideQueries;
   const int64_t query_lanes = kThreads / (head_dim / 2);
   return std::min<int64_t>(kMaxQueries, kQueriesPerThread * query_lanes);
 }
@@ -100,7 +112,20 @@ Plan plan_attention(const AttentionShapeArgs& s, int64_t rows, int64_t max_kv) {
 
 // Floats per query row and K/V tile row in shared memory: an odd number of float2, so that the
 // 16 lanes of a half-warp reading position t's pair w (t = lane) hit distinct banks.
-int tile_stride(int head_dim) { return (head_dim / 2) % 2 == 0 ? head_dim + 2 : head_dim; }
+constexpr int tile_stride(int head_dim) { return (head_dim / 2) % 2 == 0 ? head_dim + 2 : head_dim; }
+
+// The dynamic shared memory of the largest blocks (shared_floats), under the default 48 KB with
+// the static arrays (~0.7 KB): heads of 256 (8 queries, one part) and of 512 (4 queries, parts).
+constexpr int block_floats(int queries, int head_dim) {
+  return queries * tile_stride(head_dim) + kTile * tile_stride(head_dim < kPartValues ? head_dim : kPartValues) +
+         queries * kTile;
+}
+static_assert(block_floats(kQueriesPerThread, kPartValues) * 4 <= 47 * 1024 &&
+                  block_floats(kWideQueries, kMaxHeadDim) * 4 <= 47 * 1024,
+              "the attention block's shared memory fits the default 48 KB");
+
+// Parts a head of head_dim values is walked in (see the top of the file).
+int kv_parts_of(int64_t head_dim) { return head_dim > kPartValues ? 2 : 1; }
 
 // What attention_tiles needs of the shape and the plan (ints: the kernel indexes with them).
 struct TileParams {
@@ -108,9 +133,23 @@ struct TileParams {
   float scale = 1.0f, softcap = 0.0f;
   int window = 0, sinks = 0;
   int heads_per_block = 1, head_parts = 1, rows_per_block = 1, n_split = 1, split_len = 0;
-  int stride = 0;  // tile_stride(head_dim)
+  int stride = 0;       // tile_stride(head_dim): query rows
+  int tile_stride = 0;  // tile_stride(min(head_dim, kPartValues)): K/V tile rows (of a part; kv_tile_stride)
   const float* sink_logits = nullptr;  // [n_head] or null (AttentionShapeArgs)
 };
+
+// Value pairs of part `part` of a head in kParts parts, and of the value phase's thread mapping.
+// The K/V tile's row stride: that of the queries for heads of one part (one stride in registers).
+template <int kParts>
+__device__ __forceinline__ int kv_tile_stride(const TileParams& a) {
+  return kParts == 1 ? a.stride : a.tile_stride;
+}
+
+template <int kParts>
+__device__ __forceinline__ int part_pairs(const TileParams& a, int part) {
+  return kParts == 1 ? a.head_dim / 2 : min(kThreads, a.head_dim / 2 - part * kThreads);
+}
+__device__ __forceinline__ int value_pairs(const TileParams& a) { return min(kThreads, a.head_dim / 2); }
 
 // The softmax sum of head `head` (of a row) whose running max is m: l, plus the learned sink's
 // term exp(sink - m) where there is one.
@@ -241,29 +280,37 @@ struct Shared {
   float* nf4;    // [kNf4LevelCount]
 };
 
-// Phase 2 (see the top of the file). m_run: the running maxima of this warp's queries.
-__device__ __forceinline__ void score_tile(const TileParams& a, const BlockQueries& b, const RowInfo& rows,
-                                           unsigned members, const Walk& walk, int tile0, int n_valid,
-                                           const Shared& sh, float (&m_run)[kQueriesPerThread]) {
+// Phase 2, the products (see the top of the file): dot[k] += q . key over the `pairs` value
+// pairs of the tile (a part of the head starting at query pair q_pair0) for this warp's queries.
+__device__ __forceinline__ void add_dots(const TileParams& a, const BlockQueries& b, int n_valid, int q_pair0,
+                                         int pairs, int tile_stride, const Shared& sh,
+                                         float (&dot)[kQueriesPerThread]) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int owned = max(0, (b.count - warp + kWarps - 1) / kWarps);  // queries warp + kWarps * k
-  const bool in_tile = lane < n_valid;
-  float dot[kQueriesPerThread];
-#pragma unroll
-  for (int k = 0; k < kQueriesPerThread; ++k) dot[k] = 0.0f;
-  if (in_tile) {
-    const float2* key = reinterpret_cast<const float2*>(sh.tile + lane * a.stride);
-    for (int w = 0; w < a.head_dim / 2; ++w) {
+  if (lane < n_valid) {
+    const float2* key = reinterpret_cast<const float2*>(sh.tile + lane * tile_stride);
+    for (int w = 0; w < pairs; ++w) {
       const float2 kw = key[w];
 #pragma unroll
       for (int k = 0; k < kQueriesPerThread; ++k) {
         if (k < owned) {
-          const float2 qw = reinterpret_cast<const float2*>(sh.q + (warp + kWarps * k) * a.stride)[w];
+          const float2 qw = reinterpret_cast<const float2*>(sh.q + (warp + kWarps * k) * a.stride)[q_pair0 + w];
           dot[k] += qw.x * kw.x + qw.y * kw.y;
         }
       }
     }
   }
+}
+
+// Phase 2, the softmax bookkeeping over the tile's products. m_run: the running maxima of this
+// warp's queries.
+__device__ __forceinline__ void score_tile(const TileParams& a, const BlockQueries& b, const RowInfo& rows,
+                                           unsigned members, const Walk& walk, int tile0, int n_valid,
+                                           const Shared& sh, const float (&dot)[kQueriesPerThread],
+                                           float (&m_run)[kQueriesPerThread]) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int owned = max(0, (b.count - warp + kWarps - 1) / kWarps);  // queries warp + kWarps * k
+  const bool in_tile = lane < n_valid;
   const int x = walk.position(tile0 + lane);
   const float inv_cap = a.softcap > 0.0f ? 1.0f / a.softcap : 0.0f;
 #pragma unroll
@@ -291,48 +338,52 @@ struct ValueSlot {
 };
 
 __device__ __forceinline__ ValueSlot value_slot(const TileParams& a, const BlockQueries& b) {
-  const int half_dim = a.head_dim / 2, query_lanes = kThreads / half_dim;
+  const int pairs = value_pairs(a), query_lanes = kThreads / pairs;
   ValueSlot v;
-  v.pair = threadIdx.x % half_dim;
-  v.lane = threadIdx.x / half_dim;
+  v.pair = threadIdx.x % pairs;
+  v.lane = threadIdx.x / pairs;
   v.owned = v.lane < query_lanes ? max(0, (b.count - v.lane + query_lanes - 1) / query_lanes) : 0;
   return v;
 }
 
-// Phase 4: acc = acc * alpha + sum_t p[t] v[t], l likewise, for the slot's queries.
+// Phase 4: acc = acc * alpha + sum_t p[t] v[t] for the slot's queries over the tile (of a part),
+// and with kWithL (the first part) l likewise.
+template <bool kWithL>
 __device__ __forceinline__ void accumulate_tile(const TileParams& a, const ValueSlot& slot, int n_valid,
-                                                const Shared& sh, float2 (&acc)[kQueriesPerThread],
+                                                int tile_stride, const Shared& sh, float2 (&acc)[kQueriesPerThread],
                                                 float (&l)[kQueriesPerThread]) {
-  const int query_lanes = kThreads / (a.head_dim / 2);
+  const int query_lanes = kThreads / value_pairs(a);
 #pragma unroll
   for (int k = 0; k < kQueriesPerThread; ++k) {
     if (k >= slot.owned) break;
     const float alpha = sh.alpha[slot.lane + query_lanes * k];
     acc[k].x *= alpha;
     acc[k].y *= alpha;
-    l[k] *= alpha;
+    if (kWithL) l[k] *= alpha;
   }
   for (int t = 0; t < n_valid; ++t) {
-    const float2 v = reinterpret_cast<const float2*>(sh.tile + t * a.stride)[slot.pair];
+    const float2 v = reinterpret_cast<const float2*>(sh.tile + t * tile_stride)[slot.pair];
 #pragma unroll
     for (int k = 0; k < kQueriesPerThread; ++k) {
       if (k < slot.owned) {
         const float p = sh.p[(slot.lane + query_lanes * k) * kTile + t];
         acc[k].x += p * v.x;
         acc[k].y += p * v.y;
-        l[k] += p;
+        if (kWithL) l[k] += p;
       }
     }
   }
 }
 
 // The subgroup's results: out (normalized), or with n_split > 1 this split's partial
-// ([rows][n_head][n_split][head_dim + 2]: acc, then m and l).
+// ([rows][n_head][n_split][head_dim + 2]: acc, then m and l). Part p's accumulator holds value
+// pair p * kThreads + slot.pair.
+template <int kParts>
 __device__ __forceinline__ void write_results(const TileParams& a, const BlockQueries& b, unsigned members,
                                               const ValueSlot& slot, const Shared& sh,
-                                              const float2 (&acc)[kQueriesPerThread],
+                                              const float2 (&acc)[kParts][kQueriesPerThread],
                                               const float (&l)[kQueriesPerThread], float* out, float* partial) {
-  const int query_lanes = kThreads / (a.head_dim / 2);
+  const int query_lanes = kThreads / value_pairs(a);
 #pragma unroll
   for (int k = 0; k < kQueriesPerThread; ++k) {
     if (k >= slot.owned) break;
@@ -341,10 +392,21 @@ __device__ __forceinline__ void write_results(const TileParams& a, const BlockQu
     const int64_t head = static_cast<int64_t>(b.row0 + qi / b.heads) * a.n_head + b.h_first + qi % b.heads;
     if (a.n_split == 1) {
       const float inv_l = l[k] > 0.0f ? 1.0f / softmax_sum(a.sink_logits, b.h_first + qi % b.heads, sh.m[qi], l[k]) : 0.0f;
-      reinterpret_cast<float2*>(out + head * a.head_dim)[slot.pair] = make_float2(acc[k].x * inv_l, acc[k].y * inv_l);
+#pragma unroll
+      for (int part = 0; part < kParts; ++part) {
+        if (kParts == 1 || slot.pair < part_pairs<kParts>(a, part)) {
+          reinterpret_cast<float2*>(out + head * a.head_dim)[part * kThreads + slot.pair] =
+              make_float2(acc[part][k].x * inv_l, acc[part][k].y * inv_l);
+        }
+      }
     } else {
       float* base = partial + (head * a.n_split + blockIdx.z) * (a.head_dim + 2);
-      reinterpret_cast<float2*>(base)[slot.pair] = acc[k];
+#pragma unroll
+      for (int part = 0; part < kParts; ++part) {
+        if (kParts == 1 || slot.pair < part_pairs<kParts>(a, part)) {
+          reinterpret_cast<float2*>(base)[part * kThreads + slot.pair] = acc[part][k];
+        }
+      }
       if (slot.pair == 0) {
         base[a.head_dim] = sh.m[qi];
         base[a.head_dim + 1] = l[k];
@@ -353,7 +415,8 @@ __device__ __forceinline__ void write_results(const TileParams& a, const BlockQu
   }
 }
 
-// One subgroup of the block's rows (`members`) over this block's split.
+// One subgroup of the block's rows (`members`) over this block's split; the head in kParts parts.
+template <int kParts>
 __device__ __forceinline__ void attend_rows(const TileParams& a, const BlockQueries& b, const RowInfo& rows,
                                             unsigned members, const KvPool& k_pool, const KvPool& v_pool,
                                             const ChunkRows& chunk, const Shared& sh, float* out, float* partial) {
@@ -361,35 +424,56 @@ __device__ __forceinline__ void attend_rows(const TileParams& a, const BlockQuer
   while (((members >> leader) & 1u) == 0) ++leader;
   const int32_t* table = chunk.tables + rows.table[leader];
   const Walk walk = subgroup_walk(a, rows, members, b.rows);
-  const int half_dim = a.head_dim / 2, first_value = b.kv_head * a.head_dim;
+  const int first_value = b.kv_head * a.head_dim, tile_stride = kv_tile_stride<kParts>(a);
   const ValueSlot slot = value_slot(a, b);
   float m_run[kQueriesPerThread];
-  float2 acc[kQueriesPerThread];
+  float2 acc[kParts][kQueriesPerThread];
   float l[kQueriesPerThread];
 #pragma unroll
   for (int k = 0; k < kQueriesPerThread; ++k) {
     m_run[k] = -INFINITY;
-    acc[k] = make_float2(0.0f, 0.0f);
+#pragma unroll
+    for (int part = 0; part < kParts; ++part) acc[part][k] = make_float2(0.0f, 0.0f);
     l[k] = 0.0f;
   }
   if (static_cast<int>(threadIdx.x) < b.count) sh.m[threadIdx.x] = -INFINITY;  // a split with nothing to see
   __syncthreads();
   for (int tile0 = walk.begin; tile0 < walk.end; tile0 += kTile) {
     const int n_valid = min(kTile, walk.end - tile0);
-    decode_tile(k_pool, table, first_value, walk, tile0, n_valid, half_dim, a.stride, sh.nf4, sh.tile);
-    __syncthreads();
-    score_tile(a, b, rows, members, walk, tile0, n_valid, sh, m_run);
+    float dot[kQueriesPerThread];
+#pragma unroll
+    for (int k = 0; k < kQueriesPerThread; ++k) dot[k] = 0.0f;
+#pragma unroll
+    for (int part = 0; part < kParts; ++part) {
+      const int pairs = part_pairs<kParts>(a, part);
+      decode_tile(k_pool, table, first_value + part * kPartValues, walk, tile0, n_valid, pairs, tile_stride, sh.nf4,
+                  sh.tile);
+      __syncthreads();
+      add_dots(a, b, n_valid, part * kThreads, pairs, tile_stride, sh, dot);
+      if (part + 1 < kParts) __syncthreads();  // the part's keys are read before the next part's replace them
+    }
+    score_tile(a, b, rows, members, walk, tile0, n_valid, sh, dot, m_run);
     __syncthreads();  // the keys are read, p and alpha written
-    decode_tile(v_pool, table, first_value, walk, tile0, n_valid, half_dim, a.stride, sh.nf4, sh.tile);
-    __syncthreads();
-    accumulate_tile(a, slot, n_valid, sh, acc, l);
-    __syncthreads();  // the values and weights are read before the next tile replaces them
+#pragma unroll
+    for (int part = 0; part < kParts; ++part) {
+      const int pairs = part_pairs<kParts>(a, part);
+      decode_tile(v_pool, table, first_value + part * kPartValues, walk, tile0, n_valid, pairs, tile_stride, sh.nf4,
+                  sh.tile);
+      __syncthreads();
+      if (part == 0) {
+        accumulate_tile<true>(a, slot, n_valid, tile_stride, sh, acc[part], l);
+      } else if (slot.pair < pairs) {
+        accumulate_tile<false>(a, slot, n_valid, tile_stride, sh, acc[part], l);
+      }
+      __syncthreads();  // the values and weights are read before the next part or tile replaces them
+    }
   }
-  write_results(a, b, members, slot, sh, acc, l, out, partial);
+  write_results<kParts>(a, b, members, slot, sh, acc, l, out, partial);
   __syncthreads();  // sh.m is read before the next subgroup resets it
 }
 
 // Dynamic shared memory: Shared::q, tile and p (sized by the host: shared_floats).
+template <int kParts>
 __global__ void __launch_bounds__(kThreads)
     attention_tiles(const float* q, KvPool k_pool, KvPool v_pool, ChunkRows chunk, TileParams a, float* out,
                     float* partial) {
@@ -401,7 +485,7 @@ __global__ void __launch_bounds__(kThreads)
   Shared sh;
   sh.q = smem;
   sh.tile = sh.q + capacity * a.stride;
-  sh.p = sh.tile + kTile * a.stride;
+  sh.p = sh.tile + kTile * kv_tile_stride<kParts>(a);
   sh.alpha = alpha_s;
   sh.m = m_s;
   sh.nf4 = nf4_s;
@@ -421,7 +505,7 @@ __global__ void __launch_bounds__(kThreads)
   while (pending != 0) {
     const unsigned members = same_table_rows(pending, rows, b.rows);
     pending &= ~members;
-    attend_rows(a, b, rows, members, k_pool, v_pool, chunk, sh, out, partial);
+    attend_rows<kParts>(a, b, rows, members, k_pool, v_pool, chunk, sh, out, partial);
   }
 }
 
@@ -474,13 +558,14 @@ TileParams tile_params(const AttentionShapeArgs& s, int64_t rows, const Plan& p)
   a.n_split = static_cast<int>(p.n_split);
   a.split_len = static_cast<int>(p.split_len);
   a.stride = tile_stride(a.head_dim);
+  a.tile_stride = tile_stride(std::min(a.head_dim, kPartValues));
   a.sink_logits = s.sink_logits;
   return a;
 }
 
 std::size_t shared_floats(const TileParams& a) {
   const int capacity = a.heads_per_block * a.rows_per_block;
-  return static_cast<std::size_t>(capacity * a.stride + kTile * a.stride + capacity * kTile);
+  return static_cast<std::size_t>(capacity * a.stride + kTile * a.tile_stride + capacity * kTile);
 }
 
 }  // namespace
@@ -510,8 +595,9 @@ cudaError_t launch_attention(const float* q, const KvPool& k_pool, const KvPool&
   const dim3 grid(static_cast<unsigned>(shape.n_head_kv * p.head_parts),
                   static_cast<unsigned>((rows + p.rows_per_block - 1) / p.rows_per_block),
                   static_cast<unsigned>(p.n_split));
-  const cudaError_t err = launch_kernel(attention_tiles, grid, dim3(kThreads), shared_floats(a) * sizeof(float), stream,
-                                        q, k_pool, v_pool, chunk, a, out, scratch);
+  const auto kernel = kv_parts_of(shape.head_dim) == 2 ? attention_tiles<2> : attention_tiles<1>;
+  const cudaError_t err = launch_kernel(kernel, grid, dim3(kThreads), shared_floats(a) * sizeof(float), stream, q,
+                                        k_pool, v_pool, chunk, a, out, scratch);
   if (err != cudaSuccess || p.n_split == 1) return err;
   return launch_kernel(attention_reduce, dim3(static_cast<unsigned>(rows), static_cast<unsigned>(shape.n_head)),
                        dim3(kReduceThreads), 0, stream, scratch, a.n_head, a.head_dim, a.n_split, a.sink_logits, out);

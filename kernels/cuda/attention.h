@@ -22,7 +22,7 @@ cudaError_t launch_kv_store(const float* k, const float* v, const KvPool& k_pool
 
 struct AttentionShapeArgs {
   int64_t n_head = 0, n_head_kv = 0;  // n_head_kv divides n_head (GQA)
-  int64_t head_dim = 0;               // even, <= 256
+  int64_t head_dim = 0;               // even, <= 512 (over 256: walked in two parts)
   float scale = 1.0f;
   float softcap = 0.0f;  // > 0: scores become softcap * tanh(score / softcap)
   int64_t window = 0;    // > 0: the row at pos sees j > pos - window, or j < sinks

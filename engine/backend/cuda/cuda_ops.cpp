@@ -17,7 +17,7 @@ namespace ck = cuda_kernels;
 
 namespace {
 
-constexpr int64_t kMaxHeadDim = 256;
+constexpr int64_t kMaxHeadDim = 512;  // kernels/cuda/attention.cu walks heads over 256 values in two parts
 static_assert(ck::kMaxConvTaps >= kGpuMaxConvTaps && ck::kMaxDeltaNetHeadDim >= kGpuMaxDeltaNetHeadDim,
               "check_gpu_delta_net lets through what the kernels hold");
 

@@ -340,6 +340,74 @@ TEST(CudaAttention, WideHeadsAndLargeGroups) {
   }
 }
 
+TEST(CudaAttention, HeadsOfTwoParts) {
+  // Heads over 256 values (gemma4's full-attention heads of 512) are walked in two parts per
+  // tile, and a block takes 4 queries: gemma4 E2B's 8 heads on one KV head are cut in two.
+  AttentionCase c;
+  c.n_head = 8;
+  c.n_head_kv = 1;
+  c.max_kv = 320;
+  for (const int64_t head_dim : {int64_t{512}, int64_t{320}}) {
+    c.head_dim = head_dim;
+    for (const auto& [k_type, v_type] : kTypePairs) {
+      c.k_type = k_type;
+      c.v_type = v_type;
+      ASSERT_GT(ck::attention_scratch_floats(shape_of(c), 1, c.max_kv), 0) << "one row over 300 positions splits";
+      expect_matches(c, causal_rows(0, 299, 1), 31);  // decode, split
+      expect_matches(c, causal_rows(0, 20, 1), 32);   // decode, one split
+      expect_matches(c, causal_rows(0, 0, 37), 33);   // prefill, one split
+    }
+    c.k_type = KvType::Q8_0;
+    c.v_type = KvType::Q4_0;
+    expect_matches(c, causal_rows(0, 200, 37), 34);  // prefill after a history: split
+    c.k_type = KvType::F16;
+    c.v_type = KvType::F16;
+    expect_matches(c, causal_rows(0, 200, 37), 35);
+  }
+}
+
+TEST(CudaAttention, HeadsOfTwoPartsWithWindowsAndGroups) {
+  AttentionCase c;
+  c.head_dim = 512;
+  c.n_head = 4;
+  c.n_head_kv = 2;
+  c.window = 16;
+  c.sinks = 4;
+  c.max_kv = 320;
+  for (const auto& [k_type, v_type] : {kTypePairs[0], kTypePairs[1], kTypePairs[3]}) {
+    c.k_type = k_type;
+    c.v_type = v_type;
+    expect_matches(c, causal_rows(0, 40, 37), 36);
+    expect_matches(c, causal_rows(0, 299, 1), 37);
+  }
+  c.window = 200;  // a window long enough to split
+  c.k_type = KvType::Q4_0;
+  c.v_type = KvType::Q8_0;
+  expect_matches(c, causal_rows(0, 299, 1), 38);
+  expect_matches(c, causal_rows(0, 280, 20), 39);
+  // Heads whose second part is not a multiple of 4 values (F16: any even size), and a second part
+  // of one pair; rows of two sequences in one block.
+  c.window = 0;
+  c.sinks = 0;
+  c.k_type = KvType::F16;
+  c.v_type = KvType::F16;
+  c.n_head_kv = 1;
+  for (const int64_t head_dim : {int64_t{262}, int64_t{258}, int64_t{510}}) {
+    c.head_dim = head_dim;
+    expect_matches(c, causal_rows(0, 299, 1), 40);
+    expect_matches(c, causal_rows(0, 30, 12), 41);
+  }
+  c.head_dim = 384;
+  c.softcap = 5.0f;
+  c.q_scale = 8.0f;
+  std::vector<ChunkRow> rows;
+  for (int32_t i = 0; i < 4; ++i) {
+    rows.push_back({0, 30 + i, 31 + i});
+    rows.push_back({1, 5 + i, 6 + i});
+  }
+  expect_matches(c, rows, 42);
+}
+
 TEST(CudaAttention, WindowWithSinks) {
   AttentionCase c;
   c.window = 16;
@@ -468,7 +536,7 @@ TEST(CudaAttention, CapturedDecodeStepReplaysAtNewPositions) {
 
 TEST(CudaAttention, RefusesShapesItCannotRun) {
   AttentionCase c;
-  c.head_dim = 258;
+  c.head_dim = 514;
   ck::AttentionShapeArgs shape = shape_of(c);
   const ck::KvPool pool;
   EXPECT_EQ(ck::launch_attention(nullptr, pool, pool, {}, 1, 10, shape, nullptr, nullptr, nullptr),

@@ -188,7 +188,8 @@ INSTANTIATE_TEST_SUITE_P(Tiny, CudaArchitecture,
                          ::testing::Values("mistral-tiny", "mixtral-tiny", "qwen2moe-tiny", "qwen2-tiny", "qwen3-tiny",
                                            "qwen3moe-tiny", "gemma3-tiny", "smollm3-tiny", "ministral3-tiny", "phi3-tiny",
                                            "phi3.5-tiny", "llama3-tiny", "gemma-tiny", "gemma2-tiny", "qwen3.5-tiny",
-                                           "qwen3.5moe-tiny", "qwen3next-tiny", "gemma4-tiny"),
+                                           "qwen3.5moe-tiny", "qwen3next-tiny", "gemma4-tiny",
+                                           "gemma4-tiny-wide"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            for (char& ch : name) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
