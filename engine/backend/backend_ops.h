@@ -258,16 +258,17 @@ class BackendOps {
   // other (plan.recurrent numbers the states: the slots', then the checkpoints).
   virtual Status recurrent_copy(std::span<const StateCopy> copies) = 0;
 
-  // --- A model's MTP block (ModelConfig::has_mtp), where the backend runs it (runs_mtp; the
-  // plan's recurrent.carry_floats is then n_embd: a slot's carried hidden row).
-  virtual bool runs_mtp() const { return false; }
+  // --- A model's MTP block (ModelConfig::has_mtp, in a pass with ForwardOptions::mtp: the
+  // plan's recurrent.carry_floats is then n_embd, a slot's carried hidden row).
   // For each span: MtpHidden's first row = its slot's carried row (zeros for a span starting at
   // position 0), its later rows = in's rows before them (row i gets in[i - 1]); with
   // keep_last, the span's last row of `in` becomes the slot's carried row. Spans in order, so
-  // a slot's second span in a chunk continues its first. in: [n][n_embd].
-  virtual Status carry_hidden(Act, const Chunk&, bool, OpLabel) { return no_mtp(); }
+  // a slot's second span in a chunk continues its first. With keep_row_states, rows r <
+  // n_row_states of `in` also become row state r's carried row. in: [n][n_embd]; in ==
+  // MtpHidden only with one row a span.
+  virtual Status carry_hidden(Act in, const Chunk& chunk, bool keep_last, OpLabel label) = 0;
   // dst[t][dst_col0 + i] = src[t][i] for t < n, i < width (dst's rows as wide as its plan's).
-  virtual Status copy_columns(Act, int64_t, Act, int64_t, int64_t, OpLabel) { return no_mtp(); }
+  virtual Status copy_columns(Act dst, int64_t dst_col0, Act src, int64_t n, int64_t width, OpLabel label) = 0;
 
   // --- The KV cache, outside a chunk.
   // For each copy, rows [0, rows) of block `from` into block `to` of `pool`, in the K and V of
@@ -285,9 +286,6 @@ class BackendOps {
 
   virtual ExecutorMemory memory() const = 0;
   virtual ExecutorCounters counters() const { return {}; }
-
- private:
-  Status no_mtp() const { return Status::error(name() + " does not run a model's MTP block"); }
 };
 
 }  // namespace inferscope

@@ -39,7 +39,7 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   const bool hidden_states = options.hidden_states && !c.is_encoder();
   plan.output_width = c.is_encoder() || options.hidden_states ? c.n_embd : c.n_vocab;
   INFERSCOPE_RETURN_IF_ERROR(check_kv_block_size(options.kv_block_size));
-  if (options.mtp) INFERSCOPE_RETURN_IF_ERROR(check_mtp(*fp->model_, *fp->ops_));
+  if (options.mtp) INFERSCOPE_RETURN_IF_ERROR(check_mtp(*fp->model_));
   fp->mtp_ = options.mtp;
   fp->mtp_draft_from_.assign(static_cast<size_t>(plan.n_slots), -1);
   const KvRowShape kv_rows = c.kv_rows(options.mtp);
@@ -76,15 +76,14 @@ Result<std::unique_ptr<ForwardPass>> ForwardPass::create(std::shared_ptr<const M
   return fp;
 }
 
-// MTP drafting needs the block, a hybrid model (the carried row lives with the recurrent state,
-// which goes back and forks with it) and a backend that runs the block.
-Status ForwardPass::check_mtp(const Model& model, const BackendOps& ops) {
+// MTP drafting needs the block and a hybrid model (the carried row lives with the recurrent
+// state, which goes back and forks with it).
+Status ForwardPass::check_mtp(const Model& model) {
   const ModelConfig& c = model.config();
   if (!c.has_mtp()) {
     return Status::error("this model has no multi-token-prediction layers (nextn_predict_layers) to draft with");
   }
   if (!c.is_hybrid()) return Status::error("MTP drafting runs for the hybrid Qwen3.5 models (qwen35, qwen35moe)");
-  if (!ops.runs_mtp()) return Status::error(ops.name() + " does not run a model's MTP block yet; draft on the CPU");
   return Status::ok();
 }
 

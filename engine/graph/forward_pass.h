@@ -51,7 +51,7 @@ struct ForwardOptions {
   bool hidden_states = false;
   // A hybrid model with an MTP block (ModelConfig::has_mtp; qwen35, qwen35moe) runs it on every
   // position too, its KV rows as one more layer of the cache, so that it can draft for the
-  // model (draft_mtp; on backends that run it: BackendOps::runs_mtp).
+  // model (draft_mtp).
   bool mtp = false;
 };
 
@@ -97,7 +97,7 @@ class ForwardPass : public ForwardExecutor {
 
  private:
   ForwardPass() = default;
-  static Status check_mtp(const Model& model, const BackendOps& ops);
+  static Status check_mtp(const Model& model);
   Status fit_check();
   Status warm_up();
   Status check_input(std::span<const SequenceTokens> sequences, int64_t n_layers);

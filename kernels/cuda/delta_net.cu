@@ -24,7 +24,7 @@ __device__ __forceinline__ bool loads_state(ChunkRows rows, int64_t t) {
 }
 
 __global__ void ssm_conv_rows(float* x, const float* __restrict__ kernel, float* states, int64_t state_stride,
-                              ChunkRows rows, int64_t n, int64_t channels, int taps) {
+                              ChunkRows rows, int64_t n, int64_t channels, int taps, RowStates kept) {
   const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= channels) return;
   const int window = taps - 1;
@@ -47,6 +47,9 @@ __global__ void ssm_conv_rows(float* x, const float* __restrict__ kernel, float*
     for (int j = 0; j + 1 < window; ++j) past[j] = past[j + 1];
     past[window - 1] = in;
     *v = sum / (1.0f + expf(-sum));
+    if (t < kept.rows) {
+      for (int j = 0; j < window; ++j) kept.states[t * state_stride + j * channels + c] = past[j];
+    }
   }
   if (state) {
     for (int j = 0; j < window; ++j) state[j * channels + c] = past[j];
@@ -79,7 +82,7 @@ __global__ void delta_net_prepare_rows(float* conv, float* alpha, float* beta, c
 // l, l + 32, ... in s.
 __global__ void delta_net_rows(const float* __restrict__ conv, const float* __restrict__ g,
                                const float* __restrict__ beta, float* out, float* states, int64_t state_stride,
-                               ChunkRows rows, DeltaNetHeads heads, int64_t n) {
+                               ChunkRows rows, DeltaNetHeads heads, int64_t n, RowStates kept) {
   const int lane = threadIdx.x % 32;
   const int64_t d = heads.head_dim, h = blockIdx.y;
   const int64_t j = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
@@ -128,6 +131,13 @@ __global__ void delta_net_rows(const float* __restrict__ conv, const float* __re
     }
     o = warp_sum(o);
     if (lane == 0) out[t * value_dim(heads) + h * d + j] = o;
+    if (t < kept.rows) {
+#pragma unroll
+      for (int c = 0; c < kKeysPerLane; ++c) {
+        const int64_t i = lane + 32 * c;
+        if (i < d) kept.states[t * state_stride + row_offset + i] = s[c];
+      }
+    }
   }
 #pragma unroll
   for (int c = 0; c < kKeysPerLane; ++c) {
@@ -139,11 +149,11 @@ __global__ void delta_net_rows(const float* __restrict__ conv, const float* __re
 }  // namespace
 
 cudaError_t launch_ssm_conv(float* x, const float* kernel, float* states, int64_t state_stride, ChunkRows rows,
-                            int64_t n, int64_t channels, int64_t taps, cudaStream_t stream) {
+                            int64_t n, int64_t channels, int64_t taps, RowStates kept, cudaStream_t stream) {
   if (taps < 2 || taps > kMaxConvTaps) return cudaErrorInvalidValue;
   if (n == 0 || channels == 0) return cudaSuccess;
   return launch_kernel(ssm_conv_rows, dim3(blocks_for(channels, kConvThreads)), dim3(kConvThreads), 0, stream, x,
-                       kernel, states, state_stride, rows, n, channels, static_cast<int>(taps));
+                       kernel, states, state_stride, rows, n, channels, static_cast<int>(taps), kept);
 }
 
 cudaError_t launch_delta_net_prepare(float* conv, float* alpha, float* beta, const float* dt, const float* a,
@@ -154,7 +164,7 @@ cudaError_t launch_delta_net_prepare(float* conv, float* alpha, float* beta, con
 }
 
 cudaError_t launch_delta_net(const float* conv, const float* g, const float* beta, float* out, float* states,
-                             int64_t state_stride, ChunkRows rows, DeltaNetHeads heads, int64_t n,
+                             int64_t state_stride, ChunkRows rows, DeltaNetHeads heads, int64_t n, RowStates kept,
                              cudaStream_t stream) {
   if (heads.head_dim < 1 || heads.head_dim > kMaxDeltaNetHeadDim || heads.n_k_heads < 1 ||
       heads.n_v_heads % heads.n_k_heads != 0) {
@@ -163,7 +173,7 @@ cudaError_t launch_delta_net(const float* conv, const float* g, const float* bet
   if (n == 0) return cudaSuccess;
   const dim3 grid(blocks_for(heads.head_dim, kWarpsPerBlock), static_cast<unsigned>(heads.n_v_heads));
   return launch_kernel(delta_net_rows, grid, dim3(32 * kWarpsPerBlock), 0, stream, conv, g, beta, out, states,
-                       state_stride, rows, heads, n);
+                       state_stride, rows, heads, n, kept);
 }
 
 }  // namespace inferscope::cuda_kernels

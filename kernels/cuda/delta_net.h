@@ -16,6 +16,14 @@
 
 namespace inferscope::cuda_kernels {
 
+// Where a verification keeps the states its first rows leave (Chunk::keep_row_states): the
+// state after chunk row r < rows at states + r * state_stride (the layer's part of the first
+// row state, the same stride as the slots'). rows == 0: none kept.
+struct RowStates {
+  float* states = nullptr;
+  int64_t rows = 0;
+};
+
 // What the kernels hold in registers (engine/backend/gpu_delta_net_limits.h asks no more).
 constexpr int64_t kMaxConvTaps = 8;
 constexpr int64_t kMaxDeltaNetHeadDim = 256;
@@ -33,9 +41,10 @@ struct DeltaNetHeads {
 // x ([n][channels], in place) = silu of each channel's causal convolution over `taps` taps
 // (kernels::causal_conv_silu): the inputs before a row come from its slot's state
 // ([taps - 1][channels] at states + slot * state_stride, oldest first), left holding the last
-// inputs. kernel: [channels][taps]. One thread per channel. Precondition: 2 <= taps <= kMaxConvTaps.
+// inputs, and the inputs after each of the first kept.rows rows in kept. kernel: [channels][taps].
+// One thread per channel. Precondition: 2 <= taps <= kMaxConvTaps.
 cudaError_t launch_ssm_conv(float* x, const float* kernel, float* states, int64_t state_stride, ChunkRows rows,
-                            int64_t n, int64_t channels, int64_t taps, cudaStream_t stream);
+                            int64_t n, int64_t channels, int64_t taps, RowStates kept, cudaStream_t stream);
 
 // In place for n rows (kernels::delta_net_prepare): conv rows ([n][channels]) have their
 // q and k heads l2-normalized (x / max(|x|, eps)), q also scaled by 1/sqrt(head_dim); alpha
@@ -45,11 +54,12 @@ cudaError_t launch_delta_net_prepare(float* conv, float* alpha, float* beta, con
 
 // out ([n][n_v_heads * head_dim]) = the recurrence over the prepared rows, one by one
 // (kernels::delta_net_steps per value head), from and into each row's slot's matrices
-// ([n_v_heads][head_dim][head_dim] at states + slot * state_stride). g, beta: [n][n_v_heads].
+// ([n_v_heads][head_dim][head_dim] at states + slot * state_stride), and the matrices after each of
+// the first kept.rows rows in kept. g, beta: [n][n_v_heads].
 // A warp per value row of a head's state (the rows are independent), its lanes over the keys.
 // Preconditions: head_dim <= kMaxDeltaNetHeadDim; n_v_heads a multiple of n_k_heads.
 cudaError_t launch_delta_net(const float* conv, const float* g, const float* beta, float* out, float* states,
-                             int64_t state_stride, ChunkRows rows, DeltaNetHeads heads, int64_t n,
+                             int64_t state_stride, ChunkRows rows, DeltaNetHeads heads, int64_t n, RowStates kept,
                              cudaStream_t stream);
 
 }  // namespace inferscope::cuda_kernels

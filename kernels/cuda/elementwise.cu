@@ -93,6 +93,12 @@ __global__ void mul_columns_rows(float* dst, const float* __restrict__ src, int6
   if (i < width) dst[blockIdx.y * width + i] *= src[blockIdx.y * src_stride + i];
 }
 
+// Row blockIdx.y: src's `width` values into dst's row (dst_stride apart).
+__global__ void copy_columns_rows(float* dst, int64_t dst_stride, const float* __restrict__ src, int64_t width) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < width) dst[blockIdx.y * dst_stride + i] = src[blockIdx.y * width + i];
+}
+
 __global__ void softcap_values(float* x, int64_t n, float cap) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) x[i] = cap * tanhf(x[i] / cap);
@@ -154,6 +160,13 @@ cudaError_t launch_mul_columns(float* dst, const float* src, int64_t rows, int64
   if (rows == 0 || width == 0) return cudaSuccess;
   return launch_kernel(mul_columns_rows, dim3(blocks_for(width, kThreads), static_cast<unsigned>(rows)),
                        dim3(kThreads), 0, stream, dst, src, width, src_stride);
+}
+
+cudaError_t launch_copy_columns(float* dst, int64_t dst_stride, const float* src, int64_t rows, int64_t width,
+                                cudaStream_t stream) {
+  if (rows == 0 || width == 0) return cudaSuccess;
+  return launch_kernel(copy_columns_rows, dim3(blocks_for(width, kThreads), static_cast<unsigned>(rows)),
+                       dim3(kThreads), 0, stream, dst, dst_stride, src, width);
 }
 
 cudaError_t launch_softcap(float* x, int64_t n, float cap, cudaStream_t stream) {

@@ -50,6 +50,12 @@ cudaError_t launch_scale(float* x, int64_t n, float s, cudaStream_t stream);
 cudaError_t launch_mul_columns(float* dst, const float* src, int64_t rows, int64_t width, int64_t src_stride,
                                cudaStream_t stream);
 
+// dst[r * dst_stride + i] = src[r * width + i] for r < rows, i < width (CpuOps::copy_columns:
+// dst points at the first column written; the MTP block's two halves of its input). Exact.
+// Preconditions: dst_stride >= width, rows <= 65535, dst and src apart.
+cudaError_t launch_copy_columns(float* dst, int64_t dst_stride, const float* src, int64_t rows, int64_t width,
+                                cudaStream_t stream);
+
 // x[i] = cap * tanh(x[i] / cap) for i < n (softcap). cap > 0.
 cudaError_t launch_softcap(float* x, int64_t n, float cap, cudaStream_t stream);
 

@@ -55,7 +55,6 @@ class CpuOps : public BackendOps {
   Status scale(Act x, int64_t n, int64_t width, float s, OpLabel label) override;
   Status lookup(const WeightMatrix& table, std::span<const int32_t> tokens, float s, Act out, OpLabel label) override;
   Status mul_columns(Act dst, Act src, int64_t src_col0, int64_t n, int64_t width, OpLabel label) override;
-  bool runs_mtp() const override { return true; }
   Status carry_hidden(Act in, const Chunk& chunk, bool keep_last, OpLabel label) override;
   Status copy_columns(Act dst, int64_t dst_col0, Act src, int64_t n, int64_t width, OpLabel label) override;
   Status moe_route(int64_t n, int64_t n_expert, int64_t k, bool renormalize, OpLabel label) override;

@@ -25,7 +25,7 @@ struct ChunkInputLayout {
   // window pool (the main tables, then the window tables).
   int64_t table_capacity = 0;
   // Id lists after the tokens: one per table lookup of a chunk after the embedding's (add_rows:
-  // BERT's positions and token types; gemma4's per-layer inputs).
+  // BERT's positions and token types; gemma4's per-layer inputs; the MTP block's tokens).
   int64_t id_lists = 2;
 
   static ChunkInputLayout for_plan(const ForwardPlan& plan);

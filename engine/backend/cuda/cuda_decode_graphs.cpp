@@ -12,9 +12,8 @@ DecodeGraphs::~DecodeGraphs() {
   for (auto& [key, g] : graphs_) cudaGraphExecDestroy(g.exec);
 }
 
-Result<DecodeGraphs::Mode> DecodeGraphs::begin(int64_t rows, int64_t logit_rows, int64_t layers, bool batch_invariant,
-                                               cudaStream_t stream) {
-  key_ = {rows, logit_rows, layers, batch_invariant};
+Result<DecodeGraphs::Mode> DecodeGraphs::begin(const Chunk& chunk, cudaStream_t stream) {
+  key_ = {chunk.n, chunk.n_logits, chunk.n_layers, chunk.batch_invariant, chunk.mtp_draft, chunk.keep_row_states};
   fingerprint_ = kFingerprintSeed;
   if (graphs_.count(key_)) {
     mode_ = Mode::Replay;

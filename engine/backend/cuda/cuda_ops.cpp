@@ -6,6 +6,7 @@
 
 #include "engine/backend/cuda/cuda_error.h"
 #include "engine/backend/gpu_delta_net_limits.h"
+#include "kernels/cuda/carried_rows.h"
 #include "kernels/cuda/delta_net.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/moe.h"
@@ -182,7 +183,7 @@ Status CudaOps::allocate(const ForwardPlan& plan) {
   if (!matmul) return matmul.status();
   matmul_.emplace(std::move(*matmul));
 
-  for (int64_t il = 0; il < c.n_layer; ++il) {
+  for (int64_t il = 0; il < plan.kv.n_layer; ++il) {  // with the MTP block's layer after the model's
     for (const bool keys : {true, false}) {
       const uint64_t bytes = static_cast<uint64_t>(plan.kv.rows_of_layer(il)) *
                              static_cast<uint64_t>(keys ? plan.kv.k_row_bytes() : plan.kv.v_row_bytes());
@@ -258,7 +259,7 @@ Status CudaOps::begin_chunk(const Chunk& chunk) {
   const bool timed = !decode || decode_steps_++ % kProfileEvery == 0;
   mode_ = DecodeGraphs::Mode::Eager;
   if (decode && !timed && options_.graphs) {
-    auto mode = graphs_.begin(chunk.n, chunk.n_logits, chunk.n_layers, chunk.batch_invariant, stream());
+    auto mode = graphs_.begin(chunk, stream());
     if (!mode) return mode.status();
     mode_ = *mode;
   }
@@ -579,7 +580,7 @@ Status CudaOps::kv_rotate(KvPool kv_pool, std::span<const BlockId> blocks, int64
   const ModelConfig& c = model_->config();
   auto ids = inputs_->upload_blocks(blocks, stream());
   if (!ids) return ids.status();
-  for (int64_t il = 0; il < c.n_layer; ++il) {
+  for (int64_t il = 0; il < plan_.kv.n_layer; ++il) {
     const LayerRope which = c.layer_rope(il);
     if (which == LayerRope::None || plan_.kv.pool_of(il) != kv_pool) continue;
     auto factors = freq_factors(which);
@@ -622,13 +623,21 @@ float* CudaOps::layer_state(int64_t layer) const {
   return recurrent_.as<float>() + plan_.recurrent.layer_offset(layer);
 }
 
+ck::RowStates CudaOps::row_states(const Chunk& chunk, int64_t offset) const {
+  const RecurrentLayout& r = plan_.recurrent;
+  if (!chunk.keep_row_states) return {};
+  return {recurrent_.as<float>() + r.row_state(0) * r.floats_per_state() + offset,
+          std::min<int64_t>(chunk.n, r.n_row_states)};
+}
+
 Status CudaOps::ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) {
   auto weights = packed_f32_rows(kernel);
   if (!weights) return weights.status();
-  return issue(label, {u64(layer), u64(chunk.n)}, [&] {
+  const ck::RowStates kept = row_states(chunk, plan_.recurrent.layer_offset(layer));
+  return issue(label, {u64(layer), u64(chunk.n), u64(kept.rows)}, [&] {
     return cuda_status(ck::launch_ssm_conv(act(Act::Conv), *weights, layer_state(layer),
                                            plan_.recurrent.floats_per_state(), inputs_->rows(), chunk.n, kernel.rows,
-                                           kernel.cols, stream()),
+                                           kernel.cols, kept, stream()),
                        "ssm_conv");
   });
 }
@@ -643,7 +652,8 @@ Status CudaOps::delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeigh
   auto a = device_vector(w.a->data);
   if (!a) return a.status();
   const ck::DeltaNetHeads heads{d.n_k_heads, d.n_v_heads, d.head_dim, d.grouped_heads};
-  return issue(label, {u64(layer), u64(chunk.n)}, [&]() -> Status {
+  const ck::RowStates kept = row_states(chunk, plan_.recurrent.layer_offset(layer) + plan_.recurrent.conv_floats);
+  return issue(label, {u64(layer), u64(chunk.n), u64(kept.rows)}, [&]() -> Status {
     INFERSCOPE_RETURN_IF_ERROR(cuda_status(ck::launch_delta_net_prepare(act(Act::Conv), act(Act::Alpha),
                                                                         act(Act::Beta), *dt, *a, heads, chunk.n,
                                                                         c.rms_eps, stream()),
@@ -651,9 +661,39 @@ Status CudaOps::delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeigh
     return cuda_status(ck::launch_delta_net(act(Act::Conv), act(Act::Alpha), act(Act::Beta), act(Act::Attn),
                                             layer_state(layer) + plan_.recurrent.conv_floats,
                                             plan_.recurrent.floats_per_state(), inputs_->rows(), heads, chunk.n,
-                                            stream()),
+                                            kept, stream()),
                        "delta_net");
   });
+}
+
+// Two launches: every row's hidden row gathered, then the carried rows (and row states) kept.
+Status CudaOps::carry_hidden(Act in, const Chunk& chunk, bool keep_last, OpLabel label) {
+  const RecurrentLayout& r = plan_.recurrent;
+  const int64_t E = model_->config().n_embd;
+  if (r.carry_floats != E) return Status::error("internal: carry_hidden in a pass without the MTP block");
+  for (const ChunkSpan& s : chunk.spans) {
+    if (s.n > 1 && in == Act::MtpHidden) return Status::error("internal: carry_hidden over MtpHidden takes one row a span");
+  }
+  float* carried = recurrent_.as<float>() + r.carry_offset();
+  const ck::RowStates kept = row_states(chunk, r.carry_offset());
+  const int64_t stride = r.floats_per_state();
+  return issue(label, {u64(static_cast<int64_t>(in)), u64(chunk.n), u64(keep_last), u64(kept.rows)}, [&]() -> Status {
+    INFERSCOPE_RETURN_IF_ERROR(cuda_status(ck::launch_gather_carried(act(in), act(Act::MtpHidden), carried, stride,
+                                                                     inputs_->rows(), chunk.n, E, stream()),
+                                           "gather_carried"));
+    return cuda_status(ck::launch_keep_carried(act(in), carried, kept.states, stride, inputs_->rows(), chunk.n, E,
+                                               keep_last, kept.rows, stream()),
+                       "keep_carried");
+  });
+}
+
+Status CudaOps::copy_columns(Act dst, int64_t dst_col0, Act src, int64_t n, int64_t width, OpLabel label) {
+  const int64_t stride = plan_.acts[dst].width;
+  return issue(label,
+               {u64(static_cast<int64_t>(dst)), u64(static_cast<int64_t>(src)), u64(dst_col0), u64(n), u64(width)}, [&] {
+                 return cuda_status(ck::launch_copy_columns(act(dst) + dst_col0, stride, act(src), n, width, stream()),
+                                    "copy_columns");
+               });
 }
 
 // Outside a chunk, like kv_copy: whole states, one after the other, then the stream is waited for.

@@ -11,7 +11,9 @@
 // A hybrid model's recurrent states (plan.recurrent) are one allocation; ssm_conv and delta_net
 // take every row of a chunk in one launch each, finding each row's slot and position on the
 // device (cuda_chunk_inputs.h), so a decode step of a hybrid model is captured and replayed as
-// any other; recurrent_copy copies whole states outside a chunk.
+// any other; recurrent_copy copies whole states outside a chunk. A verification keeping row
+// states (Chunk::keep_row_states) has the same kernels write them, as does carry_hidden for the
+// MTP block's carried rows.
 #pragma once
 
 #include <array>
@@ -30,6 +32,7 @@
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/model/model.h"
 #include "kernels/cuda/attention.h"
+#include "kernels/cuda/delta_net.h"
 
 namespace inferscope::cuda {
 
@@ -81,6 +84,8 @@ class CudaOps : public BackendOps {
   Status ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) override;
   Status delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) override;
   Status recurrent_copy(std::span<const StateCopy> copies) override;
+  Status carry_hidden(Act in, const Chunk& chunk, bool keep_last, OpLabel label) override;
+  Status copy_columns(Act dst, int64_t dst_col0, Act src, int64_t n, int64_t width, OpLabel label) override;
 
   Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
   Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
@@ -106,6 +111,9 @@ class CudaOps : public BackendOps {
   // Slot 0's part of recurrent `layer` in the states: its convolution inputs, then its matrices
   // (RecurrentLayout::layer_offset); slot s's is floats_per_state() floats further per slot.
   float* layer_state(int64_t layer) const;
+  // Where the kernels leave the states after a chunk's first rows (Chunk::keep_row_states; none
+  // otherwise): the part `offset` floats into the first row state.
+  cuda_kernels::RowStates row_states(const Chunk& chunk, int64_t offset) const;
   cuda_kernels::KvPool pool(int64_t layer, bool keys) const;
   // The per-pair frequency divisors of RoPE `which` on the device, or null for none.
   Result<const float*> freq_factors(LayerRope which) const;

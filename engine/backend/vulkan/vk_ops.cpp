@@ -42,6 +42,18 @@ RopeDims rope_dims(const ModelConfig& c, LayerRope which) {
 
 uint64_t mib(uint64_t bytes) { return (bytes + (1u << 20) - 1) >> 20; }
 
+// A span's rows through run(first, n): in a chunk that keeps row states (Chunk::keep_row_states),
+// its first n_row_states rows one by one, keep(row) after each, then the rest at once.
+template <class Run, class Keep>
+Status in_row_state_steps(const Chunk& chunk, const ChunkSpan& s, int n_row_states, Run&& run, Keep&& keep) {
+  const int64_t kept = chunk.keep_row_states ? std::min<int64_t>(s.n, n_row_states) : 0;
+  for (int64_t row = 0; row < kept; ++row) {
+    INFERSCOPE_RETURN_IF_ERROR(run(row, 1));
+    keep(row);
+  }
+  return kept < s.n ? run(kept, s.n - kept) : Status::ok();
+}
+
 }  // namespace
 
 VulkanOps::VulkanOps(std::shared_ptr<const Model> model, std::unique_ptr<Device> device)
@@ -108,7 +120,7 @@ DeviceNeeds VulkanOps::needs(const ForwardPlan& plan) {
   auto weight_bytes = DeviceWeights::bytes_needed(*device_, model_->weights());
   // A tensor that cannot be placed at all fails the upload with its own message.
   n.weight_bytes = weight_bytes ? *weight_bytes : 0;
-  for (int64_t il = 0; il < c.n_layer; ++il) {
+  for (int64_t il = 0; il < plan.kv.n_layer; ++il) {
     const KvCacheLayout layout = layer_layout(plan.kv, plan.kv.pool_of(il));
     n.kv_bytes += layout.buffer_bytes(KvPart::K) + layout.buffer_bytes(KvPart::V);
   }
@@ -128,9 +140,13 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
   plan_ = plan;
   const ModelConfig& c = model_->config();
   Device& dev = *device_;
+  // An id list per part of every table a chunk looks up: the tokens', the per-layer rows' and
+  // the MTP block's (its own table, or the tokens' again).
+  const ModelWeights& w = model_->weights();
+  const WeightMatrix* mtp_table = !w.mtp.present() ? nullptr : w.mtp.embed.present() ? &w.mtp.embed : &w.token_embd;
   int64_t id_lists = 0;
-  for (const WeightMatrix* table : {&model_->weights().token_embd, &model_->weights().per_layer_token_embd}) {
-    if (!table->present()) continue;
+  for (const WeightMatrix* table : {&w.token_embd, &w.per_layer_token_embd, mtp_table}) {
+    if (table == nullptr || !table->present()) continue;
     auto m = device_matrix(*table);
     if (!m) return m.status();
     id_lists += static_cast<int64_t>((*m)->parts.size());
@@ -139,8 +155,9 @@ Status VulkanOps::allocate(const ForwardPlan& plan) {
   if (!buffers) return buffers.status();
   act_ = std::move(*buffers);
   pool_kv_ = {layer_layout(plan.kv, KvPool::Main), layer_layout(plan.kv, KvPool::Window)};
-  // A layer without rows of its own (a recurrent or shared-KV layer: KvPool::None) gets none.
-  for (int64_t il = 0; il < c.n_layer; ++il) {
+  // A layer without rows of its own (a recurrent or shared-KV layer: KvPool::None) gets none;
+  // the MTP block's layer (ForwardOptions::mtp) comes after the model's.
+  for (int64_t il = 0; il < plan.kv.n_layer; ++il) {
     const KvPool pool = plan.kv.pool_of(il);
     for (const KvPart part : {KvPart::K, KvPart::V}) {
       std::unique_ptr<Buffer> buffer;
@@ -226,6 +243,12 @@ BufferSpan VulkanOps::matrix_state(int state, int64_t layer) const {
   const RecurrentLayout& r = plan_.recurrent;
   const auto offset = static_cast<uint64_t>(r.layer_offset(layer) + r.conv_floats) * sizeof(float);
   return {recurrent_[static_cast<size_t>(state)].get(), offset, static_cast<uint64_t>(r.matrix_floats) * sizeof(float)};
+}
+
+BufferSpan VulkanOps::carried_row(int state) const {
+  const RecurrentLayout& r = plan_.recurrent;
+  const auto offset = static_cast<uint64_t>(r.carry_offset()) * sizeof(float);
+  return {recurrent_[static_cast<size_t>(state)].get(), offset, static_cast<uint64_t>(r.carry_floats) * sizeof(float)};
 }
 
 Status VulkanOps::begin_chunk(const Chunk& chunk) {
@@ -663,20 +686,28 @@ Status VulkanOps::add_expert_bias(Act x, const WeightMatrix& bias, int64_t n, in
                                 bias.cols, dispatch_label(label));
 }
 
-// Conv's rows span by span, each from its slot's convolution inputs.
+// Conv's rows span by span, each from its slot's convolution inputs (and its first rows' inputs
+// copied to the row states where the chunk keeps them).
 Status VulkanOps::ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) {
   auto weights = packed_f32_rows(kernel);
   if (!weights) return weights.status();
   wrote(Act::Conv);
   const int64_t channels = kernel.rows;
+  const RecurrentLayout& r = plan_.recurrent;
   return for_each_span(chunk, KvPool::Main, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable&) {
-    return record_ssm_conv(*device_, *recorder_, rows_from(Act::Conv, row0, channels), *weights,
-                           conv_state(s.slot, layer), s.n, channels, kernel.cols, s.pos0 == 0, dispatch_label(label));
+    const BufferSpan state = conv_state(s.slot, layer);
+    const auto run = [&](int64_t first, int64_t n) {
+      return record_ssm_conv(*device_, *recorder_, rows_from(Act::Conv, row0 + first, channels), *weights, state, n,
+                             channels, kernel.cols, s.pos0 == 0 && first == 0, dispatch_label(label));
+    };
+    const auto keep = [&](int64_t row) { recorder_->copy(state, conv_state(r.row_state(row), layer), state.size); };
+    return in_row_state_steps(chunk, s, r.n_row_states, run, keep);
   });
 }
 
 // The chunk's q, k, decays and updates made ready at once, then each span's rows step by step
-// (every chunk is computed as its rows one by one, so a verification needs nothing more).
+// (every chunk is computed as its rows one by one, so a verification needs nothing more than
+// its first rows' states copied out where it keeps them).
 Status VulkanOps::delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) {
   const ModelConfig& c = model_->config();
   const DeltaNetShape& d = c.delta_net;
@@ -689,12 +720,61 @@ Status VulkanOps::delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWei
                                                       span(Act::Beta), *dt, *a, chunk.n, c.rms_eps,
                                                       dispatch_label(label)));
   const int64_t H = d.n_v_heads;
+  const RecurrentLayout& r = plan_.recurrent;
   return for_each_span(chunk, KvPool::Main, [&](const ChunkSpan& s, int64_t row0, const KvBlockTable&) {
-    return record_delta_net(*device_, *recorder_, d, rows_from(Act::Conv, row0, d.channels()),
-                            rows_from(Act::Alpha, row0, H), rows_from(Act::Beta, row0, H),
-                            rows_from(Act::Attn, row0, d.value_dim()), matrix_state(s.slot, layer), s.n, s.pos0 == 0,
-                            dispatch_label(label));
+    const BufferSpan state = matrix_state(s.slot, layer);
+    const auto run = [&](int64_t first, int64_t n) {
+      const int64_t at = row0 + first;
+      return record_delta_net(*device_, *recorder_, d, rows_from(Act::Conv, at, d.channels()),
+                              rows_from(Act::Alpha, at, H), rows_from(Act::Beta, at, H),
+                              rows_from(Act::Attn, at, d.value_dim()), state, n, s.pos0 == 0 && first == 0,
+                              dispatch_label(label));
+    };
+    const auto keep = [&](int64_t row) { recorder_->copy(state, matrix_state(r.row_state(row), layer), state.size); };
+    return in_row_state_steps(chunk, s, r.n_row_states, run, keep);
   });
+}
+
+// Buffer copies, span by span: the slot's carried row (zeroed first for a span at position 0)
+// to MtpHidden's first row, in's rows down one below it, in's last row over the carried one,
+// and in's first rows to the row states' carried rows where the chunk keeps them.
+Status VulkanOps::carry_hidden(Act in, const Chunk& chunk, bool keep_last, OpLabel) {
+  const int64_t E = model_->config().n_embd;
+  const uint64_t row_bytes = static_cast<uint64_t>(E) * sizeof(float);
+  const RecurrentLayout& r = plan_.recurrent;
+  if (r.carry_floats != E) return Status::error("internal: carry_hidden in a pass without the MTP block");
+  Recorder& rec = *recorder_;
+  wrote(Act::MtpHidden);
+  int64_t row0 = 0;
+  for (const ChunkSpan& s : chunk.spans) {
+    if (s.n > 1 && in == Act::MtpHidden) return Status::error("internal: carry_hidden over MtpHidden takes one row a span");
+    if (s.n == 0) continue;
+    const BufferSpan carried = carried_row(s.slot);
+    if (s.pos0 == 0) rec.zero(carried, row_bytes);
+    rec.copy(carried, rows_from(Act::MtpHidden, row0, E), row_bytes);
+    if (s.n > 1) rec.copy(rows_from(in, row0, E), rows_from(Act::MtpHidden, row0 + 1, E), (s.n - 1) * row_bytes);
+    if (keep_last) rec.copy(rows_from(in, row0 + s.n - 1, E), carried, row_bytes);
+    const int64_t kept = chunk.keep_row_states ? std::min<int64_t>(s.n, r.n_row_states) : 0;
+    for (int64_t row = 0; row < kept; ++row) {
+      rec.copy(rows_from(in, row0 + row, E), carried_row(r.row_state(row)), row_bytes);
+    }
+    row0 += s.n;
+  }
+  return Status::ok();
+}
+
+// One copy command: a region per row.
+Status VulkanOps::copy_columns(Act dst, int64_t dst_col0, Act src, int64_t n, int64_t width, OpLabel) {
+  const BufferSpan from = span(src), to = span(dst);
+  const uint64_t f = sizeof(float), stride = static_cast<uint64_t>(plan_.acts[dst].width);
+  const auto w = static_cast<uint64_t>(width), col0 = static_cast<uint64_t>(dst_col0);
+  std::vector<VkBufferCopy> regions;
+  for (uint64_t t = 0; t < static_cast<uint64_t>(n); ++t) {
+    regions.push_back({from.offset + t * w * f, to.offset + (t * stride + col0) * f, w * f});
+  }
+  wrote(dst);
+  recorder_->copy_regions(*from.buffer, *to.buffer, regions);
+  return Status::ok();
 }
 
 // Like kv_copy, one submission of its own, waited for: whole state buffers, in order.

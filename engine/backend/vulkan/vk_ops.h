@@ -5,7 +5,9 @@
 // block tables of the chunk's spans, and reads the logits. Rope, kv_store and attention are
 // recorded once per span of a chunk (its rows, positions and table); the other ops take all the
 // chunk's rows at once, but for a Gated DeltaNet layer's convolution and recurrence, recorded
-// once per span over its slot's state (vk_delta_net.h).
+// once per span over its slot's state (vk_delta_net.h). A verification that keeps row states
+// (Chunk::keep_row_states) records its span's first rows one at a time, each followed by a copy
+// of the state it left; the MTP block's carried rows and column copies are buffer copies.
 //
 // A batch-invariant chunk (Chunk::batch_invariant: a speculative verification) computes every
 // row as a chunk of that row alone would: the products take the kernels one token takes
@@ -75,6 +77,8 @@ class VulkanOps : public BackendOps {
   Status ssm_conv(int64_t layer, const Chunk& chunk, const WeightMatrix& kernel, OpLabel label) override;
   Status delta_net(int64_t layer, const Chunk& chunk, const DeltaNetWeights& w, OpLabel label) override;
   Status recurrent_copy(std::span<const StateCopy> copies) override;
+  Status carry_hidden(Act in, const Chunk& chunk, bool keep_last, OpLabel label) override;
+  Status copy_columns(Act dst, int64_t dst_col0, Act src, int64_t n, int64_t width, OpLabel label) override;
 
   Status kv_copy(KvPool pool, std::span<const BlockCopy> copies) override;
   Status kv_rotate(KvPool pool, std::span<const BlockId> blocks, int64_t delta) override;
@@ -99,6 +103,8 @@ class VulkanOps : public BackendOps {
   // Slot or checkpoint `state`'s part of recurrent `layer` (RecurrentLayout::layer_offset).
   BufferSpan conv_state(int state, int64_t layer) const;
   BufferSpan matrix_state(int state, int64_t layer) const;
+  // State `state`'s carried row (RecurrentLayout::carry_offset): n_embd floats.
+  BufferSpan carried_row(int state) const;
   Status check_kv_pool_binding(const ForwardPlan& plan) const;
   // The spans' block tables into act_->block_table, back to back from entry 0 (their main
   // tables, then their window tables), for the recording to read (through the staging buffer

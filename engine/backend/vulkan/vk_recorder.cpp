@@ -162,6 +162,12 @@ void Recorder::copy(const BufferSpan& src, const BufferSpan& dst, uint64_t bytes
   vkCmdCopyBuffer(cmd_, src.buffer->handle(), dst.buffer->handle(), 1, &region);
 }
 
+void Recorder::zero(const BufferSpan& dst, uint64_t bytes) {
+  if (!error_) return;
+  barrier();
+  vkCmdFillBuffer(cmd_, dst.buffer->handle(), dst.offset, bytes, 0);
+}
+
 void Recorder::copy_regions(const Buffer& src, const Buffer& dst, std::span<const VkBufferCopy> regions) {
   if (!error_ || regions.empty()) return;
   barrier();

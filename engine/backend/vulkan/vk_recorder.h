@@ -52,6 +52,8 @@ class Recorder {
   }
   // Copies bytes between buffers (ordered after earlier dispatches).
   void copy(const BufferSpan& src, const BufferSpan& dst, uint64_t bytes);
+  // Zeroes `bytes` bytes of dst from its offset (both multiples of 4), ordered after earlier work.
+  void zero(const BufferSpan& dst, uint64_t bytes);
   // Copies byte ranges (VkBufferCopy: source offset, destination offset, size; whole buffers'
   // offsets) from src to dst in one vkCmdCopyBuffer, ordered after earlier work. With src == dst
   // no source range may overlap a destination range. Nothing for no regions.

@@ -15,6 +15,7 @@
 #include "engine/weightlab/weight_recipe.h"
 #include "tests/cuda/ops/backend_setup.h"
 #include "tests/support/hybrid_backend_check.h"
+#include "tests/support/mtp_backend_check.h"
 #include "tests/support/logit_comparison.h"
 #include "tests/support/reference_2026.h"
 #include "tests/support/scratch_dir.h"
@@ -145,6 +146,25 @@ TEST(CudaHybrid, StatesGoOnAndCopyAsOnTheCpu) {
   EXPECT_EQ((*gpu)->memory().recurrent_bytes, cpu->memory().recurrent_bytes);
   EXPECT_GT((*gpu)->memory().recurrent_bytes, 0u);
   testing::expect_hybrid_matches_cpu(*cpu, **gpu, (*model)->config().n_vocab, 1e-4, 1e-3);
+  EXPECT_GT((*gpu)->counters().graph_launches, 0u);
+}
+
+// A model drafting with its MTP block (tests/support/mtp_backend_check.h): drafts, verifications
+// rolled back within and past their row states, two slots' carried rows; drafts of either slot
+// replay the same captured graphs, which find the slot's carried row on the device.
+TEST(CudaHybrid, DraftsWithTheMtpBlockAsTheCpuDoes) {
+  auto ref = testing::load_reference_2026("qwen35-mtp-tiny-f32");
+  ASSERT_TRUE(ref) << ref.message();
+  auto model = Model::load(ref->model_path);
+  ASSERT_TRUE(model) << model.message();
+  ForwardOptions options = testing::hybrid_check_options();
+  options.mtp = true;
+  auto cpu = cpu_forward(*model, options);
+  auto gpu = cuda_forward(*model, options);
+  ASSERT_TRUE(cpu && gpu) << gpu.message();
+  EXPECT_EQ((*gpu)->memory().recurrent_bytes, cpu->memory().recurrent_bytes);
+  EXPECT_EQ((*gpu)->memory().kv_cache_bytes, cpu->memory().kv_cache_bytes);
+  testing::expect_mtp_matches_cpu(*cpu, **gpu, (*model)->config().n_vocab, 1e-4, 1e-3);
   EXPECT_GT((*gpu)->counters().graph_launches, 0u);
 }
 

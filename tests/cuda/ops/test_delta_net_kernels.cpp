@@ -1,7 +1,8 @@
 // The Gated DeltaNet kernels (kernels/cuda/delta_net.h) on the CUDA emulator against the CPU
 // kernels (kernels/cpu/delta_net.h), over a chunk whose rows belong to two slots, interleaved:
 // spans going on from their slot's state, a second span of a slot after another slot's, and a
-// sequence starting at position 0 over a state holding something else. Errors: the sums in
+// sequence starting at position 0 over a state holding something else; the states after the
+// chunk's first rows kept as a verification keeps them (RowStates). Errors: the sums in
 // another order (~1e-6 of the values' scale; a wrong state, head or sign gives ~1e-1).
 #include <gtest/gtest.h>
 
@@ -25,6 +26,7 @@ constexpr double kTolerance = 1e-5;
 const std::vector<int32_t> kSlots = {1, 1, 1, 0, 0, 1, 0};
 const std::vector<int32_t> kPos = {5, 6, 7, 0, 1, 8, 2};
 constexpr int kStates = 2;
+constexpr int kKept = 3;  // row states after the states of the slots
 
 struct Rows {
   DeviceBuffer<int32_t> pos{kPos}, slot{kSlots};
@@ -44,15 +46,17 @@ void check_ssm_conv(int64_t channels, int64_t taps, uint32_t seed) {
   const int64_t per_state = (taps - 1) * channels + 3;  // states farther apart than their conv part
   const std::vector<float> x = random_values(static_cast<size_t>(n * channels), seed);
   const std::vector<float> kernel = random_values(static_cast<size_t>(channels * taps), seed + 1);
-  const std::vector<float> states = random_values(static_cast<size_t>(kStates * per_state), seed + 2);
+  const std::vector<float> states = random_values(static_cast<size_t>((kStates + kKept) * per_state), seed + 2);
   std::vector<float> want = x, want_states = states;
   for (size_t t = 0; t < kSlots.size(); ++t) {
-    kernels::causal_conv_silu(want.data() + t * channels, 1, channels, kernel.data(), taps,
-                              state_of(want_states, per_state, (taps - 1) * channels, t), 0, channels);
+    float* state = state_of(want_states, per_state, (taps - 1) * channels, t);
+    kernels::causal_conv_silu(want.data() + t * channels, 1, channels, kernel.data(), taps, state, 0, channels);
+    if (t < kKept) std::copy_n(state, (taps - 1) * channels, want_states.data() + (kStates + t) * per_state);
   }
   DeviceBuffer<float> dx(x), dk(kernel), ds(states);
   const Rows rows;
-  ASSERT_EQ(ck::launch_ssm_conv(dx.get(), dk.get(), ds.get(), per_state, rows.rows(), n, channels, taps, nullptr),
+  const ck::RowStates kept{ds.get() + kStates * per_state, kKept};
+  ASSERT_EQ(ck::launch_ssm_conv(dx.get(), dk.get(), ds.get(), per_state, rows.rows(), n, channels, taps, kept, nullptr),
             cudaSuccess);
   EXPECT_LT(normalized_error(dx.read(), want), kTolerance);
   EXPECT_LT(normalized_error(ds.read(), want_states), kTolerance);
@@ -70,7 +74,8 @@ void check_delta_net(ck::DeltaNetHeads heads, uint32_t seed) {
   const std::vector<float> beta = random_values(static_cast<size_t>(n * H), seed + 2, -3.0f, 3.0f);
   const std::vector<float> dt = random_values(static_cast<size_t>(H), seed + 3);
   const std::vector<float> a = random_values(static_cast<size_t>(H), seed + 4, -2.0f, -0.1f);
-  const std::vector<float> states = random_values(static_cast<size_t>(kStates * per_state), seed + 5, -0.1f, 0.1f);
+  const std::vector<float> states =
+      random_values(static_cast<size_t>((kStates + kKept) * per_state), seed + 5, -0.1f, 0.1f);
 
   std::vector<float> q = conv, g = alpha, b = beta;
   kernels::delta_net_prepare(q.data(), q.data() + key_dim, C, heads.n_k_heads, d, g.data(), b.data(), H, dt.data(),
@@ -86,14 +91,16 @@ void check_delta_net(ck::DeltaNetHeads heads, uint32_t seed) {
                                         want.data() + t * H * d + h * d, H * d};
       kernels::delta_net_steps(r, 1, d, state + h * d * d);
     }
+    if (t < kKept) std::copy_n(state, H * d * d, want_states.data() + (kStates + t) * per_state);
   }
 
   DeviceBuffer<float> dc(conv), da(alpha), db(beta), ddt(dt), dA(a), ds(states), dout(want.size());
   const Rows rows;
   ASSERT_EQ(ck::launch_delta_net_prepare(dc.get(), da.get(), db.get(), ddt.get(), dA.get(), heads, n, kEps, nullptr),
             cudaSuccess);
+  const ck::RowStates kept{ds.get() + kStates * per_state, kKept};
   ASSERT_EQ(ck::launch_delta_net(dc.get(), da.get(), db.get(), dout.get(), ds.get(), per_state, rows.rows(), heads, n,
-                                 nullptr),
+                                 kept, nullptr),
             cudaSuccess);
   EXPECT_LT(normalized_error(dc.read(), q), kTolerance) << "prepared q, k";
   EXPECT_LT(normalized_error(da.read(), g), kTolerance) << "decays";
@@ -117,13 +124,13 @@ TEST(CudaDeltaNetKernels, RecurrenceMatchesTheCpuOverInterleavedSlots) {
 
 TEST(CudaDeltaNetKernels, RefuseWhatTheyCannotHold) {
   const Rows rows;
-  EXPECT_EQ(ck::launch_ssm_conv(nullptr, nullptr, nullptr, 0, rows.rows(), 1, 8, ck::kMaxConvTaps + 1, nullptr),
+  EXPECT_EQ(ck::launch_ssm_conv(nullptr, nullptr, nullptr, 0, rows.rows(), 1, 8, ck::kMaxConvTaps + 1, {}, nullptr),
             cudaErrorInvalidValue);
   EXPECT_EQ(ck::launch_delta_net(nullptr, nullptr, nullptr, nullptr, nullptr, 0, rows.rows(),
-                                 {1, 1, ck::kMaxDeltaNetHeadDim + 1, false}, 1, nullptr),
+                                 {1, 1, ck::kMaxDeltaNetHeadDim + 1, false}, 1, {}, nullptr),
             cudaErrorInvalidValue);
   EXPECT_EQ(ck::launch_delta_net(nullptr, nullptr, nullptr, nullptr, nullptr, 0, rows.rows(), {2, 3, 32, true}, 1,
-                                 nullptr),
+                                 {}, nullptr),
             cudaErrorInvalidValue);
   cudaGetLastError();
 }
