@@ -5,7 +5,7 @@
 namespace inferscope::cli {
 
 std::span<const Command> commands() {
-  static const std::array<Command, 14> kCommands = {{
+  static const std::array<Command, 15> kCommands = {{
       {"generate", run_generate},
       {"inspect", run_inspect},
       {"bench", run_bench},
@@ -14,6 +14,7 @@ std::span<const Command> commands() {
       {"detokenize", run_detokenize},
       {"make-model", run_make_model},
       {"quantize", run_quantize},
+      {"imatrix", run_imatrix},
       {"compare", run_compare},
       {"evaluate", run_evaluate},
       {"prune", run_prune},

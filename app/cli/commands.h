@@ -20,6 +20,7 @@ int run_tokenize(int argc, char** argv);
 int run_detokenize(int argc, char** argv);
 int run_make_model(int argc, char** argv);
 int run_quantize(int argc, char** argv);
+int run_imatrix(int argc, char** argv);
 int run_compare(int argc, char** argv);
 int run_evaluate(int argc, char** argv);
 int run_prune(int argc, char** argv);

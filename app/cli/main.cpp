@@ -19,6 +19,7 @@ void print_usage() {
                "  detokenize  print the text of token ids\n"
                "  make-model  write a random-weight GGUF of a chosen Llama shape\n"
                "  quantize    convert a model to another weight type, plainly or by a calibrated method\n"
+               "  imatrix     an importance matrix of a model over a calibration text (for quantize --imatrix)\n"
                "  prune       prune a model's weights (magnitude, wanda, 2:4) or attention heads\n"
                "  evaluate    compare a model's quality with a reference model on a held-out text\n"
                "  compare     compare configurations side by side: speed, memory, quality\n"

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/cpu/dequantize_blocks.h"
+#include "kernels/cpu/dequantize_iquants.h"
 #include "kernels/formats/fp16.h"
 
 namespace inferscope::kernels {
@@ -38,11 +39,36 @@ void dequantize_q4_0(const uint8_t* src, float* dst, int64_t n) {
   }
 }
 
+using RowDecoder = void (*)(const uint8_t*, float*, int64_t);
+
+// The decoder of a 2026 type (the i-quants, NVFP4, Q1_0, Q2_0), or null.
+RowDecoder block_decoder(GgmlType type) {
+  switch (type) {
+    case GgmlType::IQ2_XXS: return detail::dequantize_iq2_xxs;
+    case GgmlType::IQ2_XS: return detail::dequantize_iq2_xs;
+    case GgmlType::IQ2_S: return detail::dequantize_iq2_s;
+    case GgmlType::IQ3_XXS: return detail::dequantize_iq3_xxs;
+    case GgmlType::IQ3_S: return detail::dequantize_iq3_s;
+    case GgmlType::IQ1_S: return detail::dequantize_iq1_s;
+    case GgmlType::IQ1_M: return detail::dequantize_iq1_m;
+    case GgmlType::IQ4_XS: return detail::dequantize_iq4_xs;
+    case GgmlType::NVFP4: return detail::dequantize_nvfp4;
+    case GgmlType::Q1_0: return detail::dequantize_q1_0;
+    case GgmlType::Q2_0: return detail::dequantize_q2_0;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 bool dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
   if (n < 0) return false;
   const auto* bytes = static_cast<const uint8_t*>(src);
+  if (const RowDecoder decode = block_decoder(type)) {
+    if (n % type_info(type).block_size != 0) return false;
+    decode(bytes, dst, n);
+    return true;
+  }
   switch (type) {
     case GgmlType::F32:
       std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));

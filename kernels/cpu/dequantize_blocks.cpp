@@ -5,6 +5,7 @@
 #include "kernels/formats/e8m0.h"
 #include "kernels/formats/fp16.h"
 #include "kernels/formats/k_quant_scales.h"
+#include "kernels/formats/ue4m3.h"
 
 namespace inferscope::kernels::detail {
 namespace {
@@ -207,6 +208,40 @@ void dequantize_mxfp4(const uint8_t* src, float* dst, int64_t n) {
     for (int j = 0; j < 16; ++j) {
       y[j] = static_cast<float>(kMxfp4Levels[qs[j] & 0x0F]) * d;
       y[j + 16] = static_cast<float>(kMxfp4Levels[qs[j] >> 4]) * d;
+    }
+  }
+}
+
+void dequantize_nvfp4(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / 64; ++b) {
+    const uint8_t* block = src + b * 36;
+    for (int s = 0; s < 4; ++s) {
+      const float d = ue4m3_to_fp32_half(block[s]);
+      const uint8_t* qs = block + 4 + 8 * s;
+      float* y = dst + b * 64 + 16 * s;
+      for (int j = 0; j < 8; ++j) {
+        y[j] = static_cast<float>(kMxfp4Levels[qs[j] & 0x0F]) * d;
+        y[j + 8] = static_cast<float>(kMxfp4Levels[qs[j] >> 4]) * d;
+      }
+    }
+  }
+}
+
+void dequantize_q1_0(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / 128; ++b) {
+    const uint8_t* block = src + b * 18;
+    const float d = f16_at(block), neg_d = -d;
+    for (int j = 0; j < 128; ++j) dst[b * 128 + j] = (block[2 + j / 8] >> (j % 8) & 1) ? d : neg_d;
+  }
+}
+
+void dequantize_q2_0(const uint8_t* src, float* dst, int64_t n) {
+  for (int64_t b = 0; b < n / 64; ++b) {
+    const uint8_t* block = src + b * 18;
+    const float d = f16_at(block);
+    for (int j = 0; j < 64; ++j) {
+      const int q = block[2 + j / 4] >> (2 * (j % 4)) & 3;
+      dst[b * 64 + j] = static_cast<float>(q - 1) * d;
     }
   }
 }

@@ -9,8 +9,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "kernels/formats/fp16.h"
+#include "kernels/cpu/dequantize.h"
+#include "kernels/cpu/matmul_dequantized.h"
 #include "kernels/cpu/matmul_internal.h"
 #include "kernels/cpu/matmul_kquant.h"
 #include "kernels/cpu/quantize.h"
@@ -129,7 +132,7 @@ double dot_reference_q8(GgmlType w, const uint8_t* row, const uint8_t* act, cons
 }  // namespace
 
 bool matmul_supported(GgmlType w) {
-  if (detail::is_q8k_weight(w)) return true;
+  if (detail::is_q8k_weight(w) || detail::is_dequantized_weight(w)) return true;
   switch (w) {
     case GgmlType::F32:
     case GgmlType::F16:
@@ -205,6 +208,19 @@ void matmul_rows_reference(GgmlType w, const void* weights, int64_t k, const voi
                               row_begin, row_end);
     return;
   }
+  if (detail::is_dequantized_weight(w)) {
+    std::vector<float> row(static_cast<size_t>(k));
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      dequantize_row(w, wbytes + r * rb, row.data(), k);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        const float* x = reinterpret_cast<const float*>(act) + t * stride;
+        double sum = 0.0;
+        for (int64_t i = 0; i < k; ++i) sum += static_cast<double>(row[static_cast<size_t>(i)]) * x[i];
+        y[t * y_stride + r] = static_cast<float>(sum);
+      }
+    }
+    return;
+  }
   for (int64_t r = row_begin; r < row_end; ++r) {
     for (int64_t t = 0; t < n_tokens; ++t) {
       const float* x = reinterpret_cast<const float*>(act) + t * stride;
@@ -223,6 +239,7 @@ bool bf16_dot_products(int64_t k, int64_t n_tokens) {
 }  // namespace detail
 
 std::string matmul_kernel_name(GgmlType w, int64_t k, int64_t n_tokens) {
+  if (detail::is_dequantized_weight(w)) return "rows decoded to F32 panels, then " + matmul_kernel_name(GgmlType::F32, k, n_tokens);
   const SimdLevel level = active_simd_level();
   if (level == SimdLevel::Scalar) return "scalar reference";
   const std::string isa = level == SimdLevel::Avx2 ? "AVX2" : "AVX-512";
@@ -286,6 +303,11 @@ void matmul_rows(GgmlType w, const void* weights, int64_t k, const void* packed,
   assert(matmul_supported(w));
   assert(k > 0 && k % type_info(w).block_size == 0);
   if (row_begin >= row_end || n_tokens <= 0) return;
+  if (detail::is_dequantized_weight(w)) {
+    detail::matmul_dequantized(w, static_cast<const uint8_t*>(weights), k, packed, n_tokens, y, y_stride, row_begin,
+                               row_end, batching);
+    return;
+  }
   const SimdLevel level = active_simd_level();
   if (level == SimdLevel::Scalar) {
     matmul_rows_reference(w, weights, k, packed, n_tokens, y, y_stride, row_begin, row_end);

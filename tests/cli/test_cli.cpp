@@ -266,7 +266,7 @@ TEST(Cli, ArgumentsParseStrictlyAndEveryCommandHasHelp) {
   const CliRun top = run_cli("--help");
   const std::string listing = top.out + top.err;
   for (const char* command : {"generate", "inspect", "bench", "perplexity", "tokenize", "detokenize", "make-model",
-                              "quantize", "prune", "evaluate", "compare", "embed", "cache", "serve"}) {
+                              "quantize", "imatrix", "prune", "evaluate", "compare", "embed", "cache", "serve"}) {
     EXPECT_NE(listing.find(std::string("  ") + command + " "), std::string::npos) << command << " missing from:\n" << listing;
     const CliRun help = run_cli(std::string(command) + " --help");
     EXPECT_EQ(help.exit_code, 0) << command;

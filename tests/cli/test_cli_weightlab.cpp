@@ -2,7 +2,10 @@
 // evaluate command, and clear errors for a bad method or a method that does not fit the type.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "engine/weightlab/imatrix_file.h"
 
 #include "tests/support/cli_runner.h"
 #include "tests/support/scratch_dir.h"
@@ -12,6 +15,32 @@ namespace inferscope {
 namespace {
 
 using testing::quoted;
+
+// imatrix writes a file the reader takes back, with an entry per block matrix of the bundled
+// model (5 blocks x 7 matrices) and the chunks it counted; a text shorter than a chunk is refused.
+TEST(CliWeightLab, ImatrixWritesTheReferenceFormat) {
+  const auto dir = testing::scratch_dir("cli-imatrix");
+  const std::string text = (dir / "calibration.txt").string();
+  std::string story;
+  for (int i = 0; i < 6; ++i) story += "Once upon a time, there was a little girl named Lily. She loved to play outside. ";
+  std::ofstream(text) << story;
+  const std::string out = (dir / "s.imatrix").string();
+  auto run = testing::run_cli("imatrix --chunk-size 32 --threads 2 --text " + quoted(text) + " --output " + quoted(out));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("chunks"), std::string::npos) << "the progress bar: " << run.err;
+  auto im = read_imatrix(out);
+  ASSERT_TRUE(im) << im.message();
+  EXPECT_EQ(im->entries.size(), 35u);
+  EXPECT_EQ(im->chunk_size, 32);
+  EXPECT_GE(im->chunk_count, 3);
+  EXPECT_EQ(im->entries.at("blk.4.ffn_down.weight").counts, std::vector<float>{32.0f * im->chunk_count});
+  EXPECT_EQ(im->datasets, std::vector<std::string>{"calibration.txt"});
+
+  std::ofstream(text) << "Once upon a time";
+  run = testing::run_cli("imatrix --text " + quoted(text) + " --output " + quoted(out));
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("fewer than one chunk"), std::string::npos) << run.err;
+}
 
 TEST(CliWeightLab, QuantizeWithGptqReportsQualityAsJson) {
   const std::string source = testing::testdata("stories260K.gguf");

@@ -29,8 +29,14 @@ inline const char* const kReferences2026[] = {"qwen3-tiny-f32",    "qwen3moe-tin
                                              "ministral3-tiny-q8_0", "ministral3-tiny-q4_k_m", "olmo2-tiny-q8_0",
                                              "olmo2-tiny-q4_k_m", "olmo3-tiny-q8_0",   "olmo3-tiny-q4_k_m",
                                              "qwen35-tiny-f32",   "qwen35moe-tiny-f32", "qwen3next-tiny-f32",
-                                             "qwen35-tiny-q8_0",  "gemma4-tiny-f32",    "gemma4-tiny-q8_0"};
-// The ones the GPU backends are held to: all but qwen3moe's quantized files and gpt-oss seed 1. There
+                                             "qwen35-tiny-q8_0",  "gemma4-tiny-f32",    "gemma4-tiny-q8_0",
+                                             // the reference's quantizer's files, a type each
+                                             "llama-256-tiny-iq1_s", "llama-256-tiny-iq1_m", "llama-256-tiny-iq2_xxs",
+                                             "llama-256-tiny-iq2_xs", "llama-256-tiny-iq2_s", "llama-256-tiny-iq3_xxs",
+                                             "llama-256-tiny-iq3_s", "llama-256-tiny-iq4_xs", "llama-256-tiny-q1_0",
+                                             "llama-256-tiny-q2_0", "llama-256-tiny-nvfp4"};
+// The ones the GPU backends are held to: all but the 2026 weight types' files (llama-256-tiny-*:
+// Vulkan and CUDA do not multiply those types yet), qwen3moe's quantized files and gpt-oss seed 1. There
 // the GPUs' int8 activations (quantized per 32 values in every product, where llama.cpp's CPU and
 // ours share one scheme and agree to 1e-6), or their F32 attention weights (the CPU rounds the
 // normalized weights to F16, as llama.cpp does), move the random router's logits by ~1e-3,
