@@ -81,7 +81,8 @@ const Preset kPresets[] = {
     {"mistral-7b",
      {.n_embd = 4096, .n_layer = 32, .n_head = 32, .n_head_kv = 8, .n_ff = 14336, .n_ctx = 32768,
       .rope_freq_base = 1e6f}},
-    // Every matrix row a multiple of 256 values: the super-block types' test files (quant-2026).
+    // Every matrix row a multiple of 256 values, as the super-block types need (the files of
+    // tests/data/llama.cpp-2026/llama-256-tiny-*).
     {"llama-256-tiny", {.n_embd = 256, .n_layer = 1, .n_head = 2, .n_head_kv = 1, .n_ff = 256, .n_ctx = 512}},
     {"mistral-tiny",
      {.n_embd = 128, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 256, .n_ctx = 512, .rope_freq_base = 1e6f}},

@@ -2,14 +2,18 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 
 #include "engine/core/thread_pool.h"
 #include "engine/model/model.h"
 #include "engine/weightlab/awq_rewriter.h"
 #include "engine/weightlab/gptq_rewriter.h"
+#include "engine/weightlab/imatrix_file.h"
+#include "engine/weightlab/imatrix_rewriter.h"
 #include "engine/weightlab/llm_int8_method.h"
 #include "engine/weightlab/pruning.h"
 #include "engine/weightlab/ternary.h"
+#include "kernels/cpu/quantize.h"
 
 namespace inferscope {
 namespace {
@@ -70,6 +74,21 @@ Result<PreparedMethod> prepare_awq(std::shared_ptr<const gguf::File> file, const
   return p;
 }
 
+// rtn with an importance matrix: the mix's type must take one.
+Result<PreparedMethod> prepare_imatrix(const gguf::File& file, const QuantMix& mix, const std::string& path) {
+  if (!kernels::takes_importance(mix.base)) {
+    return Result<PreparedMethod>::error(mix.name + " rounds without importance weights: an importance matrix "
+                                         "weighs the K-quants (q2_k..q6_k and their mixes) and iq4_nl");
+  }
+  auto im = read_imatrix(path);
+  if (!im) return im.status();
+  auto rewriter = ImatrixRewriter::create(*im, file, std::filesystem::path(path).filename().string());
+  if (!rewriter) return rewriter.status();
+  const std::string note = "importance matrix " + path + ": " + std::to_string(im->entries.size()) + " matrices, " +
+                           std::to_string(im->chunk_count) + " chunks of " + std::to_string(im->chunk_size) + " tokens";
+  return PreparedMethod{*rewriter, [note] { return WeightLabSummary{0, {note}}; }};
+}
+
 Result<PreparedMethod> prepare_pruning(std::shared_ptr<const gguf::File> file, const WeightLabOptions& options) {
   static constexpr PruneRule kRules[] = {PruneRule::Magnitude, PruneRule::Wanda, PruneRule::TwoFour};
   const PruneRule rule = kRules[static_cast<int>(options.method) - static_cast<int>(WeightMethod::Magnitude)];
@@ -110,8 +129,13 @@ bool is_pruning(WeightMethod method) {
 
 Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
                                              const WeightLabOptions& options) {
+  if (!options.imatrix_path.empty() && options.method != WeightMethod::Rtn) {
+    return Result<PreparedMethod>::error(std::string("an importance matrix weighs plain rounding (rtn); ") +
+                                         weight_method_name(options.method) + " takes none");
+  }
   switch (options.method) {
     case WeightMethod::Rtn:
+      if (!options.imatrix_path.empty()) return prepare_imatrix(*file, mix, options.imatrix_path);
       return PreparedMethod{nullptr, [] { return WeightLabSummary{}; }};
     case WeightMethod::Ternary:
       if (mix.base != kernels::GgmlType::TQ1_0 && mix.base != kernels::GgmlType::TQ2_0) {

@@ -38,6 +38,9 @@ struct WeightLabOptions {
   bool ternary_per_block = false;  // ternary: the rule per 256-block instead of per row
   double sparsity = 0.5;           // magnitude, wanda: the fraction of each row set to 0
   float llm_int8_threshold = 6.0f; // llm-int8: feature magnitude above which a column is an outlier
+  // rtn: an importance matrix file (imatrix_file.h) weighing the rounding of the types that take
+  // one (kernels::takes_importance: the K-quants, IQ4_NL); empty: unweighted.
+  std::string imatrix_path;
   int n_threads = 1;
 };
 
@@ -54,9 +57,10 @@ struct PreparedMethod {
 };
 
 // Prepares options.method for converting `file` to `mix`: reads the calibration (gptq, awq)
-// and searches AWQ's scales. Fails when the calibration cannot run, or when the method cannot
+// and searches AWQ's scales, or reads rtn's importance matrix. Fails when the calibration cannot
+// run, the importance matrix cannot be read or is another model's, or when the method cannot
 // apply to the mix (ternary needs tq1_0 or tq2_0; gptq a type it can place: q8_0, q4_0, q4_1,
-// q3_k, q4_k, q5_k, or their mixes).
+// q3_k, q4_k, q5_k, or their mixes; an importance matrix a type that takes one).
 Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
                                              const WeightLabOptions& options);
 

@@ -54,7 +54,7 @@ void quantize_q8_0(const float* x, uint8_t* dst, int64_t n) {
   }
 }
 
-using BlockEncoder = void (*)(const float* src, uint8_t* dst, int64_t n);
+using BlockEncoder = void (*)(const float* src, uint8_t* dst, int64_t n, const float* importance);
 
 // The encoders of quantize_blocks.cpp; nullptr for types without one.
 BlockEncoder block_encoder(GgmlType type) {
@@ -86,7 +86,21 @@ float quantize_block_q8(const float* x, int8_t* q) {
   return d;
 }
 
-bool quantize_row(GgmlType type, const float* src, void* dst, int64_t n) {
+bool takes_importance(GgmlType type) {
+  switch (type) {
+    case GgmlType::Q2_K:
+    case GgmlType::Q3_K:
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K:
+    case GgmlType::Q6_K:
+    case GgmlType::IQ4_NL:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool quantize_row(GgmlType type, const float* src, void* dst, int64_t n, const float* importance) {
   if (n < 0) return false;
   auto* bytes = static_cast<uint8_t*>(dst);
   switch (type) {
@@ -122,7 +136,7 @@ bool quantize_row(GgmlType type, const float* src, void* dst, int64_t n) {
   }
   const BlockEncoder encode = block_encoder(type);
   if (encode == nullptr || n % type_info(type).block_size != 0) return false;
-  encode(src, bytes, n);
+  encode(src, bytes, n, takes_importance(type) ? importance : nullptr);
   return true;
 }
 

@@ -41,6 +41,19 @@ inline int clamp_int(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi 
 // Round to nearest (ties to even) for |v| < 2^22, staying in float so that loops vectorize.
 inline float round_float(float v) { return (v + 12582912.0f) - 12582912.0f; }
 
+// The weight of each of a block's n values in an importance-weighted fit: the column's
+// importance (an imatrix's mean squared activation) times sqrt(sigma2 + x^2), sigma2 = 2 mean(x^2),
+// so that within a column larger weights count more (the weighting llama.cpp's quantizers use).
+// Returns w, or null when importance is null (an unweighted fit).
+const float* element_weights(const float* x, const float* importance, int n, float* w) {
+  if (importance == nullptr) return nullptr;
+  double sum_xx = 0.0;
+  for (int i = 0; i < n; ++i) sum_xx += static_cast<double>(x[i]) * x[i];
+  const float sigma2 = static_cast<float>(2.0 * sum_xx / n);
+  for (int i = 0; i < n; ++i) w[i] = importance[i] * std::sqrt(sigma2 + x[i] * x[i]);
+  return w;
+}
+
 // ---- sub-block fits --------------------------------------------------------------------------
 
 // Sums over a sub-block of n values (n % 4 == 0) for candidate integer levels q (held as floats):
@@ -49,7 +62,18 @@ struct LevelSums {
   double sq = 0.0, sqq = 0.0, sqx = 0.0;
 };
 
-LevelSums level_sums(const float* x, const float* q, int n) {
+// With weights w (importance-weighted fits, w_i >= 0; null: all 1), each sum is of w_i times
+// its term.
+LevelSums level_sums(const float* x, const float* q, int n, const float* w) {
+  if (w != nullptr) {
+    double sq = 0.0, sqq = 0.0, sqx = 0.0;
+    for (int i = 0; i < n; ++i) {
+      sq += static_cast<double>(w[i]) * q[i];
+      sqq += static_cast<double>(w[i]) * q[i] * q[i];
+      sqx += static_cast<double>(w[i]) * q[i] * x[i];
+    }
+    return {sq, sqq, sqx};
+  }
   float sq[4] = {}, sqq[4] = {}, sqx[4] = {};
   for (int i = 0; i < n; i += 4) {
     for (int k = 0; k < 4; ++k) {
@@ -70,14 +94,16 @@ struct AffineFit {
   float min = 0.0f;
 };
 
-AffineFit fit_affine(const float* x, int n, int nmax) {
+AffineFit fit_affine(const float* x, int n, int nmax, const float* w) {
   float lo = x[0], hi = x[0];
-  double sx = 0.0, sxx = 0.0;
+  double sw = w ? 0.0 : n, sx = 0.0, sxx = 0.0;
   for (int i = 0; i < n; ++i) {
     lo = std::min(lo, x[i]);
     hi = std::max(hi, x[i]);
-    sx += x[i];
-    sxx += static_cast<double>(x[i]) * x[i];
+    const double wi = w ? w[i] : 1.0;
+    if (w) sw += wi;
+    sx += wi * x[i];
+    sxx += wi * x[i] * x[i];
   }
   lo = std::min(lo, 0.0f);
   if (hi <= lo) return {0.0f, -lo};
@@ -88,18 +114,18 @@ AffineFit fit_affine(const float* x, int n, int nmax) {
   for (int step = -kSearchSteps; step <= kSearchSteps; ++step) {
     const float iscale = (top + kStepSize * static_cast<float>(step)) / (hi - lo);
     for (int i = 0; i < n; ++i) q[i] = std::min(top, static_cast<float>(static_cast<int>((x[i] - lo) * iscale + 0.5f)));
-    const LevelSums s = level_sums(x, q, n);
+    const LevelSums s = level_sums(x, q, n, w);
     // Least squares for x ~ a * q + b, with b <= 0 enforced by refitting a alone.
-    const double det = n * s.sqq - s.sq * s.sq;
+    const double det = sw * s.sqq - s.sq * s.sq;
     if (det <= 0.0) continue;
-    double a = (n * s.sqx - s.sq * sx) / det;
-    double b = (sx - a * s.sq) / n;
+    double a = (sw * s.sqx - s.sq * sx) / det;
+    double b = (sx - a * s.sq) / sw;
     if (b > 0.0) {
       b = 0.0;
       a = s.sqx / s.sqq;
     }
     if (a <= 0.0) continue;
-    const double err = sxx - 2 * a * s.sqx - 2 * b * sx + a * a * s.sqq + 2 * a * b * s.sq + n * b * b;
+    const double err = sxx - 2 * a * s.sqx - 2 * b * sx + a * a * s.sqq + 2 * a * b * s.sq + sw * b * b;
     if (err < best_err) {
       best_err = err;
       best = {static_cast<float>(a), static_cast<float>(-b)};
@@ -111,7 +137,7 @@ AffineFit fit_affine(const float* x, int n, int nmax) {
 // x ~ scale * q, integer q in [-nneg, nneg - 1]; the scale may be negative so that the value of
 // largest magnitude lands on the longer negative side (mapping it to the positive side instead
 // was measured to gain < 2% RMSE on Q6_K and nothing on Q3_K, for twice the time). n <= 16.
-float fit_symmetric(const float* x, int n, int nneg) {
+float fit_symmetric(const float* x, int n, int nneg, const float* w) {
   float amax = 0.0f, signed_max = 0.0f;
   for (int i = 0; i < n; ++i) {
     if (std::fabs(x[i]) > amax) {
@@ -127,7 +153,7 @@ float fit_symmetric(const float* x, int n, int nneg) {
   for (int step = -kSearchSteps; step <= kSearchSteps; ++step) {
     const float iscale = (bottom - kStepSize * static_cast<float>(step)) / signed_max;
     for (int i = 0; i < n; ++i) q[i] = std::min(top, std::max(bottom, round_float(x[i] * iscale)));
-    const LevelSums s = level_sums(x, q, n);
+    const LevelSums s = level_sums(x, q, n, w);
     if (s.sqq == 0.0) continue;
     const double gain = s.sqx * s.sqx / s.sqq;
     if (gain > best_gain) {
@@ -148,11 +174,11 @@ struct AffineSuperBlock {
   uint8_t q[kQKK] = {};
 };
 
-AffineSuperBlock quantize_affine_superblock(const float* x, int n_sub, int sub, int nmax, int smax) {
+AffineSuperBlock quantize_affine_superblock(const float* x, int n_sub, int sub, int nmax, int smax, const float* w) {
   AffineFit fits[16];
   float max_scale = 0.0f, max_min = 0.0f;
   for (int s = 0; s < n_sub; ++s) {
-    fits[s] = fit_affine(x + s * sub, sub, nmax);
+    fits[s] = fit_affine(x + s * sub, sub, nmax, w ? w + s * sub : nullptr);
     max_scale = std::max(max_scale, fits[s].scale);
     max_min = std::max(max_min, fits[s].min);
   }
@@ -182,11 +208,11 @@ struct SymmetricSuperBlock {
   int q[kQKK] = {};
 };
 
-SymmetricSuperBlock quantize_symmetric_superblock(const float* x, int nneg, int smin) {
+SymmetricSuperBlock quantize_symmetric_superblock(const float* x, int nneg, int smin, const float* w) {
   float scales[16];
   float max_scale = 0.0f, amax = 0.0f;
   for (int s = 0; s < 16; ++s) {
-    scales[s] = fit_symmetric(x + 16 * s, 16, nneg);
+    scales[s] = fit_symmetric(x + 16 * s, 16, nneg, w ? w + 16 * s : nullptr);
     if (std::fabs(scales[s]) > amax) {
       amax = std::fabs(scales[s]);
       max_scale = scales[s];
@@ -288,19 +314,21 @@ struct Iq4nlLookup {
 };
 
 // The scale of an IQ4_NL block: candidates map the value of largest magnitude near the table's
-// -127 end (the longer side; the +113 end gained < 2% RMSE for twice the time), each refit by
-// least squares over the chosen table entries.
-float fit_iq4nl(const float* x) {
+// -127 end, one table unit apart (the longer side; the +113 end gained < 2% RMSE for twice the
+// time; steps of two units cost stories260K 2% more KL), each refit by least squares over the
+// chosen table entries.
+constexpr int kIq4nlSteps = 7;
+float fit_iq4nl(const float* x, const float* w) {
   static const Iq4nlLookup approx_nearest;
   const float signed_max = range_of(x).signed_max;
   if (signed_max == 0.0f) return 0.0f;
   float d = 0.0f;
   double best_gain = -1.0;
   float t[kQK];
-  for (int step = -kSearchSteps; step <= kSearchSteps; ++step) {
-    const float iscale = (kIq4nlTable[0] + 2.0f * static_cast<float>(step)) / signed_max;
+  for (int step = -kIq4nlSteps; step <= kIq4nlSteps; ++step) {
+    const float iscale = (kIq4nlTable[0] + static_cast<float>(step)) / signed_max;
     for (int j = 0; j < kQK; ++j) t[j] = kIq4nlTable[approx_nearest(x[j] * iscale)];
-    const LevelSums s = level_sums(x, t, kQK);
+    const LevelSums s = level_sums(x, t, kQK, w);
     const double gain = s.sqx * s.sqx / s.sqq;
     if (gain > best_gain) {
       best_gain = gain;
@@ -345,7 +373,7 @@ inline uint8_t pack_trits(const int* t) {
 
 }  // namespace
 
-void quantize_q4_1(const float* src, uint8_t* dst, int64_t n) {
+void quantize_q4_1(const float* src, uint8_t* dst, int64_t n, const float* /*importance*/) {
   for (int64_t b = 0; b < n / kQK; ++b) {
     const float* x = src + b * kQK;
     uint8_t* block = dst + b * 20;
@@ -363,7 +391,7 @@ void quantize_q4_1(const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-void quantize_q5_0(const float* src, uint8_t* dst, int64_t n) {
+void quantize_q5_0(const float* src, uint8_t* dst, int64_t n, const float* /*importance*/) {
   for (int64_t b = 0; b < n / kQK; ++b) {
     const float* x = src + b * kQK;
     uint8_t* block = dst + b * 22;
@@ -379,7 +407,7 @@ void quantize_q5_0(const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-void quantize_q5_1(const float* src, uint8_t* dst, int64_t n) {
+void quantize_q5_1(const float* src, uint8_t* dst, int64_t n, const float* /*importance*/) {
   for (int64_t b = 0; b < n / kQK; ++b) {
     const float* x = src + b * kQK;
     uint8_t* block = dst + b * 24;
@@ -394,11 +422,13 @@ void quantize_q5_1(const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-void quantize_q2_k(const float* src, uint8_t* dst, int64_t n) {
+void quantize_q2_k(const float* src, uint8_t* dst, int64_t n, const float* importance) {
+  float w[kQKK];
   for (int64_t b = 0; b < n / kQKK; ++b) {
+    const float* weights = element_weights(src + b * kQKK, importance ? importance + b * kQKK : nullptr, kQKK, w);
     uint8_t* block = dst + b * 84;
     std::memset(block, 0, 84);
-    const AffineSuperBlock sb = quantize_affine_superblock(src + b * kQKK, 16, 16, 3, 15);
+    const AffineSuperBlock sb = quantize_affine_superblock(src + b * kQKK, 16, 16, 3, 15, weights);
     for (int s = 0; s < 16; ++s) block[s] = static_cast<uint8_t>(sb.sc[s] | (sb.mn[s] << 4));
     for (int e = 0; e < kQKK; ++e) put_2bit(block + 16, e, sb.q[e]);
     store_f16(block + 80, sb.d);
@@ -406,11 +436,13 @@ void quantize_q2_k(const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-void quantize_q3_k(const float* src, uint8_t* dst, int64_t n) {
+void quantize_q3_k(const float* src, uint8_t* dst, int64_t n, const float* importance) {
+  float w[kQKK];
   for (int64_t b = 0; b < n / kQKK; ++b) {
+    const float* weights = element_weights(src + b * kQKK, importance ? importance + b * kQKK : nullptr, kQKK, w);
     uint8_t* block = dst + b * 110;
     std::memset(block, 0, 110);
-    const SymmetricSuperBlock sb = quantize_symmetric_superblock(src + b * kQKK, 4, 32);
+    const SymmetricSuperBlock sb = quantize_symmetric_superblock(src + b * kQKK, 4, 32, weights);
     uint8_t* hmask = block;
     uint8_t* qs = block + 32;
     uint8_t* scales = block + 96;
@@ -428,11 +460,13 @@ void quantize_q3_k(const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-void quantize_q4_k(const float* src, uint8_t* dst, int64_t n) {
+void quantize_q4_k(const float* src, uint8_t* dst, int64_t n, const float* importance) {
+  float w[kQKK];
   for (int64_t b = 0; b < n / kQKK; ++b) {
+    const float* weights = element_weights(src + b * kQKK, importance ? importance + b * kQKK : nullptr, kQKK, w);
     uint8_t* block = dst + b * 144;
     std::memset(block, 0, 144);
-    const AffineSuperBlock sb = quantize_affine_superblock(src + b * kQKK, 8, 32, 15, 63);
+    const AffineSuperBlock sb = quantize_affine_superblock(src + b * kQKK, 8, 32, 15, 63, weights);
     store_f16(block, sb.d);
     store_f16(block + 2, sb.dmin);
     pack_scale_min_k4(sb.sc, sb.mn, block + 4);
@@ -440,11 +474,13 @@ void quantize_q4_k(const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-void quantize_q5_k(const float* src, uint8_t* dst, int64_t n) {
+void quantize_q5_k(const float* src, uint8_t* dst, int64_t n, const float* importance) {
+  float w[kQKK];
   for (int64_t b = 0; b < n / kQKK; ++b) {
+    const float* weights = element_weights(src + b * kQKK, importance ? importance + b * kQKK : nullptr, kQKK, w);
     uint8_t* block = dst + b * 176;
     std::memset(block, 0, 176);
-    const AffineSuperBlock sb = quantize_affine_superblock(src + b * kQKK, 8, 32, 31, 63);
+    const AffineSuperBlock sb = quantize_affine_superblock(src + b * kQKK, 8, 32, 31, 63, weights);
     store_f16(block, sb.d);
     store_f16(block + 2, sb.dmin);
     pack_scale_min_k4(sb.sc, sb.mn, block + 4);
@@ -456,11 +492,13 @@ void quantize_q5_k(const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-void quantize_q6_k(const float* src, uint8_t* dst, int64_t n) {
+void quantize_q6_k(const float* src, uint8_t* dst, int64_t n, const float* importance) {
+  float w[kQKK];
   for (int64_t b = 0; b < n / kQKK; ++b) {
+    const float* weights = element_weights(src + b * kQKK, importance ? importance + b * kQKK : nullptr, kQKK, w);
     uint8_t* block = dst + b * 210;
     std::memset(block, 0, 210);
-    const SymmetricSuperBlock sb = quantize_symmetric_superblock(src + b * kQKK, 32, 128);
+    const SymmetricSuperBlock sb = quantize_symmetric_superblock(src + b * kQKK, 32, 128, weights);
     uint8_t* ql = block;
     uint8_t* qh = block + 128;
     for (int e = 0; e < kQKK; ++e) {
@@ -474,11 +512,12 @@ void quantize_q6_k(const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-void quantize_iq4_nl(const float* src, uint8_t* dst, int64_t n) {
+void quantize_iq4_nl(const float* src, uint8_t* dst, int64_t n, const float* importance) {
+  float w[kQK];
   for (int64_t b = 0; b < n / kQK; ++b) {
     const float* x = src + b * kQK;
     uint8_t* block = dst + b * 18;
-    const float d = round_to_fp16(fit_iq4nl(x));
+    const float d = round_to_fp16(fit_iq4nl(x, element_weights(x, importance ? importance + b * kQK : nullptr, kQK, w)));
     store_f16(block, d);
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     for (int j = 0; j < 16; ++j) {
@@ -492,7 +531,7 @@ void quantize_iq4_nl(const float* src, uint8_t* dst, int64_t n) {
 // MXFP4's rule, byte-identical to llama-quantize: the exponent puts the largest magnitude in
 // the top octave of the levels (e = floor(log2 amax) - 2 + 127; 0 for an all-zero block), and
 // every value takes the level nearest to it, the first of equals (+0 before -0).
-void quantize_mxfp4(const float* src, uint8_t* dst, int64_t n) {
+void quantize_mxfp4(const float* src, uint8_t* dst, int64_t n, const float* /*importance*/) {
   for (int64_t b = 0; b < n / kQK; ++b) {
     const float* x = src + b * kQK;
     uint8_t* block = dst + b * 17;
@@ -519,7 +558,7 @@ void quantize_mxfp4(const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-void quantize_tq1_0(const float* src, uint8_t* dst, int64_t n) {
+void quantize_tq1_0(const float* src, uint8_t* dst, int64_t n, const float* /*importance*/) {
   for (int64_t b = 0; b < n / kQKK; ++b) {
     uint8_t* block = dst + b * 54;
     uint8_t t[kQKK];
@@ -542,7 +581,7 @@ void quantize_tq1_0(const float* src, uint8_t* dst, int64_t n) {
   }
 }
 
-void quantize_tq2_0(const float* src, uint8_t* dst, int64_t n) {
+void quantize_tq2_0(const float* src, uint8_t* dst, int64_t n, const float* /*importance*/) {
   for (int64_t b = 0; b < n / kQKK; ++b) {
     uint8_t* block = dst + b * 66;
     std::memset(block, 0, 66);

@@ -5,23 +5,26 @@
 // byte-identical to llama.cpp but at least as accurate.
 // Each takes a row of `n` elements; precondition: n is a multiple of the type's block size
 // (32 for Q4_1/Q5_0/Q5_1/IQ4_NL, 256 for the K-quants and TQ types). dst has row_bytes(type, n).
+// `importance` (n values >= 0, or null) weighs each column's squared error in the scale and min
+// searches of the K-quants and IQ4_NL (an imatrix's means: quantize --imatrix); the other
+// encoders' rules take none and ignore it.
 #pragma once
 
 #include <cstdint>
 
 namespace inferscope::kernels::detail {
 
-void quantize_q4_1(const float* src, uint8_t* dst, int64_t n);
-void quantize_q5_0(const float* src, uint8_t* dst, int64_t n);
-void quantize_q5_1(const float* src, uint8_t* dst, int64_t n);
-void quantize_q2_k(const float* src, uint8_t* dst, int64_t n);
-void quantize_q3_k(const float* src, uint8_t* dst, int64_t n);
-void quantize_q4_k(const float* src, uint8_t* dst, int64_t n);
-void quantize_q5_k(const float* src, uint8_t* dst, int64_t n);
-void quantize_q6_k(const float* src, uint8_t* dst, int64_t n);
-void quantize_iq4_nl(const float* src, uint8_t* dst, int64_t n);
-void quantize_mxfp4(const float* src, uint8_t* dst, int64_t n);
-void quantize_tq1_0(const float* src, uint8_t* dst, int64_t n);
-void quantize_tq2_0(const float* src, uint8_t* dst, int64_t n);
+void quantize_q4_1(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_q5_0(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_q5_1(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_q2_k(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_q3_k(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_q4_k(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_q5_k(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_q6_k(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_iq4_nl(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_mxfp4(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_tq1_0(const float* src, uint8_t* dst, int64_t n, const float* importance);
+void quantize_tq2_0(const float* src, uint8_t* dst, int64_t n, const float* importance);
 
 }  // namespace inferscope::kernels::detail

@@ -361,7 +361,7 @@ TEST(GgufCorrupt, HugeButRepresentableTensorIsPastTheEnd) {
 }
 
 TEST(GgufCorrupt, UnknownOrRetiredTensorType) {
-  for (uint32_t type : {4u, 5u, 31u, 32u, 33u, 36u, 38u, 40u, 1000u, 0xFFFFFFFFu}) {
+  for (uint32_t type : {4u, 5u, 31u, 32u, 33u, 36u, 38u, 43u, 1000u, 0xFFFFFFFFu}) {
     SCOPED_TRACE(type);
     expect_rejected(one_tensor("t", {256}, type, 0, 1024).data, {{"'t'"}, {"type"}, {std::to_string(type)}});
   }

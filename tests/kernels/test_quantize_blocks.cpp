@@ -184,3 +184,62 @@ TEST(EncoderTernary, BothLayoutsHoldTheSameValues) {
 
 }  // namespace
 }  // namespace inferscope::kernels
+
+namespace inferscope::kernels {
+namespace {
+
+// With an importance per column (here: a few columns 100x the rest, as activations' outlier
+// channels are), the K-quants' and IQ4_NL's searches trade error in the unimportant columns for
+// error in the important ones: the importance-weighted squared error of the decoded row drops.
+// A type that takes none ignores it (Q4_0: the same bytes).
+class ImportanceWeighting : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(ImportanceWeighting, LowersTheWeightedError) {
+  const GgmlType type = GetParam();
+  ASSERT_TRUE(takes_importance(type));
+  constexpr int64_t n = 1024, rows = 16;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> importance(n);
+  for (int64_t j = 0; j < n; ++j) importance[static_cast<size_t>(j)] = j % 13 == 0 ? 100.0f : 1.0f;
+  double plain = 0, weighted = 0;
+  std::vector<uint8_t> q(static_cast<size_t>(row_bytes(type, n)));
+  std::vector<float> x(n), back(n);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& v : x) v = normal(rng);
+    for (const bool use : {false, true}) {
+      ASSERT_TRUE(quantize_row(type, x.data(), q.data(), n, use ? importance.data() : nullptr));
+      ASSERT_TRUE(dequantize_row(type, q.data(), back.data(), n));
+      double err = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const double d = static_cast<double>(x[static_cast<size_t>(j)]) - back[static_cast<size_t>(j)];
+        err += importance[static_cast<size_t>(j)] * d * d;
+      }
+      (use ? weighted : plain) += err;
+    }
+  }
+  std::printf("%s: importance-weighted squared error %.4g plain, %.4g weighted (%.3fx)\n", type_name(type), plain,
+              weighted, weighted / plain);
+  EXPECT_LT(weighted, 0.97 * plain) << type_name(type);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, ImportanceWeighting,
+                         ::testing::Values(GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,
+                                           GgmlType::Q6_K, GgmlType::IQ4_NL),
+                         [](const auto& info) { return std::string(type_name(info.param)); });
+
+TEST(ImportanceWeighting, TypesThatTakeNoneIgnoreIt) {
+  std::vector<float> x(256), importance(256, 1.0f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.1f * static_cast<float>(i));
+  importance[3] = 1000.0f;
+  for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q5_1, GgmlType::TQ2_0}) {
+    EXPECT_FALSE(takes_importance(type)) << type_name(type);
+    std::vector<uint8_t> a(static_cast<size_t>(row_bytes(type, 256))), b(a.size());
+    ASSERT_TRUE(quantize_row(type, x.data(), a.data(), 256));
+    ASSERT_TRUE(quantize_row(type, x.data(), b.data(), 256, importance.data()));
+    EXPECT_EQ(a, b) << type_name(type);
+  }
+}
+
+}  // namespace
+}  // namespace inferscope::kernels

@@ -42,8 +42,8 @@ TEST(ModelLoad, UnsupportedArchitectureIsRefusedWithTheSupportedList) {
   EXPECT_NE(model.message().find("llama, qwen2, qwen2moe"), std::string::npos) << model.message();
 }
 
-// quant/q4_0.gguf with blk.0.attn_q retyped as IQ2_XXS (a type the kernels do not multiply).
-std::string write_model_with_iq2_xxs_tensor() {
+// quant/q4_0.gguf with blk.0.attn_q retyped as Q8_1 (an activation format: no weight decoder or kernel).
+std::string write_model_with_q8_1_tensor() {
   auto src = gguf::File::open(testing::testdata("quant/q4_0.gguf"));
   EXPECT_TRUE(src) << src.message();
   gguf::Writer writer;
@@ -54,18 +54,18 @@ std::string write_model_with_iq2_xxs_tensor() {
       continue;
     }
     const std::vector<int64_t> ne = {t.ne[0], t.ne[1]};
-    const auto bytes = kernels::row_bytes(kernels::GgmlType::IQ2_XXS, ne[0]) * ne[1];
-    writer.add_tensor(t.name, ne, kernels::GgmlType::IQ2_XXS, std::vector<uint8_t>(static_cast<size_t>(bytes)));
+    const auto bytes = kernels::row_bytes(kernels::GgmlType::Q8_1, ne[0]) * ne[1];
+    writer.add_tensor(t.name, ne, kernels::GgmlType::Q8_1, std::vector<uint8_t>(static_cast<size_t>(bytes)));
   }
-  const std::string path = (testing::scratch_dir("model_load_iq2") / "iq2_xxs.gguf").string();
+  const std::string path = (testing::scratch_dir("model_load_q8_1") / "q8_1.gguf").string();
   EXPECT_TRUE(writer.write(path));
   return path;
 }
 
 TEST(ModelLoad, UnsupportedWeightTypeIsRefusedByName) {
-  auto model = Model::load(write_model_with_iq2_xxs_tensor());
+  auto model = Model::load(write_model_with_q8_1_tensor());
   ASSERT_FALSE(model);
-  EXPECT_NE(model.message().find("iq2_xxs"), std::string::npos) << model.message();
+  EXPECT_NE(model.message().find("q8_1"), std::string::npos) << model.message();
   EXPECT_NE(model.message().find("blk.0.attn_q.weight"), std::string::npos) << model.message();
 }
 

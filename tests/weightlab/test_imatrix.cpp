@@ -1,19 +1,23 @@
 // Importance matrices (engine/weightlab/imatrix.h, imatrix_file.h): ours of the shipped
 // calibration text equals the 2026 llama.cpp's llama-imatrix of the same text and model
 // (tests/data/llama.cpp-2026/llama-256-tiny.imatrix, README.md there), and the files read and
-// write in both of its formats, refusing broken ones with the reason.
+// write in both of its formats, refusing broken ones with the reason; quantize with it lowers
+// the KL of a trained model.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <fstream>
 
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/quantize_model.h"
 #include "engine/model/random_model.h"
 #include "engine/weightlab/imatrix.h"
 #include "engine/weightlab/imatrix_file.h"
 #include "engine/weightlab/weight_method.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/testdata.h"
+#include "tests/weightlab/mean_kl.h"
 
 namespace inferscope {
 namespace {
@@ -143,6 +147,61 @@ TEST(Imatrix, BrokenFilesAreRefusedWithTheReason) {
   auto missing = read_imatrix((dir / "absent.imatrix").string());
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.message().find("cannot read"), std::string::npos) << missing.message();
+}
+
+// quantize --imatrix end to end on a trained model: TinyStories-656K (rows of 128 and 384, so
+// IQ4_NL, the block-32 type that takes an importance matrix) with the shipped calibration text's
+// matrix has a lower mean KL on the held-out evaluation text than plain rounding to the same
+// type (measured: 0.0650 against 0.0695; on stories260K the matrix does not help: 0.0989 against
+// 0.0952, docs/WEIGHT-LAB.md).
+TEST(Imatrix, ImportanceWeightedRoundingLowersTheKl) {
+  const std::string source = testing::testdata("trained/TinyStories-656K.f16.gguf");
+  auto model = Model::load(source);
+  ASSERT_TRUE(model) << model.message();
+  ImatrixOptions io;
+  io.chunk_size = 128;
+  io.n_threads = 2;
+  auto im = compute_imatrix(*model, default_calibration_text(), io);
+  ASSERT_TRUE(im) << im.message();
+  const auto dir = testing::scratch_dir("imatrix-quantize");
+  const std::string im_path = (dir / "s.imatrix").string();
+  ASSERT_TRUE(write_imatrix(*im, im_path));
+  auto file = gguf::File::open(source);
+  ASSERT_TRUE(file) << file.message();
+  const QuantMix mix = *quant_mix_from_name("iq4_nl", true);
+  double kl[2] = {};
+  for (const bool weighted : {false, true}) {
+    WeightLabOptions lab;
+    if (weighted) lab.imatrix_path = im_path;
+    auto method = prepare_weight_method(*file, mix, lab);
+    ASSERT_TRUE(method) << method.message();
+    const std::string out = (dir / (weighted ? "imatrix.gguf" : "plain.gguf")).string();
+    ASSERT_TRUE(quantize_model(source, out, QuantizeOptions{mix, 2, method->rewriter}));
+    auto written = gguf::File::open(out);
+    ASSERT_TRUE(written) << written.message();
+    EXPECT_EQ((*written)->has("quantize.imatrix.file"), weighted);
+    kl[weighted] = testing::mean_kl(source, out);
+  }
+  std::printf("TinyStories-656K iq4_nl: mean KL %.5f plain, %.5f with the importance matrix\n", kl[0], kl[1]);
+  EXPECT_LT(kl[1], kl[0]);
+}
+
+// The refusals: another model's matrix, a type that takes none, a method that takes none.
+TEST(Imatrix, MisfitsAreRefusedWithTheReason) {
+  auto file = gguf::File::open(testing::testdata("stories260K.gguf"));
+  ASSERT_TRUE(file) << file.message();
+  WeightLabOptions lab;
+  lab.imatrix_path = reference_path();  // llama-256-tiny's: rows of 256
+  auto other = prepare_weight_method(*file, *quant_mix_from_name("iq4_nl", true), lab);
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.message().find("another model"), std::string::npos) << other.message();
+  auto q4_0 = prepare_weight_method(*file, *quant_mix_from_name("q4_0", true), lab);
+  ASSERT_FALSE(q4_0);
+  EXPECT_NE(q4_0.message().find("rounds without importance weights"), std::string::npos) << q4_0.message();
+  lab.method = WeightMethod::Gptq;
+  auto gptq = prepare_weight_method(*file, *quant_mix_from_name("q4_k_m"), lab);
+  ASSERT_FALSE(gptq);
+  EXPECT_NE(gptq.message().find("plain rounding"), std::string::npos) << gptq.message();
 }
 
 TEST(Imatrix, TooShortATextIsRefused) {
