@@ -20,8 +20,9 @@
 namespace inferscope::kernels {
 
 // F32, F16, BF16, F16_2OF4 (2:4 sparse F16, sparse24.h: float activations, AVX2 gathers), the 32-block types Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL and the 256-element
-// super-block types Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0; and, through rows decoded to F32
-// (matmul_dequantized.h), the i-quants, NVFP4, Q1_0 and Q2_0.
+// super-block types Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0 and the grid i-quants (IQ1_S,
+// IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S); and, through rows decoded to F32
+// (matmul_dequantized.h), IQ4_XS, NVFP4, Q1_0 and Q2_0.
 bool matmul_supported(GgmlType w);
 
 // Bytes of the packed activations of n_tokens rows of k values for weights of type `w`:
@@ -30,9 +31,9 @@ bool matmul_supported(GgmlType w);
 //     with the Q8_0 rule of GGUF-FORMATS.md 4.1 (the scale rounded to F16, as llama.cpp stores
 //     it, held as float32), plus the per-block sums of the int8 values (the same bytes for all
 //     six types).
-//   Q2_K / Q3_K / Q4_K / Q5_K / Q6_K / TQ1_0 / TQ2_0: per row, int8 values quantized per
-//     256-block like llama.cpp's Q8_K (GGUF-FORMATS.md 3.14; float32 scale) plus the sums of
-//     each 16 values (the same bytes for all seven types).
+//   Q2_K / Q3_K / Q4_K / Q5_K / Q6_K / TQ1_0 / TQ2_0 and the grid i-quants: per row, int8
+//     values quantized per 256-block like llama.cpp's Q8_K (GGUF-FORMATS.md 3.14; float32 scale)
+//     plus the sums of each 16 values (the same bytes for all of them).
 // k % block_size(w) == 0. The layout depends only on (w, k, n_tokens).
 size_t packed_activation_bytes(GgmlType w, int64_t k, int64_t n_tokens);
 

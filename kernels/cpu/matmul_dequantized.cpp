@@ -9,13 +9,6 @@ namespace inferscope::kernels::detail {
 
 bool is_dequantized_weight(GgmlType w) {
   switch (w) {
-    case GgmlType::IQ2_XXS:
-    case GgmlType::IQ2_XS:
-    case GgmlType::IQ2_S:
-    case GgmlType::IQ3_XXS:
-    case GgmlType::IQ3_S:
-    case GgmlType::IQ1_S:
-    case GgmlType::IQ1_M:
     case GgmlType::IQ4_XS:
     case GgmlType::NVFP4:
     case GgmlType::Q1_0:

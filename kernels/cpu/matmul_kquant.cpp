@@ -1,11 +1,12 @@
 // Super-block weight types with Q8_K activations: the activation packer, the scalar unpacking of
 // every weight layout into the common form of matmul_kquant.h (written from GGUF-FORMATS.md
-// 3.9-3.13, 3.17, 3.18), and the scalar reference product.
+// 3.9-3.13, 3.17, 3.18; the i-quants from iquant_blocks.h), and the scalar reference product.
 #include "kernels/cpu/matmul_kquant.h"
 
 #include <cmath>
 #include <cstring>
 
+#include "kernels/cpu/iquant_blocks.h"
 #include "kernels/formats/fp16.h"
 #include "kernels/formats/k_quant_scales.h"
 
@@ -157,6 +158,19 @@ void unpack_tq1_0(const uint8_t* blk, UnpackedBlock* out) {
   out->dmin = 0.0f;
 }
 
+// The i-quants through their integer form (iquant_blocks.h): x = unit * scale * v with
+// u = v + offset, sc = scale, mn = scale * offset, d = unit.
+void unpack_iq(GgmlType w, const uint8_t* blk, UnpackedBlock* out) {
+  IqIntBlock b;
+  read_iq_block(w, blk, &b);
+  const int offset = iq_max_level(w);
+  for (int e = 0; e < 256; ++e) out->u[e] = static_cast<uint8_t>(b.v[e] + offset);
+  spread_scales(b.scale, out);
+  for (int s = 0; s < 16; ++s) out->mn[s] = static_cast<int16_t>(b.scale[s] * offset);
+  out->d = b.unit;
+  out->dmin = 0.0f;
+}
+
 void unpack_tq2_0(const uint8_t* blk, UnpackedBlock* out) {
   for (int e = 0; e < 256; ++e) out->u[e] = static_cast<uint8_t>(two_bits(blk, e));
   const int ones[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -195,7 +209,9 @@ void unpack_block_scalar(GgmlType w, const uint8_t* row, int64_t b, UnpackedBloc
     case GgmlType::Q6_K: unpack_q6_k(blk, out); break;
     case GgmlType::TQ1_0: unpack_tq1_0(blk, out); break;
     case GgmlType::TQ2_0: unpack_tq2_0(blk, out); break;
-    default: break;
+    default:
+      if (is_iq_block_type(w)) unpack_iq(w, blk, out);
+      break;
   }
 }
 

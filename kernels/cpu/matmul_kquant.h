@@ -1,5 +1,6 @@
 // Internal to the matmul kernels: products of the 256-element super-block weight types (Q2_K,
-// Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0) with activations quantized like llama.cpp's Q8_K.
+// Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, and the grid i-quants IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS,
+// IQ2_S, IQ3_XXS, IQ3_S) with activations quantized like llama.cpp's Q8_K.
 //
 // Every weight super-block is brought to one "unpacked" form (u, sc, mn, d, dmin) with
 //   W[e] = d * sc[e / 16] * u[e] - dmin * mn[e / 16]              (min types: Q2_K, Q4_K, Q5_K)
@@ -26,7 +27,7 @@ namespace inferscope::kernels::detail {
 
 constexpr int64_t kSuperBlock = 256;  // elements per K-quant / ternary super-block
 
-static inline bool is_q8k_weight(GgmlType w) {
+constexpr bool is_q8k_weight(GgmlType w) {
   switch (w) {
     case GgmlType::Q2_K:
     case GgmlType::Q3_K:
@@ -34,9 +35,26 @@ static inline bool is_q8k_weight(GgmlType w) {
     case GgmlType::Q5_K:
     case GgmlType::Q6_K:
     case GgmlType::TQ1_0:
-    case GgmlType::TQ2_0: return true;
+    case GgmlType::TQ2_0:
+    case GgmlType::IQ1_S:
+    case GgmlType::IQ1_M:
+    case GgmlType::IQ2_XXS:
+    case GgmlType::IQ2_XS:
+    case GgmlType::IQ2_S:
+    case GgmlType::IQ3_XXS:
+    case GgmlType::IQ3_S: return true;
     default: return false;
   }
+}
+
+// Types the SIMD kernels take only through panels unpacked by unpack_block_scalar (no register
+// unpacking of their own): TQ1_0's base-3 digits and the i-quants' grids (iquant_blocks.h: u is
+// the signed grid value plus the type's largest level, at most 124, so u8 x s8 pairs stay within
+// int16; sc the group's odd scale, mn = sc times that offset).
+constexpr bool is_scalar_unpacked(GgmlType w) {
+  return w == GgmlType::TQ1_0 || (is_q8k_weight(w) && w != GgmlType::Q2_K && w != GgmlType::Q3_K &&
+                                  w != GgmlType::Q4_K && w != GgmlType::Q5_K && w != GgmlType::Q6_K &&
+                                  w != GgmlType::TQ2_0);
 }
 
 // Min types subtract dmin * mn * bsum in floating point; offset types fold mn into the integer.

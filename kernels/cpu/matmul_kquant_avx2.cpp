@@ -305,7 +305,7 @@ void fill_panel(const MatmulArgs& a, int64_t r0, int64_t n, UnpackedBlock* panel
   for (int64_t i = 0; i < n; ++i) {
     const uint8_t* row = a.w + (r0 + i) * a.row_bytes;
     for (int64_t b = 0; b < nb; ++b) {
-      if constexpr (T == GgmlType::TQ1_0 || T == GgmlType::TQ2_0) {
+      if constexpr (is_scalar_unpacked(T) || T == GgmlType::TQ2_0) {
         unpack_block_scalar(T, row, b, panel + i * nb + b);
       } else {
         unpack_block_simd<T>(row + b * block_bytes<T>(), panel + i * nb + b);
@@ -353,6 +353,13 @@ void matmul_kquant_avx2(const MatmulArgs& a) {
     case GgmlType::Q6_K: dispatch<GgmlType::Q6_K>(a); break;
     case GgmlType::TQ1_0: prefill<GgmlType::TQ1_0>(a); break;  // through the scalar-unpacked panel
     case GgmlType::TQ2_0: prefill<GgmlType::TQ2_0>(a); break;
+    case GgmlType::IQ1_S: prefill<GgmlType::IQ1_S>(a); break;
+    case GgmlType::IQ1_M: prefill<GgmlType::IQ1_M>(a); break;
+    case GgmlType::IQ2_XXS: prefill<GgmlType::IQ2_XXS>(a); break;
+    case GgmlType::IQ2_XS: prefill<GgmlType::IQ2_XS>(a); break;
+    case GgmlType::IQ2_S: prefill<GgmlType::IQ2_S>(a); break;
+    case GgmlType::IQ3_XXS: prefill<GgmlType::IQ3_XXS>(a); break;
+    case GgmlType::IQ3_S: prefill<GgmlType::IQ3_S>(a); break;
     default: break;
   }
 }

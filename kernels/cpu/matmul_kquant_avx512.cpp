@@ -601,12 +601,14 @@ void fill_panel(const MatmulArgs& a, int64_t r0, int64_t n, LaneBlock* panel) {
     const uint8_t* row = a.w + (r0 + i) * a.row_bytes;
     for (int64_t b = 0; b < nb; ++b) {
       __m512i nat[4];
-      if constexpr (T == GgmlType::TQ1_0) {
+      if constexpr (is_scalar_unpacked(T)) {
         UnpackedBlock ub;
         unpack_block_scalar(T, row, b, &ub);
         for (int c = 0; c < 4; ++c) nat[c] = _mm512_load_si512(ub.u + 64 * c);
-        const __m256i ones = _mm256_set1_epi16(1);
-        store_lane_block(nat, ones, ones, ub.d, ub.d, panel + i * nb + b);
+        alignas(32) int16_t sc[16];
+        for (int s = 0; s < 16; ++s) sc[s] = ub.sc_pairs[8 * s];
+        store_lane_block(nat, _mm256_load_si256(reinterpret_cast<const __m256i*>(sc)),
+                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ub.mn)), ub.d, ub.d, panel + i * nb + b);
       } else {
         const uint8_t* blk = row + b * bsz;
         const Head h = unpack_head<T>(blk);
@@ -705,8 +707,8 @@ void prefill(const MatmulArgs& a) {
 
 template <GgmlType T>
 void dispatch(const MatmulArgs& a) {
-  if constexpr (T == GgmlType::TQ1_0) {
-    prefill<T>(a);  // no register unpacking of base-3 digits: always through the panel
+  if constexpr (is_scalar_unpacked(T)) {
+    prefill<T>(a);  // no register unpacking of base-3 digits or grids: always through the panel
   } else {
     if (kernel_tokens(a) >= kKQuantPanelMinTokens) {
       prefill<T>(a);
@@ -729,6 +731,13 @@ void matmul_kquant_avx512(const MatmulArgs& a) {
     case GgmlType::Q6_K: dispatch<GgmlType::Q6_K>(a); break;
     case GgmlType::TQ1_0: dispatch<GgmlType::TQ1_0>(a); break;
     case GgmlType::TQ2_0: dispatch<GgmlType::TQ2_0>(a); break;
+    case GgmlType::IQ1_S: dispatch<GgmlType::IQ1_S>(a); break;
+    case GgmlType::IQ1_M: dispatch<GgmlType::IQ1_M>(a); break;
+    case GgmlType::IQ2_XXS: dispatch<GgmlType::IQ2_XXS>(a); break;
+    case GgmlType::IQ2_XS: dispatch<GgmlType::IQ2_XS>(a); break;
+    case GgmlType::IQ2_S: dispatch<GgmlType::IQ2_S>(a); break;
+    case GgmlType::IQ3_XXS: dispatch<GgmlType::IQ3_XXS>(a); break;
+    case GgmlType::IQ3_S: dispatch<GgmlType::IQ3_S>(a); break;
     default: break;
   }
 }

@@ -1,5 +1,5 @@
-// Matmul of the super-block weight types (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0) with Q8_K
-// activations: the packer against the Q8_K rule of GGUF-FORMATS.md 3.14, the scalar reference
+// Matmul of the super-block weight types (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, and the
+// grid i-quants) with Q8_K activations: the packer against the Q8_K rule of GGUF-FORMATS.md 3.14, the scalar reference
 // (integer sub-block formulas) against a double-precision product of the bit-exact dequantized
 // weights and dequantized activations, and every SIMD level against the scalar reference, on
 // quantized random rows, random block bytes (every scale bit pattern) and the real rows of
@@ -258,6 +258,88 @@ TEST(MatmulKQuant, RealRowsFromConformanceFiles) {
         check_levels(p, 0, p.rows);
         check_levels(p, 3, p.rows);
       }
+    }
+  }
+}
+
+// The grid i-quants, which go through the same unpacked form (iquant_blocks.h) and have no
+// quantizer of ours: uniformly random block bytes (every grid index, sign and scale) with a
+// finite super-block scale, and the real rows of the reference's files
+// (tests/data/llama.cpp-2026/llama-256-tiny-<type>.gguf).
+struct IqType {
+  GgmlType type;
+  const char* name;
+  int scale_offset;  // byte offset of the f16 scale; -1: IQ1_M's, in the top nibbles of its scale words
+};
+
+constexpr IqType kIqTypes[] = {
+    {GgmlType::IQ1_S, "iq1_s", 0},     {GgmlType::IQ1_M, "iq1_m", -1},  {GgmlType::IQ2_XXS, "iq2_xxs", 0},
+    {GgmlType::IQ2_XS, "iq2_xs", 0},   {GgmlType::IQ2_S, "iq2_s", 0},   {GgmlType::IQ3_XXS, "iq3_xxs", 0},
+    {GgmlType::IQ3_S, "iq3_s", 0},
+};
+
+Problem iq_random_problem(const IqType& it, int64_t k, int64_t rows, int64_t n_tokens, uint32_t seed) {
+  Problem p{it.type, k, rows, n_tokens, {}, {}, {}, {}};
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::normal_distribution<float> normal(0.0f, 1e-3f);
+  p.weights.resize(static_cast<size_t>(row_bytes(it.type, k) * rows));
+  for (uint8_t& b : p.weights) b = static_cast<uint8_t>(byte(rng));
+  const int64_t bs = type_info(it.type).type_size;
+  for (size_t off = 0; off < p.weights.size(); off += static_cast<size_t>(bs)) {
+    const uint16_t h = fp32_to_fp16(normal(rng));
+    if (it.scale_offset >= 0) {
+      std::memcpy(p.weights.data() + off + it.scale_offset, &h, 2);
+      continue;
+    }
+    for (int i = 0; i < 4; ++i) {  // IQ1_M: nibble i of d tops scale word i (bytes 48..55)
+      uint16_t word;
+      std::memcpy(&word, p.weights.data() + off + 48 + 2 * i, 2);
+      word = static_cast<uint16_t>((word & 0x0FFF) | (((h >> (4 * i)) & 0xF) << 12));
+      std::memcpy(p.weights.data() + off + 48 + 2 * i, &word, 2);
+    }
+  }
+  finish_problem(p, rng);
+  return p;
+}
+
+TEST(MatmulIQuant, SimdLevelsAndReferenceOnRandomBlocks) {
+  uint32_t seed = 400;
+  for (const IqType& it : kIqTypes) {
+    EXPECT_TRUE(matmul_supported(it.type)) << it.name;
+    EXPECT_EQ(packed_activation_bytes(it.type, 512, 3), 3u * 640u) << it.name;
+    for (int64_t k : {256, 768}) {
+      check_reference_against_decoder(iq_random_problem(it, k, 5, 3, seed++));
+      for (int64_t n : {1, 2, 5, 17}) {
+        const int64_t rows = 3 + 2 * (n % 3) + (k == 768 ? 30 : 0);  // one beyond a 16-row panel
+        const Problem p = iq_random_problem(it, k, rows, n, seed++);
+        check_levels(p, 0, rows);
+        check_levels(p, 1, rows);
+        if (rows > 20) check_levels(p, 7, rows - 2);
+      }
+    }
+  }
+}
+
+TEST(MatmulIQuant, RealRowsFromTheReferencesFiles) {
+  uint32_t seed = 500;
+  for (const IqType& it : kIqTypes) {
+    const std::string path =
+        std::string(INFERSCOPE_SOURCE_DIR) + "/tests/data/llama.cpp-2026/llama-256-tiny-" + it.name + ".gguf";
+    auto file = gguf::File::open(path);
+    ASSERT_TRUE(file.is_ok()) << file.message();
+    const gguf::TensorInfo* t = file.value()->find_tensor("blk.0.ffn_down.weight");
+    ASSERT_NE(t, nullptr) << path;
+    ASSERT_EQ(t->type, it.type) << path;
+    for (int64_t n : {1, 7}) {
+      Problem p{it.type, t->ne[0], 21, n, {}, {}, {}, {}};
+      const uint8_t* first = t->data + 40 * t->row_bytes;
+      p.weights.assign(first, first + p.rows * t->row_bytes);
+      std::mt19937 rng(seed++);
+      finish_problem(p, rng);
+      check_reference_against_decoder(p);
+      check_levels(p, 0, p.rows);
+      check_levels(p, 3, p.rows);
     }
   }
 }
