@@ -44,6 +44,14 @@ bool check_backend(Args& args, BackendChoice* choice) {
   return true;
 }
 
+void draw_progress_bar(int64_t done, int64_t total, const std::string& text) {
+  constexpr int64_t kWidth = 40;
+  const int64_t filled = std::clamp<int64_t>(kWidth * done / std::max<int64_t>(1, total), 0, kWidth);
+  std::fprintf(stderr, "\r[%s%s] %s", std::string(static_cast<size_t>(filled), '#').c_str(),
+               std::string(static_cast<size_t>(kWidth - filled), '.').c_str(), text.c_str());
+  std::fflush(stderr);
+}
+
 int fail(const Status& status) {
   std::fprintf(stderr, "error: %s\n", status.message().c_str());
   return 1;

@@ -62,6 +62,8 @@ std::unique_ptr<Session> open_session(std::shared_ptr<const Model> model, const 
 std::vector<OptionSpec> joined(std::vector<OptionSpec> first, const std::vector<OptionSpec>& then);
 
 std::string format_bytes(uint64_t bytes);  // "12.3 MiB"
+// Redraws "[####....] <text>" on stderr's current line: done of total filled in, 40 wide.
+void draw_progress_bar(int64_t done, int64_t total, const std::string& text);
 // Prints "error: <message>" to stderr; returns 1 (the exit code).
 int fail(const Status& status);
 // The whole file into *text; false when it cannot be read.

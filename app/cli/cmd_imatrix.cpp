@@ -12,18 +12,6 @@
 
 namespace inferscope::cli {
 
-namespace {
-
-void draw_progress(int64_t done, int64_t total) {
-  constexpr int kWidth = 40;
-  const int filled = static_cast<int>(kWidth * done / std::max<int64_t>(1, total));
-  std::fprintf(stderr, "\r[%s%s] %lld/%lld chunks", std::string(filled, '#').c_str(),
-               std::string(kWidth - filled, '.').c_str(), static_cast<long long>(done), static_cast<long long>(total));
-  std::fflush(stderr);
-}
-
-}  // namespace
-
 int run_imatrix(int argc, char** argv) {
   Args args(argc, argv, "imatrix",
             "Computes an importance matrix (the sum of each input column's squared activation for every matrix of\n"
@@ -51,7 +39,9 @@ int run_imatrix(int argc, char** argv) {
     return 1;
   }
   options.dataset = std::filesystem::path(args.string("text")).filename().string();
-  options.progress = draw_progress;
+  options.progress = [](int64_t done, int64_t total) {
+    draw_progress_bar(done, total, std::to_string(done) + "/" + std::to_string(total) + " chunks");
+  };
   auto model = load_model_from_args(args);
   if (!model) return 1;
   auto im = compute_imatrix(model, text, options);

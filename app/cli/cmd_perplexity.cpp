@@ -13,14 +13,6 @@ namespace inferscope::cli {
 
 namespace {
 
-void draw_progress(size_t done, size_t total, double ppl) {
-  constexpr int kWidth = 40;
-  const int filled = static_cast<int>(kWidth * done / std::max<size_t>(1, total));
-  std::fprintf(stderr, "\r[%s%s] %zu/%zu chunks, perplexity %.4f", std::string(filled, '#').c_str(),
-               std::string(kWidth - filled, '.').c_str(), done, total, ppl);
-  std::fflush(stderr);
-}
-
 // Negative log-likelihood of `target` under one row of logits.
 double token_nll(const float* logits, int64_t n_vocab, int32_t target) {
   float max = logits[0];
@@ -100,7 +92,9 @@ int run_perplexity(int argc, char** argv) {
       nll_sq += nll * nll;
       ++count;
     }
-    draw_progress(c + 1, n_chunks, std::exp(nll_sum / count));
+    char text[96];
+    std::snprintf(text, sizeof text, "%zu/%zu chunks, perplexity %.4f", c + 1, n_chunks, std::exp(nll_sum / count));
+    draw_progress_bar(static_cast<int64_t>(c + 1), static_cast<int64_t>(n_chunks), text);
   }
   const double mean = nll_sum / count;
   const double var = std::max(0.0, nll_sq / count - mean * mean);
