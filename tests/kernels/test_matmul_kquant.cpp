@@ -253,26 +253,32 @@ TEST(MatmulKQuant, SimdLevelsMatchReference) {
   }
 }
 
+// Rows 40..60 of tensor `name` of the file at `path` (of `type`), with 1 and 7 tokens: the
+// reference against the decoder, every SIMD level against the reference.
+void check_real_rows(const std::string& path, const char* name, GgmlType type, uint32_t& seed) {
+  auto file = gguf::File::open(path);
+  ASSERT_TRUE(file.is_ok()) << file.message();
+  const gguf::TensorInfo* t = file.value()->find_tensor(name);
+  ASSERT_NE(t, nullptr) << path << " " << name;
+  ASSERT_EQ(t->type, type) << path << " " << name;
+  for (int64_t n : {1, 7}) {
+    Problem p{type, t->ne[0], 21, n, {}, {}, {}, {}};
+    const uint8_t* first = t->data + 40 * t->row_bytes;
+    p.weights.assign(first, first + p.rows * t->row_bytes);
+    std::mt19937 rng(seed++);
+    finish_problem(p, rng);
+    check_reference_against_decoder(p);
+    check_levels(p, 0, p.rows);
+    check_levels(p, 3, p.rows);
+  }
+}
+
 // Real rows written by llama-quantize.
 TEST(MatmulKQuant, RealRowsFromConformanceFiles) {
   uint32_t seed = 300;
   for (const TypeFile& tf : kTypes) {
-    auto file = gguf::File::open(testing::testdata(std::string("quant/") + tf.file));
-    ASSERT_TRUE(file.is_ok()) << file.message();
     for (const char* name : {"blk.0.ffn_down.weight", "blk.0.attn_q.weight"}) {
-      const gguf::TensorInfo* t = file.value()->find_tensor(name);
-      ASSERT_NE(t, nullptr) << tf.file << " " << name;
-      ASSERT_EQ(t->type, tf.type) << tf.file << " " << name;
-      for (int64_t n : {1, 7}) {
-        Problem p{tf.type, t->ne[0], 21, n, {}, {}, {}, {}};
-        const uint8_t* first = t->data + 40 * t->row_bytes;
-        p.weights.assign(first, first + p.rows * t->row_bytes);
-        std::mt19937 rng(seed++);
-        finish_problem(p, rng);
-        check_reference_against_decoder(p);
-        check_levels(p, 0, p.rows);
-        check_levels(p, 3, p.rows);
-      }
+      check_real_rows(testing::testdata(std::string("quant/") + tf.file), name, tf.type, seed);
     }
   }
 }
@@ -333,21 +339,7 @@ TEST(MatmulIQuant, RealRowsFromTheReferencesFiles) {
   for (const IqType& it : kIqTypes) {
     const std::string path =
         std::string(INFERSCOPE_SOURCE_DIR) + "/tests/data/llama.cpp-2026/llama-256-tiny-" + it.name + ".gguf";
-    auto file = gguf::File::open(path);
-    ASSERT_TRUE(file.is_ok()) << file.message();
-    const gguf::TensorInfo* t = file.value()->find_tensor("blk.0.ffn_down.weight");
-    ASSERT_NE(t, nullptr) << path;
-    ASSERT_EQ(t->type, it.type) << path;
-    for (int64_t n : {1, 7}) {
-      Problem p{it.type, t->ne[0], 21, n, {}, {}, {}, {}};
-      const uint8_t* first = t->data + 40 * t->row_bytes;
-      p.weights.assign(first, first + p.rows * t->row_bytes);
-      std::mt19937 rng(seed++);
-      finish_problem(p, rng);
-      check_reference_against_decoder(p);
-      check_levels(p, 0, p.rows);
-      check_levels(p, 3, p.rows);
-    }
+    check_real_rows(path, "blk.0.ffn_down.weight", it.type, seed);
   }
 }
 
