@@ -49,7 +49,7 @@ int run_quantize(int argc, char** argv) {
              {"type", "TYPE", type_help.c_str()},
              {"pure", nullptr, "every matrix gets TYPE (no per-tensor mix rules), like llama-quantize --pure"},
              {"method", "M", "rtn (round to nearest, default), gptq, awq, ternary (with tq1_0/tq2_0), llm-int8 (with int8)"},
-             {"imatrix", "FILE", "rtn: weigh the rounding of the K-quants and iq4_nl by an importance matrix (the imatrix command's or llama-imatrix's file)"},
+             {"imatrix", "FILE", "rtn: weigh the rounding of the K-quants, iq4_nl and iq4_xs by an importance matrix (the imatrix command's or llama-imatrix's file)"},
              {"calibration", "FILE", "gptq, awq: calibration text (default: the shipped one)"},
              {"calibration-tokens", "N", "gptq, awq: tokens of calibration text read (default 1024)"},
              {"damp", "X", "gptq: dampening, a fraction of the Hessian's mean diagonal (default 0.01)"},

@@ -4,7 +4,7 @@
 //
 //   model=FILE            a GGUF file (default: the comparison's model)
 //   weights=MIX           requantize on load to a quant mix (q8_0, q6_k, q5_k_m, q4_k_m, q4_0,
-//                         q3_k_m, q2_k, iq4_nl, tq2_0, f16, ...; default: as stored)
+//                         q3_k_m, q2_k, iq4_nl, iq4_xs, tq2_0, f16, ...; default: as stored)
 //   cache-type-k=T        KV types: f16, q8_0, q4_0, nf4, int4 (default f16)
 //   cache-type-v=T
 //   kv-block-size=N       positions per paged KV block (default 16)

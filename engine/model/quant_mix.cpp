@@ -1,6 +1,7 @@
 // llama.cpp's per-tensor type rules (llama-quant.cpp, llama_tensor_get_type), for the file types
 // listed in quant_mix.h and llama-family tensor names. Not modelled: the IQ1/IQ2/IQ3 file types,
-// the 70B-size and Falcon special cases, importance matrices and user type overrides. MXFP4_MOE
+// the 70B-size and Falcon special cases, importance matrices (llama.cpp keeps IQ4_NL/IQ4_XS in
+// the first eighth's ffn_down when it has one; we always give those Q5_K) and user type overrides. MXFP4_MOE
 // (gpt-oss's release format) is its expert rule.
 #include "engine/model/quant_mix.h"
 
@@ -20,7 +21,7 @@ using kernels::GgmlType;
 enum FileType : uint32_t {
   kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 7, kQ5_0 = 8, kQ5_1 = 9, kQ2_K = 10,
   kQ3_K_S = 11, kQ3_K_M = 12, kQ3_K_L = 13, kQ4_K_S = 14, kQ4_K_M = 15, kQ5_K_S = 16, kQ5_K_M = 17,
-  kQ6_K = 18, kIQ4_NL = 25, kBF16 = 32, kTQ1_0 = 36, kTQ2_0 = 37, kMxfp4Moe = 38,
+  kQ6_K = 18, kIQ4_NL = 25, kIQ4_XS = 30, kBF16 = 32, kTQ1_0 = 36, kTQ2_0 = 37, kMxfp4Moe = 38,
   // Ours, outside llama_ftype's range: INT8 per output channel (I8 + a per-row scale tensor).
   kInt8PerChannel = 1024,
   // Ours: the blocks' linear layers in 2:4 sparse F16 (F16_2OF4), the rest F16.
@@ -33,7 +34,7 @@ struct MixName {
   GgmlType base;
 };
 
-constexpr std::array<MixName, 23> kMixes = {{
+constexpr std::array<MixName, 24> kMixes = {{
     {"f32", kF32, GgmlType::F32},          {"f16", kF16, GgmlType::F16},
     {"bf16", kBF16, GgmlType::BF16},       {"q8_0", kQ8_0, GgmlType::Q8_0},
     {"q4_0", kQ4_0, GgmlType::Q4_0},       {"q4_1", kQ4_1, GgmlType::Q4_1},
@@ -45,7 +46,7 @@ constexpr std::array<MixName, 23> kMixes = {{
     {"q4_k_m", kQ4_K_M, GgmlType::Q4_K},   {"q5_k_s", kQ5_K_S, GgmlType::Q5_K},
     {"q5_k_m", kQ5_K_M, GgmlType::Q5_K},   {"q6_k", kQ6_K, GgmlType::Q6_K},
     {"int8", kInt8PerChannel, GgmlType::I8},  {"f16_2of4", kF16TwoOfFour, GgmlType::F16_2OF4},
-    {"mxfp4_moe", kMxfp4Moe, GgmlType::MXFP4},
+    {"mxfp4_moe", kMxfp4Moe, GgmlType::MXFP4}, {"iq4_xs", kIQ4_XS, GgmlType::IQ4_XS},
 }};
 
 // llama-quantize's aliases.
@@ -69,7 +70,7 @@ bool use_more_bits(int64_t i_layer, int64_t n_layer) {
 
 // File types whose attn_output gets Q5_K in an 8-expert model.
 bool bumps_moe_attn_output(FileType f) {
-  return f == kQ2_K || f == kQ3_K_S || f == kQ3_K_M || f == kIQ4_NL || f == kQ4_K_S || f == kQ4_K_M;
+  return f == kQ2_K || f == kQ3_K_S || f == kQ3_K_M || f == kIQ4_NL || f == kIQ4_XS || f == kQ4_K_S || f == kQ4_K_M;
 }
 
 GgmlType output_type(const QuantMix& mix, int64_t row_length) {
@@ -85,7 +86,7 @@ GgmlType attn_v_type(const QuantMix& mix, const QuantModelInfo& m, int64_t i_lay
   if (f == kQ2_K) t = n_gqa >= 4 ? GgmlType::Q4_K : GgmlType::Q3_K;
   else if (f == kQ3_K_M) t = i_layer < 2 ? GgmlType::Q5_K : GgmlType::Q4_K;
   else if (f == kQ3_K_L) t = GgmlType::Q5_K;
-  else if (f == kIQ4_NL && n_gqa >= 4) t = GgmlType::Q5_K;
+  else if ((f == kIQ4_NL || f == kIQ4_XS) && n_gqa >= 4) t = GgmlType::Q5_K;
   else if ((f == kQ4_K_M || f == kQ5_K_M) && use_more_bits(i_layer, m.n_attention_wv)) t = GgmlType::Q6_K;
   else if (f == kQ4_K_S && i_layer < 4) t = GgmlType::Q5_K;
   if (m.n_expert == 8) t = GgmlType::Q8_0;
@@ -99,7 +100,7 @@ GgmlType ffn_down_type(const QuantMix& mix, const QuantModelInfo& m, int64_t i_l
   if (f == kQ3_K_M) return i_layer < n / 16 ? GgmlType::Q5_K : GgmlType::Q4_K;
   if (f == kQ3_K_L) return GgmlType::Q5_K;
   if (f == kQ4_K_M) return use_more_bits(i_layer, n) ? GgmlType::Q6_K : mix.base;
-  if (i_layer < n / 8 && f == kIQ4_NL) return GgmlType::Q5_K;
+  if (i_layer < n / 8 && (f == kIQ4_NL || f == kIQ4_XS)) return GgmlType::Q5_K;
   if (f == kQ5_K_M && use_more_bits(i_layer, n)) return GgmlType::Q6_K;
   if (f == kQ4_K_S && i_layer < n / 8) return GgmlType::Q5_K;
   return mix.base;
@@ -151,6 +152,7 @@ std::optional<GgmlType> fallback_type(GgmlType t) {
     case GgmlType::Q4_K: return GgmlType::Q5_0;
     case GgmlType::Q5_K: return GgmlType::Q5_1;
     case GgmlType::Q6_K: return GgmlType::Q8_0;
+    case GgmlType::IQ4_XS: return GgmlType::IQ4_NL;
     default: return std::nullopt;
   }
 }

@@ -25,7 +25,7 @@ struct QuantMix {
 };
 
 // Parses a file type name (case-insensitive): f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1,
-// iq4_nl, tq1_0, tq2_0, q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k,
+// iq4_nl, iq4_xs, tq1_0, tq2_0, q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, q6_k,
 // mxfp4_moe (the expert stacks MXFP4, every other matrix Q8_0: gpt-oss's release format),
 // and llama-quantize's aliases q3_k, q4_k, q5_k (= the _m mixes); and our int8 (INT8 per output
 // channel: every matrix I8 with a per-row scale tensor, int8_weights.h; general.file_type 1024,
@@ -37,7 +37,7 @@ std::optional<QuantMix> quant_mix_from_name(std::string_view name, bool pure = f
 std::string quant_mix_names();
 // The mixes the app offers for requantize on load, best quality first.
 inline constexpr const char* kRequantizeTargets[] = {"f16",  "q8_0",   "int8",  "q6_k",   "q5_k_m", "q4_k_m",
-                                                     "q4_0", "q3_k_m", "q2_k", "iq4_nl", "tq2_0"};
+                                                     "q4_0", "q3_k_m", "q2_k", "iq4_nl", "iq4_xs", "tq2_0"};
 
 // What the rules need to know about the whole model.
 struct QuantModelInfo {
@@ -58,7 +58,7 @@ bool is_quantizable_tensor(std::string_view name, int n_dims);
 
 // The type tensor `name` gets in `mix`. Tensors that are not quantizable keep `current`.
 // row_length is ne[0]; when it does not fit the chosen type's block, llama.cpp's fallback applies
-// (Q2_K/Q3_K -> IQ4_NL, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, TQ1_0/TQ2_0 -> Q4_0, then F16
+// (Q2_K/Q3_K/IQ4_XS -> IQ4_NL, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, TQ1_0/TQ2_0 -> Q4_0, then F16
 // if even that does not fit). Where llama.cpp has no fallback (a 32-block type that does not fit)
 // it refuses the model; we use F16 for that tensor instead.
 kernels::GgmlType choose_tensor_type(const QuantMix& mix, const QuantModelInfo& model, std::string_view name,

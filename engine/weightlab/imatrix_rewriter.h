@@ -1,6 +1,6 @@
 // quantize --imatrix: the rows of every matrix the importance matrix has an entry for are encoded
 // with its columns' means as weights (kernels::quantize_row's importance), for the types whose
-// encoders take them (kernels::takes_importance: the K-quants, IQ4_NL); other types and tensors
+// encoders take them (kernels::takes_importance: the K-quants, IQ4_NL, IQ4_XS); other types and tensors
 // without an entry are encoded plainly. An entry of several matrices (a MoE tensor's experts) is
 // applied as one: the count-weighted mean over its experts.
 #pragma once

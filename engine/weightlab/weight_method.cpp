@@ -78,7 +78,7 @@ Result<PreparedMethod> prepare_awq(std::shared_ptr<const gguf::File> file, const
 Result<PreparedMethod> prepare_imatrix(const gguf::File& file, const QuantMix& mix, const std::string& path) {
   if (!kernels::takes_importance(mix.base)) {
     return Result<PreparedMethod>::error(mix.name + " rounds without importance weights: an importance matrix "
-                                         "weighs the K-quants (q2_k..q6_k and their mixes) and iq4_nl");
+                                         "weighs the K-quants (q2_k..q6_k and their mixes), iq4_nl and iq4_xs");
   }
   auto im = read_imatrix(path);
   if (!im) return im.status();

@@ -39,7 +39,7 @@ struct WeightLabOptions {
   double sparsity = 0.5;           // magnitude, wanda: the fraction of each row set to 0
   float llm_int8_threshold = 6.0f; // llm-int8: feature magnitude above which a column is an outlier
   // rtn: an importance matrix file (imatrix_file.h) weighing the rounding of the types that take
-  // one (kernels::takes_importance: the K-quants, IQ4_NL); empty: unweighted.
+  // one (kernels::takes_importance: the K-quants, IQ4_NL, IQ4_XS); empty: unweighted.
   std::string imatrix_path;
   int n_threads = 1;
 };

@@ -9,7 +9,6 @@ namespace inferscope::kernels::detail {
 
 bool is_dequantized_weight(GgmlType w) {
   switch (w) {
-    case GgmlType::IQ4_XS:
     case GgmlType::NVFP4:
     case GgmlType::Q1_0:
     case GgmlType::Q2_0: return true;

@@ -1,7 +1,6 @@
 // Internal to the matmul kernels: products of the weight types that have a decoder but no int8
-// kernel yet (IQ4_XS, NVFP4, Q1_0, Q2_0; the grid i-quants go through matmul_kquant.h): panels
-// of weight rows decoded to F32 in thread
-// scratch (dequantize.h, bit-exact), each multiplied by the F32 kernels with F32 activations.
+// kernel yet (NVFP4, Q1_0, Q2_0; the i-quants go through matmul_kquant.h): panels of weight rows
+// decoded to F32 in thread scratch (dequantize.h, bit-exact), each multiplied by the F32 kernels with F32 activations.
 // The decoding is scalar and runs once per product, so decode steps pay it for every weight.
 #pragma once
 

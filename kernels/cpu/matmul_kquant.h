@@ -1,6 +1,6 @@
 // Internal to the matmul kernels: products of the 256-element super-block weight types (Q2_K,
-// Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, and the grid i-quants IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS,
-// IQ2_S, IQ3_XXS, IQ3_S) with activations quantized like llama.cpp's Q8_K.
+// Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, and the i-quants IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S,
+// IQ3_XXS, IQ3_S, IQ4_XS) with activations quantized like llama.cpp's Q8_K.
 //
 // Every weight super-block is brought to one "unpacked" form (u, sc, mn, d, dmin) with
 //   W[e] = d * sc[e / 16] * u[e] - dmin * mn[e / 16]              (min types: Q2_K, Q4_K, Q5_K)
@@ -42,15 +42,17 @@ constexpr bool is_q8k_weight(GgmlType w) {
     case GgmlType::IQ2_XS:
     case GgmlType::IQ2_S:
     case GgmlType::IQ3_XXS:
-    case GgmlType::IQ3_S: return true;
+    case GgmlType::IQ3_S:
+    case GgmlType::IQ4_XS: return true;
     default: return false;
   }
 }
 
-// Types the SIMD kernels take only through panels unpacked by unpack_block_scalar (no register
-// unpacking of their own): TQ1_0's base-3 digits and the i-quants' grids (iquant_blocks.h: u is
-// the signed grid value plus the type's largest level, at most 124, so u8 x s8 pairs stay within
-// int16; sc the group's odd scale, mn = sc times that offset).
+// Types whose panels the SIMD kernels fill with unpack_block_scalar: TQ1_0's base-3 digits and
+// the i-quants (iquant_blocks.h: u is the signed value plus the type's largest level, sc the
+// group's scale, mn = sc times that offset). u is at most 124 (u8 x s8 pairs stay within int16)
+// except for IQ4_XS (254: AVX-512 panels only, whose vpdpbusd does not saturate). The i-quants'
+// few-token products read groups in registers instead (matmul_iquant_*.cpp).
 constexpr bool is_scalar_unpacked(GgmlType w) {
   return w == GgmlType::TQ1_0 || (is_q8k_weight(w) && w != GgmlType::Q2_K && w != GgmlType::Q3_K &&
                                   w != GgmlType::Q4_K && w != GgmlType::Q5_K && w != GgmlType::Q6_K &&
@@ -109,5 +111,10 @@ void matmul_kquant_reference(const MatmulArgs& a);
 
 void matmul_kquant_avx2(const MatmulArgs& a);
 void matmul_kquant_avx512(const MatmulArgs& a);
+
+// The i-quants (is_iq_block_type) token by token (iquant_groups.h), for decode and batch-invariant
+// products; on AVX2 IQ4_XS's prefill too.
+void matmul_iquant_decode_avx2(const MatmulArgs& a);
+void matmul_iquant_decode_avx512(const MatmulArgs& a);
 
 }  // namespace inferscope::kernels::detail

@@ -4,9 +4,10 @@
 //
 // Few tokens (decode): tiles of 2 rows x up to 3 tokens unpack straight from the weight rows in
 // registers, streaming each row once with software prefetch. Many tokens (prefill), and TQ1_0 /
-// TQ2_0 always: rows are unpacked (with the same SIMD chunk unpacking; the ternary types by the
-// scalar unpacker of matmul_kquant.cpp) into a panel of up to 16 rows in thread scratch, which
-// tiles of 2 rows x 4 tokens then read for every token.
+// TQ2_0 always: rows are unpacked (with the same SIMD chunk unpacking; the ternary types and the
+// i-quants by the scalar unpacker of matmul_kquant.cpp) into a panel of up to 16 rows in thread
+// scratch, which tiles of 2 rows x 4 tokens then read for every token. The i-quants' few-token
+// products (and IQ4_XS's always): matmul_iquant_avx2.cpp.
 
 #include <immintrin.h>
 
@@ -342,6 +343,16 @@ void dispatch(const MatmulArgs& a) {
   }
 }
 
+// The i-quants: panels for many tokens (not IQ4_XS, see matmul_kquant.h), else groups in registers.
+template <GgmlType T>
+void dispatch_iquant(const MatmulArgs& a) {
+  if (T != GgmlType::IQ4_XS && kernel_tokens(a) >= kKQuantPanelMinTokens) {
+    prefill<T>(a);
+  } else {
+    matmul_iquant_decode_avx2(a);
+  }
+}
+
 }  // namespace
 
 void matmul_kquant_avx2(const MatmulArgs& a) {
@@ -353,13 +364,14 @@ void matmul_kquant_avx2(const MatmulArgs& a) {
     case GgmlType::Q6_K: dispatch<GgmlType::Q6_K>(a); break;
     case GgmlType::TQ1_0: prefill<GgmlType::TQ1_0>(a); break;  // through the scalar-unpacked panel
     case GgmlType::TQ2_0: prefill<GgmlType::TQ2_0>(a); break;
-    case GgmlType::IQ1_S: prefill<GgmlType::IQ1_S>(a); break;
-    case GgmlType::IQ1_M: prefill<GgmlType::IQ1_M>(a); break;
-    case GgmlType::IQ2_XXS: prefill<GgmlType::IQ2_XXS>(a); break;
-    case GgmlType::IQ2_XS: prefill<GgmlType::IQ2_XS>(a); break;
-    case GgmlType::IQ2_S: prefill<GgmlType::IQ2_S>(a); break;
-    case GgmlType::IQ3_XXS: prefill<GgmlType::IQ3_XXS>(a); break;
-    case GgmlType::IQ3_S: prefill<GgmlType::IQ3_S>(a); break;
+    case GgmlType::IQ1_S: dispatch_iquant<GgmlType::IQ1_S>(a); break;
+    case GgmlType::IQ1_M: dispatch_iquant<GgmlType::IQ1_M>(a); break;
+    case GgmlType::IQ2_XXS: dispatch_iquant<GgmlType::IQ2_XXS>(a); break;
+    case GgmlType::IQ2_XS: dispatch_iquant<GgmlType::IQ2_XS>(a); break;
+    case GgmlType::IQ2_S: dispatch_iquant<GgmlType::IQ2_S>(a); break;
+    case GgmlType::IQ3_XXS: dispatch_iquant<GgmlType::IQ3_XXS>(a); break;
+    case GgmlType::IQ3_S: dispatch_iquant<GgmlType::IQ3_S>(a); break;
+    case GgmlType::IQ4_XS: dispatch_iquant<GgmlType::IQ4_XS>(a); break;
     default: break;
   }
 }

@@ -9,6 +9,8 @@
 // most 2 * 63 * 127, no saturation) and vpdpwssd accumulates with the per-pair sub-block scales
 // into int32 lanes. Each row is streamed once with software prefetch (as the Q4_0 kernels).
 //
+// Few tokens, the i-quants: matmul_iquant_avx512.cpp.
+//
 // Many tokens (prefill), and TQ1_0 always: a panel of 16 rows is unpacked once into thread
 // scratch in "lane order" (see LaneBlock), the activations are reordered the same way once per
 // call, and tiles of 2 rows x 4 tokens multiply with vpdpbusd only; the scales then apply per
@@ -707,8 +709,14 @@ void prefill(const MatmulArgs& a) {
 
 template <GgmlType T>
 void dispatch(const MatmulArgs& a) {
-  if constexpr (is_scalar_unpacked(T)) {
-    prefill<T>(a);  // no register unpacking of base-3 digits or grids: always through the panel
+  if constexpr (T == GgmlType::TQ1_0) {
+    prefill<T>(a);  // no register unpacking of base-3 digits: always through the panel
+  } else if constexpr (is_scalar_unpacked(T)) {
+    if (kernel_tokens(a) >= kKQuantPanelMinTokens) {
+      prefill<T>(a);
+    } else {
+      matmul_iquant_decode_avx512(a);
+    }
   } else {
     if (kernel_tokens(a) >= kKQuantPanelMinTokens) {
       prefill<T>(a);
@@ -738,6 +746,7 @@ void matmul_kquant_avx512(const MatmulArgs& a) {
     case GgmlType::IQ2_S: dispatch<GgmlType::IQ2_S>(a); break;
     case GgmlType::IQ3_XXS: dispatch<GgmlType::IQ3_XXS>(a); break;
     case GgmlType::IQ3_S: dispatch<GgmlType::IQ3_S>(a); break;
+    case GgmlType::IQ4_XS: dispatch<GgmlType::IQ4_XS>(a); break;
     default: break;
   }
 }

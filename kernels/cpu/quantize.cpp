@@ -68,6 +68,7 @@ BlockEncoder block_encoder(GgmlType type) {
     case GgmlType::Q5_K: return detail::quantize_q5_k;
     case GgmlType::Q6_K: return detail::quantize_q6_k;
     case GgmlType::IQ4_NL: return detail::quantize_iq4_nl;
+    case GgmlType::IQ4_XS: return detail::quantize_iq4_xs;
     case GgmlType::MXFP4: return detail::quantize_mxfp4;
     case GgmlType::TQ1_0: return detail::quantize_tq1_0;
     case GgmlType::TQ2_0: return detail::quantize_tq2_0;
@@ -94,6 +95,7 @@ bool takes_importance(GgmlType type) {
     case GgmlType::Q5_K:
     case GgmlType::Q6_K:
     case GgmlType::IQ4_NL:
+    case GgmlType::IQ4_XS:
       return true;
     default:
       return false;

@@ -528,6 +528,42 @@ void quantize_iq4_nl(const float* src, uint8_t* dst, int64_t n, const float* imp
   }
 }
 
+// IQ4_XS: each group of 32 gets IQ4_NL's scale fit, then the super-block scale d puts the
+// largest of them at -32 (llama.cpp's rule: d = -max_scale / 32, stored as F16), each group's
+// 6-bit scale is the nearest multiple of d (clamped to [-32, 31]; the multiple of the unrounded
+// d, as the reference), and every value takes the nearest level under its group's scale.
+void quantize_iq4_xs(const float* src, uint8_t* dst, int64_t n, const float* importance) {
+  float w[kQKK];
+  for (int64_t b = 0; b < n / kQKK; ++b) {
+    const float* x = src + b * kQKK;
+    uint8_t* block = dst + b * 136;
+    std::memset(block, 0, 136);
+    const float* weights = element_weights(x, importance ? importance + b * kQKK : nullptr, kQKK, w);
+    float scales[8];
+    float max_scale = 0.0f;
+    for (int ib = 0; ib < 8; ++ib) {
+      scales[ib] = fit_iq4nl(x + kQK * ib, weights ? weights + kQK * ib : nullptr);
+      if (std::fabs(scales[ib]) > std::fabs(max_scale)) max_scale = scales[ib];
+    }
+    const float d = -max_scale / 32.0f;
+    store_f16(block, d);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    uint16_t scales_h = 0;
+    for (int ib = 0; ib < 8; ++ib) {
+      const int l = clamp_int(nearest_int(id * scales[ib]), -32, 31);
+      const float dl = d * static_cast<float>(l);
+      const float idl = dl != 0.0f ? 1.0f / dl : 0.0f;
+      const float* xb = x + kQK * ib;
+      for (int j = 0; j < 16; ++j) {
+        block[8 + 16 * ib + j] = static_cast<uint8_t>(nearest_iq4nl(xb[j] * idl) | (nearest_iq4nl(xb[j + 16] * idl) << 4));
+      }
+      block[4 + ib / 2] |= static_cast<uint8_t>(((l + 32) & 0xF) << (4 * (ib % 2)));
+      scales_h |= static_cast<uint16_t>(((l + 32) >> 4) << (2 * ib));
+    }
+    std::memcpy(block + 2, &scales_h, 2);
+  }
+}
+
 // MXFP4's rule, byte-identical to llama-quantize: the exponent puts the largest magnitude in
 // the top octave of the levels (e = floor(log2 amax) - 2 + 127; 0 for an all-zero block), and
 // every value takes the level nearest to it, the first of equals (+0 before -0).

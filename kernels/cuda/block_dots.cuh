@@ -137,6 +137,23 @@ struct DotNibbleTable : Block {
 using DotIQ4_NL = DotNibbleTable<BlockIQ4_NL>;
 using DotMXFP4 = DotNibbleTable<BlockMXFP4>;
 
+// IQ4_XS: 32 threads, thread s takes qs word s % 4 of group s / 4 (IQ4_NL's slice of that group's
+// 32-value x block), with the group's scale.
+struct DotIQ4_XS : BlockIQ4_XS {
+  static constexpr int kLanes = 32;
+  static constexpr bool kTakesQ8 = true;
+  using W = SignedNibbleW;
+  using X = NibbleX;
+  __device__ static W load_w(const uint8_t* block, int s) {
+    const int group = s / 4;
+    const uint32_t q = load_u32(block + 8 + 16 * group + 4 * (s % 4));
+    return {DotIQ4_NL::levels(low_nibbles(q)), DotIQ4_NL::levels(high_nibbles(q)),
+            BlockIQ4_XS::group_scale(block, group)};
+  }
+  __device__ static X load_x(const TokenActivations& t, int64_t b, int s) { return X::load(t, 8 * b + s / 4, s % 4); }
+  __device__ static void dot(const W& w, const X& x, int, float& acc) { w.dot(x, acc); }
+};
+
 struct DotQ4_1 : BlockQ4_1 {
   static constexpr int kLanes = 4;
   static constexpr bool kTakesQ8 = true;

@@ -196,6 +196,8 @@ cudaError_t with_dot(const DeviceWeight& w, const float* x, F&& f) {
       return quantized(DotIQ4_NL{});
     case GgmlType::MXFP4:
       return quantized(DotMXFP4{});
+    case GgmlType::IQ4_XS:
+      return quantized(DotIQ4_XS{});
     case GgmlType::Q2_K:
       return quantized(DotQ2_K{});
     case GgmlType::Q3_K:

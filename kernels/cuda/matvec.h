@@ -34,7 +34,7 @@ struct DeviceWeight {
 // launches return cudaErrorInvalidValue.
 
 // Whether the kernels handle this type (every type the CPU backend multiplies: F32, F16, BF16,
-// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL, MXFP4, TQ1_0, TQ2_0, F16_2OF4).
+// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K..Q6_K, IQ4_NL, IQ4_XS, MXFP4, TQ1_0, TQ2_0, F16_2OF4).
 bool matvec_supports(kernels::GgmlType type);
 
 // The most rows launch_matvec takes in one launch (more: the caller splits, or uses cuBLAS).

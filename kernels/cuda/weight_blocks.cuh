@@ -258,6 +258,28 @@ using BlockMXFP4 = BlockNibbleTable<TableMXFP4>;
 
 // ---- 256-value super-blocks -----------------------------------------------------------------
 
+// IQ4_XS: {f16 d; u16 scales_h; u8 scales_l[4]; u8 qs[128]}. Group g (32 values) has the 6-bit
+// scale ls (nibble g of scales_l, bits 2g, 2g + 1 of scales_h above it) and IQ4_NL's layout in
+// qs[16 g..]; x = (d * (ls - 32)) * level[q].
+struct BlockIQ4_XS {
+  static constexpr kernels::GgmlType kType = kernels::GgmlType::IQ4_XS;
+  static constexpr int kValues = 256, kBytes = 136, kAlign = 8;
+  __device__ static float group_scale(const uint8_t* block, int g) {
+    const uint32_t head = load_u32(block), low = load_u32(block + 4);
+    const uint32_t ls = ((low >> (4 * g)) & 15u) | (((head >> (16 + 2 * g)) & 3u) << 4);
+    return __fmul_rn(load_f16(block), static_cast<float>(static_cast<int>(ls) - 32));
+  }
+  __device__ static void decode8(const uint8_t* block, int g, float (&v)[8]) {
+    const int group = g / 4;
+    const float d = group_scale(block, group);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const uint32_t q = nibble32(block + 8 + 16 * group, 8 * (g % 4) + i);
+      v[i] = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(TableIQ4_NL::level_byte(q))));
+    }
+  }
+};
+
 // The 2-bit code of value e (0..255) in Q2_K / Q3_K / TQ2_0's layout: bits 2j of qs[32h + l]
 // for e = 128h + 32j + l.
 __device__ __forceinline__ uint32_t crumb256(const uint8_t* qs, int e) {
@@ -448,6 +470,8 @@ cudaError_t with_weight_block(kernels::GgmlType type, F&& f) {
       return f(BlockIQ4_NL{});
     case GgmlType::MXFP4:
       return f(BlockMXFP4{});
+    case GgmlType::IQ4_XS:
+      return f(BlockIQ4_XS{});
     case GgmlType::Q2_K:
       return f(BlockQ2_K{});
     case GgmlType::Q3_K:

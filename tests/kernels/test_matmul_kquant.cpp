@@ -297,7 +297,7 @@ constexpr IqType kIqTypes[] = {
     {GgmlType::IQ1_S, "iq1_s", {0, -1}},     {GgmlType::IQ1_M, "iq1_m", {-1, -1}},
     {GgmlType::IQ2_XXS, "iq2_xxs", {0, -1}}, {GgmlType::IQ2_XS, "iq2_xs", {0, -1}},
     {GgmlType::IQ2_S, "iq2_s", {0, -1}},     {GgmlType::IQ3_XXS, "iq3_xxs", {0, -1}},
-    {GgmlType::IQ3_S, "iq3_s", {0, -1}},
+    {GgmlType::IQ3_S, "iq3_s", {0, -1}},     {GgmlType::IQ4_XS, "iq4_xs", {0, -1}},
 };
 
 // IQ1_M: nibble i of d tops scale word i (bytes 48..55).

@@ -148,7 +148,8 @@ INSTANTIATE_TEST_SUITE_P(Types, EncoderRoundTrip,
                                            RoundTrip{GgmlType::Q5_1, 0.065}, RoundTrip{GgmlType::Q2_K, 0.45},
                                            RoundTrip{GgmlType::Q3_K, 0.22}, RoundTrip{GgmlType::Q4_K, 0.12},
                                            RoundTrip{GgmlType::Q5_K, 0.06}, RoundTrip{GgmlType::Q6_K, 0.03},
-                                           RoundTrip{GgmlType::IQ4_NL, 0.12}, RoundTrip{GgmlType::TQ1_0, 0.75},
+                                           RoundTrip{GgmlType::IQ4_NL, 0.12}, RoundTrip{GgmlType::IQ4_XS, 0.12},
+                                           RoundTrip{GgmlType::TQ1_0, 0.75},
                                            RoundTrip{GgmlType::TQ2_0, 0.75}),
                          [](const auto& info) { return std::string(type_name(info.param.type)); });
 
@@ -159,7 +160,7 @@ TEST(EncoderRowLength, RefusesRowsThatAreNotWholeBlocks) {
     EXPECT_FALSE(quantize_row(type, x.data(), out.data(), 48)) << type_name(type);
   }
   for (GgmlType type : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,
-                        GgmlType::TQ1_0, GgmlType::TQ2_0}) {
+                        GgmlType::IQ4_XS, GgmlType::TQ1_0, GgmlType::TQ2_0}) {
     EXPECT_FALSE(quantize_row(type, x.data(), out.data(), 64)) << type_name(type);
     EXPECT_FALSE(quantize_row(type, x.data(), out.data(), 384)) << type_name(type);
   }
@@ -225,7 +226,7 @@ TEST_P(ImportanceWeighting, LowersTheWeightedError) {
 
 INSTANTIATE_TEST_SUITE_P(Types, ImportanceWeighting,
                          ::testing::Values(GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,
-                                           GgmlType::Q6_K, GgmlType::IQ4_NL),
+                                           GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS),
                          [](const auto& info) { return std::string(type_name(info.param)); });
 
 TEST(ImportanceWeighting, TypesThatTakeNoneIgnoreIt) {

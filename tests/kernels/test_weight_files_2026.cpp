@@ -76,8 +76,9 @@ TEST(DequantHash2026, DetectsAFlippedGridIndex) {
             reference("iq2_xxs").at("dequantized_sha256").at("blk.0.ffn_up.weight").get<std::string>());
 }
 
-// matmul_rows (the active SIMD level's F32 kernels over decoded panels, with a row range that
-// starts inside a panel) against the scalar reference, for decode and prefill token counts.
+// matmul_rows of the types without dot kernels (the active SIMD level's F32 kernels over decoded
+// panels, with a row range that starts inside a panel) against the scalar reference, for decode
+// and prefill token counts. The i-quants: MatmulIQuant.RealRowsFromTheReferencesFiles.
 class DecodedProducts2026 : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(DecodedProducts2026, MatchTheScalarReference) {
@@ -104,7 +105,7 @@ TEST_P(DecodedProducts2026, MatchTheScalarReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, DecodedProducts2026, ::testing::Values("iq2_xxs", "iq4_xs", "nvfp4"));
+INSTANTIATE_TEST_SUITE_P(Types, DecodedProducts2026, ::testing::Values("nvfp4", "q1_0", "q2_0"));
 
 }  // namespace
 }  // namespace inferscope::kernels

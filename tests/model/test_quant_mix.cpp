@@ -68,6 +68,8 @@ TEST(QuantMix, NamesAndFileTypes) {
   EXPECT_EQ(mix("q2_k").file_type, 10u);
   EXPECT_EQ(mix("bf16").file_type, 32u);
   EXPECT_EQ(mix("tq2_0").file_type, 37u);
+  EXPECT_EQ(mix("IQ4_XS").file_type, 30u);
+  EXPECT_EQ(mix("iq4_xs").base, kernels::GgmlType::IQ4_XS);
   EXPECT_FALSE(quant_mix_from_name("q4_k_x").has_value());
   EXPECT_FALSE(quant_mix_from_name("q8_k").has_value());
 }

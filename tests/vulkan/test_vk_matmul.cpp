@@ -58,8 +58,8 @@ constexpr double kNmseInt8Mins = 1e-9;
 
 const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,  GgmlType::Q4_0,  GgmlType::Q4_1,
                               GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K,  GgmlType::Q4_K,  GgmlType::Q5_K,
-                              GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::TQ1_0, GgmlType::TQ2_0,
-                              GgmlType::F16_2OF4};
+                              GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4, GgmlType::TQ1_0,
+                              GgmlType::TQ2_0, GgmlType::F16_2OF4};
 
 bool is_superblock(GgmlType t) { return kernels::type_info(t).block_size == 256; }
 

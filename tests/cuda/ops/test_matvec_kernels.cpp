@@ -27,7 +27,7 @@ using kernels::GgmlType;
 constexpr GgmlType kTypes[] = {GgmlType::F32,   GgmlType::F16,  GgmlType::BF16, GgmlType::F16_2OF4, GgmlType::Q4_0,
                                GgmlType::Q4_1,  GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,     GgmlType::Q2_K,
                                GgmlType::Q3_K,  GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,     GgmlType::IQ4_NL,
-                               GgmlType::MXFP4, GgmlType::TQ1_0, GgmlType::TQ2_0};
+                               GgmlType::MXFP4, GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::IQ4_XS};
 
 bool is_float(GgmlType type) {
   return type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::F16_2OF4;
@@ -50,6 +50,7 @@ std::vector<int> f16_fields(GgmlType type) {
     case GgmlType::Q5_0:
     case GgmlType::Q8_0:
     case GgmlType::IQ4_NL:
+    case GgmlType::IQ4_XS:
       return {0};
     case GgmlType::Q4_1:
     case GgmlType::Q5_1:
@@ -276,7 +277,7 @@ TEST(CudaMatvec, SupportedTypesAndActivations) {
   }
   EXPECT_TRUE(ck::matvec_takes_q8(GgmlType::Q4_0, 96));
   EXPECT_FALSE(ck::matvec_takes_q8(GgmlType::Q4_K, 96));
-  EXPECT_FALSE(ck::matvec_supports(GgmlType::IQ4_XS));
+  EXPECT_FALSE(ck::matvec_supports(GgmlType::IQ2_XS));
   EXPECT_FALSE(ck::matvec_supports(GgmlType::Q8_K));
 }
 

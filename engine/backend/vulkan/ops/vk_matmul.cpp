@@ -49,7 +49,7 @@ std::string shader_name(const char* family, GgmlType type) {
 }
 
 std::string supported_list() {
-  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, mxfp4, tq1_0, tq2_0";
+  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0";
 }
 
 // Checks the weight view common to every op; returns its layout. `bind_bytes` receives the
@@ -303,6 +303,7 @@ std::optional<WeightLayout> weight_layout(GgmlType type) {
       return WeightLayout{32, 1};
     case GgmlType::Q4_1:
     case GgmlType::Q5_1:
+    case GgmlType::IQ4_XS:
     case GgmlType::F16_2OF4:
       return WeightLayout{32, 4};
     case GgmlType::Q2_K:

@@ -15,11 +15,6 @@ void load_chunk(uint row_byte, uint c, out Chunk k) {
   [[unroll]] for (uint i = 0u; i < 4u; ++i) k.q[i] = funnel16(a[i], a[i + 1u]);
 }
 
-// The int8 levels {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113} of
-// the low nibbles of the four bytes of `nibbles`, as four bytes.
-uint iq4nl_level_bytes(uint nibbles) {
-  return nibble_level_bytes(nibbles, 0xBFAD9881u, 0xF6EADDCFu, 0x26190D01u, 0x71594535u);
-}
-
+#include "types/iq4_levels.glsl"
 #define LEVEL_BYTES iq4nl_level_bytes
 #include "types/nibble_table.glsl"

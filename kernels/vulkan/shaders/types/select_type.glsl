@@ -32,6 +32,8 @@
 #include "types/q6_k.glsl"
 #elif defined(TYPE_IQ4_NL)
 #include "types/iq4_nl.glsl"
+#elif defined(TYPE_IQ4_XS)
+#include "types/iq4_xs.glsl"
 #elif defined(TYPE_MXFP4)
 #include "types/mxfp4.glsl"
 #elif defined(TYPE_TQ1_0)
