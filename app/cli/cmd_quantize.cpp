@@ -17,7 +17,8 @@ bool lab_options(Args& args, int threads, WeightLabOptions* lab) {
   const std::string method = args.string("method", "rtn");
   const auto m = weight_method_from_name(method);
   if (!m || is_pruning(*m)) {
-    args.fail("unknown --method '" + method + "'; expected rtn, gptq, awq, ternary or llm-int8 (pruning: the prune command)");
+    args.fail("unknown --method '" + method +
+              "'; expected rtn, imatrix, gptq, awq, ternary or llm-int8 (pruning: the prune command)");
     return false;
   }
   lab->method = *m;
@@ -48,10 +49,10 @@ int run_quantize(int argc, char** argv) {
              {"output", "FILE", "where to write the quantized GGUF (required)"},
              {"type", "TYPE", type_help.c_str()},
              {"pure", nullptr, "every matrix gets TYPE (no per-tensor mix rules), like llama-quantize --pure"},
-             {"method", "M", "rtn (round to nearest, default), gptq, awq, ternary (with tq1_0/tq2_0), llm-int8 (with int8)"},
+             {"method", "M", "rtn (round to nearest, default), imatrix (rtn weighted by an importance matrix of the calibration text), gptq, awq, ternary (with tq1_0/tq2_0), llm-int8 (with int8)"},
              {"imatrix", "FILE", "rtn: weigh the rounding of the K-quants, iq4_nl and iq4_xs by an importance matrix (the imatrix command's or llama-imatrix's file)"},
-             {"calibration", "FILE", "gptq, awq: calibration text (default: the shipped one)"},
-             {"calibration-tokens", "N", "gptq, awq: tokens of calibration text read (default 1024)"},
+             {"calibration", "FILE", "imatrix, gptq, awq: calibration text (default: the shipped one)"},
+             {"calibration-tokens", "N", "imatrix, gptq, awq: tokens of calibration text read (default 1024)"},
              {"damp", "X", "gptq: dampening, a fraction of the Hessian's mean diagonal (default 0.01)"},
              {"act-order", nullptr, "gptq: quantize columns in decreasing Hessian diagonal"},
              {"group-size", "N", "gptq: the quantization group, which is the type's block (32; 256 for K-quants)"},

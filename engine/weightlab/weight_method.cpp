@@ -18,7 +18,8 @@
 namespace inferscope {
 namespace {
 
-constexpr const char* kNames[] = {"rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4", "llm-int8"};
+constexpr const char* kNames[] = {"rtn",   "gptq", "awq", "ternary", "magnitude", "wanda", "2:4", "llm-int8",
+                                  "imatrix"};
 
 std::string percent(double x) { return std::to_string(static_cast<int>(x * 100.0 + 0.5)) + "%"; }
 
@@ -42,7 +43,7 @@ Result<PreparedMethod> prepare_gptq(std::shared_ptr<const gguf::File> file, cons
                                     const WeightLabOptions& options) {
   if (!gptq_supports(mix.base)) {
     return Result<PreparedMethod>::error("gptq cannot place weights on the grid of " + mix.name +
-                                         "; choose q8_0, q4_0, q4_1, q3_k_*, q4_k_* or q5_k_*");
+                                         "; choose q8_0, q4_0, q4_1, iq4_nl, iq4_xs, q3_k_*, q4_k_* or q5_k_*");
   }
   auto calibration = read_calibration(std::move(file), options);
   if (!calibration) return calibration.status();
@@ -74,19 +75,50 @@ Result<PreparedMethod> prepare_awq(std::shared_ptr<const gguf::File> file, const
   return p;
 }
 
-// rtn with an importance matrix: the mix's type must take one.
-Result<PreparedMethod> prepare_imatrix(const gguf::File& file, const QuantMix& mix, const std::string& path) {
-  if (!kernels::takes_importance(mix.base)) {
-    return Result<PreparedMethod>::error(mix.name + " rounds without importance weights: an importance matrix "
-                                         "weighs the K-quants (q2_k..q6_k and their mixes), iq4_nl and iq4_xs");
-  }
+Status check_takes_importance(const QuantMix& mix) {
+  if (kernels::takes_importance(mix.base)) return Status::ok();
+  return Status::error(mix.name + " rounds without importance weights: an importance matrix weighs the K-quants "
+                                  "(q2_k..q6_k and their mixes), iq4_nl and iq4_xs");
+}
+
+// rtn weighted by `im` (read from `source`: a file name, or the calibration text).
+Result<PreparedMethod> imatrix_method(const ImportanceMatrix& im, const gguf::File& file, const std::string& source) {
+  auto rewriter = ImatrixRewriter::create(im, file, source);
+  if (!rewriter) return rewriter.status();
+  const std::string note = "importance matrix " + source + ": " + std::to_string(im.entries.size()) + " matrices, " +
+                           std::to_string(im.chunk_count) + " chunks of " + std::to_string(im.chunk_size) + " tokens";
+  const int64_t tokens = im.chunk_count * im.chunk_size;
+  return PreparedMethod{*rewriter, [note, tokens] { return WeightLabSummary{tokens, {note}}; }};
+}
+
+// rtn with an importance matrix file.
+Result<PreparedMethod> prepare_imatrix_file(const gguf::File& file, const QuantMix& mix, const std::string& path) {
+  INFERSCOPE_RETURN_IF_ERROR(check_takes_importance(mix));
   auto im = read_imatrix(path);
   if (!im) return im.status();
-  auto rewriter = ImatrixRewriter::create(*im, file, std::filesystem::path(path).filename().string());
-  if (!rewriter) return rewriter.status();
-  const std::string note = "importance matrix " + path + ": " + std::to_string(im->entries.size()) + " matrices, " +
-                           std::to_string(im->chunk_count) + " chunks of " + std::to_string(im->chunk_size) + " tokens";
-  return PreparedMethod{*rewriter, [note] { return WeightLabSummary{0, {note}}; }};
+  return imatrix_method(*im, file, std::filesystem::path(path).filename().string());
+}
+
+// imatrix: the matrix of the calibration text through the model as stored, in chunks of
+// options.calibration.seq_len tokens (at most the model's context) over its first max_tokens.
+Result<PreparedMethod> prepare_computed_imatrix(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
+                                                const WeightLabOptions& options) {
+  INFERSCOPE_RETURN_IF_ERROR(check_takes_importance(mix));
+  ModelLoadOptions load;
+  load.resident_weights = false;
+  load.check_memory = false;
+  auto model = Model::load_file(file, load);
+  if (!model) return model.status();
+  ImatrixOptions io;
+  const int64_t context = (*model)->config().n_ctx_train;
+  io.chunk_size = context > 0 ? std::min(options.calibration.seq_len, context) : options.calibration.seq_len;
+  io.max_chunks = std::max<int64_t>(1, options.calibration.max_tokens / std::max<int64_t>(1, io.chunk_size));
+  io.n_threads = std::max(1, options.n_threads);
+  io.dataset = options.calibration_text.empty() ? "the shipped calibration text" : "the calibration text";
+  auto im = compute_imatrix(*model, options.calibration_text.empty() ? default_calibration_text()
+                                                                     : options.calibration_text, io);
+  if (!im) return im.status();
+  return imatrix_method(*im, *file, io.dataset);
 }
 
 Result<PreparedMethod> prepare_pruning(std::shared_ptr<const gguf::File> file, const WeightLabOptions& options) {
@@ -120,7 +152,7 @@ const char* weight_method_name(WeightMethod method) { return kNames[static_cast<
 
 bool is_calibrated(WeightMethod method) {
   return method == WeightMethod::Gptq || method == WeightMethod::Awq || method == WeightMethod::Wanda ||
-         method == WeightMethod::TwoFour;
+         method == WeightMethod::TwoFour || method == WeightMethod::Imatrix;
 }
 
 bool is_pruning(WeightMethod method) {
@@ -129,13 +161,17 @@ bool is_pruning(WeightMethod method) {
 
 Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
                                              const WeightLabOptions& options) {
+  if (!options.imatrix_path.empty() && options.method == WeightMethod::Imatrix) {
+    return Result<PreparedMethod>::error("the imatrix method computes its matrix from the calibration text; a "
+                                         "matrix file goes with plain rounding (rtn)");
+  }
   if (!options.imatrix_path.empty() && options.method != WeightMethod::Rtn) {
     return Result<PreparedMethod>::error(std::string("an importance matrix weighs plain rounding (rtn); ") +
                                          weight_method_name(options.method) + " takes none");
   }
   switch (options.method) {
     case WeightMethod::Rtn:
-      if (!options.imatrix_path.empty()) return prepare_imatrix(*file, mix, options.imatrix_path);
+      if (!options.imatrix_path.empty()) return prepare_imatrix_file(*file, mix, options.imatrix_path);
       return PreparedMethod{nullptr, [] { return WeightLabSummary{}; }};
     case WeightMethod::Ternary:
       if (mix.base != kernels::GgmlType::TQ1_0 && mix.base != kernels::GgmlType::TQ2_0) {
@@ -143,6 +179,8 @@ Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> f
       }
       return PreparedMethod{std::make_shared<TernaryRewriter>(options.ternary_per_block),
                             [] { return WeightLabSummary{}; }};
+    case WeightMethod::Imatrix:
+      return prepare_computed_imatrix(std::move(file), mix, options);
     case WeightMethod::Gptq:
       return prepare_gptq(std::move(file), mix, options);
     case WeightMethod::Awq:

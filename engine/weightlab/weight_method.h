@@ -1,7 +1,9 @@
 // The weight lab's methods and the one entry point that prepares any of them for a conversion
-// (quantize_model.h): plain rounding (rtn), GPTQ, AWQ, the ternary rule, and pruning (magnitude,
-// Wanda, 2:4; pruning.h) before the target type's own rounding. The calibrated methods first
-// read a calibration text through the model as stored.
+// (quantize_model.h): plain rounding (rtn, optionally weighted by an importance matrix file),
+// imatrix (rtn weighted by an importance matrix of the calibration text, computed on the spot),
+// GPTQ, AWQ, the ternary rule, and pruning (magnitude, Wanda, 2:4; pruning.h) before the target
+// type's own rounding. The calibrated methods first read a calibration text through the model as
+// stored.
 #pragma once
 
 #include <functional>
@@ -20,19 +22,19 @@
 
 namespace inferscope {
 
-enum class WeightMethod { Rtn, Gptq, Awq, Ternary, Magnitude, Wanda, TwoFour, LlmInt8 };
+enum class WeightMethod { Rtn, Gptq, Awq, Ternary, Magnitude, Wanda, TwoFour, LlmInt8, Imatrix };
 
-// "rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4", "llm-int8" (any case); nullopt
-// when unknown.
+// "rtn", "gptq", "awq", "ternary", "magnitude", "wanda", "2:4", "llm-int8", "imatrix" (any
+// case); nullopt when unknown.
 std::optional<WeightMethod> weight_method_from_name(std::string_view name);
 const char* weight_method_name(WeightMethod method);
-bool is_calibrated(WeightMethod method);  // gptq, awq, wanda, 2:4
+bool is_calibrated(WeightMethod method);  // gptq, awq, wanda, 2:4, imatrix
 bool is_pruning(WeightMethod method);     // magnitude, wanda, 2:4
 
 struct WeightLabOptions {
   WeightMethod method = WeightMethod::Rtn;
-  std::string calibration_text;  // gptq, awq; empty: default_calibration_text()
-  CalibrationOptions calibration;
+  std::string calibration_text;  // the calibrated methods; empty: default_calibration_text()
+  CalibrationOptions calibration;  // imatrix: chunks of seq_len tokens, max_tokens of the text
   GptqOptions gptq;
   AwqOptions awq;
   bool ternary_per_block = false;  // ternary: the rule per 256-block instead of per row
@@ -57,10 +59,11 @@ struct PreparedMethod {
 };
 
 // Prepares options.method for converting `file` to `mix`: reads the calibration (gptq, awq)
-// and searches AWQ's scales, or reads rtn's importance matrix. Fails when the calibration cannot
-// run, the importance matrix cannot be read or is another model's, or when the method cannot
-// apply to the mix (ternary needs tq1_0 or tq2_0; gptq a type it can place: q8_0, q4_0, q4_1,
-// q3_k, q4_k, q5_k, or their mixes; an importance matrix a type that takes one).
+// and searches AWQ's scales, reads rtn's importance matrix, or computes imatrix's. Fails when
+// the calibration cannot run, the importance matrix cannot be read or is another model's, or
+// when the method cannot apply to the mix (ternary needs tq1_0 or tq2_0; gptq a type it can
+// place: q8_0, q4_0, q4_1, iq4_nl, iq4_xs, q3_k, q4_k, q5_k, or their mixes; an importance
+// matrix a type that takes one).
 Result<PreparedMethod> prepare_weight_method(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
                                              const WeightLabOptions& options);
 

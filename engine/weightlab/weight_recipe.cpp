@@ -6,6 +6,7 @@
 
 #include "engine/model/requantized_model.h"
 #include "engine/weightlab/head_pruning.h"
+#include "kernels/cpu/quantize.h"
 
 namespace inferscope {
 namespace {
@@ -65,14 +66,15 @@ Result<WeightRecipe> parse_weight_recipe(std::string_view text) {
   if (!mix) {
     return Result<WeightRecipe>::error("unknown weight format " + std::string(mix_name) + " (known: " +
                                        quant_mix_names() +
-                                       ", each optionally +gptq, +awq, +ternary, +magnitude, +wanda, +2:4 or +llm-int8)");
+                                       ", each optionally +imatrix, +gptq, +awq, +ternary, +magnitude, +wanda, +2:4 "
+                                       "or +llm-int8)");
   }
   r.mix = *mix;
   if (plus != std::string_view::npos) {
     const auto method = weight_method_from_name(text.substr(plus + 1));
     if (!method) {
       return Result<WeightRecipe>::error("unknown weight method " + std::string(text.substr(plus + 1)) +
-                                         " (known: rtn, gptq, awq, ternary, magnitude, wanda, 2:4, llm-int8)");
+                                         " (known: rtn, imatrix, gptq, awq, ternary, magnitude, wanda, 2:4, llm-int8)");
     }
     r.method = *method;
   }
@@ -84,8 +86,12 @@ Result<WeightRecipe> parse_weight_recipe(std::string_view text) {
       !is_pruning(r.method)) {
     return Result<WeightRecipe>::error(r.text() + ": llm-int8 goes with int8");
   }
+  if (r.method == WeightMethod::Imatrix && !kernels::takes_importance(r.mix.base)) {
+    return Result<WeightRecipe>::error(r.text() + ": an importance matrix weighs the K-quants, iq4_nl and iq4_xs");
+  }
   if (r.method == WeightMethod::Gptq && !gptq_supports(r.mix.base)) {
-    return Result<WeightRecipe>::error(r.text() + ": GPTQ places weights on q8_0, q4_0, q4_1, q3_k, q4_k or q5_k grids");
+    return Result<WeightRecipe>::error(r.text() +
+                                       ": GPTQ places weights on q8_0, q4_0, q4_1, iq4_nl, iq4_xs, q3_k, q4_k or q5_k grids");
   }
   return r;
 }

@@ -1,5 +1,5 @@
 // A weight recipe: a mix (quant_mix.h) and the method that fills it (weight_method.h), written
-// "q4_k_m" (plain rounding) or "q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f16+wanda" (pruned
+// "q4_k_m" (plain rounding) or "q4_k_m+imatrix", "q4_0+gptq", "q4_k_m+awq", "tq2_0+ternary", "f16+wanda" (pruned
 // to 50%, then stored as F16), "q8_0+2:4"; or "heads:N", the model as stored less N KV groups
 // (a K/V head and its query heads) per layer (head_pruning.h). What the app's
 // weight-format toggle and `compare`'s weights= name, applied on load in memory (no file), or
@@ -30,9 +30,9 @@ struct WeightRecipe {
 Result<WeightRecipe> parse_weight_recipe(std::string_view text);
 
 // The recipes the app offers beyond kRequantizeTargets' plain mixes.
-inline constexpr const char* kWeightLabRecipes[] = {"q4_0+gptq",     "q4_0+awq",  "q4_k_m+gptq", "q4_k_m+awq",
-                                                    "q3_k_m+gptq",   "tq2_0+ternary", "f16+magnitude", "f16+wanda",
-                                                    "f16_2of4+2:4",  "int8+llm-int8", "heads:1"};
+inline constexpr const char* kWeightLabRecipes[] = {
+    "q4_0+gptq",     "q4_0+awq",   "q4_k_m+imatrix", "q4_k_m+gptq",   "q4_k_m+awq", "iq4_xs+imatrix",
+    "q3_k_m+gptq",   "tq2_0+ternary", "f16+magnitude", "f16+wanda",   "f16_2of4+2:4", "int8+llm-int8", "heads:1"};
 
 // `path` as stored when `weights` is empty, else converted on load by the recipe (calibrated
 // methods read the shipped calibration text through the model as stored first).

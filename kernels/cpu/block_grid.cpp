@@ -11,6 +11,14 @@ namespace {
 
 float f16_at(const uint8_t* p) { return fp16_to_fp32(load_u16(p)); }
 
+constexpr int8_t kIq4nlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+// IQ4_XS: group g's scale d * (ls - 32) (iquant_blocks.h) over the IQ4_NL levels.
+ElementGrid iq4_xs_grid(const uint8_t* block, int e) {
+  const int g = e / 32;
+  const int ls = ((block[4 + g / 2] >> (4 * (g % 2))) & 0xF) | (((load_u16(block + 2) >> (2 * g)) & 3) << 4);
+  return {f16_at(block) * static_cast<float>(ls - 32), 0.0f, 0, 15, kIq4nlLevels};
+}
 
 // 32-element blocks: element e in byte e % 16, low nibble for e < 16.
 void set_nibble32(uint8_t* qs, int e, int v) {
@@ -47,6 +55,14 @@ ElementGrid q3_k_grid(const uint8_t* block, int e) {
 
 int ElementGrid::nearest(float x) const {
   if (step == 0.0f) return q_min;
+  if (levels) {
+    const float t = x / step;  // |x - step * l| = |step| * |t - l|
+    int q = q_min;
+    while (q < q_max && std::fabs(static_cast<float>(levels[q + 1]) - t) < std::fabs(static_cast<float>(levels[q]) - t)) {
+      ++q;
+    }
+    return q;
+  }
   const float q = std::nearbyint((x - offset) / step);
   return static_cast<int>(std::clamp(q, static_cast<float>(q_min), static_cast<float>(q_max)));
 }
@@ -55,6 +71,7 @@ bool has_block_grid(GgmlType type) {
   switch (type) {
     case GgmlType::Q8_0: case GgmlType::Q4_0: case GgmlType::Q4_1:
     case GgmlType::Q3_K: case GgmlType::Q4_K: case GgmlType::Q5_K:
+    case GgmlType::IQ4_NL: case GgmlType::IQ4_XS:
       return true;
     default:
       return false;
@@ -69,6 +86,8 @@ ElementGrid element_grid(GgmlType type, const uint8_t* block, int e) {
     case GgmlType::Q4_K: return scale_min_grid(block, e, 15);
     case GgmlType::Q5_K: return scale_min_grid(block, e, 31);
     case GgmlType::Q3_K: return q3_k_grid(block, e);
+    case GgmlType::IQ4_NL: return {f16_at(block), 0.0f, 0, 15, kIq4nlLevels};
+    case GgmlType::IQ4_XS: return iq4_xs_grid(block, e);
     default: return {};
   }
 }
@@ -78,6 +97,8 @@ void set_element_quant(GgmlType type, uint8_t* block, int e, int q) {
     case GgmlType::Q8_0: block[2 + e] = static_cast<uint8_t>(static_cast<int8_t>(q)); break;
     case GgmlType::Q4_0: set_nibble32(block + 2, e, q + 8); break;
     case GgmlType::Q4_1: set_nibble32(block + 4, e, q); break;
+    case GgmlType::IQ4_NL: set_nibble32(block + 2, e, q); break;
+    case GgmlType::IQ4_XS: set_nibble32(block + 8 + 16 * (e / 32), e % 32, q); break;
     case GgmlType::Q4_K: set_nibble_k(block + 16, e, q); break;
     case GgmlType::Q5_K:
       set_nibble_k(block + 48, e, q & 15);

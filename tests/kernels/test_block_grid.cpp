@@ -65,7 +65,7 @@ TEST_P(BlockGrid, SetQuantDecodesToTheGridValueAndTouchesNothingElse) {
 
 INSTANTIATE_TEST_SUITE_P(Types, BlockGrid,
                          ::testing::Values(GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q3_K,
-                                           GgmlType::Q4_K, GgmlType::Q5_K),
+                                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS),
                          [](const auto& info) { return std::string(type_name(info.param)); });
 
 TEST(BlockGridTypes, OnlyTheGridTypesHaveOne) {

@@ -162,6 +162,10 @@ TEST(WeightRecipes, ParseAndRefuse) {
   EXPECT_FALSE(parse_weight_recipe("q4_0+magic"));
   EXPECT_FALSE(parse_weight_recipe("q4_0+ternary"));
   EXPECT_FALSE(parse_weight_recipe("q6_k+gptq"));
+  EXPECT_EQ(parse_weight_recipe("IQ4_XS+imatrix")->label(), "IQ4_XS · IMATRIX");
+  auto q4_0 = parse_weight_recipe("q4_0+imatrix");
+  ASSERT_FALSE(q4_0);
+  EXPECT_NE(q4_0.message().find("importance matrix weighs the K-quants"), std::string::npos) << q4_0.message();
   for (const char* r : kWeightLabRecipes) EXPECT_TRUE(parse_weight_recipe(r)) << r;
 }
 
