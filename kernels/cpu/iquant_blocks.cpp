@@ -8,8 +8,6 @@ namespace {
 
 constexpr int8_t kIq4nlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-inline float f16_at(const uint8_t* p) { return fp16_to_fp32(load_u16(p)); }
-
 inline uint32_t load_u32(const uint8_t* p) {
   return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) | (static_cast<uint32_t>(p[2]) << 16) |
          (static_cast<uint32_t>(p[3]) << 24);
@@ -35,7 +33,7 @@ inline void iq1_point(int8_t* v, const std::array<int8_t, 8>& point, bool negati
 // Scales d * (0.5 + s) * 0.25 = (d / 8) * (2s + 1).
 void read_iq2_xxs(const uint8_t* block, IqIntBlock* out) {
   const IqGrids& g = iq_grids();
-  out->unit = f16_at(block) * 0.125f;
+  out->unit = iq_unit<GgmlType::IQ2_XXS>(block);
   for (int ib = 0; ib < 8; ++ib) {
     const uint8_t* words = block + 2 + 8 * ib;
     const uint32_t signs = load_u32(words + 4);
@@ -46,7 +44,7 @@ void read_iq2_xxs(const uint8_t* block, IqIntBlock* out) {
 
 void read_iq2_xs(const uint8_t* block, IqIntBlock* out) {
   const IqGrids& g = iq_grids();
-  out->unit = f16_at(block) * 0.125f;
+  out->unit = iq_unit<GgmlType::IQ2_XS>(block);
   const uint8_t* scales = block + 66;
   for (int ib = 0; ib < 8; ++ib) {
     out->scale[2 * ib] = 2 * (scales[ib] & 0xF) + 1;
@@ -60,7 +58,7 @@ void read_iq2_xs(const uint8_t* block, IqIntBlock* out) {
 
 void read_iq2_s(const uint8_t* block, IqIntBlock* out) {
   const IqGrids& g = iq_grids();
-  out->unit = f16_at(block) * 0.125f;
+  out->unit = iq_unit<GgmlType::IQ2_S>(block);
   const uint8_t* qs = block + 2;
   const uint8_t* signs = qs + 32;
   const uint8_t* qh = block + 66;
@@ -78,7 +76,7 @@ void read_iq2_s(const uint8_t* block, IqIntBlock* out) {
 // Scales d * (0.5 + s) * 0.5 = (d / 4) * (2s + 1).
 void read_iq3_xxs(const uint8_t* block, IqIntBlock* out) {
   const IqGrids& g = iq_grids();
-  out->unit = f16_at(block) * 0.25f;
+  out->unit = iq_unit<GgmlType::IQ3_XXS>(block);
   const uint8_t* qs = block + 2;
   for (int ib = 0; ib < 8; ++ib) {
     const uint32_t word = load_u32(qs + 64 + 4 * ib);
@@ -95,7 +93,7 @@ void read_iq3_xxs(const uint8_t* block, IqIntBlock* out) {
 // Scales d * (1 + 2 * nibble).
 void read_iq3_s(const uint8_t* block, IqIntBlock* out) {
   const IqGrids& g = iq_grids();
-  out->unit = f16_at(block);
+  out->unit = iq_unit<GgmlType::IQ3_S>(block);
   const uint8_t* qs = block + 2;
   const uint8_t* qh = block + 66;
   const uint8_t* signs = block + 74;
@@ -116,7 +114,7 @@ void read_iq3_s(const uint8_t* block, IqIntBlock* out) {
 // d * (2s + 1) * (coordinate + delta) = (d / 8) * (2s + 1) * (8 coordinate +- 1).
 void read_iq1_s(const uint8_t* block, IqIntBlock* out) {
   const IqGrids& g = iq_grids();
-  out->unit = f16_at(block) * 0.125f;
+  out->unit = iq_unit<GgmlType::IQ1_S>(block);
   const uint8_t* qs = block + 2;
   for (int ib = 0; ib < 8; ++ib) {
     const uint16_t qh = load_u16(block + 34 + 2 * ib);
@@ -134,9 +132,7 @@ void read_iq1_m(const uint8_t* block, IqIntBlock* out) {
   const uint8_t* qh = block + 32;
   uint16_t sc[4];
   for (int i = 0; i < 4; ++i) sc[i] = load_u16(block + 48 + 2 * i);
-  const auto d_bits =
-      static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
-  out->unit = fp16_to_fp32(d_bits) * 0.125f;
+  out->unit = iq_unit<GgmlType::IQ1_M>(block);
   for (int ib = 0; ib < 8; ++ib) {
     out->scale[2 * ib] = 2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 7) + 1;
     out->scale[2 * ib + 1] = 2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 7) + 1;
@@ -150,7 +146,7 @@ void read_iq1_m(const uint8_t* block, IqIntBlock* out) {
 
 // Scales d * (ls - 32), values the IQ4_NL levels.
 void read_iq4_xs(const uint8_t* block, IqIntBlock* out) {
-  out->unit = f16_at(block);
+  out->unit = iq_unit<GgmlType::IQ4_XS>(block);
   const uint16_t scales_h = load_u16(block + 2);
   const uint8_t* scales_l = block + 4;
   const uint8_t* qs = block + 8;

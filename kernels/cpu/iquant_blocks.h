@@ -12,9 +12,29 @@
 
 #include <cstdint>
 
+#include "kernels/formats/fp16.h"
 #include "kernels/formats/ggml_type.h"
 
 namespace inferscope::kernels::detail {
+
+// The unit of super-block `blk` of type T: its F16 scale (IQ1_M's assembled from the top nibbles
+// of its four scale words) times the power of two of T's scale formula. Inline for the SIMD
+// kernels, which read it once per super-block.
+template <GgmlType T>
+static inline float iq_unit(const uint8_t* blk) {
+  if constexpr (T == GgmlType::IQ1_M) {
+    const uint8_t* sc = blk + 48;
+    const auto bits = static_cast<uint16_t>((load_u16(sc) >> 12) | ((load_u16(sc + 2) >> 8) & 0x00F0) |
+                                            ((load_u16(sc + 4) >> 4) & 0x0F00) | (load_u16(sc + 6) & 0xF000));
+    return fp16_to_fp32(bits) * 0.125f;
+  } else if constexpr (T == GgmlType::IQ3_XXS) {
+    return fp16_to_fp32(load_u16(blk)) * 0.25f;  // d * (0.5 + s) * 0.5 = (d / 4) * (2s + 1)
+  } else if constexpr (T == GgmlType::IQ3_S || T == GgmlType::IQ4_XS) {
+    return fp16_to_fp32(load_u16(blk));  // d * (1 + 2s), d * (ls - 32)
+  } else {
+    return fp16_to_fp32(load_u16(blk)) * 0.125f;  // IQ2_*: d * (0.5 + s) * 0.25; IQ1_S: d * (2s + 1) / 8
+  }
+}
 
 struct IqIntBlock {
   float unit = 0.0f;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cpu/iquant_blocks.h"
 #include "kernels/cpu/matmul_kquant.h"
 #include "kernels/formats/ggml_type.h"
 #include "kernels/formats/iq_grids.h"
@@ -53,12 +54,6 @@ inline constexpr std::array<uint8_t, 128> kIqSignBytes = [] {
   return t;
 }();
 
-static inline uint16_t iqg_u16(const uint8_t* p) {
-  uint16_t v;
-  std::memcpy(&v, p, 2);
-  return v;
-}
-
 static inline uint32_t iqg_u32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
@@ -71,29 +66,10 @@ static inline int64_t iqg_u64(const uint8_t* p) {
   return v;
 }
 
-static inline float iqg_f16(uint16_t h) { return _cvtsh_ss(h); }
-
 // Signs of four 8-value points from their 7-bit indices (bits 7 l .. 7 l + 6 of `word`).
 static inline uint32_t seven_bit_signs(uint32_t word) {
   return kIqSignBytes[word & 127] | (kIqSignBytes[(word >> 7) & 127] << 8) |
          (kIqSignBytes[(word >> 14) & 127] << 16) | (static_cast<uint32_t>(kIqSignBytes[(word >> 21) & 127]) << 24);
-}
-
-// The super-block's unit (iquant_blocks.h).
-template <GgmlType T>
-static inline float iq_unit(const uint8_t* blk) {
-  if constexpr (T == GgmlType::IQ1_M) {
-    const uint8_t* sc = blk + 48;
-    const auto bits = static_cast<uint16_t>((iqg_u16(sc) >> 12) | ((iqg_u16(sc + 2) >> 8) & 0x00F0) |
-                                            ((iqg_u16(sc + 4) >> 4) & 0x0F00) | (iqg_u16(sc + 6) & 0xF000));
-    return iqg_f16(bits) * 0.125f;
-  } else if constexpr (T == GgmlType::IQ3_XXS) {
-    return iqg_f16(iqg_u16(blk)) * 0.25f;
-  } else if constexpr (T == GgmlType::IQ3_S || T == GgmlType::IQ4_XS) {
-    return iqg_f16(iqg_u16(blk));
-  } else {
-    return iqg_f16(iqg_u16(blk)) * 0.125f;
-  }
 }
 
 // Rows [r0, r0 + R) of a product with tokens [t0, t0 + NT): each super-block's weights are read

@@ -63,7 +63,7 @@ inline IqGroup iq_group(const uint8_t* blk, int ib, const IqGridBytes& grids) {
     g.scale16 = group_scales(s, s);
   } else if constexpr (T == GgmlType::IQ2_XS) {
     const uint8_t* q = blk + 2 + 8 * ib;
-    const uint16_t q0 = iqg_u16(q), q1 = iqg_u16(q + 2), q2 = iqg_u16(q + 4), q3 = iqg_u16(q + 6);
+    const uint16_t q0 = load_u16(q), q1 = load_u16(q + 2), q2 = load_u16(q + 4), q3 = load_u16(q + 6);
     g.mag = grid8(grids.iq2xs, q0 & 511, q1 & 511, q2 & 511, q3 & 511);
     g.signs = kIqSignBytes[q0 >> 9] | (kIqSignBytes[q1 >> 9] << 8) | (kIqSignBytes[q2 >> 9] << 16) |
               (static_cast<uint32_t>(kIqSignBytes[q3 >> 9]) << 24);
@@ -96,7 +96,7 @@ inline IqGroup iq_group(const uint8_t* blk, int ib, const IqGridBytes& grids) {
     g.scale16 = group_scales(2 * nibble + 1, 2 * nibble + 1);
   } else if constexpr (T == GgmlType::IQ1_S) {
     const uint8_t* qs = blk + 2 + 4 * ib;
-    const int qh = iqg_u16(blk + 34 + 2 * ib);
+    const int qh = load_u16(blk + 34 + 2 * ib);
     const int idx[4] = {qs[0] | ((qh << 8) & 0x700), qs[1] | ((qh << 5) & 0x700), qs[2] | ((qh << 2) & 0x700),
                         qs[3] | ((qh >> 1) & 0x700)};
     iq1_values(g, grids.iq1s, idx, _mm256_set1_epi64x(delta_bytes((qh & 0x8000) != 0)));
@@ -110,7 +110,7 @@ inline IqGroup iq_group(const uint8_t* blk, int ib, const IqGridBytes& grids) {
     const __m256i delta = _mm256_set_epi64x(delta_bytes((h1 & 0x80) != 0), delta_bytes((h1 & 0x08) != 0),
                                             delta_bytes((h0 & 0x80) != 0), delta_bytes((h0 & 0x08) != 0));
     iq1_values(g, grids.iq1s, idx, delta);
-    const int sc = iqg_u16(blk + 48 + 2 * (ib / 2)) >> (6 * (ib % 2));
+    const int sc = load_u16(blk + 48 + 2 * (ib / 2)) >> (6 * (ib % 2));
     g.scale16 = group_scales(2 * (sc & 7) + 1, 2 * ((sc >> 3) & 7) + 1);
   } else if constexpr (T == GgmlType::IQ4_XS) {
     const __m128i levels = _mm_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
@@ -120,7 +120,7 @@ inline IqGroup iq_group(const uint8_t* blk, int ib, const IqGridBytes& grids) {
     g.signed_v = _mm256_set_m128i(_mm_shuffle_epi8(levels, hi), _mm_shuffle_epi8(levels, lo));
     g.mag = _mm256_abs_epi8(g.signed_v);
     const int low = (blk[4 + ib / 2] >> (4 * (ib % 2))) & 0xF;
-    const int high = (iqg_u16(blk + 2) >> (2 * ib)) & 3;
+    const int high = (load_u16(blk + 2) >> (2 * ib)) & 3;
     const int s = (low | (high << 4)) - 32;
     g.scale16 = group_scales(s, s);
   }

@@ -6,6 +6,10 @@
 // negation (IQ1 / IQ4_XS take v's sign bits), vpmaddubsw for the pairs and vpdpwssd for the four
 // sub-block scales.
 
+// GCC 12 reports its own AVX-512 intrinsics' undefined pass-through operands (as in
+// matmul_kquant_avx512.cpp).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
 #include "kernels/cpu/iquant_groups.h"
@@ -86,7 +90,7 @@ BlockScales block_scales(const uint8_t* blk) {
         _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(iqg_u32(blk + 4))), _mm256_slli_epi32(g, 2)),
         _mm256_set1_epi32(15));
     const __m256i high = _mm256_and_si256(
-        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(iqg_u16(blk + 2))), _mm256_slli_epi32(g, 1)),
+        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int>(load_u16(blk + 2))), _mm256_slli_epi32(g, 1)),
         _mm256_set1_epi32(3));
     const __m256i ls = _mm256_or_si256(low, _mm256_slli_epi32(high, 4));
     return {_mm512_zextsi256_si512(_mm256_sub_epi32(ls, _mm256_set1_epi32(32)))};
@@ -180,7 +184,7 @@ IqPair iq_pair(const uint8_t* blk, const BlockScales& scales, int p, const IqGri
             scale16};
   } else if constexpr (T == GgmlType::IQ1_S) {
     const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 2 + 8 * p)));
-    const int q0 = iqg_u16(blk + 34 + 4 * p), q1 = iqg_u16(blk + 36 + 4 * p);
+    const int q0 = load_u16(blk + 34 + 4 * p), q1 = load_u16(blk + 36 + 4 * p);
     const __m256i qh = _mm256_setr_epi32(q0, q0, q0, q0, q1, q1, q1, q1);
     const __m256i three_bits = _mm256_and_si256(_mm256_srlv_epi32(qh, _mm256_setr_epi32(0, 3, 6, 9, 0, 3, 6, 9)),
                                                 _mm256_set1_epi32(7));
