@@ -23,18 +23,26 @@ constexpr const char* kNames[] = {"rtn",   "gptq", "awq", "ternary", "magnitude"
 
 std::string percent(double x) { return std::to_string(static_cast<int>(x * 100.0 + 0.5)) + "%"; }
 
-}  // namespace
-
-Result<Calibration> read_calibration(std::shared_ptr<const gguf::File> file, const WeightLabOptions& options) {
+// The model in `file` as stored, to read a calibration text through (weights left in the file).
+Result<std::shared_ptr<const Model>> model_as_stored(std::shared_ptr<const gguf::File> file) {
   ModelLoadOptions load;
   load.resident_weights = false;
   load.check_memory = false;
-  auto model = Model::load_file(std::move(file), load);
+  return Model::load_file(std::move(file), load);
+}
+
+const std::string& calibration_text(const WeightLabOptions& options) {
+  return options.calibration_text.empty() ? default_calibration_text() : options.calibration_text;
+}
+
+}  // namespace
+
+Result<Calibration> read_calibration(std::shared_ptr<const gguf::File> file, const WeightLabOptions& options) {
+  auto model = model_as_stored(std::move(file));
   if (!model) return Result<Calibration>::error(model.status().message());
   CalibrationOptions co = options.calibration;
   co.n_threads = options.n_threads;
-  const std::string& text = options.calibration_text.empty() ? default_calibration_text() : options.calibration_text;
-  return collect_calibration(*model, text, co);
+  return collect_calibration(*model, calibration_text(options), co);
 }
 
 namespace {
@@ -104,10 +112,7 @@ Result<PreparedMethod> prepare_imatrix_file(const gguf::File& file, const QuantM
 Result<PreparedMethod> prepare_computed_imatrix(std::shared_ptr<const gguf::File> file, const QuantMix& mix,
                                                 const WeightLabOptions& options) {
   INFERSCOPE_RETURN_IF_ERROR(check_takes_importance(mix));
-  ModelLoadOptions load;
-  load.resident_weights = false;
-  load.check_memory = false;
-  auto model = Model::load_file(file, load);
+  auto model = model_as_stored(file);
   if (!model) return model.status();
   ImatrixOptions io;
   const int64_t context = (*model)->config().n_ctx_train;
@@ -115,8 +120,7 @@ Result<PreparedMethod> prepare_computed_imatrix(std::shared_ptr<const gguf::File
   io.max_chunks = std::max<int64_t>(1, options.calibration.max_tokens / std::max<int64_t>(1, io.chunk_size));
   io.n_threads = std::max(1, options.n_threads);
   io.dataset = options.calibration_text.empty() ? "the shipped calibration text" : "the calibration text";
-  auto im = compute_imatrix(*model, options.calibration_text.empty() ? default_calibration_text()
-                                                                     : options.calibration_text, io);
+  auto im = compute_imatrix(*model, calibration_text(options), io);
   if (!im) return im.status();
   return imatrix_method(*im, *file, io.dataset);
 }
