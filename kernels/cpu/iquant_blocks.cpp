@@ -161,19 +161,7 @@ void read_iq4_xs(const uint8_t* block, IqIntBlock* out) {
 
 }  // namespace
 
-bool is_iq_block_type(GgmlType type) {
-  switch (type) {
-    case GgmlType::IQ1_S:
-    case GgmlType::IQ1_M:
-    case GgmlType::IQ2_XXS:
-    case GgmlType::IQ2_XS:
-    case GgmlType::IQ2_S:
-    case GgmlType::IQ3_XXS:
-    case GgmlType::IQ3_S:
-    case GgmlType::IQ4_XS: return true;
-    default: return false;
-  }
-}
+bool is_iq_block_type(GgmlType type) { return is_grid_iquant(type) || type == GgmlType::IQ4_XS; }
 
 int iq_max_level(GgmlType type) {
   switch (type) {

@@ -20,8 +20,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/formats/ggml_type.h"
 #include "kernels/cpu/matmul_internal.h"
+#include "kernels/formats/ggml_type.h"
+#include "kernels/formats/iq_grids.h"
 
 namespace inferscope::kernels::detail {
 
@@ -36,15 +37,8 @@ constexpr bool is_q8k_weight(GgmlType w) {
     case GgmlType::Q6_K:
     case GgmlType::TQ1_0:
     case GgmlType::TQ2_0:
-    case GgmlType::IQ1_S:
-    case GgmlType::IQ1_M:
-    case GgmlType::IQ2_XXS:
-    case GgmlType::IQ2_XS:
-    case GgmlType::IQ2_S:
-    case GgmlType::IQ3_XXS:
-    case GgmlType::IQ3_S:
     case GgmlType::IQ4_XS: return true;
-    default: return false;
+    default: return is_grid_iquant(w);
   }
 }
 

@@ -154,6 +154,41 @@ struct DotIQ4_XS : BlockIQ4_XS {
   __device__ static void dot(const W& w, const X& x, int, float& acc) { w.dot(x, acc); }
 };
 
+// The grid i-quants: 32 threads, thread s takes values 8s..8s+7 (Grid::point s) against quads
+// 2(s % 4), 2(s % 4) + 1 of its group's 32-value x block.
+template <class Block>
+struct DotGrid : Block {
+  static constexpr int kLanes = 32;
+  static constexpr bool kTakesQ8 = true;
+  struct W {
+    uint32_t q[2];
+    float d;
+  };
+  struct X {
+    int q[2];
+    float d;
+  };
+  __device__ static W load_w(const uint8_t* block, int s) {
+    W w;
+    w.d = Block::point(block, s, w.q);
+    return w;
+  }
+  __device__ static X load_x(const TokenActivations& t, int64_t b, int s) {
+    const int64_t xb = 8 * b + s / 4;
+    return {{t.q8.quad(8 * xb + 2 * (s % 4)), t.q8.quad(8 * xb + 2 * (s % 4) + 1)}, __int_as_float(t.q8.meta[xb].x)};
+  }
+  __device__ static void dot(const W& w, const X& x, int, float& acc) {
+    acc += w.d * (x.d * static_cast<float>(dot4(w.q[0], x.q[0], dot4(w.q[1], x.q[1], 0))));
+  }
+};
+using DotIQ1_S = DotGrid<BlockIQ1_S>;
+using DotIQ1_M = DotGrid<BlockIQ1_M>;
+using DotIQ2_XXS = DotGrid<BlockIQ2_XXS>;
+using DotIQ2_XS = DotGrid<BlockIQ2_XS>;
+using DotIQ2_S = DotGrid<BlockIQ2_S>;
+using DotIQ3_XXS = DotGrid<BlockIQ3_XXS>;
+using DotIQ3_S = DotGrid<BlockIQ3_S>;
+
 struct DotQ4_1 : BlockQ4_1 {
   static constexpr int kLanes = 4;
   static constexpr bool kTakesQ8 = true;

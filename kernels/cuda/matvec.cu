@@ -198,6 +198,20 @@ cudaError_t with_dot(const DeviceWeight& w, const float* x, F&& f) {
       return quantized(DotMXFP4{});
     case GgmlType::IQ4_XS:
       return quantized(DotIQ4_XS{});
+    case GgmlType::IQ1_S:
+      return quantized(DotIQ1_S{});
+    case GgmlType::IQ1_M:
+      return quantized(DotIQ1_M{});
+    case GgmlType::IQ2_XXS:
+      return quantized(DotIQ2_XXS{});
+    case GgmlType::IQ2_XS:
+      return quantized(DotIQ2_XS{});
+    case GgmlType::IQ2_S:
+      return quantized(DotIQ2_S{});
+    case GgmlType::IQ3_XXS:
+      return quantized(DotIQ3_XXS{});
+    case GgmlType::IQ3_S:
+      return quantized(DotIQ3_S{});
     case GgmlType::Q2_K:
       return quantized(DotQ2_K{});
     case GgmlType::Q3_K:

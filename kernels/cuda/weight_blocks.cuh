@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/iq_grids.cuh"
 #include "kernels/formats/ggml_type.h"
 
 namespace inferscope::cuda_kernels {
@@ -280,6 +281,161 @@ struct BlockIQ4_XS {
   }
 };
 
+// ---- The grid i-quants ----------------------------------------------------------------------
+// IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S (kernels/cpu/iquant_blocks.h, whose form
+// this is): each Grid gives point(block, s, q) for the 8 values 8s..8s+7 (s < 32: point s % 4 of
+// 32-value group s / 4) as signed bytes q[0..1] (grid coordinates with their signs; IQ1's
+// 8c +- 1) and returns the scale of their 16-value half: unit * small scale, one rounding, so
+// that x = scale * q is the CPU's value bit for bit.
+
+// Point i of the 8-coordinate grid at word offset `grid` of kIqGridWords, and of the 4-coordinate
+// one.
+__device__ __forceinline__ void grid_point8(uint32_t grid, uint32_t i, uint32_t (&q)[2]) {
+  q[0] = kIqGridWords[grid + 2 * i];
+  q[1] = kIqGridWords[grid + 2 * i + 1];
+}
+__device__ __forceinline__ uint32_t grid_point4(uint32_t grid, uint32_t i) { return kIqGridWords[grid + i]; }
+
+// The 8 sign bits of an IQ2/IQ3 point from a 7-bit index (bit 7 evens the count of negatives).
+__device__ __forceinline__ uint32_t iq_sign_bits(uint32_t index7) {
+  const uint32_t i = index7 & 127u;
+  return i | ((static_cast<uint32_t>(__popc(i)) & 1u) << 7);
+}
+
+// The four bytes of `point` with byte j negated where bit j of `signs` is set (grid coordinates
+// are never 0, so 256 - b borrows from no neighbour).
+__device__ __forceinline__ uint32_t iq_signed(uint32_t point, uint32_t signs) {
+  const uint32_t m = (((signs & 15u) * 0x00204081u) & 0x01010101u) * 0xFFu;
+  return (point ^ m) + (m & 0x01010101u);
+}
+
+// An 8-coordinate point with its sign bits.
+__device__ __forceinline__ void signed_point8(uint32_t grid, uint32_t i, uint32_t signs, uint32_t (&q)[2]) {
+  grid_point8(grid, i, q);
+  q[0] = iq_signed(q[0], signs);
+  q[1] = iq_signed(q[1], signs >> 4);
+}
+
+// IQ1: point i of the grid (stored as c + 1) as the bytes 8c - 1 (negative delta) or 8c + 1,
+// through offset binary (8(c + 1) + 128 - bias stays within a byte).
+__device__ __forceinline__ void iq1_point(uint32_t i, bool negative_delta, uint32_t (&q)[2]) {
+  grid_point8(IQ_GRID_IQ1S, i, q);
+  const uint32_t bias = (negative_delta ? 9u : 7u) * 0x01010101u;
+  q[0] = (q[0] * 8u + 0x80808080u - bias) ^ 0x80808080u;
+  q[1] = (q[1] * 8u + 0x80808080u - bias) ^ 0x80808080u;
+}
+
+__device__ __forceinline__ float iq_scale(float unit, uint32_t s) { return __fmul_rn(unit, static_cast<float>(2 * s + 1)); }
+
+template <class Grid>
+struct BlockGrid : Grid {
+  static constexpr int kValues = 256;
+  __device__ static void decode8(const uint8_t* block, int g, float (&v)[8]) {
+    uint32_t q[2];
+    const float d = Grid::point(block, g, q);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) v[i] = __fmul_rn(d, static_cast<float>(static_cast<int8_t>(byte_of(q[i / 4], i % 4))));
+  }
+};
+
+// {f16 d; u16 qs[32]}: group g = 4 index bytes, then a word (signs 7 bits per point, scale on top).
+struct GridIQ2_XXS {
+  static constexpr kernels::GgmlType kType = kernels::GgmlType::IQ2_XXS;
+  static constexpr int kBytes = 66, kAlign = 2;
+  __device__ static float point(const uint8_t* block, int s, uint32_t (&q)[2]) {
+    const uint8_t* group = block + 2 + 8 * (s / 4);
+    const uint32_t w = load_word_a2(group + 4);
+    signed_point8(IQ_GRID_IQ2XXS, group[s % 4], iq_sign_bits(w >> (7 * (s % 4))), q);
+    return iq_scale(__fmul_rn(load_f16(block), 0.125f), w >> 28);
+  }
+};
+
+// {f16 d; u16 qs[32]; u8 scales[8]}: qs = 9-bit index | 7-bit sign index << 9.
+struct GridIQ2_XS {
+  static constexpr kernels::GgmlType kType = kernels::GgmlType::IQ2_XS;
+  static constexpr int kBytes = 74, kAlign = 2;
+  __device__ static float point(const uint8_t* block, int s, uint32_t (&q)[2]) {
+    const uint32_t qs = load_u16(block + 2 + 2 * s);
+    signed_point8(IQ_GRID_IQ2XS, qs & 511u, iq_sign_bits(qs >> 9), q);
+    return iq_scale(__fmul_rn(load_f16(block), 0.125f), (block[66 + s / 4] >> (4 * ((s % 4) / 2))) & 15u);
+  }
+};
+
+// {f16 d; u8 qs[32]; u8 signs[32]; u8 qh[8]; u8 scales[8]}
+struct GridIQ2_S {
+  static constexpr kernels::GgmlType kType = kernels::GgmlType::IQ2_S;
+  static constexpr int kBytes = 82, kAlign = 2;
+  __device__ static float point(const uint8_t* block, int s, uint32_t (&q)[2]) {
+    const int g = s / 4, l = s % 4;
+    const uint32_t index = block[2 + s] | (((static_cast<uint32_t>(block[66 + g]) >> (2 * l)) & 3u) << 8);
+    signed_point8(IQ_GRID_IQ2S, index, block[34 + s], q);
+    return iq_scale(__fmul_rn(load_f16(block), 0.125f), (block[74 + g] >> (4 * (l / 2))) & 15u);
+  }
+};
+
+// {f16 d; u8 qs[64]; u32 scales_signs[8]}: two 4-coordinate points per 8 values.
+struct GridIQ3_XXS {
+  static constexpr kernels::GgmlType kType = kernels::GgmlType::IQ3_XXS;
+  static constexpr int kBytes = 98, kAlign = 2;
+  __device__ static float point(const uint8_t* block, int s, uint32_t (&q)[2]) {
+    const int g = s / 4, l = s % 4;
+    const uint32_t w = load_word_a2(block + 66 + 4 * g), signs = iq_sign_bits(w >> (7 * l));
+    q[0] = iq_signed(grid_point4(IQ_GRID_IQ3XXS, block[2 + 2 * s]), signs);
+    q[1] = iq_signed(grid_point4(IQ_GRID_IQ3XXS, block[3 + 2 * s]), signs >> 4);
+    return iq_scale(__fmul_rn(load_f16(block), 0.25f), w >> 28);
+  }
+};
+
+// {f16 d; u8 qs[64]; u8 qh[8]; u8 signs[32]; u8 scales[4]}: 9-bit indices of 4-coordinate points.
+struct GridIQ3_S {
+  static constexpr kernels::GgmlType kType = kernels::GgmlType::IQ3_S;
+  static constexpr int kBytes = 110, kAlign = 2;
+  __device__ static float point(const uint8_t* block, int s, uint32_t (&q)[2]) {
+    const int g = s / 4, l = s % 4;
+    const uint32_t qh = block[66 + g], signs = block[74 + s];
+    q[0] = iq_signed(grid_point4(IQ_GRID_IQ3S, block[2 + 2 * s] | (((qh >> (2 * l)) & 1u) << 8)), signs);
+    q[1] = iq_signed(grid_point4(IQ_GRID_IQ3S, block[3 + 2 * s] | (((qh >> (2 * l + 1)) & 1u) << 8)), signs >> 4);
+    return iq_scale(load_f16(block), (block[106 + g / 2] >> (4 * (g % 2))) & 15u);
+  }
+};
+
+// {f16 d; u8 qs[32]; u16 qh[8]}: qh holds 3 index bits per point, the scale and the delta's sign.
+struct GridIQ1_S {
+  static constexpr kernels::GgmlType kType = kernels::GgmlType::IQ1_S;
+  static constexpr int kBytes = 50, kAlign = 2;
+  __device__ static float point(const uint8_t* block, int s, uint32_t (&q)[2]) {
+    const int g = s / 4, l = s % 4;
+    const uint32_t qh = load_u16(block + 34 + 2 * g);
+    iq1_point(block[2 + s] | (((qh >> (3 * l)) & 7u) << 8), (qh & 0x8000u) != 0u, q);
+    return iq_scale(__fmul_rn(load_f16(block), 0.125f), (qh >> 12) & 7u);
+  }
+};
+
+// {u8 qs[32]; u8 qh[16]; u16 scales[4]}: the F16 unit in the top nibbles of the scale words; per
+// point 3 index bits and the delta's sign in a nibble of qh.
+struct GridIQ1_M {
+  static constexpr kernels::GgmlType kType = kernels::GgmlType::IQ1_M;
+  static constexpr int kBytes = 56, kAlign = 8;
+  __device__ static float point(const uint8_t* block, int s, uint32_t (&q)[2]) {
+    const int g = s / 4, l = s % 4;
+    const uint32_t h = static_cast<uint32_t>(block[32 + 2 * g + l / 2]) >> (4 * (l % 2));
+    iq1_point(block[s] | ((h & 7u) << 8), (h & 8u) != 0u, q);
+    const uint32_t sc01 = load_u32(block + 48), sc23 = load_u32(block + 52);
+    const uint32_t bits = ((sc01 >> 12) & 0xFu) | ((sc01 >> 24) & 0xF0u) | ((sc23 >> 4) & 0xF00u) | ((sc23 >> 16) & 0xF000u);
+    const float unit = __fmul_rn(__half2float(__ushort_as_half(static_cast<unsigned short>(bits))), 0.125f);
+    const uint32_t word = (g < 4 ? sc01 : sc23) >> (16 * ((g / 2) % 2) + 6 * (g % 2));
+    return iq_scale(unit, (word >> (3 * (l / 2))) & 7u);
+  }
+};
+
+using BlockIQ2_XXS = BlockGrid<GridIQ2_XXS>;
+using BlockIQ2_XS = BlockGrid<GridIQ2_XS>;
+using BlockIQ2_S = BlockGrid<GridIQ2_S>;
+using BlockIQ3_XXS = BlockGrid<GridIQ3_XXS>;
+using BlockIQ3_S = BlockGrid<GridIQ3_S>;
+using BlockIQ1_S = BlockGrid<GridIQ1_S>;
+using BlockIQ1_M = BlockGrid<GridIQ1_M>;
+
 // The 2-bit code of value e (0..255) in Q2_K / Q3_K / TQ2_0's layout: bits 2j of qs[32h + l]
 // for e = 128h + 32j + l.
 __device__ __forceinline__ uint32_t crumb256(const uint8_t* qs, int e) {
@@ -472,6 +628,20 @@ cudaError_t with_weight_block(kernels::GgmlType type, F&& f) {
       return f(BlockMXFP4{});
     case GgmlType::IQ4_XS:
       return f(BlockIQ4_XS{});
+    case GgmlType::IQ1_S:
+      return f(BlockIQ1_S{});
+    case GgmlType::IQ1_M:
+      return f(BlockIQ1_M{});
+    case GgmlType::IQ2_XXS:
+      return f(BlockIQ2_XXS{});
+    case GgmlType::IQ2_XS:
+      return f(BlockIQ2_XS{});
+    case GgmlType::IQ2_S:
+      return f(BlockIQ2_S{});
+    case GgmlType::IQ3_XXS:
+      return f(BlockIQ3_XXS{});
+    case GgmlType::IQ3_S:
+      return f(BlockIQ3_S{});
     case GgmlType::Q2_K:
       return f(BlockQ2_K{});
     case GgmlType::Q3_K:

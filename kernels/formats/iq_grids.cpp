@@ -4,6 +4,8 @@
 // check every entry.
 #include "kernels/formats/iq_grids.h"
 
+#include "kernels/formats/iq_grid_layout.h"
+
 #include <cstddef>
 #include <cstring>
 
@@ -161,6 +163,27 @@ IqGrids build() {
 const IqGrids& iq_grids() {
   static const IqGrids grids = build();
   return grids;
+}
+
+std::vector<uint32_t> iq_grid_words() {
+  std::vector<uint32_t> words(IQ_GRID_WORDS, 0u);
+  // Point e of `grid` at word offset `at`, each coordinate plus `bias`, one byte each.
+  auto put = [&words](uint32_t at, const auto& grid, int bias) {
+    for (size_t e = 0; e < grid.size(); ++e) {
+      const size_t coords = grid[e].size();
+      for (size_t j = 0; j < coords; ++j) {
+        words[at + e * coords / 4 + j / 4] |= static_cast<uint32_t>((grid[e][j] + bias) & 0xFF) << (8 * (j % 4));
+      }
+    }
+  };
+  const IqGrids& g = iq_grids();
+  put(IQ_GRID_IQ2XXS, g.iq2xxs, 0);
+  put(IQ_GRID_IQ2XS, g.iq2xs, 0);
+  put(IQ_GRID_IQ2S, g.iq2s, 0);
+  put(IQ_GRID_IQ1S, g.iq1s, 1);
+  put(IQ_GRID_IQ3XXS, g.iq3xxs, 0);
+  put(IQ_GRID_IQ3S, g.iq3s, 0);
+  return words;
 }
 
 }  // namespace inferscope::kernels

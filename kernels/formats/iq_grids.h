@@ -8,6 +8,9 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
+
+#include "kernels/formats/ggml_type.h"
 
 namespace inferscope::kernels {
 
@@ -20,8 +23,25 @@ struct IqGrids {
   std::array<std::array<uint8_t, 4>, 512> iq3s;     // levels 1, 3, 5, 7, 9, 11, 13, 15
 };
 
+// The types whose values are points of these grids (IQ4_XS's are IQ4_NL levels instead).
+constexpr bool is_grid_iquant(GgmlType type) {
+  switch (type) {
+    case GgmlType::IQ1_S:
+    case GgmlType::IQ1_M:
+    case GgmlType::IQ2_XXS:
+    case GgmlType::IQ2_XS:
+    case GgmlType::IQ2_S:
+    case GgmlType::IQ3_XXS:
+    case GgmlType::IQ3_S: return true;
+    default: return false;
+  }
+}
+
 // The grids, built on first use (thread-safe).
 const IqGrids& iq_grids();
+
+// The grids as the words of iq_grid_layout.h (IQ_GRID_WORDS of them), for the GPU backends.
+std::vector<uint32_t> iq_grid_words();
 
 // The 8 signs of an IQ2/IQ3 group from its 7-bit index: bit j set means coordinate j is negative;
 // bit 7 makes the count of negatives even (ggml's ksigns_iq2xs).

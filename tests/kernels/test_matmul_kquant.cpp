@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -57,39 +56,25 @@ Problem quantized_problem(GgmlType type, int64_t k, int64_t rows, int64_t n_toke
   return p;
 }
 
-// Writes finite f16 super-block scales (drawn by `scale`) into one block.
-using ScaleWriter = std::function<void(uint8_t* block, const std::function<uint16_t()>& scale)>;
-
 // Uniformly random block bytes (every value and scale bit pattern, including the extremes the
-// quantizers avoid) with finite f16 super-block scales.
-Problem random_bytes_problem(GgmlType type, const ScaleWriter& write_scales, int64_t k, int64_t rows,
-                             int64_t n_tokens, uint32_t seed) {
-  Problem p{type, k, rows, n_tokens, {}, {}, {}, {}};
+// quantizers avoid) with finite f16 super-block scales at the type's offsets.
+Problem random_bytes_problem(const TypeFile& tf, int64_t k, int64_t rows, int64_t n_tokens, uint32_t seed) {
+  Problem p{tf.type, k, rows, n_tokens, {}, {}, {}, {}};
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> byte(0, 255);
   std::normal_distribution<float> normal(0.0f, 1e-3f);
-  p.weights.resize(static_cast<size_t>(row_bytes(type, k) * rows));
+  p.weights.resize(static_cast<size_t>(row_bytes(tf.type, k) * rows));
   for (uint8_t& b : p.weights) b = static_cast<uint8_t>(byte(rng));
-  const int64_t bs = type_info(type).type_size;
-  const std::function<uint16_t()> scale = [&] { return fp32_to_fp16(normal(rng)); };
-  for (size_t off = 0; off < p.weights.size(); off += static_cast<size_t>(bs)) write_scales(p.weights.data() + off, scale);
+  const auto bs = static_cast<size_t>(type_info(tf.type).type_size);
+  for (size_t off = 0; off < p.weights.size(); off += bs) {
+    for (int so : tf.scale_offsets) {
+      if (so < 0) continue;
+      const uint16_t h = fp32_to_fp16(normal(rng));
+      std::memcpy(p.weights.data() + off + so, &h, 2);
+    }
+  }
   finish_problem(p, rng);
   return p;
-}
-
-// The f16 scales at fixed byte offsets of the block (-1: none).
-ScaleWriter f16_at(const int (&offsets)[2]) {
-  return [&offsets](uint8_t* block, const std::function<uint16_t()>& scale) {
-    for (int so : offsets) {
-      if (so < 0) continue;
-      const uint16_t h = scale();
-      std::memcpy(block + so, &h, 2);
-    }
-  };
-}
-
-Problem random_bytes_problem(const TypeFile& tf, int64_t k, int64_t rows, int64_t n_tokens, uint32_t seed) {
-  return random_bytes_problem(tf.type, f16_at(tf.scale_offsets), k, rows, n_tokens, seed);
 }
 
 // sum_i |w_i x_i| for one (row, token): the scale errors are measured against.
@@ -290,30 +275,20 @@ TEST(MatmulKQuant, RealRowsFromConformanceFiles) {
 struct IqType {
   GgmlType type;
   const char* name;
-  int scale_offsets[2];  // of the f16 scale; -1, -1: IQ1_M's, in the top nibbles of its scale words
 };
 
 constexpr IqType kIqTypes[] = {
-    {GgmlType::IQ1_S, "iq1_s", {0, -1}},     {GgmlType::IQ1_M, "iq1_m", {-1, -1}},
-    {GgmlType::IQ2_XXS, "iq2_xxs", {0, -1}}, {GgmlType::IQ2_XS, "iq2_xs", {0, -1}},
-    {GgmlType::IQ2_S, "iq2_s", {0, -1}},     {GgmlType::IQ3_XXS, "iq3_xxs", {0, -1}},
-    {GgmlType::IQ3_S, "iq3_s", {0, -1}},     {GgmlType::IQ4_XS, "iq4_xs", {0, -1}},
+    {GgmlType::IQ1_S, "iq1_s"}, {GgmlType::IQ1_M, "iq1_m"},     {GgmlType::IQ2_XXS, "iq2_xxs"},
+    {GgmlType::IQ2_XS, "iq2_xs"}, {GgmlType::IQ2_S, "iq2_s"}, {GgmlType::IQ3_XXS, "iq3_xxs"},
+    {GgmlType::IQ3_S, "iq3_s"}, {GgmlType::IQ4_XS, "iq4_xs"},
 };
 
-// IQ1_M: nibble i of d tops scale word i (bytes 48..55).
-void iq1_m_scale(uint8_t* block, const std::function<uint16_t()>& scale) {
-  const uint16_t h = scale();
-  for (int i = 0; i < 4; ++i) {
-    uint16_t word;
-    std::memcpy(&word, block + 48 + 2 * i, 2);
-    word = static_cast<uint16_t>((word & 0x0FFF) | (((h >> (4 * i)) & 0xF) << 12));
-    std::memcpy(block + 48 + 2 * i, &word, 2);
-  }
-}
-
 Problem iq_random_problem(const IqType& it, int64_t k, int64_t rows, int64_t n_tokens, uint32_t seed) {
-  const ScaleWriter writer = it.type == GgmlType::IQ1_M ? ScaleWriter(iq1_m_scale) : f16_at(it.scale_offsets);
-  return random_bytes_problem(it.type, writer, k, rows, n_tokens, seed);
+  Problem p{it.type, k, rows, n_tokens, {}, {}, {}, {}};
+  std::mt19937 rng(seed);
+  p.weights = testing::random_iq_rows(it.type, k, rows, rng);
+  finish_problem(p, rng);
+  return p;
 }
 
 TEST(MatmulIQuant, SimdLevelsAndReferenceOnRandomBlocks) {

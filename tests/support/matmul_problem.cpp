@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "kernels/cpu/dequantize.h"
+#include "kernels/formats/fp16.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quantize.h"
 
@@ -39,6 +41,33 @@ std::vector<uint8_t> random_quantized_rows(kernels::GgmlType type, int64_t k, in
     EXPECT_TRUE(kernels::quantize_row(type, row.data(), weights.data() + r * rb, k));
   }
   return weights;
+}
+
+std::vector<uint8_t> random_iq_rows(kernels::GgmlType type, int64_t k, int64_t rows, std::mt19937& rng) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::normal_distribution<float> normal(0.0f, 1e-3f);
+  std::vector<uint8_t> weights(static_cast<size_t>(kernels::row_bytes(type, k) * rows));
+  for (uint8_t& b : weights) b = static_cast<uint8_t>(byte(rng));
+  const auto block_bytes = static_cast<size_t>(kernels::type_info(type).type_size);
+  for (size_t off = 0; off < weights.size(); off += block_bytes) {
+    const uint16_t d = kernels::fp32_to_fp16(normal(rng));
+    uint8_t* block = weights.data() + off;
+    if (type == kernels::GgmlType::IQ1_M) {
+      set_iq1_m_unit(block, d);
+    } else {
+      std::memcpy(block, &d, 2);
+    }
+  }
+  return weights;
+}
+
+void set_iq1_m_unit(uint8_t* block, uint16_t d) {
+  for (int i = 0; i < 4; ++i) {
+    uint16_t word;
+    std::memcpy(&word, block + 48 + 2 * i, 2);
+    word = static_cast<uint16_t>((word & 0x0FFF) | (((d >> (4 * i)) & 0xF) << 12));
+    std::memcpy(block + 48 + 2 * i, &word, 2);
+  }
 }
 
 void decode_and_pack(MatmulProblem& p) {

@@ -28,6 +28,14 @@ std::vector<float> random_activations(int64_t k, int64_t n_tokens, std::mt19937&
 std::vector<uint8_t> random_quantized_rows(kernels::GgmlType type, int64_t k, int64_t rows, std::mt19937& rng,
                                            int64_t zero_period, int64_t zero_phase, int64_t zero_len);
 
+// `rows` rows of uniformly random super-blocks of an i-quant (IQ1_S..IQ3_S, IQ4_XS: every grid
+// index, sign and scale bit pattern, including those no quantizer writes) with finite F16
+// super-block scales (normal, sigma 1e-3; IQ1_M's in the top nibbles of its scale words).
+std::vector<uint8_t> random_iq_rows(kernels::GgmlType type, int64_t k, int64_t rows, std::mt19937& rng);
+
+// Writes F16 d as IQ1_M's super-block scale: nibble i of d tops scale word i (bytes 48..55).
+void set_iq1_m_unit(uint8_t* block, uint16_t d);
+
 // Fills w_float (dequantized weights) and packed (packed x) from weights and x.
 void decode_and_pack(MatmulProblem& p);
 

@@ -38,6 +38,7 @@
 #include "kernels/formats/fp16.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/quantize.h"
+#include "kernels/formats/iq_grids.h"
 #include "tests/support/matmul_problem.h"
 #include "tests/support/vulkan_device.h"
 #include "tests/support/vulkan_gpu.h"
@@ -59,7 +60,13 @@ constexpr double kNmseInt8Mins = 1e-9;
 const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,  GgmlType::Q4_0,  GgmlType::Q4_1,
                               GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K,  GgmlType::Q4_K,  GgmlType::Q5_K,
                               GgmlType::Q6_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS, GgmlType::MXFP4, GgmlType::TQ1_0,
-                              GgmlType::TQ2_0, GgmlType::F16_2OF4};
+                              GgmlType::TQ2_0, GgmlType::F16_2OF4, GgmlType::IQ2_XXS};
+// The other grid i-quants: their decoders differ from IQ2_XXS's only in load_chunk (the rest is
+// types/iq_grid_values.glsl), so every kernel runs on IQ2_XXS and these check their decoding bit
+// for bit through get_rows (and on whole models in test_vk_model.cpp).
+const GgmlType kOtherGridTypes[] = {GgmlType::IQ1_S, GgmlType::IQ1_M,   GgmlType::IQ2_XS,
+                                    GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S};
+
 
 bool is_superblock(GgmlType t) { return kernels::type_info(t).block_size == 256; }
 
@@ -123,8 +130,10 @@ struct HostWeights {
 HostWeights make_weights(GgmlType type, int64_t cols, int64_t rows, uint32_t seed) {
   std::mt19937 rng(seed);
   HostWeights w{type, cols, rows, kernels::row_bytes(type, cols), {}, {}};
-  // Every 5th row starts with 64 zeros (all-zero blocks: d = 0).
-  w.bytes = testing::random_quantized_rows(type, cols, rows, rng, 5, 2, 64);
+  // Every 5th row starts with 64 zeros (all-zero blocks: d = 0); the grid i-quants' bytes are
+  // random (every index, sign and scale).
+  w.bytes = kernels::is_grid_iquant(type) ? testing::random_iq_rows(type, cols, rows, rng)
+                                 : testing::random_quantized_rows(type, cols, rows, rng, 5, 2, 64);
   w.decoded.resize(static_cast<size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r) {
     EXPECT_TRUE(kernels::dequantize_row(type, w.bytes.data() + r * w.row_bytes, w.decoded.data() + r * cols, cols));
@@ -254,12 +263,11 @@ class VkMatmulTypes : public ::testing::TestWithParam<GgmlType> {
 
 // ------------------------------------------------------------------------------------ get_rows
 
-TEST_P(VkMatmulTypes, GetRowsBitExact) {
-  Device& device = *device_;
-  for (int64_t cols : test_cols(type())) {
+void check_get_rows_bit_exact(Device& device, GgmlType type) {
+  for (int64_t cols : test_cols(type)) {
     SCOPED_TRACE("cols=" + std::to_string(cols));
     const int64_t table_rows = 37;
-    const HostWeights w = make_weights(type(), cols, table_rows, 100 + static_cast<uint32_t>(cols));
+    const HostWeights w = make_weights(type, cols, table_rows, 100 + static_cast<uint32_t>(cols));
     const std::vector<int32_t> ids = {0, 36, 5, 5, 17, 2, 40, 1, 33, -1, 12};  // 40 and -1: outside
     const int64_t n = static_cast<int64_t>(ids.size());
     const float kFill = 777.0f;  // what an output row the lookup does not write keeps
@@ -295,6 +303,14 @@ TEST_P(VkMatmulTypes, GetRowsBitExact) {
     }
   }
 }
+
+TEST_P(VkMatmulTypes, GetRowsBitExact) { check_get_rows_bit_exact(*device_, type()); }
+
+class VkGridTypeDecoding : public VkMatmulTypes {};
+
+TEST_P(VkGridTypeDecoding, GetRowsBitExact) { check_get_rows_bit_exact(*device_, type()); }
+
+INSTANTIATE_TEST_SUITE_P(GridIQuants, VkGridTypeDecoding, ::testing::ValuesIn(kOtherGridTypes), type_name_of);
 
 // -------------------------------------------------------------------------------------- matmul
 
@@ -602,9 +618,9 @@ TEST(VkMatmul, RejectsBadShapesWithMessages) {
   EXPECT_NE(matmul(too_many_rows, 1, 40, 0).message().find("weights"), std::string::npos);
   EXPECT_NE(matmul(v, 5, 4, 0).message().find(": x "), std::string::npos);
   EXPECT_NE(matmul(v, 1, 4, 2).message().find("y_stride"), std::string::npos);
-  WeightView iq2 = v;
-  iq2.type = GgmlType::IQ2_XXS;
-  EXPECT_NE(matmul(iq2, 1, 4, 0).message().find("no Vulkan shader"), std::string::npos);
+  WeightView nvfp4 = v;
+  nvfp4.type = GgmlType::NVFP4;
+  EXPECT_NE(matmul(nvfp4, 1, 4, 0).message().find("no Vulkan shader"), std::string::npos);
   gpu.submit();
 }
 

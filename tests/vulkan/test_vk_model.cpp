@@ -223,14 +223,22 @@ INSTANTIATE_TEST_SUITE_P(Quant, VulkanWeightType,
                                            "q3_k", "q4_k", "q4_k_m", "q5_k", "q6_k", "iq4_nl", "tq1_0", "tq2_0"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
-// The 2026 reference's IQ4_XS file (tests/data/llama.cpp-2026: the block matrices IQ4_XS, the
-// tables Q4_0): the CPU multiplies it with Q8_K activations, Vulkan per 32 values.
-TEST(VulkanWeightType2026, Iq4XsLogitsMatchTheCpuBackend) {
+// The 2026 reference's i-quant files (tests/data/llama.cpp-2026: the block matrices in the
+// i-quant, the tables Q4_0 or the like): the CPU multiplies them with Q8_K activations, Vulkan
+// per 32 values.
+class VulkanWeightType2026 : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(VulkanWeightType2026, LogitsMatchTheCpuBackend) {
   INFERSCOPE_SKIP_WITHOUT_VULKAN_BACKEND();
-  auto model = Model::load(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/data/llama.cpp-2026/llama-256-tiny-iq4_xs.gguf");
+  auto model = Model::load(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/data/llama.cpp-2026/llama-256-tiny-" +
+                           GetParam() + ".gguf");
   ASSERT_TRUE(model) << model.message();
   expect_logits_match_cpu(*model, 5e-2, 5e-2);
 }
+
+INSTANTIATE_TEST_SUITE_P(IQuants, VulkanWeightType2026,
+                         ::testing::Values("iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq4_xs"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
 // The weight lab's files (INT8, GPTQ, AWQ, ternary, pruned, 2:4 compressed, head-pruned) load and
 // run on the Vulkan backend like on the CPU.

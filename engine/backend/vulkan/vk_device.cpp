@@ -104,6 +104,7 @@ Status Device::init_device(uint32_t index) {
 Device::~Device() {
   if (!device_) return;
   vkDeviceWaitIdle(device_);
+  tables_.clear();
   for (auto& [key, k] : kernels_) {
     vkDestroyPipeline(device_, k->pipeline, nullptr);
     vkDestroyPipelineLayout(device_, k->layout, nullptr);
@@ -254,6 +255,18 @@ Status Device::copy_via_staging(const Buffer& device_buffer, uint64_t offset, vo
 }
 
 bool Device::has_shader(std::string_view name) const { return find_shader(name) != nullptr; }
+
+Result<const Buffer*> Device::constant_table(const std::string& name,
+                                             const std::function<std::vector<uint32_t>()>& make) {
+  if (auto it = tables_.find(name); it != tables_.end()) return static_cast<const Buffer*>(it->second.get());
+  const std::vector<uint32_t> words = make();
+  auto buffer = create_buffer(words.size() * 4, MemoryUse::Weights);
+  if (!buffer) return buffer.status();
+  INFERSCOPE_RETURN_IF_ERROR(upload(**buffer, 0, words.data(), words.size() * 4));
+  const Buffer* table = buffer->get();
+  tables_.emplace(name, std::move(*buffer));
+  return table;
+}
 
 Result<const Kernel*> Device::kernel(std::string_view name, uint32_t n_bindings, std::span<const uint32_t> spec) {
   const std::string chosen(name);

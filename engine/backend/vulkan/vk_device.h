@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -71,6 +72,11 @@ class Device {
   Result<const Kernel*> kernel(std::string_view name, uint32_t n_bindings, std::span<const uint32_t> spec = {});
   bool has_shader(std::string_view name) const;
 
+  // A read-only table of words the shaders read (the i-quant grids), made by `make` and uploaded
+  // on the first call with that name, kept for the device's life (its memory counted as
+  // weights).
+  Result<const Buffer*> constant_table(const std::string& name, const std::function<std::vector<uint32_t>()>& make);
+
   // Bytes currently allocated per use.
   uint64_t allocated_bytes(MemoryUse use) const { return allocated_[static_cast<size_t>(use)]; }
 
@@ -106,6 +112,7 @@ class Device {
   bool lost_ = false;
   std::array<uint64_t, static_cast<size_t>(MemoryUse::Count)> allocated_{};
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;  // key: name + spec constants
+  std::map<std::string, std::unique_ptr<Buffer>> tables_;   // constant_table's, by name
 };
 
 }  // namespace inferscope::vulkan

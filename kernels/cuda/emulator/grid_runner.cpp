@@ -52,8 +52,6 @@ void fail(const char* what) {
   std::abort();
 }
 
-void yield_to_scheduler() { cuda_emulator_switch(&running->sp, scheduler_sp); }
-
 // Opens a barrier once every live thread it waits for has arrived.
 void release_block_if_complete() {
   if (block->arrived > 0 && block->arrived == block->live) {
@@ -69,19 +67,6 @@ void release_warp_if_complete(Warp& w) {
   }
 }
 
-[[noreturn]] void fiber_entry() {
-  (*block->body)();
-  running->state = FiberState::Done;
-  --block->live;
-  Warp& w = block->warps[static_cast<size_t>(running->warp)];
-  --w.live;
-  release_block_if_complete();
-  release_warp_if_complete(w);
-  yield_to_scheduler();
-  fail("a finished thread was resumed");
-  std::abort();
-}
-
 bool runnable(const Fiber& f) {
   switch (f.state) {
     case FiberState::Ready: return true;
@@ -90,6 +75,46 @@ bool runnable(const Fiber& f) {
     case FiberState::Done: return false;
   }
   return false;
+}
+
+// The first thread after `from` in block order (wrapping round) that can run, or nullptr.
+Fiber* next_runnable(const Fiber* from) {
+  std::vector<Fiber>& fibers = block->fibers;
+  const size_t n = fibers.size();
+  const auto at = static_cast<size_t>(from - fibers.data());
+  for (size_t k = 1; k <= n; ++k) {
+    Fiber& f = fibers[(at + k) % n];
+    if (runnable(f)) return &f;
+  }
+  return nullptr;
+}
+
+// The running thread, stopped at a barrier or done, hands over straight to the next thread that
+// can run (one switch per hand-over); to the scheduler only when none can: the block is done, or
+// deadlocked.
+void switch_away() {
+  Fiber* self = running;
+  Fiber* next = next_runnable(self);
+  if (next == nullptr) {
+    cuda_emulator_switch(&self->sp, scheduler_sp);
+    return;
+  }
+  next->state = FiberState::Ready;
+  running = next;
+  cuda_emulator_switch(&self->sp, next->sp);
+}
+
+[[noreturn]] void fiber_entry() {
+  (*block->body)();
+  running->state = FiberState::Done;
+  --block->live;
+  Warp& w = block->warps[static_cast<size_t>(running->warp)];
+  --w.live;
+  release_block_if_complete();
+  release_warp_if_complete(w);
+  switch_away();
+  fail("a finished thread was resumed");
+  std::abort();
 }
 
 void run_block(const dim3& block_idx) {
@@ -104,17 +129,9 @@ void run_block(const dim3& block_idx) {
   block->arrived = 0;
   for (Warp& w : block->warps) w = Warp{};
   for (const Fiber& f : block->fibers) ++block->warps[static_cast<size_t>(f.warp)].live;
-  while (block->live > 0) {
-    bool ran = false;
-    for (Fiber& f : block->fibers) {
-      if (!runnable(f)) continue;
-      f.state = FiberState::Ready;
-      running = &f;
-      cuda_emulator_switch(&scheduler_sp, f.sp);
-      ran = true;
-    }
-    if (!ran) fail("deadlock: a thread waits at __syncthreads() or a warp operation that others never reach");
-  }
+  running = &block->fibers.front();
+  cuda_emulator_switch(&scheduler_sp, running->sp);
+  if (block->live > 0) fail("deadlock: a thread waits at __syncthreads() or a warp operation that others never reach");
   running = nullptr;
 }
 
@@ -137,7 +154,7 @@ void sync_block() {
   }
   running->state = FiberState::AtBlockBarrier;
   running->waiting_for = block->generation;
-  yield_to_scheduler();
+  switch_away();
 }
 
 void sync_warp() {
@@ -149,7 +166,7 @@ void sync_warp() {
   }
   running->state = FiberState::AtWarpBarrier;
   running->waiting_for = w.generation;
-  yield_to_scheduler();
+  switch_away();
 }
 
 // Each lane writes its slot, all wait, each reads. Gather k+2 reuses gather k's buffer only

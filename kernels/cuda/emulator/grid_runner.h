@@ -1,5 +1,5 @@
 // Runs an emulated kernel launch: each block of the grid in turn, its threads as fibers
-// (fibers.h) scheduled round-robin between the barriers of device.h.
+// (fibers.h), each handing over to the next that can run at the barriers of device.h.
 #pragma once
 
 #include <cstddef>

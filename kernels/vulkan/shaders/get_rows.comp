@@ -3,12 +3,13 @@
 // Embedding lookup: out[i][c] = dequant(table row ids[i])[c] * scale, for i < n, c < cols.
 // One workgroup per output row (x, folded into z past the dispatch limit); invocations take
 // whole chunks of the row. Bindings: 0 table (weight rows), 1 ids (int32 [n]), 2 out (f32
-// [n][out_stride], 16-byte aligned rows). A row id outside [0, n_rows) gives a row of zeros,
+// [n][out_stride], 16-byte aligned rows), 3 the i-quant grids (grid types only). A row id outside [0, n_rows) gives a row of zeros,
 // or with keep_outside leaves its output row as it was (a table in parts, each part writing
 // only the rows of the ids it holds).
 // Preconditions (host): cols % CHUNK == 0, out_stride % 4 == 0, row starts ROW_ALIGN-aligned;
 // float types (QK == 1) take rows of any length: when cols % 8 != 0 one value at a time.
 #define WEIGHT_BINDING 0
+#define GRID_BINDING 3
 #include "weights.glsl"
 #include "types/select_type.glsl"
 

@@ -6,11 +6,13 @@
 // accumulates a TM x TN micro-tile from them. Rows past `rows` and tokens past `n` are
 // computed on clamped (valid) data and not written.
 // Workgroups: x = row tile (folded into z past the dispatch limit), y = token tile.
-// Bindings: 0 W, 1 x (f32 rows of x_stride floats), 2 y (f32). Same push constants as
+// Bindings: 0 W, 1 x (f32 rows of x_stride floats), 2 y (f32), 3 the i-quant grids (grid types
+// only: types/iq_grid_values.glsl). Same push constants as
 // matvec.comp (the expert fields are unused).
 // Preconditions (host): cols % 32 == 0, x_stride % 4 == 0, row starts ROW_ALIGN-aligned,
 // WORKGROUP_SIZE == (BM / TM) * (BN / TN), BM % TM == 0, BN % TN == 0.
 #define WEIGHT_BINDING 0
+#define GRID_BINDING 3
 #include "weights.glsl"
 #include "types/select_type.glsl"
 

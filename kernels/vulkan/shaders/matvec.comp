@@ -17,7 +17,8 @@
 // Workgroups: x = row group (folded into z past the dispatch limit), y = token group.
 // MUL_MAT_ID (experts): one (token, k) pair per workgroup y (NT = 1): the matrix is
 // ids[pair], x row is the pair's (x_per_pair) or its token's (pair / k_used), y row the pair's.
-// Bindings: 0 W, 1 x (f32 rows of x_stride floats), 2 y (f32), 3 ids (int32, MUL_MAT_ID).
+// Bindings: 0 W, 1 x (f32 rows of x_stride floats), 2 y (f32), 3 ids (int32, MUL_MAT_ID), then
+// the i-quant grids (read by the grid types only: types/iq_grid_values.glsl).
 // Preconditions (host): cols % CHUNK == 0, x_stride % 4 == 0, row starts ROW_ALIGN-aligned;
 // default layout: WORKGROUP_SIZE * ROWS * NT floats of shared memory. Float types (QK == 1)
 // also take rows of any length in the default layout: when cols % 8 != 0 they are read one
@@ -27,6 +28,11 @@
 #extension GL_KHR_shader_subgroup_ballot : require
 #endif
 #define WEIGHT_BINDING 0
+#ifdef MUL_MAT_ID
+#define GRID_BINDING 4
+#else
+#define GRID_BINDING 3
+#endif
 #include "weights.glsl"
 #include "types/select_type.glsl"
 

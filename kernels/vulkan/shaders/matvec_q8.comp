@@ -18,7 +18,8 @@
 //            together; invocation i of each group of 8 reads the part's i-th word of x and
 //            passes it around with subgroupBroadcast.
 // MUL_MAT_ID (experts): as matvec.comp.
-// Bindings: 0 W, 1 x quantized (rows of x_stride words), 2 y (f32), 3 ids (int32, MUL_MAT_ID).
+// Bindings: 0 W, 1 x quantized (rows of x_stride words), 2 y (f32), 3 ids (int32, MUL_MAT_ID),
+// then the i-quant grids (read by the grid types only: types/iq_grid_values.glsl).
 // Preconditions (host): cols % CHUNK == 0, x_stride == q8_row_words(cols), row starts
 // ROW_ALIGN-aligned; default layout: WORKGROUP_SIZE * ROWS * NT floats of shared memory;
 // ROWWISE: subgroups of >= 8 invocations with the workgroup a whole number of them.
@@ -30,6 +31,11 @@
 #extension GL_EXT_spirv_intrinsics : require
 #endif
 #define WEIGHT_BINDING 0
+#ifdef MUL_MAT_ID
+#define GRID_BINDING 4
+#else
+#define GRID_BINDING 3
+#endif
 #include "weights.glsl"
 #include "q8_dot.glsl"
 #include "types/select_type.glsl"

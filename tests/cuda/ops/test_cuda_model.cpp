@@ -234,13 +234,21 @@ INSTANTIATE_TEST_SUITE_P(Quant, CudaWeightType,
                                            "q3_k", "q4_k", "q4_k_m", "q5_k", "q6_k", "iq4_nl", "tq1_0", "tq2_0"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
-// The 2026 reference's IQ4_XS file (tests/data/llama.cpp-2026: the block matrices IQ4_XS, the
-// tables Q4_0): the CPU multiplies it with Q8_K activations, CUDA per 32 values.
-TEST(CudaWeightType2026, Iq4XsLogitsMatchTheCpuBackend) {
-  auto model = Model::load(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/data/llama.cpp-2026/llama-256-tiny-iq4_xs.gguf");
+// The 2026 reference's i-quant files (tests/data/llama.cpp-2026: the block matrices in the
+// i-quant, the tables Q4_0 or the like): the CPU multiplies them with Q8_K activations, CUDA per
+// 32 values.
+class CudaWeightType2026 : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CudaWeightType2026, LogitsMatchTheCpuBackend) {
+  auto model = Model::load(std::string(INFERSCOPE_SOURCE_DIR) + "/tests/data/llama.cpp-2026/llama-256-tiny-" +
+                           GetParam() + ".gguf");
   ASSERT_TRUE(model) << model.message();
   expect_logits_match_cpu(*model, 5e-2, 5e-2, small_forward(), 12, 3);
 }
+
+INSTANTIATE_TEST_SUITE_P(IQuants, CudaWeightType2026,
+                         ::testing::Values("iq1_s", "iq1_m", "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq4_xs"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return case_name(info.param); });
 
 // The weight lab's files (INT8, GPTQ, AWQ, ternary, pruned, 2:4 compressed, head-pruned) run on
 // the CUDA backend like on the CPU; LLM.int8() is refused with the reason.

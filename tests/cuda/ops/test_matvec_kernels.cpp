@@ -17,6 +17,7 @@
 #include "kernels/formats/fp16.h"
 #include "tests/cuda/ops/device_buffer.h"
 #include "tests/cuda/ops/kernel_check.h"
+#include "tests/support/matmul_problem.h"
 
 namespace inferscope::cuda_test {
 namespace {
@@ -27,7 +28,9 @@ using kernels::GgmlType;
 constexpr GgmlType kTypes[] = {GgmlType::F32,   GgmlType::F16,  GgmlType::BF16, GgmlType::F16_2OF4, GgmlType::Q4_0,
                                GgmlType::Q4_1,  GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,     GgmlType::Q2_K,
                                GgmlType::Q3_K,  GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,     GgmlType::IQ4_NL,
-                               GgmlType::MXFP4, GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::IQ4_XS};
+                               GgmlType::MXFP4, GgmlType::TQ1_0, GgmlType::TQ2_0, GgmlType::IQ4_XS,
+                               GgmlType::IQ1_S, GgmlType::IQ1_M, GgmlType::IQ2_XXS, GgmlType::IQ2_XS,
+                               GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S};
 
 bool is_float(GgmlType type) {
   return type == GgmlType::F32 || type == GgmlType::F16 || type == GgmlType::BF16 || type == GgmlType::F16_2OF4;
@@ -51,6 +54,12 @@ std::vector<int> f16_fields(GgmlType type) {
     case GgmlType::Q8_0:
     case GgmlType::IQ4_NL:
     case GgmlType::IQ4_XS:
+    case GgmlType::IQ1_S:
+    case GgmlType::IQ2_XXS:
+    case GgmlType::IQ2_XS:
+    case GgmlType::IQ2_S:
+    case GgmlType::IQ3_XXS:
+    case GgmlType::IQ3_S:
       return {0};
     case GgmlType::Q4_1:
     case GgmlType::Q5_1:
@@ -103,6 +112,7 @@ std::vector<uint8_t> random_matrix(GgmlType type, int64_t rows, int64_t cols, in
         std::memcpy(block + offset, &h, 2);
       }
       if (type == GgmlType::MXFP4) block[0] = static_cast<uint8_t>(120 + byte(rng) % 16);  // factors 2^-8..2^7
+      if (type == GgmlType::IQ1_M) testing::set_iq1_m_unit(block, kernels::fp32_to_fp16(scale(rng)));
       if (type != GgmlType::F16_2OF4) continue;
       for (int g = 0; g < 8; ++g) {
         const int first = byte(rng) % 3, second = first + 1 + byte(rng) % (3 - first);
@@ -277,7 +287,7 @@ TEST(CudaMatvec, SupportedTypesAndActivations) {
   }
   EXPECT_TRUE(ck::matvec_takes_q8(GgmlType::Q4_0, 96));
   EXPECT_FALSE(ck::matvec_takes_q8(GgmlType::Q4_K, 96));
-  EXPECT_FALSE(ck::matvec_supports(GgmlType::IQ2_XS));
+  EXPECT_FALSE(ck::matvec_supports(GgmlType::NVFP4));
   EXPECT_FALSE(ck::matvec_supports(GgmlType::Q8_K));
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/backend/vulkan/ops/vk_op_util.h"
+#include "kernels/formats/iq_grids.h"
 
 namespace inferscope::vulkan {
 
@@ -48,8 +49,19 @@ std::string shader_name(const char* family, GgmlType type) {
   return name;
 }
 
+// The last binding of the matmul shaders: the i-quant grids for the grid types, uploaded once
+// per device; for the other types (whose shaders do not read it) the weights again, so that every
+// type's kernel binds alike.
+Result<BufferSpan> grid_binding(Device& device, GgmlType type, BufferSpan weights) {
+  if (!kernels::is_grid_iquant(type)) return weights;
+  auto table = device.constant_table("iq_grids", kernels::iq_grid_words);
+  if (!table) return table.status();
+  return BufferSpan::whole(**table);
+}
+
 std::string supported_list() {
-  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0";
+  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K, iq1_s, iq1_m, iq2_xxs, "
+         "iq2_xs, iq2_s, iq3_xxs, iq3_s, iq4_nl, iq4_xs, mxfp4, tq1_0, tq2_0";
 }
 
 // Checks the weight view common to every op; returns its layout. `bind_bytes` receives the
@@ -246,8 +258,11 @@ Status dispatch_matvec(Device& device, Recorder& recorder, const WeightView& w, 
   const MatvecConfig cfg = matvec_config(device, layout, w.cols, kernel_n, experts);
   const uint32_t spec[] = {cfg.workgroup, cfg.rows, cfg.tokens};
   const std::string family = matvec_family(device, experts, cfg.rowwise, int8);
-  auto kernel = device.kernel(shader_name(family.c_str(), w.type), experts ? 4 : 3, spec);
+  auto kernel = device.kernel(shader_name(family.c_str(), w.type), experts ? 5 : 4, spec);
   if (!kernel) return kernel.status();
+  const BufferSpan weights = first_bytes(w.span, w_bytes);
+  auto grids = grid_binding(device, w.type, weights);
+  if (!grids) return grids.status();
   const uint64_t rows_per_group = uint64_t{cfg.rows} * (cfg.rowwise ? cfg.workgroup : 1);
   auto grid = row_grid(device, (static_cast<uint64_t>(w.rows) + rows_per_group - 1) / rows_per_group, op);
   if (!grid) return grid.status();
@@ -256,12 +271,11 @@ Status dispatch_matvec(Device& device, Recorder& recorder, const WeightView& w, 
     const uint64_t gy = std::min<uint64_t>(max_groups_y(device), token_groups - g0);
     push.t_base = static_cast<uint32_t>(g0 * cfg.tokens);
     if (experts) {
-      recorder.dispatch(**kernel, {first_bytes(w.span, w_bytes), first_bytes(x, x_bytes), first_bytes(y, y_bytes),
-                                   first_bytes(ids, ids_bytes)},
+      recorder.dispatch(**kernel, {weights, first_bytes(x, x_bytes), first_bytes(y, y_bytes), first_bytes(ids, ids_bytes), *grids},
                         push, grid->first, static_cast<uint32_t>(gy), grid->second, label);
     } else {
-      recorder.dispatch(**kernel, {first_bytes(w.span, w_bytes), first_bytes(x, x_bytes), first_bytes(y, y_bytes)}, push,
-                        grid->first, static_cast<uint32_t>(gy), grid->second, label);
+      recorder.dispatch(**kernel, {weights, first_bytes(x, x_bytes), first_bytes(y, y_bytes), *grids}, push, grid->first,
+                        static_cast<uint32_t>(gy), grid->second, label);
     }
   }
   return Status::ok();
@@ -298,12 +312,19 @@ std::optional<WeightLayout> weight_layout(GgmlType type) {
     case GgmlType::Q4_0:
     case GgmlType::Q5_0:
     case GgmlType::IQ4_NL:
+    case GgmlType::IQ1_S:
+    case GgmlType::IQ2_XXS:
+    case GgmlType::IQ2_XS:
+    case GgmlType::IQ2_S:
+    case GgmlType::IQ3_XXS:
+    case GgmlType::IQ3_S:
       return WeightLayout{32, 2};
     case GgmlType::MXFP4:
       return WeightLayout{32, 1};
     case GgmlType::Q4_1:
     case GgmlType::Q5_1:
     case GgmlType::IQ4_XS:
+    case GgmlType::IQ1_M:
     case GgmlType::F16_2OF4:
       return WeightLayout{32, 4};
     case GgmlType::Q2_K:
@@ -362,16 +383,19 @@ Status record_matmul(Device& device, Recorder& recorder, const WeightView& w, co
 
   const MatmatConfig cfg = matmat_config(device);
   const uint32_t spec[] = {cfg.workgroup, cfg.bm, cfg.bn, cfg.tm, cfg.tn};
-  auto kernel = device.kernel(shader_name("matmat", w.type), 3, spec);
+  auto kernel = device.kernel(shader_name("matmat", w.type), 4, spec);
   if (!kernel) return kernel.status();
+  const BufferSpan weights = first_bytes(w.span, w_bytes);
+  auto grids = grid_binding(device, w.type, weights);
+  if (!grids) return grids.status();
   auto grid = row_grid(device, (static_cast<uint64_t>(w.rows) + cfg.bm - 1) / cfg.bm, kOp);
   if (!grid) return grid.status();
   const uint64_t token_tiles = (static_cast<uint64_t>(n) + cfg.bn - 1) / cfg.bn;
   for (uint64_t g0 = 0; g0 < token_tiles; g0 += max_groups_y(device)) {
     const uint64_t gy = std::min<uint64_t>(max_groups_y(device), token_tiles - g0);
     push.t_base = static_cast<uint32_t>(g0 * cfg.bn);
-    recorder.dispatch(**kernel, {first_bytes(w.span, w_bytes), first_bytes(x.x, x_bytes), first_bytes(y, y_bytes)},
-                      push, grid->first, static_cast<uint32_t>(gy), grid->second, label);
+    recorder.dispatch(**kernel, {weights, first_bytes(x.x, x_bytes), first_bytes(y, y_bytes), *grids}, push, grid->first,
+                      static_cast<uint32_t>(gy), grid->second, label);
   }
   return Status::ok();
 }
@@ -423,15 +447,18 @@ Status record_get_rows(Device& device, Recorder& recorder, const WeightView& tab
   const uint64_t chunks = static_cast<uint64_t>(table.cols / layout->chunk);
   const uint32_t preferred = device.info().is_cpu() ? 8u : static_cast<uint32_t>(std::clamp<uint64_t>(chunks, 32, 256));
   const uint32_t spec[] = {op_workgroup_size(device, preferred)};
-  auto kernel = device.kernel(shader_name("get_rows", table.type), 3, spec);
+  auto kernel = device.kernel(shader_name("get_rows", table.type), 4, spec);
   if (!kernel) return kernel.status();
+  const BufferSpan weights = first_bytes(table.span, w_bytes);
+  auto grids = grid_binding(device, table.type, weights);
+  if (!grids) return grids.status();
   auto grid = row_grid(device, static_cast<uint64_t>(n), kOp);
   if (!grid) return grid.status();
   const GetRowsPush push{static_cast<uint32_t>(table.cols), static_cast<uint32_t>(table.row_bytes), table.byte_offset,
                          static_cast<uint32_t>(n),          static_cast<uint32_t>(table.cols),      static_cast<uint32_t>(table.rows),
                          scale, outside == OutsideIds::Keep ? 1u : 0u};
-  recorder.dispatch(**kernel, {first_bytes(table.span, w_bytes), first_bytes(ids, n * 4), first_bytes(out, out_bytes)},
-                    push, grid->first, 1, grid->second, label);
+  recorder.dispatch(**kernel, {weights, first_bytes(ids, n * 4), first_bytes(out, out_bytes), *grids}, push,
+                    grid->first, 1, grid->second, label);
   return Status::ok();
 }
 
